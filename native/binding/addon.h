@@ -1,0 +1,99 @@
+// Per-environment state and the async worker base shared by every exported class.
+//
+// Each async batch is a baton (sharp's pattern): options are validated and copied on the JS thread, input
+// Buffers are kept alive by references held by the worker, Execute() touches only the baton and the core,
+// and OnOK()/OnError() settle the Promise on the JS thread. An environment cleanup hook (worker thread exit,
+// process teardown) raises `closing` — running batches stop between chunks — and waits for every running
+// Execute() to return, so no core thread reads a Buffer after its environment freed it.
+#pragma once
+#include <napi.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "util/status.h"
+
+namespace neardup {
+namespace binding {
+
+struct AddonState {
+  std::atomic<bool> closing{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  int executing = 0;
+
+  // Called by the cleanup hook.
+  void CloseAndWait();
+};
+
+std::shared_ptr<AddonState> State(Napi::Env env);
+
+// Base for promise-returning batches. Subclasses implement Run() (background thread, may throw or return a
+// non-ok Status) and Resolve() (JS thread, builds the result).
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  explicit PromiseWorker(Napi::Env env)
+      : Napi::AsyncWorker(env, "neardup"), deferred_(Napi::Promise::Deferred::New(env)), state_(State(env)) {}
+
+  Napi::Promise QueueAndGetPromise() {
+    Queue();
+    return deferred_.Promise();
+  }
+
+ protected:
+  virtual Status Run() = 0;
+  virtual Napi::Value Resolve(Napi::Env env) = 0;
+  const std::atomic<bool>* stop() const { return &state_->closing; }
+
+ private:
+  void Execute() override;
+  void OnOK() override;
+  void OnError(const Napi::Error& e) override;
+
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<AddonState> state_;
+  Status status_;
+};
+
+// Runs the same work synchronously (the *Sync twins): single-threaded on the calling thread.
+Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
+                    const std::function<Napi::Value(Napi::Env)>& resolve);
+
+// Moves a vector's storage into an ArrayBuffer without copying where the runtime allows external buffers,
+// copying otherwise.
+template <typename T>
+Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v);
+
+}  // namespace binding
+}  // namespace neardup
+
+#include <vector>
+
+namespace neardup {
+namespace binding {
+
+template <typename T>
+Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v) {
+  const size_t bytes = v.size() * sizeof(T);
+  if (bytes > 0) {
+    auto* owned = new std::vector<T>(std::move(v));
+    napi_value ab;
+    const napi_status st = napi_create_external_arraybuffer(
+        env, owned->data(), bytes,
+        [](napi_env, void*, void* hint) { delete static_cast<std::vector<T>*>(hint); }, owned, &ab);
+    if (st == napi_ok) return Napi::ArrayBuffer(env, ab);
+    v = std::move(*owned);  // external buffers refused (e.g. a sandboxed runtime): copy instead
+    delete owned;
+  }
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);
+  if (bytes > 0) std::memcpy(ab.Data(), v.data(), bytes);
+  return ab;
+}
+
+}  // namespace binding
+}  // namespace neardup

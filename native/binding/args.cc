@@ -1,0 +1,110 @@
+#include "args.h"
+
+#include <cmath>
+
+namespace neardup {
+namespace binding {
+
+namespace {
+Napi::Error WithCode(Napi::Error e, const char* code) {
+  e.Value().Set("code", Napi::String::New(e.Env(), code));
+  return e;
+}
+std::string TypeName(const Napi::Value& v) {
+  switch (v.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "a boolean";
+    case napi_number: return "a number";
+    case napi_string: return "a string";
+    case napi_symbol: return "a symbol";
+    case napi_object: return v.IsArray() ? "an array" : "an object";
+    case napi_function: return "a function";
+    case napi_external: return "an external";
+    case napi_bigint: return "a bigint";
+  }
+  return "an unknown value";
+}
+}  // namespace
+
+void ThrowTypeError(Napi::Env env, const std::string& message) {
+  throw WithCode(Napi::TypeError::New(env, message), "ERR_NEARDUP_INVALID_ARGUMENT");
+}
+
+void ThrowRangeError(Napi::Env env, const std::string& message) {
+  throw WithCode(Napi::RangeError::New(env, message), "ERR_NEARDUP_INVALID_ARGUMENT");
+}
+
+Napi::Error CodedError(Napi::Env env, const std::string& code, const std::string& message) {
+  Napi::Error e = Napi::Error::New(env, message);
+  e.Value().Set("code", Napi::String::New(env, code));
+  return e;
+}
+
+Napi::Error StatusError(Napi::Env env, const Status& s) { return CodedError(env, CodeName(s.code()), s.message()); }
+
+Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (v.IsUndefined()) return Napi::Object::New(env);
+  if (!v.IsObject() || v.IsArray() || v.IsFunction())
+    ThrowTypeError(env, std::string("Expected ") + what + " to be an object, got " + TypeName(v));
+  return v.As<Napi::Object>();
+}
+
+bool GetBool(const Napi::Object& o, const char* key, bool def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  if (!v.IsBoolean())
+    ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a boolean, got " + TypeName(v));
+  return v.As<Napi::Boolean>().Value();
+}
+
+uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_t min, uint32_t max) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  if (!v.IsNumber())
+    ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a number, got " + TypeName(v));
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= min && d <= max) || std::floor(d) != d)
+    ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be an integer from " + std::to_string(min) +
+                                 " to " + std::to_string(max) + ", got " + v.ToString().Utf8Value());
+  return static_cast<uint32_t>(d);
+}
+
+uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  if (v.IsBigInt()) {
+    bool lossless = false;
+    const uint64_t x = v.As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless)
+      ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be a bigint from 0 to 2^64-1");
+    return x;
+  }
+  if (v.IsNumber()) {
+    const double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
+      ThrowRangeError(o.Env(), std::string("Option '") + key +
+                                   "' must be a non-negative safe integer or a bigint, got " + v.ToString().Utf8Value());
+    return static_cast<uint64_t>(d);
+  }
+  ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a number or a bigint, got " + TypeName(v));
+}
+
+int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  std::string list;
+  for (const char* n : names) list += (list.empty() ? "'" : ", '") + std::string(n) + "'";
+  if (!v.IsString())
+    ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be one of " + list + ", got " + TypeName(v));
+  const std::string s = v.As<Napi::String>().Utf8Value();
+  int i = 0;
+  for (const char* n : names) {
+    if (s == n) return i;
+    i++;
+  }
+  ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be one of " + list + ", got '" + s + "'");
+}
+
+}  // namespace binding
+}  // namespace neardup

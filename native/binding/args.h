@@ -1,0 +1,32 @@
+// Argument validation for the binding: TypeError for a wrong type, RangeError for a value out of range,
+// each with a message that names the argument and a stable `code`. Nothing here does real work.
+#pragma once
+#include <napi.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "util/status.h"
+
+namespace neardup {
+namespace binding {
+
+[[noreturn]] void ThrowTypeError(Napi::Env env, const std::string& message);
+[[noreturn]] void ThrowRangeError(Napi::Env env, const std::string& message);
+// A runtime failure from the core (I/O, corrupt file, ...) as an Error with the status code.
+Napi::Error StatusError(Napi::Env env, const Status& s);
+Napi::Error CodedError(Napi::Env env, const std::string& code, const std::string& message);
+
+// Options objects: `undefined` means "all defaults"; anything else must be a plain object.
+Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what);
+
+bool GetBool(const Napi::Object& o, const char* key, bool def);
+uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_t min, uint32_t max);
+// A 64-bit unsigned value given as a bigint or a non-negative safe integer.
+uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def);
+// One of `names`; returns its index.
+int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names);
+
+}  // namespace binding
+}  // namespace neardup

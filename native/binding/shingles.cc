@@ -1,0 +1,108 @@
+#include "shingles.h"
+
+#include "addon.h"
+#include "args.h"
+#include "parallel/pool.h"
+#include "text/shingle_batch.h"
+#include "texts.h"
+
+namespace neardup {
+namespace binding {
+namespace {
+
+ShingleConfig ParseConfig(Napi::Env env, const Napi::Value& v) {
+  Napi::Object o = OptionsObject(env, v, "options");
+  ShingleConfig c;
+  c.text.unit = static_cast<TextUnit>(GetEnum(o, "unit", 0, {"char", "word"}));
+  c.text.n = GetUint32(o, "n", 5, 1, kMaxN);
+  c.text.split = static_cast<WordSplit>(GetEnum(o, "split", 0, {"whitespace", "nonword"}));
+  c.text.lowercase = GetBool(o, "lowercase", false);
+  c.text.strip_punct = GetBool(o, "stripPunctuation", false);
+  c.text.fold_space = GetBool(o, "foldWhitespace", false);
+  c.text.short_text = static_cast<ShortText>(GetEnum(o, "short", 0, {"whole", "none"}));
+  c.hash = static_cast<ShingleHash>(GetEnum(o, "hash", 0, {"fast64", "murmur3_32", "murmur3_64", "sha1_32", "md5_64"}));
+  c.seed = GetUint64(o, "seed", 0);
+  c.dedupe = GetBool(o, "dedupe", false);
+  return c;
+}
+
+Napi::Value ResultObject(Napi::Env env, ShingleBatchResult& r, bool wide) {
+  Napi::Object out = Napi::Object::New(env);
+  if (wide) {
+    const size_t n = r.h64.size();
+    Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(r.h64));
+    napi_value ta;
+    napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+    out.Set("hashes", Napi::Value(env, ta));
+  } else {
+    const size_t n = r.h32.size();
+    out.Set("hashes", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(r.h32)), 0));
+  }
+  const size_t m = r.offsets.size();
+  out.Set("offsets", Napi::Uint32Array::New(env, m, ToArrayBuffer(env, std::move(r.offsets)), 0));
+  out.Set("invalidUtf8Docs", Napi::Number::New(env, static_cast<double>(r.invalid_utf8_docs)));
+  return out;
+}
+
+class ShingleWorker : public PromiseWorker {
+ public:
+  ShingleWorker(Napi::Env env, const Napi::Value& texts, const Napi::Value& options)
+      : PromiseWorker(env), config_(ParseConfig(env, options)) {
+    batch_.Load(env, texts, "texts");
+    slots_ = parallel::MaxSlots();
+  }
+
+ protected:
+  Status Run() override {
+    std::vector<const uint8_t*> ptrs(batch_.size());
+    std::vector<size_t> lens(batch_.size());
+    for (size_t i = 0; i < batch_.size(); i++) {
+      ptrs[i] = batch_.data(i);
+      lens[i] = batch_.length(i);
+    }
+    Docs docs{ptrs.data(), lens.data(), batch_.size()};
+    return ShingleBatch(docs, config_, slots_, stop(), &result_);
+  }
+  Napi::Value Resolve(Napi::Env env) override { return ResultObject(env, result_, Is64Bit(config_.hash)); }
+
+ private:
+  ShingleConfig config_;
+  TextBatch batch_;
+  size_t slots_ = 1;
+  ShingleBatchResult result_;
+};
+
+Napi::Value ShingleHashes(const Napi::CallbackInfo& info) {
+  auto* w = new ShingleWorker(info.Env(), info[0], info[1]);
+  return w->QueueAndGetPromise();
+}
+
+Napi::Value ShingleHashesSync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ShingleConfig config = ParseConfig(env, info[1]);
+  TextBatch batch;
+  batch.Load(env, info[0], "texts");
+  ShingleBatchResult result;
+  return RunSync(
+      env,
+      [&] {
+        std::vector<const uint8_t*> ptrs(batch.size());
+        std::vector<size_t> lens(batch.size());
+        for (size_t i = 0; i < batch.size(); i++) {
+          ptrs[i] = batch.data(i);
+          lens[i] = batch.length(i);
+        }
+        return ShingleBatch(Docs{ptrs.data(), lens.data(), batch.size()}, config, 1, nullptr, &result);
+      },
+      [&](Napi::Env e) { return ResultObject(e, result, Is64Bit(config.hash)); });
+}
+
+}  // namespace
+
+void Shingles::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("shingleHashes", Napi::Function::New(env, ShingleHashes, "shingleHashes"));
+  exports.Set("shingleHashesSync", Napi::Function::New(env, ShingleHashesSync, "shingleHashesSync"));
+}
+
+}  // namespace binding
+}  // namespace neardup

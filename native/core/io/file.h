@@ -1,0 +1,62 @@
+// Files: read-only memory maps and atomic writes (temporary name in the same folder, fsync, rename, fsync
+// of the folder), so a crash or a full disk never leaves a half-written file under the final name.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "util/status.h"
+
+namespace neardup {
+namespace io {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+
+  Status Open(const std::string& path);
+  void Close();
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  ~AtomicFile();  // removes the temporary file unless Commit() succeeded
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  Status Open(const std::string& path);
+  Status Write(const void* data, size_t n);
+  // Overwrites bytes already written (e.g. a header whose lengths are known at the end).
+  Status WriteAt(uint64_t offset, const void* data, size_t n);
+  Status Commit();  // flush, fsync, rename over `path`, fsync the folder
+  void Abort();
+  uint64_t written() const { return written_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Status Flush();
+  int fd_ = -1;
+  std::string path_, tmp_;
+  std::string buf_;
+  uint64_t written_ = 0;
+};
+
+// Reads a whole (small) file.
+Status ReadFile(const std::string& path, std::string* out);
+
+}  // namespace io
+}  // namespace neardup

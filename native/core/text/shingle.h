@@ -1,0 +1,103 @@
+// The shingle stream: text -> normalised units (code points or words) -> shingles (byte spans of the
+// normalised text) -> 32/64-bit shingle hashes. Every engine consumes it.
+//
+// A Shingler owns reusable scratch buffers; Reset() prepares one document without allocating once the
+// buffers have grown to the largest document seen, and every shingle is a contiguous span of one buffer
+// (words are re-joined with single spaces, so word n-gram i is "w_i w_i+1 ... w_i+n-1", exactly Python's
+// " ".join(tokens[i:i+n])). Hashing a shingle therefore never copies it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace neardup {
+
+enum class TextUnit : uint8_t { kChar = 0, kWord = 1 };
+enum class WordSplit : uint8_t {
+  kWhitespace = 0,  // Python str.split(): runs of whitespace (text::IsSpace) separate tokens
+  kNonWord = 1,     // re.split(r"\W+") without empty tokens: tokens are maximal runs of word characters
+};
+enum class ShortText : uint8_t {
+  kWhole = 0,  // fewer than n units (but at least one): one shingle of all of them
+  kNone = 1,   // fewer than n units: no shingle
+};
+
+struct TextOptions {
+  TextUnit unit = TextUnit::kChar;
+  uint32_t n = 5;
+  WordSplit split = WordSplit::kWhitespace;
+  bool lowercase = false;    // text::Lower on every code point
+  bool strip_punct = false;  // drop \p{P} code points
+  bool fold_space = false;   // char unit: runs of whitespace -> one space, trimmed at both ends
+  ShortText short_text = ShortText::kWhole;
+};
+
+constexpr uint32_t kMaxN = 4096;
+Status ValidateTextOptions(const TextOptions& o);
+
+class Shingler {
+ public:
+  explicit Shingler(const TextOptions& options) : o_(options) {}
+
+  // Prepares one document (UTF-8 bytes; invalid sequences become U+FFFD, see utf8.h).
+  void Reset(const uint8_t* data, size_t len);
+  void Reset(std::string_view s) { Reset(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+
+  size_t size() const { return count_; }
+  std::string_view operator[](size_t i) const {
+    if (ascii_) return std::string_view(base_ + i, span_);
+    const uint32_t b = begin_[i];
+    return std::string_view(base_ + b, ends_[i + last_] - b);
+  }
+  // Units (code points or words) after normalisation.
+  size_t units() const { return units_; }
+  // The normalised text (words joined by single spaces in word mode).
+  std::string_view text() const { return std::string_view(base_, base_len_); }
+  bool had_invalid_utf8() const { return invalid_; }
+  const TextOptions& options() const { return o_; }
+
+ private:
+  void PrepareChars(const uint8_t* p, size_t len, bool copy);
+  void PrepareWords(const uint8_t* p, size_t len);
+  void Finish();
+
+  TextOptions o_;
+  std::string buf_;
+  std::vector<uint32_t> begin_, end_;
+  const uint32_t* ends_ = nullptr;  // char mode: begin_ + 1 (a unit ends where the next begins)
+  const char* base_ = "";
+  size_t base_len_ = 0;
+  size_t units_ = 0, count_ = 0, last_ = 0, span_ = 0;
+  bool ascii_ = false, invalid_ = false;
+};
+
+// Shingle hash functions. Widths: fast64, murmur3_64 (the first 64 bits, h1, of MurmurHash3_x64_128) and
+// md5_64 (first 8 bytes of MD5, big-endian) are 64-bit; murmur3_32 and sha1_32 (first 4 bytes of SHA-1,
+// little-endian) are 32-bit. The seed is used by fast64 (64-bit) and the murmur3 variants (low 32 bits).
+enum class ShingleHash : uint8_t { kFast64 = 0, kMurmur3_32 = 1, kMurmur3_64 = 2, kSha1_32 = 3, kMd5_64 = 4 };
+inline bool Is64Bit(ShingleHash h) { return h == ShingleHash::kFast64 || h == ShingleHash::kMurmur3_64 || h == ShingleHash::kMd5_64; }
+
+// Per-thread scratch for de-duplication (an open-addressing set reused across documents).
+class HashDedup {
+ public:
+  // Keeps the first occurrence of each value of v[from..], in order; returns the new size of v.
+  template <typename T>
+  size_t Unique(T* v, size_t n);
+
+ private:
+  std::vector<uint64_t> slots_;
+  std::vector<uint32_t> stamp_;
+  uint32_t gen_ = 0;
+};
+
+// Appends the hash of every shingle of the prepared document to out (each distinct value once, in order of
+// first occurrence, when dedupe is set). T is uint32_t for 32-bit kinds and uint64_t for 64-bit kinds.
+template <typename T>
+void AppendShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd,
+                         std::vector<T>* out);
+
+}  // namespace neardup

@@ -1,0 +1,112 @@
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "hash/fast64.h"
+#include "text/normalize.h"
+#include "text/shingle.h"
+#include "text/utf8.h"
+
+using namespace neardup;
+
+static std::vector<uint32_t> DecodeAll(const std::string& s) {
+  std::vector<uint32_t> out;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  const uint8_t* end = p + s.size();
+  while (p < end) {
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    out.push_back(c);
+  }
+  return out;
+}
+
+static std::vector<std::string> Shingles(const TextOptions& o, const std::string& text) {
+  Shingler s(o);
+  s.Reset(text);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size(); i++) out.emplace_back(s[i]);
+  return out;
+}
+
+TEST(utf8_maximal_subparts) {
+  // The WHATWG examples: each maximal subpart is one U+FFFD.
+  using V = std::vector<uint32_t>;
+  EXPECT(DecodeAll("a\xF0\x9F\x98\x80" "b") == (V{'a', 0x1F600, 'b'}));
+  EXPECT(DecodeAll("\xF0\x9F\x98") == (V{0xFFFD}));                      // truncated 4-byte: one
+  EXPECT(DecodeAll("\xC0\xAF") == (V{0xFFFD, 0xFFFD}));                  // overlong: two
+  EXPECT(DecodeAll("\xED\xA0\x80") == (V{0xFFFD, 0xFFFD, 0xFFFD}));      // surrogate: three
+  EXPECT(DecodeAll("\xF4\x90\x80\x80") == (V{0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}));
+  EXPECT(DecodeAll("\xE2\x82" "A") == (V{0xFFFD, 'A'}));
+  EXPECT(DecodeAll(std::string("\0x", 2)) == (V{0, 'x'}));
+  EXPECT(utf8::IsValid(reinterpret_cast<const uint8_t*>("h\xC3\xA9llo"), 6));
+  EXPECT(!utf8::IsValid(reinterpret_cast<const uint8_t*>("h\xC3llo"), 5));
+  EXPECT_EQ(utf8::FirstInvalid(reinterpret_cast<const uint8_t*>("abcdefghij\xFF"), 11), 10u);
+}
+
+TEST(classes_and_lower) {
+  EXPECT(text::IsSpace(' ') && text::IsSpace(0x85) && text::IsSpace(0x3000) && text::IsSpace(0x1f));
+  EXPECT(!text::IsSpace(0xFEFF) && !text::IsSpace('a'));
+  EXPECT(text::IsWord('_') && text::IsWord(0xE9) && text::IsWord(0x4E00) && text::IsWord(0x0663));
+  EXPECT(!text::IsWord(0x301) && !text::IsWord('-'));
+  EXPECT(text::IsPunct('!') && text::IsPunct(0x3001) && !text::IsPunct('$'));
+  uint32_t out[3];
+  EXPECT_EQ(text::Lower('Q', out), 1u);
+  EXPECT_EQ(out[0], uint32_t('q'));
+  EXPECT_EQ(text::Lower(0xC9, out), 1u);
+  EXPECT_EQ(out[0], 0xE9u);
+  EXPECT_EQ(text::Lower(0x130, out), 2u);  // İ -> i + combining dot above
+  EXPECT_EQ(out[0], uint32_t('i'));
+  EXPECT_EQ(out[1], 0x307u);
+  EXPECT_EQ(text::Lower(0x3A3, out), 1u);
+  EXPECT_EQ(out[0], 0x3C3u);
+}
+
+TEST(char_shingles) {
+  TextOptions o;
+  o.n = 3;
+  EXPECT((Shingles(o, "abcd") == std::vector<std::string>{"abc", "bcd"}));
+  EXPECT((Shingles(o, "ab") == std::vector<std::string>{"ab"}));
+  EXPECT(Shingles(o, "").empty());
+  EXPECT((Shingles(o, "h\xC3\xA9llo") == std::vector<std::string>{"h\xC3\xA9l", "\xC3\xA9ll", "llo"}));
+  EXPECT((Shingles(o, "a\xFF" "bc") == std::vector<std::string>{"a\xEF\xBF\xBD" "b", "\xEF\xBF\xBD" "bc"}));
+  o.short_text = ShortText::kNone;
+  EXPECT(Shingles(o, "ab").empty());
+  o.short_text = ShortText::kWhole;
+  o.lowercase = true;
+  o.fold_space = true;
+  o.strip_punct = true;
+  EXPECT((Shingles(o, "  A,b \t\n C!  ") == std::vector<std::string>{"ab ", "b c"}));
+}
+
+TEST(word_shingles) {
+  TextOptions o;
+  o.unit = TextUnit::kWord;
+  o.n = 2;
+  EXPECT((Shingles(o, "  the quick\tbrown\n\nfox ") == std::vector<std::string>{"the quick", "quick brown", "brown fox"}));
+  EXPECT((Shingles(o, "one") == std::vector<std::string>{"one"}));
+  EXPECT(Shingles(o, " \t ").empty());
+  o.split = WordSplit::kNonWord;
+  o.lowercase = true;
+  EXPECT((Shingles(o, "Hello, World! It's") == std::vector<std::string>{"hello world", "world it", "it s"}));
+}
+
+TEST(hash_stream_dedupe) {
+  TextOptions o;
+  o.n = 2;
+  Shingler s(o);
+  const std::string doc = "abababx";  // spans point into it: it must outlive them
+  s.Reset(doc);
+  std::vector<uint64_t> all, uniq;
+  HashDedup dd;
+  AppendShingleHashes<uint64_t>(s, ShingleHash::kFast64, 0, false, &dd, &all);
+  AppendShingleHashes<uint64_t>(s, ShingleHash::kFast64, 0, true, &dd, &uniq);
+  EXPECT_EQ(all.size(), 6u);
+  EXPECT_EQ(uniq.size(), 3u);  // ab, ba, bx in first-occurrence order
+  EXPECT_EQ(uniq[0], fast64::Hash("ab", 2, 0));
+  EXPECT_EQ(uniq[1], fast64::Hash("ba", 2, 0));
+  EXPECT_EQ(uniq[2], fast64::Hash("bx", 2, 0));
+}
+
+TEST_MAIN("text")
