@@ -1,0 +1,65 @@
+// neardup shingles: the shingle hashes of each JSONL line, one JSON array per line on stdout.
+import { shingleHashes, type ShingleHashKind } from '../../shingles';
+import { readJsonl } from '../jsonl';
+import { Progress } from '../progress';
+import {
+  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, oneOf, parse,
+  shingleOptionsFrom, type Command,
+} from '../common';
+
+export const shinglesCommand: Command = {
+  name: 'shingles',
+  summary: 'print the shingle hashes of each JSONL line',
+  usage: `Usage: neardup shingles [options] [FILE...]
+
+Prints one JSON array per input line: the hashes of its shingles, in order (64-bit values as decimal
+strings, 32-bit values as numbers).
+
+Options:
+  --hash fast64|murmur3_32|murmur3_64|sha1_32|md5_64   (default fast64)
+  --seed N                  seed for fast64/murmur3 (default 0)
+  --dedupe                  each distinct hash once per line
+${SHINGLE_USAGE}
+${INPUT_USAGE}`,
+  async run(args) {
+    const { values, positionals } = parse(args, {
+      ...SHINGLE_OPTIONS, ...INPUT_OPTIONS, hash: { type: 'string' }, seed: { type: 'string' }, dedupe: { type: 'boolean' },
+    });
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    const hash = oneOf('hash', values.hash, ['fast64', 'murmur3_32', 'murmur3_64', 'sha1_32', 'md5_64'] as const, 'fast64') as ShingleHashKind;
+    let seed = 0n;
+    if (values.seed !== undefined) {
+      if (!/^\d+$/.test(String(values.seed)) || BigInt(String(values.seed)) >= 1n << 64n)
+        throw new UsageError('--seed must be an integer from 0 to 2^64-1');
+      seed = BigInt(String(values.seed));
+    }
+    const shingle = shingleOptionsFrom(values);
+    const input = inputOptionsFrom(values);
+    const files = positionals.length ? positionals : ['-'];
+    const out = new Output();
+    const progress = new Progress('neardup shingles');
+    let docs = 0;
+    for await (const batch of readJsonl(files, { ...input, onProgress: (bytes) => progress.update({ bytes, docs }) })) {
+      const texts = batch.texts.map((t) => t ?? '');
+      const r = await shingleHashes(texts, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
+      for (let i = 0; i < texts.length; i++) {
+        if (batch.texts[i] === null) {
+          await out.write('[]\n');
+          continue;
+        }
+        const part = r.hashes.subarray(r.offsets[i], r.offsets[i + 1]);
+        const items: string[] = [];
+        if (part instanceof BigUint64Array) for (const h of part) items.push(`"${h}"`);
+        else for (const h of part) items.push(String(h));
+        await out.write(`[${items.join(',')}]\n`);
+      }
+      docs += texts.length;
+    }
+    await out.flush();
+    progress.done();
+    return 0;
+  },
+};

@@ -1,0 +1,123 @@
+// Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ShingleOptions } from '../shingles';
+import type { OnBadLine } from './jsonl';
+
+/** A mistake in the command line: printed with the command's usage, exit status 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(args: string[]): Promise<number>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export function parse(args: string[], options: Options, allowPositionals = true): { values: OptionValues; positionals: string[] } {
+  try {
+    const r = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals, strict: true });
+    return { values: r.values as OptionValues, positionals: r.positionals };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** Options for the shingle stream, shared by every engine's command. */
+export const SHINGLE_OPTIONS: Options = {
+  unit: { type: 'string' },
+  ngram: { type: 'string', short: 'n' },
+  split: { type: 'string' },
+  lowercase: { type: 'boolean' },
+  'strip-punctuation': { type: 'boolean' },
+  'fold-whitespace': { type: 'boolean' },
+  short: { type: 'string' },
+};
+
+export const SHINGLE_USAGE = `Shingles:
+  --unit char|word          char n-grams of code points (default) or word n-grams
+  -n, --ngram N             shingle length in units (default 5)
+  --split whitespace|nonword  word splitting: str.split() (default) or \\W+
+  --lowercase               lower-case the text
+  --strip-punctuation       drop punctuation
+  --fold-whitespace         collapse whitespace runs (char unit)
+  --short whole|none        texts shorter than n: one shingle of all of it (default) or none`;
+
+export const INPUT_OPTIONS: Options = {
+  field: { type: 'string' },
+  'on-bad-line': { type: 'string' },
+};
+
+export const INPUT_USAGE = `Input (JSONL, plain or gzip; '-' or nothing for stdin):
+  --field NAME              the string field holding the text (default "text")
+  --on-bad-line error|skip|empty  a malformed line stops the run (default), or is kept in place
+                            with no shingles (skip) or as an empty text (empty)`;
+
+export function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[], def: T): T {
+  if (v === undefined) return def;
+  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got '${String(v)}'`);
+  return v as T;
+}
+
+export function intOption(name: string, v: unknown, def: number, min: number, max: number): number {
+  if (v === undefined) return def;
+  const s = String(v);
+  if (!/^\d+$/.test(s)) throw new UsageError(`--${name} must be an integer, got '${s}'`);
+  const n = Number(s);
+  if (n < min || n > max) throw new UsageError(`--${name} must be from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+export function floatOption(name: string, v: unknown, def: number, min: number, max: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || String(v).trim() === '') throw new UsageError(`--${name} must be a number, got '${String(v)}'`);
+  if (n < min || n > max) throw new UsageError(`--${name} must be from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+export function shingleOptionsFrom(values: Record<string, unknown>, defaults: ShingleOptions = {}): ShingleOptions {
+  return {
+    unit: oneOf('unit', values.unit, ['char', 'word'] as const, defaults.unit ?? 'char'),
+    n: intOption('ngram', values.ngram, defaults.n ?? 5, 1, 4096),
+    split: oneOf('split', values.split, ['whitespace', 'nonword'] as const, defaults.split ?? 'whitespace'),
+    lowercase: Boolean(values.lowercase ?? defaults.lowercase),
+    stripPunctuation: Boolean(values['strip-punctuation'] ?? defaults.stripPunctuation),
+    foldWhitespace: Boolean(values['fold-whitespace'] ?? defaults.foldWhitespace),
+    short: oneOf('short', values.short, ['whole', 'none'] as const, defaults.short ?? 'whole'),
+  };
+}
+
+export function inputOptionsFrom(values: Record<string, unknown>): { field: string; onBadLine: OnBadLine } {
+  const field = values.field === undefined ? 'text' : String(values.field);
+  if (field === '') throw new UsageError('--field must not be empty');
+  return { field, onBadLine: oneOf('on-bad-line', values['on-bad-line'], ['error', 'skip', 'empty'] as const, 'error') };
+}
+
+/** Buffered writes to a stream that respect back-pressure. */
+export class Output {
+  private buf: string[] = [];
+  private size = 0;
+  constructor(private readonly stream: NodeJS.WritableStream = process.stdout) {}
+  async write(s: string): Promise<void> {
+    this.buf.push(s);
+    this.size += s.length;
+    if (this.size >= 1 << 20) await this.flush();
+  }
+  async flush(): Promise<void> {
+    if (this.buf.length === 0) return;
+    const data = this.buf.join('');
+    this.buf = [];
+    this.size = 0;
+    if (!this.stream.write(data)) await new Promise<void>((r) => this.stream.once('drain', () => r()));
+  }
+}

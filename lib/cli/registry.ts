@@ -1,0 +1,5 @@
+// Every CLI command, in the order `neardup --help` lists them. Engines add theirs here.
+import type { Command } from './common';
+import { shinglesCommand } from './commands/shingles';
+
+export const commands: Command[] = [shinglesCommand];

@@ -1,0 +1,72 @@
+// One error class with stable codes. Argument mistakes are TypeError/RangeError (with code
+// ERR_NEARDUP_INVALID_ARGUMENT), as Node's own APIs do; everything that goes wrong at run time is a
+// NeardupError.
+
+export type NeardupErrorCode =
+  | 'ERR_NEARDUP_INVALID_ARGUMENT'
+  | 'ERR_NEARDUP_INVALID_INPUT'
+  | 'ERR_NEARDUP_BAD_LINE'
+  | 'ERR_NEARDUP_IO'
+  | 'ERR_NEARDUP_CORRUPT'
+  | 'ERR_NEARDUP_UNSUPPORTED'
+  | 'ERR_NEARDUP_CANCELLED'
+  | 'ERR_NEARDUP_CLOSED'
+  | 'ERR_NEARDUP_INTERNAL';
+
+export interface NeardupErrorDetails {
+  /** The file the problem is in, when there is one. */
+  file?: string;
+  /** 1-based line number (JSONL inputs). */
+  line?: number;
+  /** Byte offset in the file (binary formats). */
+  offset?: number;
+  cause?: unknown;
+}
+
+export class NeardupError extends Error {
+  readonly code: NeardupErrorCode;
+  readonly file?: string;
+  readonly line?: number;
+  readonly offset?: number;
+
+  constructor(code: NeardupErrorCode, message: string, details: NeardupErrorDetails = {}) {
+    super(message, details.cause !== undefined ? { cause: details.cause } : undefined);
+    this.name = 'NeardupError';
+    this.code = code;
+    if (details.file !== undefined) this.file = details.file;
+    if (details.line !== undefined) this.line = details.line;
+    if (details.offset !== undefined) this.offset = details.offset;
+  }
+}
+
+const CODES = new Set<string>([
+  'ERR_NEARDUP_INVALID_INPUT', 'ERR_NEARDUP_BAD_LINE', 'ERR_NEARDUP_IO', 'ERR_NEARDUP_CORRUPT',
+  'ERR_NEARDUP_UNSUPPORTED', 'ERR_NEARDUP_CANCELLED', 'ERR_NEARDUP_CLOSED', 'ERR_NEARDUP_INTERNAL',
+]);
+
+/** Converts a coded Error from the addon into a NeardupError; argument errors pass through unchanged. */
+export function fromNative(e: unknown): unknown {
+  if (e instanceof Error && !(e instanceof NeardupError) && !(e instanceof TypeError) && !(e instanceof RangeError)) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CODES.has(code)) return new NeardupError(code as NeardupErrorCode, e.message);
+  }
+  return e;
+}
+
+/** Awaits a native promise, converting its rejection. */
+export async function nativeCall<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+/** Runs a synchronous native call, converting what it throws. */
+export function nativeSync<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw fromNative(e);
+  }
+}

@@ -1,0 +1,90 @@
+// The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
+import { nativeCall, nativeSync } from './errors';
+import { native, type TextInput } from './native';
+
+export type { TextInput, PackedTexts } from './native';
+
+/** How documents become shingles. Every engine takes these same options. */
+export interface ShingleOptions {
+  /** 'char': n-grams of code points (default); 'word': n-grams of words. */
+  unit?: 'char' | 'word';
+  /** Shingle length in units, 1..4096. Default 5. */
+  n?: number;
+  /** Word splitting: 'whitespace' (Python's str.split(), default) or 'nonword' (re.split(r'\W+')). */
+  split?: 'whitespace' | 'nonword';
+  /** Lower-case every code point (Python str.lower() / toLowerCase(), without final sigma). */
+  lowercase?: boolean;
+  /** Drop punctuation (\p{P}) code points. */
+  stripPunctuation?: boolean;
+  /** Char unit: collapse whitespace runs to one space and trim. */
+  foldWhitespace?: boolean;
+  /** Documents with fewer than n units: 'whole' (one shingle of all of it, default) or 'none'. */
+  short?: 'whole' | 'none';
+}
+
+export type ShingleHashKind = 'fast64' | 'murmur3_32' | 'murmur3_64' | 'sha1_32' | 'md5_64';
+
+export interface ShingleHashOptions extends ShingleOptions {
+  /**
+   * 'fast64' (default, 64-bit), 'murmur3_64' (h1 of MurmurHash3_x64_128), 'md5_64' (first 8 bytes of MD5,
+   * big-endian): BigUint64Array. 'murmur3_32' (MurmurHash3_x86_32), 'sha1_32' (first 4 bytes of SHA-1,
+   * little-endian): Uint32Array.
+   */
+  hash?: ShingleHashKind;
+  /** Seed for fast64 (64-bit) and murmur3 (low 32 bits). Default 0. */
+  seed?: number | bigint;
+  /** Keep each distinct hash of a document once, in order of first occurrence. */
+  dedupe?: boolean;
+}
+
+export interface ShingleHashResult<H extends BigUint64Array | Uint32Array = BigUint64Array | Uint32Array> {
+  /** All hashes, document after document. */
+  hashes: H;
+  /** Document i's hashes are hashes[offsets[i] .. offsets[i+1]); length = documents + 1. */
+  offsets: Uint32Array;
+  /** Documents that had invalid UTF-8 (decoded with U+FFFD substitution). */
+  invalidUtf8Docs: number;
+}
+
+type Result<O extends ShingleHashOptions | undefined> = O extends { hash: 'murmur3_32' | 'sha1_32' }
+  ? ShingleHashResult<Uint32Array>
+  : O extends { hash: ShingleHashKind } ? ShingleHashResult : ShingleHashResult<BigUint64Array>;
+
+/**
+ * Hashes every shingle of every document, on the native thread pool (the event loop is not blocked).
+ * Byte inputs are read in place and must not be modified until the promise settles.
+ */
+export function shingleHashes<O extends ShingleHashOptions | undefined = undefined>(
+  texts: TextInput,
+  options?: O,
+): Promise<Result<O>> {
+  return nativeCall(native.shingleHashes(texts, options)) as Promise<Result<O>>;
+}
+
+/** The same, synchronously on the calling thread (single-threaded): for small inputs. */
+export function shingleHashesSync<O extends ShingleHashOptions | undefined = undefined>(
+  texts: TextInput,
+  options?: O,
+): Result<O> {
+  return nativeSync(() => native.shingleHashesSync(texts, options)) as Result<O>;
+}
+
+/** Packs texts into one UTF-8 buffer with offsets (the cheapest form to pass to batch calls repeatedly). */
+export function packTexts(texts: ReadonlyArray<string | Uint8Array>): { data: Buffer; offsets: Uint32Array } {
+  let total = 0;
+  const parts: Uint8Array[] = texts.map((t) => {
+    const b = typeof t === 'string' ? Buffer.from(t, 'utf8') : t;
+    total += b.byteLength;
+    return b;
+  });
+  if (total > 0xffffffff) throw new RangeError('packTexts: more than 4 GiB of text; use BigUint64Array offsets');
+  const data = Buffer.allocUnsafe(total);
+  const offsets = new Uint32Array(parts.length + 1);
+  let at = 0;
+  parts.forEach((p, i) => {
+    data.set(p, at);
+    at += p.byteLength;
+    offsets[i + 1] = at;
+  });
+  return { data, offsets };
+}
