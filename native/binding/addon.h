@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "util/raw_buffer.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -68,7 +69,8 @@ Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
 // copying otherwise.
 template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v);
-
+template <typename T>
+Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, RawBuffer<T>&& v);
 }  // namespace binding
 }  // namespace neardup
 
@@ -89,6 +91,23 @@ Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v) {
     if (st == napi_ok) return Napi::ArrayBuffer(env, ab);
     v = std::move(*owned);  // external buffers refused (e.g. a sandboxed runtime): copy instead
     delete owned;
+  }
+  Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);
+  if (bytes > 0) std::memcpy(ab.Data(), v.data(), bytes);
+  return ab;
+}
+
+template <typename T>
+Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, RawBuffer<T>&& v) {
+  const size_t bytes = v.size() * sizeof(T);
+  if (bytes > 0) {
+    napi_value ab;
+    const napi_status st = napi_create_external_arraybuffer(
+        env, v.data(), bytes, [](napi_env, void* data, void*) { std::free(data); }, nullptr, &ab);
+    if (st == napi_ok) {
+      v.Release();
+      return Napi::ArrayBuffer(env, ab);
+    }
   }
   Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);
   if (bytes > 0) std::memcpy(ab.Data(), v.data(), bytes);

@@ -41,22 +41,31 @@ inline uint64_t R32(const uint8_t* p) {
 // Seed preparation; callers hashing many keys with one seed may call it once and use HashPrepared.
 inline uint64_t PrepareSeed(uint64_t seed) { return Fold(seed ^ kP0, kP1) ^ seed; }
 
+// Keys of at most 8 bytes: v = the key's bytes as a little-endian integer (zero-extended).
+inline uint64_t HashSmall(uint64_t v, size_t len, uint64_t s) {
+  return Fold(Fold(v ^ s ^ kP0, kP1 ^ len) ^ kP2, kP3);
+}
+
+// Loads the len (<= 8) bytes at p as a little-endian integer. `readable_end` bounds what may be read:
+// when 8 bytes fit before it, one unaligned load and a mask; otherwise a byte copy.
+inline uint64_t LoadSmall(const uint8_t* p, size_t len, const uint8_t* readable_end) {
+  uint64_t v = 0;
+  if (p + 8 <= readable_end) {
+    v = R64(p);
+    if (len < 8) v &= (uint64_t(1) << (8 * len)) - 1;
+  } else {
+    for (size_t i = 0; i < len; i++) v |= uint64_t(p[i]) << (8 * i);
+  }
+  return v;
+}
+
 inline uint64_t HashPrepared(const void* key, size_t len, uint64_t s) {
   const uint8_t* p = static_cast<const uint8_t*>(key);
+  if (len <= 8) return HashSmall(LoadSmall(p, len, p + len), len, s);
   uint64_t a, b;
   if (len <= 16) {
-    if (len >= 8) {
-      a = R64(p);
-      b = R64(p + len - 8);
-    } else if (len >= 4) {
-      a = R32(p);
-      b = R32(p + len - 4);
-    } else if (len > 0) {
-      a = (uint64_t(p[0]) << 16) | (uint64_t(p[len >> 1]) << 8) | p[len - 1];
-      b = 0;
-    } else {
-      a = b = 0;
-    }
+    a = R64(p);
+    b = R64(p + len - 8);
   } else {
     size_t i = len;
     if (i > 48) {

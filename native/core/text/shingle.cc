@@ -1,5 +1,7 @@
 #include "text/shingle.h"
 
+#include <algorithm>
+
 #include "hash/digest.h"
 #include "hash/fast64.h"
 #include "hash/murmur3.h"
@@ -14,6 +16,15 @@ Status ValidateTextOptions(const TextOptions& o) {
   if (o.unit != TextUnit::kChar && o.unit != TextUnit::kWord)
     return Status(Code::kInvalidArgument, "unknown text unit");
   return Status::Ok();
+}
+
+size_t ShingleBound(const TextOptions& o, const uint8_t* p, size_t len, bool* exact) {
+  const bool plain = o.unit == TextUnit::kChar && !o.lowercase && !o.strip_punct && !o.fold_space;
+  size_t units = o.unit == TextUnit::kChar ? len : (len + 1) / 2;
+  *exact = plain && utf8::CountIfValid(p, len, &units);
+  if (units == 0) return 0;
+  if (units >= o.n) return units - o.n + 1;
+  return o.short_text == ShortText::kWhole ? 1 : 0;
 }
 
 void Shingler::Reset(const uint8_t* p, size_t len) {
@@ -37,103 +48,120 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
   Finish();
 }
 
+// Scratch growth: buffers only grow (never shrink or re-zero), so after the largest document no document
+// allocates. Normalised text needs at most 3 bytes per input byte (an invalid byte becomes U+FFFD, 3 bytes;
+// lower-casing grows valid text by at most 3/2), and never more code points than input bytes.
+template <typename V>
+static inline void EnsureSize(V& v, size_t n) {
+  if (v.size() < n) v.resize(n + n / 4 + 16);
+}
+
 void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
   const uint8_t* end = p + len;
-  begin_.clear();
-  end_.clear();
+  EnsureSize(begin_, len + 2);
+  uint32_t* beg = begin_.data();
+  size_t units = 0;
   if (!copy) {
     // Valid UTF-8 with no normalisation: record code point offsets, spans into the caller's bytes.
-    begin_.reserve(len + 1);
     for (size_t i = 0; i < len;) {
-      begin_.push_back(static_cast<uint32_t>(i));
+      beg[units++] = static_cast<uint32_t>(i);
       const uint8_t b = p[i];
       i += b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
     }
-    units_ = begin_.size();
-    begin_.push_back(static_cast<uint32_t>(len));
+    beg[units] = static_cast<uint32_t>(len);
+    units_ = units;
     base_ = reinterpret_cast<const char*>(p);
     base_len_ = len;
     return;
   }
-  buf_.clear();
-  buf_.reserve(len + 16);
+  EnsureSize(buf_, 3 * len + 16);
+  char* out = &buf_[0];
+  size_t w = 0;
   bool pending_space = false;
+  const bool fold = o_.fold_space, strip = o_.strip_punct;
   auto emit = [&](uint32_t c) {
-    if (o_.fold_space) {
+    if (fold) {
       if (text::IsSpace(c)) {
-        pending_space = !begin_.empty();
+        pending_space = units > 0;
         return;
       }
       if (pending_space) {
-        begin_.push_back(static_cast<uint32_t>(buf_.size()));
-        buf_.push_back(' ');
+        beg[units++] = static_cast<uint32_t>(w);
+        out[w++] = ' ';
         pending_space = false;
       }
     }
-    begin_.push_back(static_cast<uint32_t>(buf_.size()));
-    uint8_t tmp[4];
-    const size_t k = utf8::Encode(c, tmp);
-    buf_.append(reinterpret_cast<const char*>(tmp), k);
+    beg[units++] = static_cast<uint32_t>(w);
+    if (c < 0x80) {
+      out[w++] = static_cast<char>(c);
+    } else {
+      w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
+    }
   };
   while (p < end) {
     uint32_t c;
-    bool valid;
-    p += utf8::Decode(p, end, &c, &valid);
-    invalid_ |= !valid;
-    if (o_.strip_punct && text::IsPunct(c)) continue;
+    if (*p < 0x80) {
+      c = *p++;
+    } else {
+      bool valid;
+      p += utf8::Decode(p, end, &c, &valid);
+      invalid_ |= !valid;
+    }
+    if (strip && text::IsPunct(c)) continue;
     if (o_.lowercase) {
       uint32_t low[3];
       const size_t k = text::Lower(c, low);
       for (size_t j = 0; j < k; j++) {
-        if (o_.strip_punct && text::IsPunct(low[j])) continue;
+        if (strip && text::IsPunct(low[j])) continue;
         emit(low[j]);
       }
     } else {
       emit(c);
     }
   }
-  units_ = begin_.size();
-  begin_.push_back(static_cast<uint32_t>(buf_.size()));
+  beg[units] = static_cast<uint32_t>(w);
+  units_ = units;
   base_ = buf_.data();
-  base_len_ = buf_.size();
+  base_len_ = w;
 }
 
 void Shingler::PrepareWords(const uint8_t* p, size_t len) {
   const uint8_t* end = p + len;
-  buf_.clear();
-  buf_.reserve(len + 16);
-  begin_.clear();
-  end_.clear();
+  EnsureSize(buf_, 3 * len + 16);
+  EnsureSize(begin_, len / 2 + 2);
+  EnsureSize(end_, len / 2 + 2);
+  char* out = &buf_[0];
+  uint32_t* beg = begin_.data();
+  uint32_t* fin = end_.data();
+  size_t w = 0, units = 0;
   bool in_token = false;
   const bool nonword = o_.split == WordSplit::kNonWord;
   auto put = [&](uint32_t c) {
     const bool sep = nonword ? !text::IsWord(c) : text::IsSpace(c);
     if (sep) {
       if (in_token) {
-        end_.push_back(static_cast<uint32_t>(buf_.size()));
+        fin[units - 1] = static_cast<uint32_t>(w);
         in_token = false;
       }
       return;
     }
     if (!in_token) {
-      if (!begin_.empty()) buf_.push_back(' ');
-      begin_.push_back(static_cast<uint32_t>(buf_.size()));
+      if (units > 0) out[w++] = ' ';
+      beg[units++] = static_cast<uint32_t>(w);
       in_token = true;
     }
     if (c < 0x80) {
-      buf_.push_back(static_cast<char>(c));
+      out[w++] = static_cast<char>(c);
     } else {
-      uint8_t tmp[4];
-      const size_t k = utf8::Encode(c, tmp);
-      buf_.append(reinterpret_cast<const char*>(tmp), k);
+      w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
     }
   };
   while (p < end) {
     uint32_t c;
-    bool valid;
     if (*p < 0x80) {
       c = *p++;
     } else {
+      bool valid;
       p += utf8::Decode(p, end, &c, &valid);
       invalid_ |= !valid;
     }
@@ -146,10 +174,10 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
       put(c);
     }
   }
-  if (in_token) end_.push_back(static_cast<uint32_t>(buf_.size()));
-  units_ = begin_.size();
+  if (in_token) fin[units - 1] = static_cast<uint32_t>(w);
+  units_ = units;
   base_ = buf_.data();
-  base_len_ = buf_.size();
+  base_len_ = w;
 }
 
 void Shingler::Finish() {
@@ -177,12 +205,11 @@ size_t HashDedup::Unique(T* v, size_t n) {
   size_t cap = 16;
   while (cap < 2 * n) cap <<= 1;
   if (slots_.size() < cap) {
-    slots_.assign(cap, 0);
-    stamp_.assign(cap, 0);
+    slots_.assign(cap, Slot{0, 0});
     gen_ = 0;
   }
   if (++gen_ == 0) {  // the stamp wrapped: clear once every 2^32 documents
-    std::fill(stamp_.begin(), stamp_.end(), 0);
+    for (Slot& sl : slots_) sl.gen = 0;
     gen_ = 1;
   }
   const size_t mask = cap - 1;
@@ -191,16 +218,15 @@ size_t HashDedup::Unique(T* v, size_t n) {
     const uint64_t x = static_cast<uint64_t>(v[i]);
     size_t h = static_cast<size_t>(fast64::Mix64(x)) & mask;
     bool seen = false;
-    while (stamp_[h] == gen_) {
-      if (slots_[h] == x) {
+    while (slots_[h].gen == gen_) {
+      if (slots_[h].key == x) {
         seen = true;
         break;
       }
       h = (h + 1) & mask;
     }
     if (seen) continue;
-    stamp_[h] = gen_;
-    slots_[h] = x;
+    slots_[h] = Slot{x, gen_};
     v[w++] = v[i];
   }
   return w;
@@ -209,11 +235,8 @@ size_t HashDedup::Unique(T* v, size_t n) {
 namespace {
 
 template <typename T, typename F>
-void AppendWith(const Shingler& s, std::vector<T>* out, F&& f) {
+inline void WriteWith(const Shingler& s, T* dst, F&& f) {
   const size_t n = s.size();
-  const size_t start = out->size();
-  out->resize(start + n);
-  T* dst = out->data() + start;
   for (size_t i = 0; i < n; i++) {
     const std::string_view v = s[i];
     dst[i] = static_cast<T>(f(v.data(), v.size()));
@@ -223,41 +246,63 @@ void AppendWith(const Shingler& s, std::vector<T>* out, F&& f) {
 }  // namespace
 
 template <typename T>
-void AppendShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd,
-                         std::vector<T>* out) {
-  const size_t start = out->size();
+size_t WriteShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd, T* out) {
   const uint32_t seed32 = static_cast<uint32_t>(seed);
   switch (kind) {
     case ShingleHash::kFast64: {
+      // Short shingles (the common case) are loaded with one unaligned read when the text buffer allows.
       const uint64_t ps = fast64::PrepareSeed(seed);
-      AppendWith(s, out, [ps](const char* p, size_t n) { return fast64::HashPrepared(p, n, ps); });
+      const uint8_t* base = reinterpret_cast<const uint8_t*>(s.text().data());
+      const uint8_t* end = base + s.text().size();
+      if (s.fixed_width() && s.span() <= 8) {
+        // ASCII char n-grams: every shingle has the same width; one load, one mask, two multiplies.
+        const size_t w = s.span(), count = s.size(), len = s.text().size();
+        const uint64_t mask = w == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * w)) - 1;
+        const size_t fast = len >= 8 ? std::min(count, len - 7) : 0;
+        size_t i = 0;
+        for (; i < fast; i++) out[i] = static_cast<T>(fast64::HashSmall(fast64::R64(base + i) & mask, w, ps));
+        for (; i < count; i++) out[i] = static_cast<T>(fast64::HashSmall(fast64::LoadSmall(base + i, w, end), w, ps));
+        break;
+      }
+      WriteWith(s, out, [ps, end](const char* p, size_t n) {
+        const uint8_t* q = reinterpret_cast<const uint8_t*>(p);
+        if (n <= 8) return fast64::HashSmall(fast64::LoadSmall(q, n, end), n, ps);
+        return fast64::HashPrepared(q, n, ps);
+      });
       break;
     }
     case ShingleHash::kMurmur3_32:
-      AppendWith(s, out, [seed32](const char* p, size_t n) { return Murmur3_x86_32(p, n, seed32); });
+      WriteWith(s, out, [seed32](const char* p, size_t n) { return Murmur3_x86_32(p, n, seed32); });
       break;
     case ShingleHash::kMurmur3_64:
-      AppendWith(s, out, [seed32](const char* p, size_t n) {
+      WriteWith(s, out, [seed32](const char* p, size_t n) {
         uint64_t h[2];
         Murmur3_x64_128(p, n, seed32, h);
         return h[0];
       });
       break;
     case ShingleHash::kSha1_32:
-      AppendWith(s, out, [](const char* p, size_t n) { return Sha1Le32(p, n); });
+      WriteWith(s, out, [](const char* p, size_t n) { return Sha1Le32(p, n); });
       break;
     case ShingleHash::kMd5_64:
-      AppendWith(s, out, [](const char* p, size_t n) { return Md5Be64(p, n); });
+      WriteWith(s, out, [](const char* p, size_t n) { return Md5Be64(p, n); });
       break;
   }
-  if (dedupe) {
-    const size_t k = dd->Unique(out->data() + start, out->size() - start);
-    out->resize(start + k);
-  }
+  return dedupe ? dd->Unique(out, s.size()) : s.size();
+}
+
+template <typename T>
+void AppendShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd,
+                         std::vector<T>* out) {
+  const size_t start = out->size();
+  out->resize(start + s.size());
+  out->resize(start + WriteShingleHashes<T>(s, kind, seed, dedupe, dd, out->data() + start));
 }
 
 template size_t HashDedup::Unique<uint32_t>(uint32_t*, size_t);
 template size_t HashDedup::Unique<uint64_t>(uint64_t*, size_t);
+template size_t WriteShingleHashes<uint32_t>(const Shingler&, ShingleHash, uint64_t, bool, HashDedup*, uint32_t*);
+template size_t WriteShingleHashes<uint64_t>(const Shingler&, ShingleHash, uint64_t, bool, HashDedup*, uint64_t*);
 template void AppendShingleHashes<uint32_t>(const Shingler&, ShingleHash, uint64_t, bool, HashDedup*,
                                             std::vector<uint32_t>*);
 template void AppendShingleHashes<uint64_t>(const Shingler&, ShingleHash, uint64_t, bool, HashDedup*,

@@ -39,6 +39,11 @@ struct TextOptions {
 constexpr uint32_t kMaxN = 4096;
 Status ValidateTextOptions(const TextOptions& o);
 
+// An upper bound on the shingles of a document, without preparing it (code points <= bytes, also after
+// lower-casing; tokens <= (bytes + 1) / 2). Exact for the char unit without normalisation on valid UTF-8,
+// and *exact is set then.
+size_t ShingleBound(const TextOptions& o, const uint8_t* data, size_t len, bool* exact);
+
 class Shingler {
  public:
   explicit Shingler(const TextOptions& options) : o_(options) {}
@@ -58,6 +63,9 @@ class Shingler {
   // The normalised text (words joined by single spaces in word mode).
   std::string_view text() const { return std::string_view(base_, base_len_); }
   bool had_invalid_utf8() const { return invalid_; }
+  // ASCII char mode: shingle i is the `span()` bytes at text().data() + i (lets hash loops specialise).
+  bool fixed_width() const { return ascii_; }
+  size_t span() const { return span_; }
   const TextOptions& options() const { return o_; }
 
  private:
@@ -89,13 +97,21 @@ class HashDedup {
   size_t Unique(T* v, size_t n);
 
  private:
-  std::vector<uint64_t> slots_;
-  std::vector<uint32_t> stamp_;
+  struct Slot {
+    uint64_t key;
+    uint32_t gen;  // slot is in use for the current document iff gen == gen_
+  };
+  std::vector<Slot> slots_;
   uint32_t gen_ = 0;
 };
 
-// Appends the hash of every shingle of the prepared document to out (each distinct value once, in order of
-// first occurrence, when dedupe is set). T is uint32_t for 32-bit kinds and uint64_t for 64-bit kinds.
+// Writes the hash of every shingle of the prepared document to out[0..] (each distinct value once, in order
+// of first occurrence, when dedupe is set) and returns how many were written. out must have room for
+// s.size() values. T is uint32_t for 32-bit kinds and uint64_t for 64-bit kinds (wider hashes truncated).
+template <typename T>
+size_t WriteShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd, T* out);
+
+// The same, appended to a vector.
 template <typename T>
 void AppendShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd,
                          std::vector<T>* out);

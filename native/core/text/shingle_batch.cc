@@ -1,5 +1,6 @@
 #include "text/shingle_batch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -10,16 +11,34 @@ namespace {
 
 template <typename T>
 Status Run(const Docs& docs, const ShingleConfig& c, size_t slots, const std::atomic<bool>* stop,
-           std::vector<T>* hashes, std::vector<uint32_t>* offsets, uint64_t* invalid) {
+           RawBuffer<T>* hashes, RawBuffer<uint32_t>* offsets, uint64_t* invalid) {
   const size_t n = docs.size();
-  // Chunks of documents, each with its own output so the final order is the input order.
+  // Grain: about 16 chunks per thread, at most 1024 documents each.
   const size_t grain = std::max<size_t>(1, std::min<size_t>(1024, n / (slots * 16 + 1)));
-  const size_t chunks = (n + grain - 1) / grain;
-  std::vector<std::vector<T>> parts(chunks);
-  std::vector<std::vector<uint32_t>> counts(chunks);
-  std::vector<uint64_t> bad(chunks, 0);
+
+  // Pass 1: per-document bounds (exact for plain ASCII char n-grams), and their prefix sums.
+  std::vector<uint64_t> start(n + 1);
+  std::vector<uint8_t> exact(n);
+  parallel::ParallelFor(
+      n, grain * 4, slots,
+      [&](size_t b, size_t e, size_t) {
+        for (size_t i = b; i < e; i++) {
+          bool ex;
+          start[i + 1] = ShingleBound(c.text, docs.ptr[i], docs.len[i], &ex);
+          exact[i] = ex && !c.dedupe;
+        }
+      },
+      stop);
+  start[0] = 0;
+  for (size_t i = 0; i < n; i++) start[i + 1] += start[i];
+  const uint64_t bound = start[n];
+  hashes->Allocate(static_cast<size_t>(bound));
+  std::vector<uint32_t> count(n);
+  std::vector<uint64_t> bad((n + grain - 1) / grain, 0);
   std::vector<std::unique_ptr<Shingler>> shinglers(slots);
   std::vector<std::unique_ptr<HashDedup>> dedups(slots);
+
+  // Pass 2: hash every document straight into its slot.
   parallel::ParallelFor(
       n, grain, slots,
       [&](size_t b, size_t e, size_t slot) {
@@ -28,39 +47,34 @@ Status Run(const Docs& docs, const ShingleConfig& c, size_t slots, const std::at
           dedups[slot] = std::make_unique<HashDedup>();
         }
         Shingler& s = *shinglers[slot];
-        const size_t chunk = b / grain;
-        std::vector<T>& out = parts[chunk];
-        std::vector<uint32_t>& cnt = counts[chunk];
-        cnt.resize(e - b);
+        uint64_t nbad = 0;
         for (size_t i = b; i < e; i++) {
           s.Reset(docs.ptr[i], docs.len[i]);
-          bad[chunk] += s.had_invalid_utf8();
-          const size_t before = out.size();
-          AppendShingleHashes<T>(s, c.hash, c.seed, c.dedupe, dedups[slot].get(), &out);
-          cnt[i - b] = static_cast<uint32_t>(std::min<size_t>(out.size() - before, UINT32_MAX));
+          nbad += s.had_invalid_utf8();
+          count[i] = static_cast<uint32_t>(
+              WriteShingleHashes<T>(s, c.hash, c.seed, c.dedupe, dedups[slot].get(), hashes->data() + start[i]));
         }
+        bad[b / grain] = nbad;
       },
       stop);
   if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
+
+  // Pass 3: offsets, and compaction of the documents whose bound was not exact.
   uint64_t total = 0;
-  for (auto& p : parts) total += p.size();
+  for (size_t i = 0; i < n; i++) total += count[i];
   if (total > UINT32_MAX)
     return Status(Code::kInvalidArgument, "the batch would produce " + std::to_string(total) +
                                               " hashes; at most 4294967295 fit one result: split the batch");
-  hashes->resize(total);
-  offsets->resize(n + 1);
-  size_t at = 0, doc = 0;
+  offsets->Allocate(n + 1);
+  uint32_t at = 0;
   (*offsets)[0] = 0;
-  for (size_t k = 0; k < chunks; k++) {
-    if (!parts[k].empty()) std::memcpy(hashes->data() + at, parts[k].data(), parts[k].size() * sizeof(T));
-    at += parts[k].size();
-    std::vector<T>().swap(parts[k]);
-    for (uint32_t cnt : counts[k]) {
-      (*offsets)[doc + 1] = (*offsets)[doc] + cnt;
-      doc++;
-    }
-    *invalid += bad[k];
+  for (size_t i = 0; i < n; i++) {
+    if (at != start[i] && count[i] > 0) std::memmove(hashes->data() + at, hashes->data() + start[i], count[i] * sizeof(T));
+    at += count[i];
+    (*offsets)[i + 1] = at;
   }
+  hashes->Shrink(at);
+  for (uint64_t b : bad) *invalid += b;
   return Status::Ok();
 }
 

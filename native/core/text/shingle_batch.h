@@ -1,5 +1,10 @@
 // Shingle hashes of a batch of documents on the thread pool, as one flat array plus per-document offsets
 // (document i's hashes are hashes[offsets[i] .. offsets[i+1])).
+//
+// Memory: the result is written in place, once. Each document gets a slot of ShingleBound() values in one
+// uninitialised allocation; documents whose bound is not exact are then compacted (memmove, in order) and
+// the allocation is shrunk. Peak memory is about the bound (~ 1 value per input byte for the char unit,
+// 1 per 2 bytes for words) plus the input.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -7,6 +12,7 @@
 
 #include "text/docs.h"
 #include "text/shingle.h"
+#include "util/raw_buffer.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -19,9 +25,9 @@ struct ShingleConfig {
 };
 
 struct ShingleBatchResult {
-  std::vector<uint64_t> h64;  // filled for 64-bit hash kinds
-  std::vector<uint32_t> h32;  // filled for 32-bit hash kinds
-  std::vector<uint32_t> offsets;
+  RawBuffer<uint64_t> h64;  // filled for 64-bit hash kinds
+  RawBuffer<uint32_t> h32;  // filled for 32-bit hash kinds
+  RawBuffer<uint32_t> offsets;
   uint64_t invalid_utf8_docs = 0;
 };
 

@@ -50,5 +50,29 @@ size_t FirstInvalid(const uint8_t* p, size_t n) {
 
 bool IsValid(const uint8_t* p, size_t n) { return FirstInvalid(p, n) == n; }
 
+bool CountIfValid(const uint8_t* p, size_t n, size_t* count) {
+  const uint8_t* end = p + n;
+  size_t i = 0, cps = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t a;
+      std::memcpy(&a, p + i, 8);
+      if ((a & 0x8080808080808080ull) == 0) {
+        i += 8;
+        cps += 8;
+        continue;
+      }
+    }
+    uint32_t cp;
+    bool valid;
+    const size_t k = Decode(p + i, end, &cp, &valid);
+    if (!valid) return false;
+    i += k;
+    cps++;
+  }
+  *count = cps;
+  return true;
+}
+
 }  // namespace utf8
 }  // namespace neardup

@@ -93,6 +93,9 @@ bool IsAscii(const uint8_t* p, size_t n);
 // True when the bytes are well-formed UTF-8.
 bool IsValid(const uint8_t* p, size_t n);
 
+// When the bytes are well-formed UTF-8, stores the number of code points in *count and returns true.
+bool CountIfValid(const uint8_t* p, size_t n, size_t* count);
+
 // Offset of the first invalid byte, or n when valid.
 size_t FirstInvalid(const uint8_t* p, size_t n);
 
