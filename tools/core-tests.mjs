@@ -23,7 +23,7 @@ if (r.status !== 0) { process.stderr.write(r.stdout + r.stderr); process.exit(1)
 r = run('ctest', ['--test-dir', dir, '-V'], { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', UBSAN_OPTIONS: 'print_stacktrace=1' } });
 const out = r.stdout + r.stderr;
 let passed = 0, failed = 0;
-for (const m of out.matchAll(/(\w+): (\d+) passed, (\d+) failed$/gm)) {
+for (const m of out.matchAll(/([\w-]+): (\d+) passed, (\d+) failed$/gm)) {
   passed += Number(m[2]);
   failed += Number(m[3]);
 }
