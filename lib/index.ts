@@ -5,5 +5,6 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts,
 } from './shingles';
+export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -33,12 +33,24 @@ export interface NativeShingleResult {
   invalidUtf8Docs: number;
 }
 
+export interface NativeDoubriStats {
+  target: string;
+  total: number;
+  active: number;
+  skips: number;
+  drops: number;
+  /** The stats line exactly as doubri 1.0 prints it (no newline). */
+  line: string;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
+  doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
+  doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

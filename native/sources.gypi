@@ -12,14 +12,17 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
-      "native/core/io/header.cc"
+      "native/core/io/header.cc",
+      "native/core/minhash/doubri_hashfile_reader.cc",
+      "native/core/minhash/doubri_index.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
       "native/binding/args.cc",
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
-      "native/binding/runtime.cc"
+      "native/binding/runtime.cc",
+      "native/binding/doubri.cc"
     ]
   }
 }
