@@ -43,12 +43,30 @@ export interface NativeDoubriStats {
   line: string;
 }
 
+export type LshProfile = 'fast' | 'datasketch' | 'doubri';
+
+export interface NativeLshIndex {
+  insert(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): Promise<void>;
+  insertSync(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): void;
+  query(signature: Uint32Array | BigUint64Array): BigUint64Array;
+  queryBatch(signatures: Uint32Array | BigUint64Array): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
+  remove(id: bigint): boolean;
+  size(): number;
+  candidatePairs(): { a: BigUint64Array; b: BigUint64Array };
+  clusters(): { ids: BigUint64Array; representatives: BigUint64Array };
+  save(path: string): Promise<void>;
+  params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean };
+  close(): void;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
+  LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
+  lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
   doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
 }

@@ -14,7 +14,8 @@
       "native/core/io/file.cc",
       "native/core/io/header.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
-      "native/core/minhash/doubri_index.cc"
+      "native/core/minhash/doubri_index.cc",
+      "native/core/minhash/lsh.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -22,7 +23,8 @@
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
       "native/binding/runtime.cc",
-      "native/binding/doubri.cc"
+      "native/binding/doubri.cc",
+      "native/binding/lsh_index.cc"
     ]
   }
 }

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "doubri.h"
+#include "lsh_index.h"
 #include "runtime.h"
 #include "shingles.h"
 
@@ -90,6 +91,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Runtime::Init(env, exports);
   Shingles::Init(env, exports);
   Doubri::Init(env, exports);
+  LshIndexBinding::Init(env, exports);
   return exports;
 }
 
