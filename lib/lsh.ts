@@ -14,6 +14,8 @@ export interface LshParams {
   threshold?: number;
   /** Weights of false positives and false negatives in that choice (datasketch's `weights`). Default [0.5, 0.5]. */
   weights?: [number, number];
+  /** Bytes per value: 4 (Uint32Array signatures, default) or 8 (BigUint64Array; fast profile only). */
+  valueBytes?: 4 | 8;
   /** Bands and rows per band, instead of a threshold (b * r <= numPerm). */
   b?: number;
   r?: number;
@@ -29,16 +31,17 @@ export function collisionProbability(s: number, b: number, r: number): number {
   return 1 - Math.pow(1 - Math.pow(s, r), b);
 }
 
-export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number } {
+export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number; valueBytes: 4 | 8 } {
   const profile = p.profile ?? 'fast';
+  const valueBytes = p.valueBytes ?? 4;
   const numPerm = p.numPerm ?? (profile === 'doubri' ? 800 : 128);
   if ((p.b === undefined) !== (p.r === undefined)) throw new RangeError('give both b and r, or neither');
   if (p.b !== undefined && p.r !== undefined) {
     if (p.threshold !== undefined) throw new RangeError('give either threshold or (b, r), not both');
-    return { profile, numPerm, b: p.b, r: p.r };
+    return { profile, numPerm, b: p.b, r: p.r, valueBytes };
   }
-  if (profile === 'doubri' && p.threshold === undefined) return { profile, numPerm, b: 40, r: 20 };
-  return { profile, numPerm, ...optimalParam(p.threshold ?? 0.8, numPerm, p.weights) };
+  if (profile === 'doubri' && p.threshold === undefined) return { profile, numPerm, b: 40, r: 20, valueBytes };
+  return { profile, numPerm, valueBytes, ...optimalParam(p.threshold ?? 0.8, numPerm, p.weights) };
 }
 
 type Sig = Uint32Array | BigUint64Array;
@@ -51,9 +54,9 @@ function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array
 }
 
 /**
- * A MinHash LSH index. Signatures are flat arrays (N x numPerm): Uint32Array for the datasketch and doubri
- * profiles, BigUint64Array for fast. Ids are 64-bit (bigint). `LshIndex.load(path)` opens a saved index
- * memory-mapped and read-only; queries on it may run concurrently.
+ * A MinHash LSH index. Signatures are flat arrays (N x numPerm). Ids are 64-bit (bigint). `LshIndex.load(path)` opens a saved index
+ * memory-mapped and read-only; queries on it may run concurrently. Signatures are Uint32Array unless
+ * valueBytes is 8 (fast profile, BigUint64Array).
  */
 export class LshIndex {
   private readonly handle: NativeLshIndex;

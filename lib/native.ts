@@ -59,13 +59,47 @@ export interface NativeLshIndex {
   close(): void;
 }
 
+export interface NativeDedupOptions {
+  profile?: LshProfile;
+  numPerm?: number;
+  b: number;
+  r: number;
+  valueBytes?: number;
+  threshold?: number;
+  verify?: 'none' | 'estimate' | 'exact';
+  pairs?: boolean;
+  memory?: number | bigint;
+  tmp?: string;
+}
+
+export interface NativeDedupResult {
+  representative: Uint32Array;
+  pairA: Uint32Array;
+  pairB: Uint32Array;
+  pairEstimate: Float32Array;
+  pairExact: Float32Array;
+  candidatePairs: number;
+  keptPairs: number;
+  duplicates: number;
+  clusters: number;
+  spilledBytes: number;
+  runs: number;
+}
+
+export interface NativeLshDedup {
+  add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
+  finish(): Promise<NativeDedupResult>;
+  close(): void;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
-  LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
+  LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
+  LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
   doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;

@@ -15,7 +15,9 @@
       "native/core/io/header.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",
-      "native/core/minhash/lsh.cc"
+      "native/core/minhash/lsh.cc",
+      "native/core/minhash/lsh_dedup.cc",
+      "native/core/minhash/spill.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -24,7 +26,8 @@
       "native/binding/shingles.cc",
       "native/binding/runtime.cc",
       "native/binding/doubri.cc",
-      "native/binding/lsh_index.cc"
+      "native/binding/lsh_index.cc",
+      "native/binding/lsh_dedup.cc"
     ]
   }
 }

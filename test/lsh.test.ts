@@ -54,7 +54,7 @@ test('fast profile: pairs, query and clusters equal brute-force band comparison'
     for (let v = 0; v < k; v++) sigs[i * k + v] = src >= 0 && Number(next() % 4n) !== 0 ? sigs[src * k + v] : next() % 16n;
   }
   const ids = Array.from({ length: n }, (_, i) => BigInt(1000 + i));
-  const idx = new LshIndex({ profile: 'fast', numPerm: k, b, r });
+  const idx = new LshIndex({ profile: 'fast', numPerm: k, b, r, valueBytes: 8 });
   await idx.insert(ids, sigs);
   const expect: number[][] = [];
   const band = (i: number, j: number) => Array.from(sigs.subarray(i * k + j * r, i * k + j * r + r)).join(',');
@@ -108,6 +108,7 @@ test('fast profile: pairs, query and clusters equal brute-force band comparison'
 
 test('argument errors: wrong array type, b*r > numPerm, threshold and (b, r) together', () => {
   assert.throws(() => new LshIndex({ profile: 'fast', numPerm: 16, b: 5, r: 4 }), RangeError);
+  assert.throws(() => new LshIndex({ profile: 'doubri', numPerm: 16, b: 4, r: 4, valueBytes: 8 }), RangeError);
   assert.throws(() => new LshIndex({ numPerm: 16, b: 4, r: 4, threshold: 0.5 }), RangeError);
   const idx = new LshIndex({ profile: 'datasketch', numPerm: 16, threshold: 0.5 });
   assert.throws(() => idx.insertSync([0n], new BigUint64Array(16)), TypeError);

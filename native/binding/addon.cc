@@ -6,6 +6,7 @@
 #include "args.h"
 #include "doubri.h"
 #include "lsh_index.h"
+#include "lsh_dedup.h"
 #include "runtime.h"
 #include "shingles.h"
 
@@ -92,6 +93,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Shingles::Init(env, exports);
   Doubri::Init(env, exports);
   LshIndexBinding::Init(env, exports);
+  LshDedupBinding::Init(env, exports);
   return exports;
 }
 

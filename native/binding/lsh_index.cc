@@ -179,7 +179,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     }
     lsh::Params p;
     p.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
-    p.value_bytes = p.profile == lsh::Profile::kFast ? 8 : 4;
+    p.value_bytes = GetUint32(o, "valueBytes", 4, 4, 8);
     p.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
     p.b = GetUint32(o, "b", 0, 1, 1 << 16);
     p.r = GetUint32(o, "r", 0, 1, 1 << 16);

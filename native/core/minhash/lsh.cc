@@ -89,8 +89,6 @@ Status Validate(const Params& p) {
   if (uint64_t(p.b) * p.r > p.num_perm)
     return Status(Code::kInvalidArgument, "b * r = " + std::to_string(uint64_t(p.b) * p.r) + " exceeds num_perm = " +
                                               std::to_string(p.num_perm));
-  if (p.profile == Profile::kFast && p.value_bytes != 8)
-    return Status(Code::kInvalidArgument, "the fast profile has 64-bit values");
   if (p.profile != Profile::kFast && p.value_bytes != 4)
     return Status(Code::kInvalidArgument, "the datasketch and doubri profiles have 32-bit values");
   return Status::Ok();

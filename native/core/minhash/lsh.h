@@ -5,7 +5,7 @@
 // covers values [j*r, (j+1)*r). Its key bytes depend on the profile:
 //   datasketch: each value as 8 bytes big-endian (datasketch's MinHashLSH, legacy scheme);
 //   doubri:     the raw bytes (u32 little-endian, as in .hash files);
-//   fast:       the raw bytes (u64 little-endian).
+//   fast:       the raw bytes (u32 or u64 little-endian).
 // Tables store fast64(key bytes) (64-bit): two different bands collide with probability 2^-64 per pair;
 // callers that need certainty re-check candidates against the full signatures (dedup --verify).
 #pragma once
