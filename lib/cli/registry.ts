@@ -2,5 +2,6 @@
 import type { Command } from './common';
 import { shinglesCommand } from './commands/shingles';
 import { doubriCommand } from './commands/doubri';
+import { dedupCommand } from './commands/dedup';
 
-export const commands: Command[] = [shinglesCommand, doubriCommand];
+export const commands: Command[] = [shinglesCommand, dedupCommand, doubriCommand];
