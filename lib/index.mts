@@ -3,5 +3,6 @@ import cjs from './index.js';
 
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
+  doubriSelf, doubriOther, LshIndex, optimalParam, collisionProbability, dedup, DedupSession,
 } = cjs;
 export type * from './index.js';

@@ -33,12 +33,76 @@ export interface NativeShingleResult {
   invalidUtf8Docs: number;
 }
 
+export interface NativeDoubriStats {
+  target: string;
+  total: number;
+  active: number;
+  skips: number;
+  drops: number;
+  /** The stats line exactly as doubri 1.0 prints it (no newline). */
+  line: string;
+}
+
+export type LshProfile = 'fast' | 'datasketch' | 'doubri';
+
+export interface NativeLshIndex {
+  insert(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): Promise<void>;
+  insertSync(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): void;
+  query(signature: Uint32Array | BigUint64Array): BigUint64Array;
+  queryBatch(signatures: Uint32Array | BigUint64Array): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
+  remove(id: bigint): boolean;
+  size(): number;
+  candidatePairs(): { a: BigUint64Array; b: BigUint64Array };
+  clusters(): { ids: BigUint64Array; representatives: BigUint64Array };
+  save(path: string): Promise<void>;
+  params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean };
+  close(): void;
+}
+
+export interface NativeDedupOptions {
+  profile?: LshProfile;
+  numPerm?: number;
+  b: number;
+  r: number;
+  valueBytes?: number;
+  threshold?: number;
+  verify?: 'none' | 'estimate' | 'exact';
+  pairs?: boolean;
+  memory?: number | bigint;
+  tmp?: string;
+}
+
+export interface NativeDedupResult {
+  representative: Uint32Array;
+  pairA: Uint32Array;
+  pairB: Uint32Array;
+  pairEstimate: Float32Array;
+  pairExact: Float32Array;
+  candidatePairs: number;
+  keptPairs: number;
+  duplicates: number;
+  clusters: number;
+  spilledBytes: number;
+  runs: number;
+}
+
+export interface NativeLshDedup {
+  add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
+  finish(): Promise<NativeDedupResult>;
+  close(): void;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
+  LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
+  LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
+  lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
+  doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
+  doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

@@ -12,14 +12,22 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
-      "native/core/io/header.cc"
+      "native/core/io/header.cc",
+      "native/core/minhash/doubri_hashfile_reader.cc",
+      "native/core/minhash/doubri_index.cc",
+      "native/core/minhash/lsh.cc",
+      "native/core/minhash/lsh_dedup.cc",
+      "native/core/minhash/spill.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
       "native/binding/args.cc",
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
-      "native/binding/runtime.cc"
+      "native/binding/runtime.cc",
+      "native/binding/doubri.cc",
+      "native/binding/lsh_index.cc",
+      "native/binding/lsh_dedup.cc"
     ]
   }
 }

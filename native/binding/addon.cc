@@ -4,6 +4,9 @@
 #include <cstring>
 
 #include "args.h"
+#include "doubri.h"
+#include "lsh_index.h"
+#include "lsh_dedup.h"
 #include "runtime.h"
 #include "shingles.h"
 
@@ -88,6 +91,9 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
       new std::shared_ptr<AddonState>(data->state));
   Runtime::Init(env, exports);
   Shingles::Init(env, exports);
+  Doubri::Init(env, exports);
+  LshIndexBinding::Init(env, exports);
+  LshDedupBinding::Init(env, exports);
   return exports;
 }
 

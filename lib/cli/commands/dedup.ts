@@ -1,0 +1,181 @@
+// neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
+import * as fs from 'node:fs';
+import { NeardupError } from '../../errors';
+import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
+import { openInput, readJsonl, readLines } from '../jsonl';
+import { Progress } from '../progress';
+import {
+  INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
+  parse, shingleOptionsFrom, type Command,
+} from '../common';
+
+function parseSize(name: string, v: unknown): number {
+  if (v === undefined) return 0;
+  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)[bB]?$/.exec(String(v));
+  if (!m) throw new UsageError(`--${name} must be a size like 512M or 2G, got '${String(v)}'`);
+  const mult = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30, t: 2 ** 40 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
+  return Math.floor(Number(m[1]) * mult);
+}
+
+class FileOut {
+  private fd: number;
+  private parts: string[] = [];
+  private size = 0;
+  constructor(readonly file: string) {
+    try {
+      this.fd = fs.openSync(file, 'w');
+    } catch (e) {
+      throw new NeardupError('ERR_NEARDUP_IO', `cannot create '${file}': ${(e as Error).message}`, { file, cause: e });
+    }
+  }
+  write(s: string | Buffer): void {
+    if (typeof s !== 'string') {
+      this.flush();
+      fs.writeSync(this.fd, s);
+      return;
+    }
+    this.parts.push(s);
+    this.size += s.length;
+    if (this.size > 1 << 20) this.flush();
+  }
+  flush(): void {
+    if (this.parts.length) fs.writeSync(this.fd, this.parts.join(''));
+    this.parts = [];
+    this.size = 0;
+  }
+  close(): void {
+    this.flush();
+    fs.closeSync(this.fd);
+  }
+}
+
+export const dedupCommand: Command = {
+  name: 'dedup',
+  summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
+  usage: `Usage: neardup dedup [options] FILE...
+
+Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band are candidates; clusters are
+connected components) and keeps the first line of each. Prints a JSON summary on stdout.
+
+Outputs (any of):
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
+  --flags FILE              one line per input line: 1 keep, 0 duplicate
+  --clusters FILE           one line per input line: the 0-based line number of its cluster's first line
+  --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
+Options:
+  --profile fast|doubri-v1|datasketch   MinHash profile (default fast)
+  --num-perm K              values per signature (default 128; doubri-v1 800)
+  --seed N                  MinHash seed
+  --threshold T             Jaccard threshold (default 0.8): chooses (b, r) as datasketch does, and is
+                            the bar of --verify
+  --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20)
+  --verify none|estimate|exact  re-check candidate pairs with the full signature (estimate) or the exact
+                            Jaccard of the shingle sets, dropping pairs below the threshold (default none)
+  --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
+                            --tmp and merged; the result is identical (default: unbounded)
+  --tmp DIR                 folder for spilled runs (default: the system temp folder)
+${SHINGLE_USAGE}
+${INPUT_USAGE}`,
+  async run(args) {
+    const { values, positionals } = parse(args, {
+      ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
+      kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
+      profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
+      bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
+      tmp: { type: 'string' },
+    });
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    if (positionals.length === 0) throw new UsageError('expected at least one input FILE (- for stdin)');
+    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
+    const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const, 'none') as DedupVerify;
+    const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
+    const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
+    if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
+    if (values.bands !== undefined && threshold !== undefined && verify === 'none')
+      throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
+    const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
+    const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
+    let seed: bigint | undefined;
+    if (values.seed !== undefined) {
+      if (!/^\d+$/.test(String(values.seed))) throw new UsageError('--seed must be a non-negative integer');
+      seed = BigInt(String(values.seed));
+    }
+    const memory = parseSize('memory', values.memory);
+    const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
+    const shingleDefaults = profile === 'datasketch' ? { unit: 'word' as const, lowercase: true } : {};
+    const shingle = shingleOptionsFrom(values, shingleDefaults);
+    const input = inputOptionsFrom(values);
+    if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
+    if (!values.kept && !values.flags && !values.clusters && !values.pairs)
+      process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');
+
+    const start = Date.now();
+    const session = new DedupSession({
+      ...shingle, profile, numPerm, seed, threshold, b, r, verify, pairs: values.pairs !== undefined,
+      memory, tmp,
+    });
+    const progress = new Progress('neardup dedup');
+    let docs = 0, bad = 0, bytes = 0;
+    try {
+      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
+        await session.add(batch.texts);
+        docs += batch.texts.length;
+        bad += batch.bad.size;
+      }
+      progress.update({ bytes, docs, extra: 'clustering' }, true);
+      const res = await session.finish();
+      const rep = res.representative;
+      if (values.flags) {
+        const f = new FileOut(String(values.flags));
+        const parts: string[] = [];
+        for (let i = 0; i < rep.length; i++) {
+          parts.push(rep[i] === i ? '1\n' : '0\n');
+          if (parts.length >= 65536) { f.write(parts.join('')); parts.length = 0; }
+        }
+        f.write(parts.join(''));
+        f.close();
+      }
+      if (values.clusters) {
+        const f = new FileOut(String(values.clusters));
+        for (let i = 0; i < rep.length; i++) f.write(`${rep[i]}\n`);
+        f.close();
+      }
+      if (values.pairs) {
+        const f = new FileOut(String(values.pairs));
+        for (let i = 0; i < res.pairA.length; i++) {
+          const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
+          f.write(`{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`);
+        }
+        f.close();
+      }
+      if (values.kept) {
+        const f = new FileOut(String(values.kept));
+        let line = 0;
+        const nl = Buffer.from('\n');
+        for (const file of positionals) {
+          for await (const raw of readLines(await openInput(file), file)) {
+            if (line < rep.length && rep[line] === line) { f.write(raw); f.write(nl); }
+            line++;
+          }
+        }
+        f.close();
+        if (line !== rep.length) throw new NeardupError('ERR_NEARDUP_IO', 'the input changed between the two passes');
+      }
+      progress.done();
+      const seconds = (Date.now() - start) / 1000;
+      const summary = {
+        documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
+        candidate_pairs: res.candidatePairs, reported_pairs: res.keptPairs, profile, num_perm: res.numPerm, b: res.b, r: res.r,
+        verify, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+        peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+      };
+      process.stdout.write(JSON.stringify(summary) + '\n');
+      return 0;
+    } finally {
+      session.close();
+    }
+  },
+};

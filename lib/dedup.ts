@@ -1,0 +1,103 @@
+// Near-duplicate removal with MinHash LSH: signatures -> band keys -> buckets (in memory, or spilled to
+// sorted runs under a memory budget) -> candidate pairs (optionally verified) -> clusters. The kept
+// document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
+import { nativeCall, nativeSync } from './errors';
+import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
+import { resolveParams } from './lsh';
+import { shingleHashes, type ShingleOptions } from './shingles';
+import { minhash } from './dedup-signatures';
+
+export type DedupProfile = 'fast' | 'doubri-v1' | 'datasketch';
+export type DedupVerify = 'none' | 'estimate' | 'exact';
+
+export interface DedupOptions extends ShingleOptions {
+  /** MinHash profile. Default 'fast'. */
+  profile?: DedupProfile;
+  /** Values per signature (default: 128; doubri-v1: 800). */
+  numPerm?: number;
+  /** MinHash seed (see minhash()). */
+  seed?: number | bigint;
+  /** Jaccard threshold: picks (b, r) as datasketch does (unless b and r are given) and is the verification bar. Default 0.8. */
+  threshold?: number;
+  b?: number;
+  r?: number;
+  /** Re-check candidate pairs: 'estimate' (fraction of equal signature values) or 'exact' (Jaccard of shingle sets). */
+  verify?: DedupVerify;
+  /** Collect the reported pairs. */
+  pairs?: boolean;
+  /** Memory budget for band keys in bytes (spills sorted runs to `tmp` beyond it). 0 or absent: all in memory. */
+  memory?: number;
+  tmp?: string;
+}
+
+export interface DedupResult extends NativeDedupResult {
+  b: number;
+  r: number;
+  numPerm: number;
+}
+
+const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1': 'doubri', datasketch: 'datasketch' };
+
+/** A dedup run fed in batches (documents numbered in the order they are added). */
+export class DedupSession {
+  readonly b: number;
+  readonly r: number;
+  readonly numPerm: number;
+  private readonly handle: NativeLshDedup;
+  private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
+  private readonly shingle: ShingleOptions;
+
+  constructor(readonly options: DedupOptions = {}) {
+    const profile = options.profile ?? 'fast';
+    const threshold = options.threshold ?? 0.8;
+    const lp = resolveParams({
+      profile: LSH_PROFILE[profile], numPerm: options.numPerm,
+      ...(options.b !== undefined || options.r !== undefined ? { b: options.b, r: options.r }
+        : profile === 'doubri-v1' && options.threshold === undefined ? {} : { threshold }),
+    });
+    this.b = lp.b;
+    this.r = lp.r;
+    this.numPerm = lp.numPerm;
+    const { profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, memory: _m, tmp: _d, ...shingle } = options;
+    this.shingle = shingle;
+    this.mh = { ...shingle, profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}) };
+    this.handle = nativeSync(() => new native.LshDedup({
+      profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify: options.verify ?? 'none',
+      pairs: options.pairs ?? false, memory: options.memory ?? 0, tmp: options.tmp ?? '.',
+    }));
+  }
+
+  /** Adds documents in order; null = a skipped line (keeps its number, never matches). */
+  async add(texts: (string | null)[]): Promise<void> {
+    const strs = texts.map((t) => t ?? '');
+    const sig = await minhash(strs, this.mh);
+    const valid = Uint8Array.from(texts, (t) => (t === null ? 0 : 1));
+    if (this.options.verify === 'exact') {
+      const sh = await shingleHashes(strs, { ...this.shingle, hash: 'fast64', dedupe: true });
+      await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes as BigUint64Array, sh.offsets));
+    } else {
+      await nativeCall(this.handle.add(sig.signatures, valid));
+    }
+  }
+
+  async finish(): Promise<DedupResult> {
+    const r = await nativeCall(this.handle.finish());
+    return { ...r, b: this.b, r: this.r, numPerm: this.numPerm };
+  }
+
+  close(): void {
+    this.handle.close();
+  }
+}
+
+/** Deduplicates an array of texts in one call. */
+export async function dedup(texts: (string | null)[], options: DedupOptions = {}): Promise<DedupResult> {
+  const s = new DedupSession(options);
+  try {
+    const step = 4096;
+    for (let i = 0; i < texts.length; i += step) await s.add(texts.slice(i, i + step));
+    return await s.finish();
+  } finally {
+    s.close();
+  }
+}

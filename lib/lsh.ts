@@ -1,0 +1,127 @@
+// MinHash LSH: an index of signatures split into b bands of r values; two signatures are candidates when
+// they agree on every value of at least one band (probability 1-(1-s^r)^b for Jaccard s).
+import { NeardupError, nativeCall, nativeSync } from './errors';
+import { native, type LshProfile, type NativeLshIndex } from './native';
+
+export type { LshProfile } from './native';
+
+export interface LshParams {
+  /** Band key bytes: 'fast' (u64 values), 'datasketch' (u32 values, 8-byte big-endian keys), 'doubri' (u32, raw). */
+  profile?: LshProfile;
+  /** Values per signature. Default 128. */
+  numPerm?: number;
+  /** Jaccard threshold; (b, r) are then chosen as datasketch's MinHashLSH does. Default 0.8 unless b and r are given. */
+  threshold?: number;
+  /** Weights of false positives and false negatives in that choice (datasketch's `weights`). Default [0.5, 0.5]. */
+  weights?: [number, number];
+  /** Bytes per value: 4 (Uint32Array signatures, default) or 8 (BigUint64Array; fast profile only). */
+  valueBytes?: 4 | 8;
+  /** Bands and rows per band, instead of a threshold (b * r <= numPerm). */
+  b?: number;
+  r?: number;
+}
+
+/** (b, r) minimising the weighted false positive and negative areas, exactly as datasketch 1.x chooses them. */
+export function optimalParam(threshold: number, numPerm: number, weights: [number, number] = [0.5, 0.5]): { b: number; r: number } {
+  return nativeSync(() => native.lshOptimalParam(threshold, numPerm, weights[0], weights[1]));
+}
+
+/** Probability that two signatures with Jaccard s share a band. */
+export function collisionProbability(s: number, b: number, r: number): number {
+  return 1 - Math.pow(1 - Math.pow(s, r), b);
+}
+
+export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number; valueBytes: 4 | 8 } {
+  const profile = p.profile ?? 'fast';
+  const valueBytes = p.valueBytes ?? 4;
+  const numPerm = p.numPerm ?? (profile === 'doubri' ? 800 : 128);
+  if ((p.b === undefined) !== (p.r === undefined)) throw new RangeError('give both b and r, or neither');
+  if (p.b !== undefined && p.r !== undefined) {
+    if (p.threshold !== undefined) throw new RangeError('give either threshold or (b, r), not both');
+    return { profile, numPerm, b: p.b, r: p.r, valueBytes };
+  }
+  if (profile === 'doubri' && p.threshold === undefined) return { profile, numPerm, b: 40, r: 20, valueBytes };
+  return { profile, numPerm, valueBytes, ...optimalParam(p.threshold ?? 0.8, numPerm, p.weights) };
+}
+
+type Sig = Uint32Array | BigUint64Array;
+
+function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
+  if (ids instanceof BigUint64Array) return ids;
+  const out = new BigUint64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = BigInt(ids[i]);
+  return out;
+}
+
+/**
+ * A MinHash LSH index. Signatures are flat arrays (N x numPerm). Ids are 64-bit (bigint). `LshIndex.load(path)` opens a saved index
+ * memory-mapped and read-only; queries on it may run concurrently. Signatures are Uint32Array unless
+ * valueBytes is 8 (fast profile, BigUint64Array).
+ */
+export class LshIndex {
+  private readonly handle: NativeLshIndex;
+  private closed = false;
+
+  constructor(params: LshParams = {}, handle?: NativeLshIndex) {
+    this.handle = handle ?? nativeSync(() => new native.LshIndex(resolveParams(params)));
+  }
+
+  /** Opens a saved index (memory-mapped, read-only). `verify` checks the payload checksum (reads it all). */
+  static load(path: string, options: { verify?: boolean } = {}): LshIndex {
+    return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? false })));
+  }
+
+  get params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean } {
+    return this.call(() => this.handle.params());
+  }
+  get size(): number {
+    return this.call(() => this.handle.size());
+  }
+
+  /** Inserts signatures under ids (on the thread pool). An id already present is an error; nothing is inserted then. */
+  insert(ids: BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): Promise<void> {
+    const h = this.open();
+    return nativeCall(h.insert(toIds(ids), signatures));
+  }
+  insertSync(ids: BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): void {
+    this.call(() => this.handle.insertSync(toIds(ids), signatures));
+  }
+  /** Ids sharing at least one band with the signature, ascending. */
+  query(signature: Sig): BigUint64Array {
+    return this.call(() => this.handle.query(signature));
+  }
+  /** Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). */
+  queryBatch(signatures: Sig): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
+    return nativeCall(this.open().queryBatch(signatures));
+  }
+  remove(id: bigint | number): boolean {
+    return this.call(() => this.handle.remove(BigInt(id)));
+  }
+  /** Every pair of ids (a < b) sharing a band, sorted. */
+  candidatePairs(): { a: BigUint64Array; b: BigUint64Array } {
+    return this.call(() => this.handle.candidatePairs());
+  }
+  /** Ids in insertion order and, for each, its cluster's first inserted id (connected components of candidate pairs). */
+  clusters(): { ids: BigUint64Array; representatives: BigUint64Array } {
+    return this.call(() => this.handle.clusters());
+  }
+  /** Writes the index atomically (docs/FORMAT-lsh.md). */
+  save(path: string): Promise<void> {
+    return nativeCall(this.open().save(path));
+  }
+  /** Releases the index (waits for running inserts/queries). Further calls throw ERR_NEARDUP_CLOSED. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.handle.close();
+  }
+
+  private open(): NativeLshIndex {
+    if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the index is closed');
+    return this.handle;
+  }
+  private call<T>(f: () => T): T {
+    this.open();
+    return nativeSync(f);
+  }
+}

@@ -1,0 +1,14 @@
+// class LshDedup: documents added in order (signatures, optional shingle sets), finish() -> clusters,
+// pairs and counts. In memory, or with a memory budget spilling band keys to a temporary folder.
+#pragma once
+#include <napi.h>
+
+namespace neardup {
+namespace binding {
+
+struct LshDedupBinding {
+  static void Init(Napi::Env env, Napi::Object exports);
+};
+
+}  // namespace binding
+}  // namespace neardup

@@ -1,0 +1,352 @@
+#include "lsh_index.h"
+
+#include <cstring>
+#include <memory>
+#include <shared_mutex>
+
+#include "addon.h"
+#include "args.h"
+#include "minhash/lsh.h"
+#include "parallel/pool.h"
+
+namespace neardup {
+namespace binding {
+namespace {
+
+// The index behind a JS object; workers hold a shared_ptr, so close() never frees it under them.
+struct LshState {
+  std::shared_mutex mu;
+  std::unique_ptr<lsh::Index> index;         // mutable
+  std::unique_ptr<lsh::FrozenIndex> frozen;  // loaded, read-only
+  bool closed = false;
+  const lsh::Params& params() const { return index ? index->params() : frozen->params(); }
+};
+
+Status Closed() { return Status(Code::kCancelled, "the index is closed"); }
+
+Napi::Value BigU64Array(Napi::Env env, std::vector<uint64_t>&& v) {
+  const size_t n = v.size();
+  Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
+  napi_value ta;
+  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+  return Napi::Value(env, ta);
+}
+
+// Copies signatures (Uint32Array for 32-bit profiles, BigUint64Array for fast) and checks their shape.
+std::vector<uint8_t> Signatures(Napi::Env env, const Napi::Value& v, const lsh::Params& p, size_t* count) {
+  if (!v.IsTypedArray()) ThrowTypeError(env, "Expected signatures to be a Uint32Array or BigUint64Array");
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  const napi_typedarray_type want = p.value_bytes == 8 ? napi_biguint64_array : napi_uint32_array;
+  if (ta.TypedArrayType() != want)
+    ThrowTypeError(env, std::string("Expected signatures to be a ") + (p.value_bytes == 8 ? "BigUint64Array" : "Uint32Array") +
+                            " for this profile");
+  const size_t len = ta.ElementLength();
+  if (len % p.num_perm != 0)
+    ThrowRangeError(env, "signatures length " + std::to_string(len) + " is not a multiple of numPerm = " +
+                             std::to_string(p.num_perm));
+  *count = len / p.num_perm;
+  const uint8_t* data = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  return std::vector<uint8_t>(data, data + ta.ByteLength());
+}
+
+std::vector<uint64_t> Ids(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
+    ThrowTypeError(env, "Expected ids to be a BigUint64Array");
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  const uint64_t* d = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset());
+  return std::vector<uint64_t>(d, d + ta.ElementLength());
+}
+
+Napi::Value PairsObject(Napi::Env env, std::vector<lsh::Pair>& pairs) {
+  std::vector<uint64_t> a(pairs.size()), b(pairs.size());
+  for (size_t i = 0; i < pairs.size(); i++) {
+    a[i] = pairs[i].first;
+    b[i] = pairs[i].second;
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("a", BigU64Array(env, std::move(a)));
+  o.Set("b", BigU64Array(env, std::move(b)));
+  return o;
+}
+
+class InsertWorker : public PromiseWorker {
+ public:
+  InsertWorker(Napi::Env env, std::shared_ptr<LshState> st, std::vector<uint64_t> ids, std::vector<uint8_t> sigs)
+      : PromiseWorker(env), st_(std::move(st)), ids_(std::move(ids)), sigs_(std::move(sigs)), slots_(parallel::MaxSlots()) {}
+
+ protected:
+  Status Run() override {
+    std::unique_lock<std::shared_mutex> lock(st_->mu);
+    if (st_->closed) return Closed();
+    return st_->index->Insert(ids_.data(), sigs_.data(), ids_.size(), slots_, stop());
+  }
+  Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  std::shared_ptr<LshState> st_;
+  std::vector<uint64_t> ids_;
+  std::vector<uint8_t> sigs_;
+  size_t slots_;
+};
+
+class QueryWorker : public PromiseWorker {
+ public:
+  QueryWorker(Napi::Env env, std::shared_ptr<LshState> st, std::vector<uint8_t> sigs, size_t n)
+      : PromiseWorker(env), st_(std::move(st)), sigs_(std::move(sigs)), n_(n), slots_(parallel::MaxSlots()) {}
+
+ protected:
+  Status Run() override {
+    std::shared_lock<std::shared_mutex> lock(st_->mu);
+    if (st_->closed) return Closed();
+    const size_t sb = st_->params().signature_bytes();
+    std::vector<std::vector<uint64_t>> per(n_);
+    parallel::ParallelFor(
+        n_, 64, slots_,
+        [&](size_t begin, size_t end, size_t) {
+          for (size_t i = begin; i < end; i++) {
+            if (st_->index) st_->index->Query(sigs_.data() + i * sb, &per[i]);
+            else st_->frozen->Query(sigs_.data() + i * sb, &per[i]);
+          }
+        },
+        stop());
+    offsets_.assign(n_ + 1, 0);
+    for (size_t i = 0; i < n_; i++) {
+      offsets_[i + 1] = offsets_[i] + static_cast<uint32_t>(per[i].size());
+      ids_.insert(ids_.end(), per[i].begin(), per[i].end());
+    }
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("ids", BigU64Array(env, std::move(ids_)));
+    const size_t m = offsets_.size();
+    o.Set("offsets", Napi::Uint32Array::New(env, m, ToArrayBuffer(env, std::move(offsets_)), 0));
+    return o;
+  }
+
+ private:
+  std::shared_ptr<LshState> st_;
+  std::vector<uint8_t> sigs_;
+  size_t n_;
+  size_t slots_;
+  std::vector<uint64_t> ids_;
+  std::vector<uint32_t> offsets_;
+};
+
+class SaveWorker : public PromiseWorker {
+ public:
+  SaveWorker(Napi::Env env, std::shared_ptr<LshState> st, std::string path)
+      : PromiseWorker(env), st_(std::move(st)), path_(std::move(path)) {}
+
+ protected:
+  Status Run() override {
+    std::shared_lock<std::shared_mutex> lock(st_->mu);
+    if (st_->closed) return Closed();
+    return st_->index->Save(path_);
+  }
+  Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  std::shared_ptr<LshState> st_;
+  std::string path_;
+};
+
+class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "LshIndex",
+                       {InstanceMethod("insert", &LshIndexWrap::Insert), InstanceMethod("insertSync", &LshIndexWrap::InsertSync),
+                        InstanceMethod("query", &LshIndexWrap::Query), InstanceMethod("queryBatch", &LshIndexWrap::QueryBatch),
+                        InstanceMethod("remove", &LshIndexWrap::Remove), InstanceMethod("size", &LshIndexWrap::Size),
+                        InstanceMethod("candidatePairs", &LshIndexWrap::CandidatePairs),
+                        InstanceMethod("clusters", &LshIndexWrap::Clusters), InstanceMethod("save", &LshIndexWrap::Save),
+                        InstanceMethod("params", &LshIndexWrap::Params), InstanceMethod("close", &LshIndexWrap::Close)});
+  }
+
+  // new LshIndex({ profile, numPerm, b, r }) or new LshIndex({ path, verify })
+  explicit LshIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshIndexWrap>(info) {
+    Napi::Env env = info.Env();
+    Napi::Object o = OptionsObject(env, info[0], "options");
+    st_ = std::make_shared<LshState>();
+    if (o.Has("path")) {
+      Napi::Value pv = o.Get("path");
+      if (!pv.IsString()) ThrowTypeError(env, "Expected option 'path' to be a string");
+      auto frozen = std::make_unique<lsh::FrozenIndex>();
+      Status s = frozen->Load(pv.As<Napi::String>().Utf8Value(), GetBool(o, "verify", false));
+      if (!s.ok()) throw StatusError(env, s);
+      st_->frozen = std::move(frozen);
+      return;
+    }
+    lsh::Params p;
+    p.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
+    p.value_bytes = GetUint32(o, "valueBytes", 4, 4, 8);
+    p.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
+    p.b = GetUint32(o, "b", 0, 1, 1 << 16);
+    p.r = GetUint32(o, "r", 0, 1, 1 << 16);
+    Status s = lsh::Validate(p);
+    if (!s.ok()) ThrowRangeError(env, s.message());
+    st_->index = std::make_unique<lsh::Index>(p);
+  }
+
+ private:
+  void CheckOpen(Napi::Env env) {
+    if (st_->closed) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the index is closed");
+  }
+  void CheckMutable(Napi::Env env, const char* what) {
+    CheckOpen(env);
+    if (!st_->index) throw CodedError(env, "ERR_NEARDUP_UNSUPPORTED", std::string(what) + ": a loaded index is read-only");
+  }
+
+  Napi::Value Insert(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckMutable(env, "insert");
+    auto ids = Ids(env, info[0]);
+    size_t n = 0;
+    auto sigs = Signatures(env, info[1], st_->params(), &n);
+    if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
+    return (new InsertWorker(env, st_, std::move(ids), std::move(sigs)))->QueueAndGetPromise();
+  }
+
+  Napi::Value InsertSync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckMutable(env, "insertSync");
+    auto ids = Ids(env, info[0]);
+    size_t n = 0;
+    auto sigs = Signatures(env, info[1], st_->params(), &n);
+    if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
+    return RunSync(
+        env,
+        [&] {
+          std::unique_lock<std::shared_mutex> lock(st_->mu);
+          return st_->index->Insert(ids.data(), sigs.data(), n, 1, nullptr);
+        },
+        [](Napi::Env e) { return e.Undefined(); });
+  }
+
+  Napi::Value Query(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    size_t n = 0;
+    auto sig = Signatures(env, info[0], st_->params(), &n);
+    if (n != 1) ThrowRangeError(env, "query takes exactly one signature (use queryBatch for many)");
+    std::vector<uint64_t> out;
+    {
+      std::shared_lock<std::shared_mutex> lock(st_->mu);
+      if (st_->index) st_->index->Query(sig.data(), &out);
+      else st_->frozen->Query(sig.data(), &out);
+    }
+    return BigU64Array(env, std::move(out));
+  }
+
+  Napi::Value QueryBatch(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    size_t n = 0;
+    auto sigs = Signatures(env, info[0], st_->params(), &n);
+    return (new QueryWorker(env, st_, std::move(sigs), n))->QueueAndGetPromise();
+  }
+
+  Napi::Value Remove(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckMutable(env, "remove");
+    if (!info[0].IsBigInt()) ThrowTypeError(env, "Expected id to be a bigint");
+    bool lossless = false;
+    const uint64_t id = info[0].As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless) ThrowRangeError(env, "id must be from 0 to 2^64-1");
+    std::unique_lock<std::shared_mutex> lock(st_->mu);
+    return Napi::Boolean::New(env, st_->index->Remove(id));
+  }
+
+  Napi::Value Size(const Napi::CallbackInfo& info) {
+    CheckOpen(info.Env());
+    std::shared_lock<std::shared_mutex> lock(st_->mu);
+    return Napi::Number::New(info.Env(), static_cast<double>(st_->index ? st_->index->size() : st_->frozen->size()));
+  }
+
+  Napi::Value CandidatePairs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    std::vector<lsh::Pair> pairs;
+    {
+      std::shared_lock<std::shared_mutex> lock(st_->mu);
+      if (st_->index) st_->index->CandidatePairs(&pairs);
+      else st_->frozen->CandidatePairs(&pairs);
+    }
+    return PairsObject(env, pairs);
+  }
+
+  Napi::Value Clusters(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    std::vector<uint64_t> ids, reps;
+    {
+      std::shared_lock<std::shared_mutex> lock(st_->mu);
+      if (st_->index) st_->index->Clusters(&ids, &reps);
+      else st_->frozen->Clusters(&ids, &reps);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("ids", BigU64Array(env, std::move(ids)));
+    o.Set("representatives", BigU64Array(env, std::move(reps)));
+    return o;
+  }
+
+  Napi::Value Save(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckMutable(env, "save");
+    if (!info[0].IsString()) ThrowTypeError(env, "Expected path to be a string");
+    return (new SaveWorker(env, st_, info[0].As<Napi::String>().Utf8Value()))->QueueAndGetPromise();
+  }
+
+  Napi::Value Params(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    const lsh::Params& p = st_->params();
+    static const char* names[] = {"fast", "datasketch", "doubri"};
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("profile", names[static_cast<int>(p.profile)]);
+    o.Set("numPerm", p.num_perm);
+    o.Set("b", p.b);
+    o.Set("r", p.r);
+    o.Set("readOnly", Napi::Boolean::New(env, !st_->index));
+    return o;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    std::unique_lock<std::shared_mutex> lock(st_->mu);  // waits for running workers
+    st_->closed = true;
+    st_->index.reset();
+    st_->frozen.reset();
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<LshState> st_;
+};
+
+Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) ThrowTypeError(env, "Expected threshold to be a number");
+  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected numPerm to be a number");
+  const double t = info[0].As<Napi::Number>().DoubleValue();
+  const double np = info[1].As<Napi::Number>().DoubleValue();
+  const double fp = info[2].IsUndefined() ? 0.5 : info[2].ToNumber().DoubleValue();
+  const double fn = info[3].IsUndefined() ? 0.5 : info[3].ToNumber().DoubleValue();
+  if (!(np >= 1 && np <= 65536) || np != static_cast<double>(static_cast<uint32_t>(np)))
+    ThrowRangeError(env, "numPerm must be an integer from 1 to 65536");
+  uint32_t b = 0, r = 0;
+  Status s = lsh::OptimalParam(t, static_cast<uint32_t>(np), fp, fn, &b, &r);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("b", b);
+  o.Set("r", r);
+  return o;
+}
+
+}  // namespace
+
+void LshIndexBinding::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("LshIndex", LshIndexWrap::Define(env));
+  exports.Set("lshOptimalParam", Napi::Function::New(env, OptimalParam, "lshOptimalParam"));
+}
+
+}  // namespace binding
+}  // namespace neardup

@@ -1,0 +1,86 @@
+#include "minhash/doubri_hashfile_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace neardup {
+namespace doubri {
+namespace {
+
+uint64_t LoadU64Le(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace
+
+Status HashFile::Open(const std::string& path) {
+  Status s = map_.Open(path);
+  if (!s.ok()) return s;
+  const uint8_t* d = map_.data();
+  const size_t size = map_.size();
+  if (size < kHashHeaderSize || std::memcmp(d, "MinHash", 7) != 0)
+    return Status(Code::kCorrupt, "'" + path + "' is not a doubri hash file (no 'MinHash' magic)");
+  if (d[7] != 4)
+    return Status(Code::kUnsupported, "'" + path + "': " + std::to_string(d[7]) +
+                                          " bytes per value; doubri hash files have 4");
+  const uint64_t n = LoadU64Le(d + 8), k = LoadU64Le(d + 16);
+  if (k != kValuesPerRecord)
+    return Status(Code::kUnsupported, "'" + path + "': " + std::to_string(k) +
+                                          " values per record; doubri 1.0 files have 800");
+  if (n > (size - kHashHeaderSize) / kRecordBytes || kHashHeaderSize + n * kRecordBytes != size)
+    return Status(Code::kCorrupt, "'" + path + "': the header announces " + std::to_string(n) +
+                                      " records but the file has " + std::to_string(size) + " bytes (expected " +
+                                      std::to_string(kHashHeaderSize) + " + 3200 per record)");
+  n_ = n;
+  return Status::Ok();
+}
+
+Status FlagFile::Read(const std::string& path, uint64_t expected) {
+  path_ = path;
+  std::string data;
+  Status s = io::ReadFile(path, &data);
+  if (!s.ok()) return s;
+  if (data.size() != expected)
+    return Status(Code::kInvalidInput, "'" + path + "' has " + std::to_string(data.size()) + " flags but its hash file has " +
+                                           std::to_string(expected) + " records");
+  for (size_t i = 0; i < data.size(); i++) {
+    if (data[i] != '0' && data[i] != '1')
+      return Status(Code::kInvalidInput, "'" + path + "': byte " + std::to_string(i) + " is not a flag ('0' or '1')");
+  }
+  flags_.assign(data.begin(), data.end());
+  return Status::Ok();
+}
+
+Status FlagFile::Write() const {
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status(Code::kIo, "cannot open '" + path_ + "' for writing: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < flags_.size()) {
+    const ssize_t w = ::pwrite(fd, flags_.data() + done, flags_.size() - done, static_cast<off_t>(done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Status s(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(errno));
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(w);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  if (::close(fd) != 0 || !synced)
+    return Status(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(synced ? errno : sync_errno));
+  return Status::Ok();
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace doubri
+}  // namespace neardup

@@ -1,0 +1,186 @@
+#include "minhash/lsh_dedup.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "minhash/union_find.h"
+#include "parallel/pool.h"
+
+namespace neardup {
+namespace lsh {
+
+Dedup::Dedup(const DedupOptions& o) : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0) {}
+
+Status Dedup::Init() {
+  Status s = Validate(o_.params);
+  if (!s.ok()) return s;
+  if (spill_) {
+    sigs_file_ = std::make_unique<TempFile>();
+    s = sigs_file_->Create(o_.tmp_dir, "sigs");
+    if (!s.ok()) return s;
+    if (o_.verify == Verify::kExact) {
+      sh_file_ = std::make_unique<TempFile>();
+      s = sh_file_->Create(o_.tmp_dir, "shingles");
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Dedup::Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes) {
+  if (file) return file->Append(data, bytes);
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  mem->insert(mem->end(), p, p + bytes);
+  return Status::Ok();
+}
+
+Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uint64_t* shingles, const uint32_t* offsets,
+                  size_t slots, const std::atomic<bool>* stop) {
+  if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
+  if (o_.verify == Verify::kExact && (!shingles || !offsets))
+    return Status(Code::kInvalidArgument, "exact verification needs the shingle hashes of every document");
+  std::vector<uint64_t> keys(n * o_.params.b);
+  BandKeysBatch(o_.params, sigs, n, keys.data(), slots, stop);
+  if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  Status s = runs_.Add(keys.data(), n, docs_, valid, slots, stop);
+  if (!s.ok()) return s;
+  s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < n; i++) valid_.push_back(valid ? valid[i] : 1);
+  if (o_.verify == Verify::kExact) {
+    // Each document's set: sorted, distinct.
+    std::vector<uint64_t> sets(shingles, shingles + offsets[n]);
+    std::vector<uint32_t> counts(n);
+    parallel::ParallelFor(n, 64, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t i = b; i < e; i++) {
+        uint64_t* lo = sets.data() + offsets[i];
+        uint64_t* hi = sets.data() + offsets[i + 1];
+        std::sort(lo, hi);
+        counts[i] = static_cast<uint32_t>(std::unique(lo, hi) - lo);
+      }
+    }, stop);
+    for (size_t i = 0; i < n; i++) {
+      s = Store(&sh_mem_, sh_file_.get(), sets.data() + offsets[i], counts[i] * 8);
+      if (!s.ok()) return s;
+      sh_off_.push_back(sh_off_.back() + counts[i]);
+    }
+  }
+  docs_ += n;
+  return Status::Ok();
+}
+
+namespace {
+
+double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
+  if (na == 0 && nb == 0) return 1.0;
+  size_t i = 0, j = 0, inter = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) i++;
+    else if (b[j] < a[i]) j++;
+    else { inter++; i++; j++; }
+  }
+  return static_cast<double>(inter) / static_cast<double>(na + nb - inter);
+}
+
+}  // namespace
+
+Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out) {
+  *out = DedupResult();
+  Status s = runs_.Seal(slots, stop);
+  if (!s.ok()) return s;
+  const uint64_t n = docs_;
+  UnionFind uf(n);
+  const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
+  std::vector<uint64_t> cand;  // a << 32 | b
+  auto add_pair = [&](uint64_t a, uint64_t b) { cand.push_back(a << 32 | b); };
+  for (uint32_t j = 0; j < o_.params.b; j++) {
+    s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
+      if (!need_pairs) {
+        for (size_t x = 1; x < m; x++) uf.Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
+        return;
+      }
+      if (m <= kAllPairsBucket) {
+        for (size_t x = 0; x < m; x++)
+          for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
+      } else {
+        for (size_t x = 1; x < m; x++) {
+          add_pair(d[0], d[x]);
+          if (x > 1) add_pair(d[x - 1], d[x]);
+        }
+      }
+    });
+    if (!s.ok()) return s;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    if (cand.size() > (size_t(1) << 24)) {  // keep the list compact between bands
+      std::sort(cand.begin(), cand.end());
+      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    }
+  }
+  out->spilled_bytes = runs_.spilled_bytes();
+  out->runs = runs_.runs();
+  if (need_pairs) {
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    out->candidate_pairs = cand.size();
+    // Signatures (and shingle sets) for verification: in memory, or the temporary files mapped.
+    io::MappedFile sig_map, sh_map;
+    const uint8_t* sigs = sigs_mem_.data();
+    const uint64_t* sh = reinterpret_cast<const uint64_t*>(sh_mem_.data());
+    if (spill_) {
+      s = sigs_file_->Finish();
+      if (s.ok()) s = sig_map.Open(sigs_file_->path());
+      if (!s.ok()) return s;
+      sigs = sig_map.data();
+      if (sh_file_) {
+        s = sh_file_->Finish();
+        if (s.ok()) s = sh_map.Open(sh_file_->path());
+        if (!s.ok()) return s;
+        sh = reinterpret_cast<const uint64_t*>(sh_map.data());
+      }
+    }
+    const size_t sb = o_.params.signature_bytes();
+    std::vector<float> est(cand.size()), exact(o_.verify == Verify::kExact ? cand.size() : 0);
+    std::vector<uint8_t> keep(cand.size());
+    parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t i = b; i < e; i++) {
+        const uint64_t a = cand[i] >> 32, c = cand[i] & 0xffffffffu;
+        const double es = EstimateJaccard(o_.params, sigs + a * sb, sigs + c * sb);
+        est[i] = static_cast<float>(es);
+        double v = es;
+        if (o_.verify == Verify::kExact) {
+          v = ExactJaccard(sh + sh_off_[a], sh_off_[a + 1] - sh_off_[a], sh + sh_off_[c], sh_off_[c + 1] - sh_off_[c]);
+          exact[i] = static_cast<float>(v);
+        }
+        keep[i] = o_.verify == Verify::kNone || v >= o_.threshold;
+      }
+    }, stop);
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    for (size_t i = 0; i < cand.size(); i++) {
+      if (!keep[i]) continue;
+      const uint32_t a = static_cast<uint32_t>(cand[i] >> 32), c = static_cast<uint32_t>(cand[i]);
+      uf.Union(a, c);
+      out->kept_pairs++;
+      if (o_.want_pairs) {
+        out->pair_a.push_back(a);
+        out->pair_b.push_back(c);
+        out->pair_estimate.push_back(est[i]);
+        if (o_.verify == Verify::kExact) out->pair_exact.push_back(exact[i]);
+      }
+    }
+  }
+  uf.Roots(&out->rep);
+  std::vector<uint8_t> is_rep_of_many(n, 0);
+  for (uint64_t i = 0; i < n; i++) {
+    if (out->rep[i] != i) {
+      out->duplicates++;
+      if (!is_rep_of_many[out->rep[i]]) {
+        is_rep_of_many[out->rep[i]] = 1;
+        out->clusters++;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace lsh
+}  // namespace neardup

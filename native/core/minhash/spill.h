@@ -1,0 +1,74 @@
+// (band key, doc) entries per band, kept in memory or spilled to sorted run files when they outgrow a
+// memory budget, then read back per band in (key, doc) order (one k-way merge over the runs). The order is
+// the same whether or not anything was spilled, so results built on it are identical in both modes.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace neardup {
+namespace lsh {
+
+struct KeyDoc {
+  uint64_t key;
+  uint64_t doc;
+  bool operator<(const KeyDoc& o) const { return key != o.key ? key < o.key : doc < o.doc; }
+};
+
+// A temporary file in a folder, removed when destroyed.
+class TempFile {
+ public:
+  TempFile() = default;
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  Status Create(const std::string& dir, const char* tag);
+  Status Append(const void* data, size_t n);
+  Status Finish();  // flushes; the file can then be read by path
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  std::FILE* f_ = nullptr;
+  std::string path_;
+  uint64_t size_ = 0;
+};
+
+class BandRuns {
+ public:
+  // memory_bytes = 0: never spill.
+  BandRuns(uint32_t bands, uint64_t memory_bytes, std::string tmp_dir);
+  // keys[i*bands + j] for docs first_doc + i; docs with valid[i] == 0 are left out.
+  Status Add(const uint64_t* keys, size_t n, uint64_t first_doc, const uint8_t* valid, size_t slots,
+             const std::atomic<bool>* stop);
+  // Calls fn(docs, m) for every group of m >= 2 docs (ascending) sharing a key in band j; bands in order.
+  Status ForEachBucket(uint32_t band, size_t slots, const std::function<void(const uint64_t*, size_t)>& fn);
+  // Sorts what is still in memory (once, before the first ForEachBucket), on the pool.
+  Status Seal(size_t slots, const std::atomic<bool>* stop);
+  size_t runs() const { return runs_.size(); }
+  uint64_t spilled_bytes() const { return spilled_; }
+
+ private:
+  Status Spill(size_t slots, const std::atomic<bool>* stop);
+  struct Run {
+    std::unique_ptr<TempFile> file;
+    std::vector<uint64_t> band_offset;  // entry offset of each band's section; size bands + 1
+  };
+  uint32_t bands_;
+  uint64_t budget_entries_;
+  std::string tmp_;
+  std::vector<std::vector<KeyDoc>> mem_;
+  uint64_t mem_entries_ = 0;
+  std::vector<Run> runs_;
+  uint64_t spilled_ = 0;
+  bool sealed_ = false;
+};
+
+}  // namespace lsh
+}  // namespace neardup

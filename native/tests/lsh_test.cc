@@ -1,0 +1,122 @@
+// Core tests for LSH: datasketch's (b, r), union-find roots, index pairs vs brute force, spill == memory.
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "check.h"
+#include "minhash/lsh.h"
+#include "minhash/lsh_dedup.h"
+#include "minhash/union_find.h"
+
+using namespace neardup;
+
+TEST(optimal_param_samples) {
+  // From ../shared/vectors/datasketch-legacy optimal_param.
+  struct C { uint32_t k; double t; uint32_t b, r; } cases[] = {
+      {16, 0.1, 15, 1}, {64, 0.3, 21, 3}, {128, 0.8, 9, 13}, {128, 0.5, 25, 5}, {200, 0.95, 4, 48}, {256, 0.9, 9, 28}};
+  for (const C& c : cases) {
+    uint32_t b = 0, r = 0;
+    EXPECT(lsh::OptimalParam(c.t, c.k, 0.5, 0.5, &b, &r).ok());
+    EXPECT_EQ(b, c.b);
+    EXPECT_EQ(r, c.r);
+  }
+  uint32_t b, r;
+  EXPECT(!lsh::OptimalParam(1.5, 128, 0.5, 0.5, &b, &r).ok());
+}
+
+TEST(union_find_root_is_first) {
+  UnionFind uf(6);
+  uf.Union(5, 3);
+  uf.Union(3, 4);
+  uf.Union(4, 1);
+  std::vector<uint32_t> roots;
+  uf.Roots(&roots);
+  EXPECT_EQ(roots[5], 1u);
+  EXPECT_EQ(roots[3], 1u);
+  EXPECT_EQ(roots[0], 0u);
+  EXPECT_EQ(roots[2], 2u);
+}
+
+static std::vector<uint32_t> RandomSigs(size_t n, uint32_t k, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<uint32_t> s(n * k);
+  for (size_t i = 0; i < n; i++) {
+    const bool copy = i > 5 && g() % 2;
+    const size_t src = copy ? g() % i : 0;
+    for (uint32_t v = 0; v < k; v++) s[i * k + v] = copy && g() % 5 ? s[src * k + v] : g() % 8;
+  }
+  return s;
+}
+
+TEST(index_pairs_match_brute_force) {
+  lsh::Params p;
+  p.profile = lsh::Profile::kDatasketch;
+  p.num_perm = 16;
+  p.b = 4;
+  p.r = 4;
+  p.value_bytes = 4;
+  const size_t n = 120;
+  auto sigs = RandomSigs(n, 16, 3);
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; i++) ids[i] = i;
+  lsh::Index idx(p);
+  EXPECT(idx.Insert(ids.data(), reinterpret_cast<const uint8_t*>(sigs.data()), n, 1, nullptr).ok());
+  EXPECT(!idx.Insert(ids.data(), reinterpret_cast<const uint8_t*>(sigs.data()), 1, 1, nullptr).ok());
+  std::vector<lsh::Pair> pairs;
+  idx.CandidatePairs(&pairs);
+  std::vector<lsh::Pair> expect;
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = a + 1; b < n; b++)
+      for (uint32_t j = 0; j < 4; j++)
+        if (std::memcmp(&sigs[a * 16 + j * 4], &sigs[b * 16 + j * 4], 16) == 0) {
+          expect.emplace_back(a, b);
+          break;
+        }
+  EXPECT(!expect.empty());
+  EXPECT(pairs == expect);
+}
+
+TEST(spill_equals_memory) {
+  lsh::DedupOptions o;
+  o.params.profile = lsh::Profile::kFast;
+  o.params.num_perm = 16;
+  o.params.b = 8;
+  o.params.r = 2;
+  o.params.value_bytes = 4;
+  o.want_pairs = true;
+  o.verify = lsh::Verify::kEstimate;
+  o.threshold = 0.5;
+  const size_t n = 500;
+  auto sigs = RandomSigs(n, 16, 9);
+  lsh::DedupResult a, b;
+  {
+    lsh::Dedup d(o);
+    EXPECT(d.Init().ok());
+    for (size_t at = 0; at < n; at += 100)
+      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(d.Finish(2, nullptr, &a).ok());
+  }
+  char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  o.memory_bytes = 2048;
+  o.tmp_dir = dir;
+  {
+    lsh::Dedup d(o);
+    EXPECT(d.Init().ok());
+    for (size_t at = 0; at < n; at += 100)
+      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(d.Finish(2, nullptr, &b).ok());
+  }
+  rmdir(dir);
+  EXPECT(b.runs > 5);
+  EXPECT(a.rep == b.rep);
+  EXPECT(a.pair_a == b.pair_a);
+  EXPECT(a.pair_b == b.pair_b);
+  EXPECT(a.kept_pairs > 0);
+  EXPECT(a.duplicates > 0);
+}
+
+TEST_MAIN("lsh")

@@ -1,0 +1,125 @@
+// dedup: planted near-duplicates with exact Jaccard by brute force (recall vs the S-curve, verify exact never
+// reports a pair below the threshold), spill mode == in-memory mode, the CLI outputs.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { dedup, shingleHashesSync, collisionProbability } from '../lib/index';
+import { cli } from './cli-helper';
+
+function corpus(seed: number): { texts: string[] } {
+  let s = seed >>> 0;
+  const rnd = () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 2 ** 32; };
+  const vocab = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}${'xyz'[i % 3]}`);
+  const texts: string[] = [];
+  for (let i = 0; i < 260; i++) {
+    if (i > 20 && rnd() < 0.45) {
+      // a near-copy of an earlier text: replace a fraction of its words
+      const src = texts[Math.floor(rnd() * texts.length)].split(' ');
+      const rate = [0, 0.01, 0.03, 0.06, 0.1, 0.2][Math.floor(rnd() * 6)];
+      texts.push(src.map((w) => (rnd() < rate ? vocab[Math.floor(rnd() * vocab.length)] : w)).join(' '));
+    } else {
+      texts.push(Array.from({ length: 150 + Math.floor(rnd() * 100) }, () => vocab[Math.floor(rnd() * vocab.length)]).join(' '));
+    }
+  }
+  return { texts };
+}
+
+function jaccardMatrix(texts: string[]): (a: number, b: number) => number {
+  const r = shingleHashesSync(texts, { hash: 'fast64', dedupe: true });
+  const sets = texts.map((_, i) => Array.from(r.hashes.subarray(r.offsets[i], r.offsets[i + 1]) as BigUint64Array).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+  return (a, b) => {
+    const x = sets[a], y = sets[b];
+    let i = 0, j = 0, inter = 0;
+    while (i < x.length && j < y.length) {
+      if (x[i] < y[j]) i++; else if (y[j] < x[i]) j++; else { inter++; i++; j++; }
+    }
+    return x.length + y.length === 0 ? 1 : inter / (x.length + y.length - inter);
+  };
+}
+
+const { texts } = corpus(12345);
+const J = jaccardMatrix(texts);
+const truth: [number, number, number][] = [];
+for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++) { const j = J(a, b); if (j > 0.3) truth.push([a, b, j]); }
+
+test('recall of candidate pairs at J >= t agrees with the S-curve 1-(1-s^r)^b', async () => {
+  const t = 0.8;
+  const res = await dedup(texts, { threshold: t, pairs: true });
+  const found = new Set(Array.from(res.pairA, (a, i) => `${a},${res.pairB[i]}`));
+  const pos = truth.filter(([, , j]) => j >= t);
+  assert.ok(pos.length >= 30, `planted pairs above t: ${pos.length}`);
+  const expected = pos.reduce((acc, [, , j]) => acc + collisionProbability(j, res.b, res.r), 0);
+  const variance = pos.reduce((acc, [, , j]) => { const p = collisionProbability(j, res.b, res.r); return acc + p * (1 - p); }, 0);
+  const hits = pos.filter(([a, b]) => found.has(`${a},${b}`)).length;
+  assert.ok(Math.abs(hits - expected) <= 4 * Math.sqrt(variance) + 1, `hits ${hits} vs expected ${expected.toFixed(1)} (sd ${Math.sqrt(variance).toFixed(2)})`);
+  // pairs well below t are rarely candidates either
+  const low = truth.filter(([, , j]) => j < 0.5);
+  const lowExpected = low.reduce((acc, [, , j]) => acc + collisionProbability(j, res.b, res.r), 0);
+  const lowHits = low.filter(([a, b]) => found.has(`${a},${b}`)).length;
+  assert.ok(lowHits <= lowExpected + 4 * Math.sqrt(lowExpected) + 1, `low pairs ${lowHits} vs ${lowExpected.toFixed(2)}`);
+});
+
+test('verify exact: every reported pair is >= threshold with its brute-force Jaccard; recall target', async () => {
+  const t = 0.8;
+  // pick (b, r) for recall (lower threshold for the banding), then verify exactly at t
+  const res = await dedup(texts, { threshold: 0.6, verify: 'exact', pairs: true });
+  assert.ok(res.pairA.length > 0);
+  for (let i = 0; i < res.pairA.length; i++) {
+    const j = J(res.pairA[i], res.pairB[i]);
+    assert.ok(Math.abs(res.pairExact[i] - j) < 1e-6, 'exact Jaccard matches brute force');
+  }
+  const strict = await dedup(texts, { threshold: t, b: 25, r: 5, verify: 'exact', pairs: true });
+  for (let i = 0; i < strict.pairA.length; i++) assert.ok(J(strict.pairA[i], strict.pairB[i]) >= t, 'no pair below t');
+  const pos = truth.filter(([, , j]) => j >= t);
+  const found = new Set(Array.from(strict.pairA, (a, i) => `${a},${strict.pairB[i]}`));
+  const recall = pos.filter(([a, b]) => found.has(`${a},${b}`)).length / pos.length;
+  assert.ok(recall >= 0.97, `recall ${recall}`);
+  // clusters: representative is the smallest line of its component of verified pairs
+  for (let i = 0; i < texts.length; i++) assert.ok(strict.representative[i] <= i);
+});
+
+test('spill mode (tiny --memory) gives the same clusters and pairs as the in-memory run', async () => {
+  for (const verify of ['none', 'estimate', 'exact'] as const) {
+    const a = await dedup(texts, { threshold: 0.7, verify, pairs: true });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-spill-'));
+    try {
+      const b = await dedup(texts, { threshold: 0.7, verify, pairs: true, memory: 4096, tmp: dir });
+      assert.ok(b.runs > 10, `spilled ${b.runs} runs`);
+      assert.equal(Array.from(b.representative), Array.from(a.representative));
+      assert.equal(Array.from(b.pairA), Array.from(a.pairA));
+      assert.equal(Array.from(b.pairB), Array.from(a.pairB));
+      assert.equal(Array.from(b.pairEstimate), Array.from(a.pairEstimate));
+      assert.equal(fs.readdirSync(dir), [], 'temporary files removed');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped, summary on stdout', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-'));
+  try {
+    const lines = [texts[0], texts[1], texts[0], 'short', texts[1]].map((t) => JSON.stringify({ text: t }));
+    lines.splice(3, 0, '{bad json');
+    fs.writeFileSync(path.join(dir, 'in.jsonl'), lines.join('\n'));  // no final newline
+    const r = cli(dir, ['dedup', 'in.jsonl', '--flags', 'f', '--clusters', 'c', '--kept', 'k', '--pairs', 'p', '--on-bad-line', 'skip']);
+    assert.is(r.code, 0, r.stderr);
+    const summary = JSON.parse(r.stdout.toString());
+    assert.is(summary.documents, 6);
+    assert.is(summary.bad_lines, 1);
+    assert.is(summary.duplicates, 2);
+    assert.is(fs.readFileSync(path.join(dir, 'f'), 'utf8'), '1\n1\n0\n1\n1\n0\n');
+    assert.is(fs.readFileSync(path.join(dir, 'c'), 'utf8'), '0\n1\n0\n3\n4\n1\n');
+    assert.is(fs.readFileSync(path.join(dir, 'k'), 'utf8'), [lines[0], lines[1], lines[3], lines[4]].join('\n') + '\n');
+    assert.is(fs.readFileSync(path.join(dir, 'p'), 'utf8'), '{"a": 0, "b": 2, "estimate": 1}\n{"a": 1, "b": 5, "estimate": 1}\n');
+    const e = cli(dir, ['dedup', 'in.jsonl', '--flags', 'f']);
+    assert.is(e.code, 1);
+    assert.match(e.stderr, /in\.jsonl:4/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();

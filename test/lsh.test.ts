@@ -1,0 +1,119 @@
+// LSH index: datasketch's (b, r) choice and candidate pairs from ../shared/vectors/datasketch-legacy, brute-force
+// band equality on random signatures, remove, clusters, save/load (memory-mapped, read-only), close.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LshIndex, optimalParam, NeardupError } from '../lib/index';
+
+const D = path.join(__dirname, '..', '..', 'shared', 'vectors', 'datasketch-legacy');
+const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')) as {
+  optimal_param: { num_perm: number; threshold: number; b: number; r: number }[];
+  cases: { shingles: string; num_perm: number; seed: number; signatures: number[][];
+    lsh?: { threshold: number; b: number; r: number; pairs: [number, number][] }[] }[];
+};
+
+test('optimalParam reproduces datasketch for every (num_perm, threshold) in the vectors', () => {
+  assert.is(vectors.optimal_param.length, 70);
+  for (const c of vectors.optimal_param) assert.equal(optimalParam(c.threshold, c.num_perm), { b: c.b, r: c.r }, JSON.stringify(c));
+});
+
+const flat = (sigs: number[][]) => Uint32Array.from(sigs.flat());
+const pairsOf = (p: { a: BigUint64Array; b: BigUint64Array }) => Array.from(p.a, (a, i) => [Number(a), Number(p.b[i])]);
+
+test('candidate pairs equal datasketch MinHashLSH for thresholds 0.5/0.8/0.9 (datasketch signatures)', () => {
+  let checked = 0;
+  for (const c of vectors.cases) {
+    for (const l of c.lsh ?? []) {
+      const idx = new LshIndex({ profile: 'datasketch', numPerm: c.num_perm, threshold: l.threshold });
+      assert.equal([idx.params.b, idx.params.r], [l.b, l.r]);
+      idx.insertSync(c.signatures.map((_, i) => i), flat(c.signatures));
+      assert.equal(pairsOf(idx.candidatePairs()), l.pairs, `${c.shingles} ${c.num_perm} t=${l.threshold}`);
+      // query agrees with the pairs
+      const q = Array.from(idx.query(Uint32Array.from(c.signatures[l.pairs[0][0]]))).map(Number);
+      assert.ok(q.includes(l.pairs[0][1]));
+      idx.close();
+      checked++;
+    }
+  }
+  assert.is(checked, 12);
+});
+
+function rng(seed: number) {
+  let s = BigInt(seed) | 1n;
+  return () => { s ^= s << 13n; s &= (1n << 64n) - 1n; s ^= s >> 7n; s ^= s << 17n; s &= (1n << 64n) - 1n; return s; };
+}
+
+test('fast profile: pairs, query and clusters equal brute-force band comparison', async () => {
+  const next = rng(7);
+  const n = 300, k = 32, b = 8, r = 4;
+  const sigs = new BigUint64Array(n * k);
+  for (let i = 0; i < n; i++) {
+    const src = i >= 10 && Number(next() % 3n) === 0 ? Number(next() % BigInt(i)) : -1;
+    for (let v = 0; v < k; v++) sigs[i * k + v] = src >= 0 && Number(next() % 4n) !== 0 ? sigs[src * k + v] : next() % 16n;
+  }
+  const ids = Array.from({ length: n }, (_, i) => BigInt(1000 + i));
+  const idx = new LshIndex({ profile: 'fast', numPerm: k, b, r, valueBytes: 8 });
+  await idx.insert(ids, sigs);
+  const expect: number[][] = [];
+  const band = (i: number, j: number) => Array.from(sigs.subarray(i * k + j * r, i * k + j * r + r)).join(',');
+  for (let x = 0; x < n; x++)
+    for (let y = x + 1; y < n; y++)
+      for (let j = 0; j < b; j++) if (band(x, j) === band(y, j)) { expect.push([1000 + x, 1000 + y]); break; }
+  assert.ok(expect.length > 50, `enough pairs (${expect.length})`);
+  assert.equal(pairsOf(idx.candidatePairs()), expect);
+  // clusters: representative = smallest id of each connected component
+  const parent = Array.from({ length: n }, (_, i) => i);
+  const find = (x: number): number => (parent[x] === x ? x : (parent[x] = find(parent[x])));
+  for (const [a, c] of expect) { const ra = find(a - 1000), rc = find(c - 1000); parent[Math.max(ra, rc)] = Math.min(ra, rc); }
+  const cl = idx.clusters();
+  assert.equal(Array.from(cl.ids), ids);
+  assert.equal(Array.from(cl.representatives, Number), Array.from({ length: n }, (_, i) => find(i) + 1000));
+
+  // save / load: same answers from the memory-mapped tables, concurrently
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-lsh-'));
+  try {
+    const file = path.join(dir, 'x.lsh');
+    await idx.save(file);
+    const ro = LshIndex.load(file, { verify: true });
+    assert.equal(ro.params, { profile: 'fast', numPerm: k, b, r, readOnly: true });
+    assert.is(ro.size, n);
+    assert.equal(pairsOf(ro.candidatePairs()), expect);
+    assert.equal(Array.from(ro.clusters().representatives), Array.from(cl.representatives));
+    const [q1, q2] = await Promise.all([ro.queryBatch(sigs), idx.queryBatch(sigs)]);
+    assert.equal(Array.from(q1.ids), Array.from(q2.ids));
+    assert.equal(Array.from(q1.offsets), Array.from(q2.offsets));
+    for (let i = 0; i < n; i += 37) assert.equal(Array.from(ro.query(sigs.subarray(i * k, (i + 1) * k))), Array.from(q1.ids.subarray(q1.offsets[i], q1.offsets[i + 1])));
+    assert.throws(() => ro.remove(1000n), (e: NeardupError) => e.code === 'ERR_NEARDUP_UNSUPPORTED');
+    ro.close();
+    assert.throws(() => ro.size, (e: NeardupError) => e.code === 'ERR_NEARDUP_CLOSED');
+    // a corrupted file is refused
+    const bytes = fs.readFileSync(file);
+    bytes[bytes.length - 3] ^= 1;
+    fs.writeFileSync(file, bytes);
+    assert.throws(() => LshIndex.load(file, { verify: true }), (e: NeardupError) => e.code === 'ERR_NEARDUP_CORRUPT');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  // remove: the pairs of the removed id disappear
+  const victim = expect[0][0];
+  assert.ok(idx.remove(BigInt(victim)));
+  assert.not.ok(idx.remove(BigInt(victim)));
+  assert.equal(pairsOf(idx.candidatePairs()), expect.filter((p) => p[0] !== victim && p[1] !== victim));
+  assert.throws(() => idx.insertSync([1001n], sigs.subarray(0, k)), /already in the index/);
+  idx.close();
+});
+
+test('argument errors: wrong array type, b*r > numPerm, threshold and (b, r) together', () => {
+  assert.throws(() => new LshIndex({ profile: 'fast', numPerm: 16, b: 5, r: 4 }), RangeError);
+  assert.throws(() => new LshIndex({ profile: 'doubri', numPerm: 16, b: 4, r: 4, valueBytes: 8 }), RangeError);
+  assert.throws(() => new LshIndex({ numPerm: 16, b: 4, r: 4, threshold: 0.5 }), RangeError);
+  const idx = new LshIndex({ profile: 'datasketch', numPerm: 16, threshold: 0.5 });
+  assert.throws(() => idx.insertSync([0n], new BigUint64Array(16)), TypeError);
+  assert.throws(() => idx.insertSync([0n], new Uint32Array(15)), RangeError);
+  idx.close();
+});
+
+test.run();
