@@ -12,7 +12,11 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
-      "native/core/io/header.cc"
+      "native/core/io/header.cc",
+      "native/core/simhash/fingerprint.cc",
+      "native/core/simhash/layout.cc",
+      "native/core/simhash/index.cc",
+      "native/core/simhash/all_pairs.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
