@@ -3,5 +3,7 @@ import cjs from './index.js';
 
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
+  simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
+  simhashFindAllSync, SimhashIndex,
 } = cjs;
 export type * from './index.js';

@@ -5,5 +5,11 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts,
 } from './shingles';
+export {
+  simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
+  simhashFindAllSync, SimhashIndex,
+  type SimhashOptions, type SimhashFindAllOptions, type SimhashFindAllResult, type SimhashIndexOptions,
+  type SimhashIndexStats, type SimhashFirstMatches, type SimhashAllMatches, type U64Input,
+} from './simhash';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -23,7 +23,9 @@
       "native/binding/args.cc",
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
-      "native/binding/runtime.cc"
+      "native/binding/runtime.cc",
+      "native/binding/simhash.cc",
+      "native/binding/simhash_index.cc"
     ]
   }
 }

@@ -6,6 +6,8 @@
 #include "args.h"
 #include "runtime.h"
 #include "shingles.h"
+#include "simhash.h"
+#include "simhash_index.h"
 
 namespace neardup {
 namespace binding {
@@ -88,6 +90,8 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
       new std::shared_ptr<AddonState>(data->state));
   Runtime::Init(env, exports);
   Shingles::Init(env, exports);
+  Simhash::Init(env, exports);
+  SimhashIndexClass::Init(env, exports);
   return exports;
 }
 
