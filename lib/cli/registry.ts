@@ -1,5 +1,6 @@
 // Every CLI command, in the order `neardup --help` lists them. Engines add theirs here.
 import type { Command } from './common';
 import { shinglesCommand } from './commands/shingles';
+import { simhashCommand } from './commands/simhash';
 
-export const commands: Command[] = [shinglesCommand];
+export const commands: Command[] = [shinglesCommand, simhashCommand];
