@@ -288,36 +288,58 @@ NEARDUP_INLINE bool Index::Query(uint64_t q, uint64_t* first, std::vector<uint32
     if (run->hi == run->lo) continue;
     const uint32_t s = run->s, kw = 32 - s;
     const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
-    for (size_t t = 0; t < T; t++) {
-      const Table& tb = layout_.table(t);
-      const RunTable& rt = run->t[t];
-      const uint64_t perm = tb.Permute(q);
-      const size_t bucket = rt.d > 0 ? static_cast<size_t>(perm >> (64 - rt.d)) : 0;
-      size_t beg = rt.dir[bucket];
-      const size_t end = rt.dir[bucket + 1];
-      if (beg == end) continue;
-      const uint32_t pk = std::min(tb.prefix_bits - rt.d, kw);
-      uint64_t lowkey = 0, highkey = uint64_t{1} << 32;
-      if (pk > 0) {
-        const uint64_t q32 = ((perm << rt.d) >> (64 - kw)) << s;
-        const uint64_t span = uint64_t{1} << (32 - pk);
-        lowkey = q32 & ~(span - 1);
-        highkey = lowkey + span;
-        if (end - beg > 16)
-          beg = static_cast<size_t>(std::lower_bound(rt.ent + beg, rt.ent + end, static_cast<uint32_t>(lowkey)) - rt.ent);
+    // Tables in chunks of kChunk: compute every bucket and prefetch its directory words, then read the
+    // ranges and prefetch the entries, then scan. The cache misses of a chunk overlap instead of queueing.
+    constexpr size_t kChunk = 16;
+    for (size_t t0 = 0; t0 < T; t0 += kChunk) {
+      const size_t t1 = std::min(T, t0 + kChunk);
+      uint64_t perms[kChunk];
+      size_t buckets[kChunk];
+      uint32_t begs[kChunk], ends[kChunk];
+      for (size_t t = t0; t < t1; t++) {
+        const RunTable& rt = run->t[t];
+        const uint64_t perm = layout_.table(t).Permute(q);
+        const size_t bucket = rt.d > 0 ? static_cast<size_t>(perm >> (64 - rt.d)) : 0;
+        perms[t - t0] = perm;
+        buckets[t - t0] = bucket;
+        __builtin_prefetch(rt.dir + bucket);
       }
-      for (size_t i = beg; i < end; i++) {
-        const uint32_t x = rt.ent[i];
-        if (x < lowkey) continue;
-        if (x >= highkey) break;
-        const size_t slot = run->lo + (x & smask);
-        const uint64_t diff = f[slot] ^ q;
-        if ((diff & tb.prefix_mask) != 0 || Pop(diff) > k || !Alive(slot)) continue;
-        if (!kAll) {
-          *first = Ids()[slot];
-          return true;
+      for (size_t t = t0; t < t1; t++) {
+        const RunTable& rt = run->t[t];
+        begs[t - t0] = rt.dir[buckets[t - t0]];
+        ends[t - t0] = rt.dir[buckets[t - t0] + 1];
+        if (begs[t - t0] != ends[t - t0]) __builtin_prefetch(rt.ent + begs[t - t0]);
+      }
+      for (size_t t = t0; t < t1; t++) {
+        size_t beg = begs[t - t0];
+        const size_t end = ends[t - t0];
+        if (beg == end) continue;
+        const Table& tb = layout_.table(t);
+        const RunTable& rt = run->t[t];
+        const uint64_t perm = perms[t - t0];
+        const uint32_t pk = std::min(tb.prefix_bits - rt.d, kw);
+        uint64_t lowkey = 0, highkey = uint64_t{1} << 32;
+        if (pk > 0) {
+          const uint64_t q32 = ((perm << rt.d) >> (64 - kw)) << s;
+          const uint64_t span = uint64_t{1} << (32 - pk);
+          lowkey = q32 & ~(span - 1);
+          highkey = lowkey + span;
+          if (end - beg > 16)
+            beg = static_cast<size_t>(std::lower_bound(rt.ent + beg, rt.ent + end, static_cast<uint32_t>(lowkey)) - rt.ent);
         }
-        if (layout_.IsCanonical(t, diff)) all->push_back(static_cast<uint32_t>(slot));
+        for (size_t i = beg; i < end; i++) {
+          const uint32_t x = rt.ent[i];
+          if (x < lowkey) continue;
+          if (x >= highkey) break;
+          const size_t slot = run->lo + (x & smask);
+          const uint64_t diff = f[slot] ^ q;
+          if ((diff & tb.prefix_mask) != 0 || Pop(diff) > k || !Alive(slot)) continue;
+          if (!kAll) {
+            *first = Ids()[slot];
+            return true;
+          }
+          if (layout_.IsCanonical(t, diff)) all->push_back(static_cast<uint32_t>(slot));
+        }
       }
     }
   }
