@@ -4,5 +4,7 @@ import cjs from './index.js';
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
   doubriSelf, doubriOther, LshIndex, optimalParam, collisionProbability, dedup, DedupSession,
+  simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
+  simhashFindAllSync, SimhashIndex,
 } = cjs;
 export type * from './index.js';

@@ -8,5 +8,11 @@ export {
 export { LshIndex, optimalParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
 export { dedup, DedupSession, type DedupOptions, type DedupResult, type DedupProfile, type DedupVerify } from './dedup';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
+export {
+  simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
+  simhashFindAllSync, SimhashIndex,
+  type SimhashOptions, type SimhashFindAllOptions, type SimhashFindAllResult, type SimhashIndexOptions,
+  type SimhashIndexStats, type SimhashFirstMatches, type SimhashAllMatches, type U64Input,
+} from './simhash';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -90,6 +90,43 @@ export interface NativeLshDedup {
   add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
   finish(): Promise<NativeDedupResult>;
   close(): void;
+export interface NativeSimhashOptions extends Omit<NativeShingleOptions, 'hash' | 'dedupe'> {
+  profile?: 'default' | 'seomoz';
+  hash?: 'fast64' | 'murmur3_64' | 'md5_64';
+  weighting?: 'count' | 'binary';
+}
+
+export interface NativeSimhashFindAllResult {
+  pairs: BigUint64Array;
+  clusterOffsets?: Uint32Array;
+  clusterIds?: BigUint64Array;
+}
+
+export interface NativeSimhashIndex {
+  insert(ids: BigUint64Array, fps: BigUint64Array): void;
+  insertAsync(ids: BigUint64Array, fps: BigUint64Array): Promise<void>;
+  remove(ids: BigUint64Array): number;
+  removeAsync(ids: BigUint64Array): Promise<number>;
+  has(id: bigint): boolean;
+  findFirst(fp: bigint): bigint | null;
+  findAll(fp: bigint): BigUint64Array;
+  findFirstMany(fps: BigUint64Array): Promise<{ ids: BigUint64Array; found: Uint8Array }>;
+  findFirstManySync(fps: BigUint64Array): { ids: BigUint64Array; found: Uint8Array };
+  findAllMany(fps: BigUint64Array): Promise<{ offsets: Uint32Array; ids: BigUint64Array }>;
+  findAllManySync(fps: BigUint64Array): { offsets: Uint32Array; ids: BigUint64Array };
+  compact(): void;
+  save(path: string): Promise<void>;
+  saveSync(path: string): void;
+  stats(): {
+    blocks: number; distance: number; tables: number; size: number; slots: number; tombstones: number;
+    buffered: number; tableBytes: number; entryBytes: number; mapped: boolean;
+  };
+  close(): void;
+}
+
+export interface NativeSimhashIndexClass {
+  new (options?: { blocks?: number; distance?: number }): NativeSimhashIndex;
+  open(path: string, options?: { verify?: boolean }): NativeSimhashIndex;
 }
 
 export interface NativeBinding {
@@ -103,6 +140,13 @@ export interface NativeBinding {
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
   doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
+  simhashFingerprints(texts: TextInput, options?: NativeSimhashOptions): Promise<BigUint64Array>;
+  simhashFingerprintsSync(texts: TextInput, options?: NativeSimhashOptions): BigUint64Array;
+  simhashCompute(features: BigUint64Array, weights?: Float64Array): bigint;
+  simhashFindAll(ids: BigUint64Array, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
+  simhashFindAllSync(ids: BigUint64Array, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
+  simhashPickBlocks(n: number, distance: number): number;
+  SimhashIndex: NativeSimhashIndexClass;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

@@ -17,7 +17,11 @@
       "native/core/minhash/doubri_index.cc",
       "native/core/minhash/lsh.cc",
       "native/core/minhash/lsh_dedup.cc",
-      "native/core/minhash/spill.cc"
+      "native/core/minhash/spill.cc",
+      "native/core/simhash/fingerprint.cc",
+      "native/core/simhash/layout.cc",
+      "native/core/simhash/index.cc",
+      "native/core/simhash/all_pairs.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -27,7 +31,9 @@
       "native/binding/runtime.cc",
       "native/binding/doubri.cc",
       "native/binding/lsh_index.cc",
-      "native/binding/lsh_dedup.cc"
+      "native/binding/lsh_dedup.cc",
+      "native/binding/simhash.cc",
+      "native/binding/simhash_index.cc"
     ]
   }
 }

@@ -3,5 +3,6 @@ import type { Command } from './common';
 import { shinglesCommand } from './commands/shingles';
 import { doubriCommand } from './commands/doubri';
 import { dedupCommand } from './commands/dedup';
+import { simhashCommand } from './commands/simhash';
 
-export const commands: Command[] = [shinglesCommand, dedupCommand, doubriCommand];
+export const commands: Command[] = [shinglesCommand, dedupCommand, doubriCommand, simhashCommand];

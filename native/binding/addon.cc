@@ -9,6 +9,8 @@
 #include "lsh_dedup.h"
 #include "runtime.h"
 #include "shingles.h"
+#include "simhash.h"
+#include "simhash_index.h"
 
 namespace neardup {
 namespace binding {
@@ -94,6 +96,8 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Doubri::Init(env, exports);
   LshIndexBinding::Init(env, exports);
   LshDedupBinding::Init(env, exports);
+  Simhash::Init(env, exports);
+  SimhashIndexClass::Init(env, exports);
   return exports;
 }
 

@@ -1,0 +1,161 @@
+// neardup simhash <sub>: seomoz simhash drop-ins.
+//   fingerprint  one decimal u64 fingerprint per JSONL line
+//   find-all     pairs of fingerprints (or ids) within k bits, like seomoz's simhash-find-all
+import { NeardupError } from '../../errors';
+import { simhashFindAll, simhashFingerprints, type SimhashOptions } from '../../simhash';
+import type { ShingleOptions } from '../../shingles';
+import { openInput, readJsonl, readLines } from '../jsonl';
+import { Progress } from '../progress';
+import {
+  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
+  parse, shingleOptionsFrom, type Command,
+} from '../common';
+
+const PROFILES: Record<'default' | 'seomoz', ShingleOptions> = {
+  default: { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole' },
+  seomoz: { unit: 'word', n: 4, split: 'nonword', lowercase: true, short: 'none' },
+};
+
+const FINGERPRINT_USAGE = `Usage: neardup simhash fingerprint [options] [FILE...]
+
+Prints one 64-bit fingerprint per input line (decimal). A skipped bad line prints 0.
+
+Options:
+  --profile default|seomoz  seomoz: word 4-grams of \\W+-split lower-cased text, MD5 feature hash (exactly
+                            seomoz simhash-py); default: word 3-grams, fast64 (default profile)
+  --hash fast64|murmur3_64|md5_64   feature hash (overrides the profile)
+  --weighting count|binary  every occurrence of a shingle votes (default) or each distinct one once
+${SHINGLE_USAGE}
+  (the shingle defaults are the profile's)
+${INPUT_USAGE}`;
+
+const FIND_ALL_USAGE = `Usage: neardup simhash find-all [--blocks M] [--distance K] [--ids] [--clusters] [FILE...]
+
+Reads one decimal u64 fingerprint per line and prints every pair within K bits as "a b" (a < b, decimal),
+one per line, sorted, like seomoz's simhash-find-all. Repeated input values count once.
+
+Options:
+  --blocks M     number of blocks, K < M <= 64 (default: chosen for the input size)
+  --distance K   maximum Hamming distance, 0..8 (default 3)
+  --ids          lines are "id fingerprint"; prints id pairs, including ids with identical fingerprints
+  --clusters     print connected components instead of pairs: one line of space-separated members each`;
+
+const U64_MAX = (1n << 64n) - 1n;
+function parseU64(s: string, file: string, line: number, what: string): bigint {
+  if (!/^\d{1,20}$/.test(s)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} must be a decimal u64, got '${s.slice(0, 40)}'`, { file, line });
+  const v = BigInt(s);
+  if (v > U64_MAX) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} ${s} is larger than 2^64-1`, { file, line });
+  return v;
+}
+
+async function fingerprint(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    ...SHINGLE_OPTIONS, ...INPUT_OPTIONS, profile: { type: 'string' }, hash: { type: 'string' }, seed: { type: 'string' },
+    weighting: { type: 'string' },
+  });
+  if (values.help) {
+    process.stdout.write(FINGERPRINT_USAGE + '\n');
+    return 0;
+  }
+  const profile = oneOf('profile', values.profile, ['default', 'seomoz'] as const, 'default');
+  const options: SimhashOptions = { profile, ...shingleOptionsFrom(values, PROFILES[profile]) };
+  if (values.hash !== undefined) options.hash = oneOf('hash', values.hash, ['fast64', 'murmur3_64', 'md5_64'] as const, 'fast64');
+  if (values.weighting !== undefined) options.weighting = oneOf('weighting', values.weighting, ['count', 'binary'] as const, 'count');
+  if (values.seed !== undefined) {
+    if (!/^\d+$/.test(String(values.seed)) || BigInt(String(values.seed)) > U64_MAX) throw new UsageError('--seed must be an integer from 0 to 2^64-1');
+    options.seed = BigInt(String(values.seed));
+  }
+  const input = inputOptionsFrom(values);
+  const out = new Output();
+  const progress = new Progress('neardup simhash fingerprint');
+  let docs = 0;
+  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], { ...input, onProgress: (bytes) => progress.update({ bytes, docs }) })) {
+    const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
+    const lines: string[] = [];
+    for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '0' : fps[i].toString());
+    await out.write(lines.join('\n') + '\n');
+    docs += fps.length;
+  }
+  await out.flush();
+  progress.done();
+  return 0;
+}
+
+async function findAll(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    blocks: { type: 'string' }, distance: { type: 'string' }, ids: { type: 'boolean' }, clusters: { type: 'boolean' },
+  });
+  if (values.help) {
+    process.stdout.write(FIND_ALL_USAGE + '\n');
+    return 0;
+  }
+  const distance = intOption('distance', values.distance, 3, 0, 8);
+  const blocks = values.blocks === undefined ? undefined : intOption('blocks', values.blocks, 6, 1, 64);
+  if (blocks !== undefined && blocks <= distance) throw new UsageError(`--blocks must be greater than --distance (got ${blocks} and ${distance})`);
+  const withIds = Boolean(values.ids);
+  const ids: bigint[] = [];
+  const fps: bigint[] = [];
+  const seen = new Set<bigint>();
+  for (const file of positionals.length ? positionals : ['-']) {
+    let line = 0;
+    for await (const raw of readLines(await openInput(file), file)) {
+      line++;
+      const text = raw.toString('latin1').trim();
+      if (text === '') continue;
+      if (withIds) {
+        const parts = text.split(/\s+/);
+        if (parts.length !== 2) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint"`, { file, line });
+        ids.push(parseU64(parts[0], file, line, 'id'));
+        fps.push(parseU64(parts[1], file, line, 'fingerprint'));
+      } else {
+        const v = parseU64(text, file, line, 'fingerprint');
+        if (!seen.has(v)) {
+          seen.add(v);
+          fps.push(v);
+        }
+      }
+    }
+  }
+  const fpArr = BigUint64Array.from(fps);
+  const r = await simhashFindAll(fpArr, { ids: withIds ? BigUint64Array.from(ids) : fpArr, distance, blocks, clusters: Boolean(values.clusters) });
+  const out = new Output();
+  if (values.clusters) {
+    const c = r.clusters!;
+    for (let i = 0; i + 1 < c.offsets.length; i++) await out.write(Array.from(c.ids.subarray(c.offsets[i], c.offsets[i + 1])).join(' ') + '\n');
+  } else {
+    for (let i = 0; i < r.pairs.length; i += 2) await out.write(`${r.pairs[i]} ${r.pairs[i + 1]}\n`);
+  }
+  await out.flush();
+  return 0;
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = { fingerprint, 'find-all': findAll };
+
+export const simhashCommand: Command = {
+  name: 'simhash',
+  summary: 'SimHash fingerprints and pairs within k bits (seomoz simhash drop-ins)',
+  usage: `Usage: neardup simhash <fingerprint|find-all> [options]
+
+  fingerprint   one 64-bit fingerprint per JSONL line (--profile seomoz reproduces seomoz simhash-py)
+  find-all      pairs of fingerprints within K bits (like seomoz's simhash-find-all)
+
+Run 'neardup simhash <sub> --help' for each sub-command's options.`,
+  async run(args) {
+    const [sub, ...rest] = args;
+    if (sub === undefined || sub === '-h' || sub === '--help') {
+      process.stdout.write(this.usage + '\n');
+      return sub === undefined ? 2 : 0;
+    }
+    const fn = SUBCOMMANDS[sub];
+    if (!fn) throw new UsageError(`unknown sub-command '${sub}'`);
+    try {
+      return await fn(rest);
+    } catch (e) {
+      if (e instanceof UsageError) {
+        process.stderr.write(`neardup simhash ${sub}: ${e.message}\n\n${sub === 'fingerprint' ? FINGERPRINT_USAGE : FIND_ALL_USAGE}\n`);
+        return 2;
+      }
+      throw e;
+    }
+  },
+};

@@ -1,0 +1,280 @@
+#include "simhash.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "addon.h"
+#include "args.h"
+#include "parallel/pool.h"
+#include "simhash/all_pairs.h"
+#include "simhash/fingerprint.h"
+#include "simhash/layout.h"
+#include "texts.h"
+
+namespace neardup {
+namespace binding {
+
+U64View GetU64Array(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
+    ThrowTypeError(env, std::string("Expected ") + what + " to be a BigUint64Array");
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  U64View out;
+  out.size = ta.ElementLength();
+  if (out.size > 0)
+    out.data = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset());
+  return out;
+}
+
+uint64_t GetU64Value(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (v.IsBigInt()) {
+    bool lossless = false;
+    const uint64_t x = v.As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless) ThrowRangeError(env, std::string(what) + " must be from 0 to 2^64-1");
+    return x;
+  }
+  if (v.IsNumber()) {
+    const double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
+      ThrowRangeError(env, std::string(what) + " must be a non-negative safe integer or a bigint");
+    return static_cast<uint64_t>(d);
+  }
+  ThrowTypeError(env, std::string("Expected ") + what + " to be a bigint");
+}
+
+Napi::Value NewU64Array(Napi::Env env, std::vector<uint64_t>&& v) {
+  const size_t n = v.size();
+  Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
+  napi_value ta;
+  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+  return Napi::Value(env, ta);
+}
+
+namespace {
+
+simhash::FingerprintConfig ParseFingerprint(Napi::Env env, const Napi::Value& v) {
+  Napi::Object o = OptionsObject(env, v, "options");
+  const int profile = GetEnum(o, "profile", 0, {"default", "seomoz"});
+  simhash::FingerprintConfig c = profile == 1 ? simhash::SeomozProfile() : simhash::DefaultProfile();
+  TextOptions& t = c.shingles.text;
+  t.unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(t.unit), {"char", "word"}));
+  t.n = GetUint32(o, "n", t.n, 1, kMaxN);
+  t.split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t.split), {"whitespace", "nonword"}));
+  t.lowercase = GetBool(o, "lowercase", t.lowercase);
+  t.strip_punct = GetBool(o, "stripPunctuation", t.strip_punct);
+  t.fold_space = GetBool(o, "foldWhitespace", t.fold_space);
+  t.short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(t.short_text), {"whole", "none"}));
+  const int hash = GetEnum(o, "hash", c.shingles.hash == ShingleHash::kMd5_64 ? 2 : c.shingles.hash == ShingleHash::kMurmur3_64 ? 1 : 0,
+                           {"fast64", "murmur3_64", "md5_64"});
+  c.shingles.hash = hash == 0 ? ShingleHash::kFast64 : hash == 1 ? ShingleHash::kMurmur3_64 : ShingleHash::kMd5_64;
+  c.shingles.seed = GetUint64(o, "seed", c.shingles.seed);
+  c.weighting = static_cast<simhash::Weighting>(GetEnum(o, "weighting", static_cast<int>(c.weighting), {"count", "binary"}));
+  Status s = simhash::ValidateFingerprintConfig(c);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return c;
+}
+
+Status RunFingerprints(const TextBatch& batch, const simhash::FingerprintConfig& c, size_t slots,
+                       const std::atomic<bool>* stop, std::vector<uint64_t>* out) {
+  std::vector<const uint8_t*> ptrs(batch.size());
+  std::vector<size_t> lens(batch.size());
+  for (size_t i = 0; i < batch.size(); i++) {
+    ptrs[i] = batch.data(i);
+    lens[i] = batch.length(i);
+  }
+  return simhash::FingerprintBatch(Docs{ptrs.data(), lens.data(), batch.size()}, c, slots, stop, out);
+}
+
+class FingerprintWorker : public PromiseWorker {
+ public:
+  FingerprintWorker(Napi::Env env, const Napi::Value& texts, const Napi::Value& options)
+      : PromiseWorker(env), config_(ParseFingerprint(env, options)) {
+    batch_.Load(env, texts, "texts");
+    slots_ = parallel::MaxSlots();
+  }
+
+ protected:
+  Status Run() override { return RunFingerprints(batch_, config_, slots_, stop(), &out_); }
+  Napi::Value Resolve(Napi::Env env) override { return NewU64Array(env, std::move(out_)); }
+
+ private:
+  simhash::FingerprintConfig config_;
+  TextBatch batch_;
+  size_t slots_ = 1;
+  std::vector<uint64_t> out_;
+};
+
+Napi::Value Fingerprints(const Napi::CallbackInfo& info) {
+  return (new FingerprintWorker(info.Env(), info[0], info[1]))->QueueAndGetPromise();
+}
+
+Napi::Value FingerprintsSync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const simhash::FingerprintConfig c = ParseFingerprint(env, info[1]);
+  TextBatch batch;
+  batch.Load(env, info[0], "texts");
+  std::vector<uint64_t> out;
+  return RunSync(
+      env, [&] { return RunFingerprints(batch, c, 1, nullptr, &out); },
+      [&](Napi::Env e) { return NewU64Array(e, std::move(out)); });
+}
+
+// simhashCompute(features: BigUint64Array, weights?: Float64Array) -> bigint
+Napi::Value Compute(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const U64View f = GetU64Array(env, info[0], "features");
+  if (info[1].IsUndefined()) return Napi::BigInt::New(env, simhash::Compute(f.data, f.size));
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    ThrowTypeError(env, "Expected weights to be a Float64Array");
+  Napi::Float64Array w = info[1].As<Napi::Float64Array>();
+  if (w.ElementLength() != f.size) ThrowRangeError(env, "weights must have one value per feature");
+  for (size_t i = 0; i < f.size; i++)
+    if (!std::isfinite(w[i])) ThrowRangeError(env, "weights must be finite numbers");
+  return Napi::BigInt::New(env, simhash::ComputeWeighted(f.data, w.Data(), f.size));
+}
+
+struct FindAllConfig {
+  uint32_t blocks = 6, distance = 3;
+  bool clusters = false;
+};
+
+FindAllConfig ParseFindAll(Napi::Env env, const Napi::Value& v) {
+  Napi::Object o = OptionsObject(env, v, "options");
+  FindAllConfig c;
+  c.distance = GetUint32(o, "distance", 3, 0, simhash::kMaxDistance);
+  c.blocks = GetUint32(o, "blocks", c.distance + 3 <= 64 ? std::max<uint32_t>(c.distance + 3, 6) : 64, 1, 64);
+  c.clusters = GetBool(o, "clusters", false);
+  Status s = simhash::ValidateParams(c.blocks, c.distance);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return c;
+}
+
+struct FindAllResult {
+  std::vector<uint64_t> pairs;  // a0, b0, a1, b1, ...
+  std::vector<uint32_t> cluster_offsets;
+  std::vector<uint64_t> cluster_ids;
+};
+
+Status RunFindAll(const uint64_t* ids, const uint64_t* fps, size_t n, const FindAllConfig& c, size_t slots,
+                  const std::atomic<bool>* stop, FindAllResult* r) {
+  std::vector<std::pair<uint32_t, uint32_t>> idx;
+  Status s = simhash::AllPairs(fps, n, c.blocks, c.distance, slots, stop, &idx);
+  if (!s.ok()) return s;
+  std::vector<std::pair<uint64_t, uint64_t>> p;
+  p.reserve(idx.size());
+  for (const auto& e : idx) {
+    const uint64_t a = ids[e.first], b = ids[e.second];
+    if (a != b) p.emplace_back(std::min(a, b), std::max(a, b));
+  }
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  r->pairs.resize(p.size() * 2);
+  for (size_t i = 0; i < p.size(); i++) {
+    r->pairs[2 * i] = p[i].first;
+    r->pairs[2 * i + 1] = p[i].second;
+  }
+  if (c.clusters) {
+    std::vector<uint32_t> labels;
+    simhash::Components(n, idx, &labels);
+    std::vector<std::vector<uint64_t>> groups;
+    std::vector<int64_t> slot(n, -1);
+    std::vector<uint32_t> size(n, 0);
+    for (size_t i = 0; i < n; i++) size[labels[i]]++;
+    for (size_t i = 0; i < n; i++) {
+      if (size[labels[i]] < 2) continue;
+      if (slot[labels[i]] < 0) {
+        slot[labels[i]] = static_cast<int64_t>(groups.size());
+        groups.emplace_back();
+      }
+      groups[slot[labels[i]]].push_back(ids[i]);
+    }
+    for (auto& g : groups) {
+      std::sort(g.begin(), g.end());
+      g.erase(std::unique(g.begin(), g.end()), g.end());
+    }
+    std::sort(groups.begin(), groups.end());
+    r->cluster_offsets.push_back(0);
+    for (auto& g : groups) {
+      if (g.size() < 2) continue;
+      r->cluster_ids.insert(r->cluster_ids.end(), g.begin(), g.end());
+      r->cluster_offsets.push_back(static_cast<uint32_t>(r->cluster_ids.size()));
+    }
+  }
+  return Status::Ok();
+}
+
+Napi::Value FindAllResultObject(Napi::Env env, FindAllResult& r, bool clusters) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("pairs", NewU64Array(env, std::move(r.pairs)));
+  if (clusters) {
+    const size_t n = r.cluster_offsets.size();
+    o.Set("clusterOffsets", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(r.cluster_offsets)), 0));
+    o.Set("clusterIds", NewU64Array(env, std::move(r.cluster_ids)));
+  }
+  return o;
+}
+
+class FindAllWorker : public PromiseWorker {
+ public:
+  FindAllWorker(Napi::Env env, const Napi::CallbackInfo& info) : PromiseWorker(env), config_(ParseFindAll(env, info[2])) {
+    const U64View ids = GetU64Array(env, info[0], "ids");
+    const U64View fps = GetU64Array(env, info[1], "fingerprints");
+    if (ids.size != fps.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
+    ids_.assign(ids.data, ids.data + ids.size);
+    fps_.assign(fps.data, fps.data + fps.size);
+    slots_ = parallel::MaxSlots();
+  }
+
+ protected:
+  Status Run() override { return RunFindAll(ids_.data(), fps_.data(), fps_.size(), config_, slots_, stop(), &r_); }
+  Napi::Value Resolve(Napi::Env env) override { return FindAllResultObject(env, r_, config_.clusters); }
+
+ private:
+  FindAllConfig config_;
+  std::vector<uint64_t> ids_, fps_;
+  size_t slots_ = 1;
+  FindAllResult r_;
+};
+
+Napi::Value FindAll(const Napi::CallbackInfo& info) {
+  return (new FindAllWorker(info.Env(), info))->QueueAndGetPromise();
+}
+
+Napi::Value FindAllSync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const FindAllConfig c = ParseFindAll(env, info[2]);
+  const U64View ids = GetU64Array(env, info[0], "ids");
+  const U64View fps = GetU64Array(env, info[1], "fingerprints");
+  if (ids.size != fps.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
+  FindAllResult r;
+  return RunSync(
+      env, [&] { return RunFindAll(ids.data, fps.data, fps.size, c, 1, nullptr, &r); },
+      [&](Napi::Env e) { return FindAllResultObject(e, r, c.clusters); });
+}
+
+Napi::Value PickBlocks(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) ThrowTypeError(env, "Expected n to be a number");
+  const double n = info[0].As<Napi::Number>().DoubleValue();
+  if (!(n >= 0) || !std::isfinite(n)) ThrowRangeError(env, "n must be a non-negative number");
+  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected distance to be a number");
+  const double k = info[1].As<Napi::Number>().DoubleValue();
+  if (!(k >= 0 && k <= simhash::kMaxDistance) || std::floor(k) != k)
+    ThrowRangeError(env, "distance must be an integer from 0 to " + std::to_string(simhash::kMaxDistance));
+  return Napi::Number::New(env, simhash::PickBlocks(static_cast<uint64_t>(n), static_cast<uint32_t>(k)));
+}
+
+}  // namespace
+
+void Simhash::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("simhashFingerprints", Napi::Function::New(env, Fingerprints, "simhashFingerprints"));
+  exports.Set("simhashFingerprintsSync", Napi::Function::New(env, FingerprintsSync, "simhashFingerprintsSync"));
+  exports.Set("simhashCompute", Napi::Function::New(env, Compute, "simhashCompute"));
+  exports.Set("simhashFindAll", Napi::Function::New(env, FindAll, "simhashFindAll"));
+  exports.Set("simhashFindAllSync", Napi::Function::New(env, FindAllSync, "simhashFindAllSync"));
+  exports.Set("simhashPickBlocks", Napi::Function::New(env, PickBlocks, "simhashPickBlocks"));
+}
+
+}  // namespace binding
+}  // namespace neardup

@@ -1,0 +1,27 @@
+// SimHash functions: simhashFingerprints(Sync), simhashCompute, simhashFindAll(Sync), simhashPickBlocks.
+// Also the BigUint64Array helpers shared with simhash_index.cc.
+#pragma once
+#include <napi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace neardup {
+namespace binding {
+
+struct Simhash {
+  static void Init(Napi::Env env, Napi::Object exports);
+};
+
+// A BigUint64Array argument read in place (TypeError otherwise).
+struct U64View {
+  const uint64_t* data = nullptr;
+  size_t size = 0;
+};
+U64View GetU64Array(Napi::Env env, const Napi::Value& v, const char* what);
+// A bigint (or non-negative safe integer) argument.
+uint64_t GetU64Value(Napi::Env env, const Napi::Value& v, const char* what);
+Napi::Value NewU64Array(Napi::Env env, std::vector<uint64_t>&& v);
+
+}  // namespace binding
+}  // namespace neardup

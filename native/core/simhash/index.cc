@@ -1,0 +1,629 @@
+#include "simhash/index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "hash/crc32c.h"
+#include "hash/fast64.h"
+#include "io/header.h"
+#include "parallel/pool.h"
+#include "simhash/kernels.h"
+
+namespace neardup {
+namespace simhash {
+
+// id -> slot, open addressing with linear probing and backward-shift deletion.
+class IdMap {
+ public:
+  size_t size() const { return size_; }
+  bool Find(uint64_t id, uint32_t* slot) const {
+    if (vals_.empty()) return false;
+    for (size_t i = Home(id);; i = (i + 1) & mask_) {
+      if (vals_[i] == 0) return false;
+      if (keys_[i] == id) {
+        *slot = vals_[i] - 1;
+        return true;
+      }
+    }
+  }
+  void Put(uint64_t id, uint32_t slot) {  // id must be absent
+    if ((size_ + 1) * 2 > vals_.size()) Grow();
+    size_t i = Home(id);
+    while (vals_[i] != 0) i = (i + 1) & mask_;
+    keys_[i] = id;
+    vals_[i] = slot + 1;
+    size_++;
+  }
+  bool Erase(uint64_t id, uint32_t* slot) {
+    if (vals_.empty()) return false;
+    size_t i = Home(id);
+    while (true) {
+      if (vals_[i] == 0) return false;
+      if (keys_[i] == id) break;
+      i = (i + 1) & mask_;
+    }
+    *slot = vals_[i] - 1;
+    vals_[i] = 0;
+    size_--;
+    for (size_t j = (i + 1) & mask_; vals_[j] != 0; j = (j + 1) & mask_) {
+      const size_t home = Home(keys_[j]);
+      if (((j - home) & mask_) >= ((j - i) & mask_)) {
+        keys_[i] = keys_[j];
+        vals_[i] = vals_[j];
+        vals_[j] = 0;
+        i = j;
+      }
+    }
+    return true;
+  }
+  void Reserve(size_t n) {
+    while (n * 2 > vals_.size()) Grow();
+  }
+
+ private:
+  size_t Home(uint64_t id) const { return static_cast<size_t>(fast64::Mix64(id)) & mask_; }
+  void Grow() {
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> vals;
+    keys.swap(keys_);
+    vals.swap(vals_);
+    const size_t cap = vals.empty() ? 64 : vals.size() * 2;
+    keys_.assign(cap, 0);
+    vals_.assign(cap, 0);
+    mask_ = cap - 1;
+    size_ = 0;
+    for (size_t i = 0; i < vals.size(); i++)
+      if (vals[i] != 0) Put(keys[i], vals[i] - 1);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> vals_;
+  size_t mask_ = 0, size_ = 0;
+};
+
+namespace {
+
+uint32_t SlotBits(uint64_t cnt) { return cnt <= 1 ? 0 : 64 - static_cast<uint32_t>(__builtin_clzll(cnt - 1)); }
+
+// Directory bits for a table of cnt entries with a p-bit prefix: at most cnt/2 buckets.
+uint32_t DirBits(uint64_t cnt, uint32_t p) {
+  if (cnt < 16) return 0;
+  const uint32_t lg = 63 - static_cast<uint32_t>(__builtin_clzll(cnt));
+  return std::min<uint32_t>({p, lg - 1, 30});
+}
+
+void InsertionSort(uint32_t* a, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    const uint32_t x = a[i];
+    size_t j = i;
+    while (j > 0 && a[j - 1] > x) {
+      a[j] = a[j - 1];
+      j--;
+    }
+    a[j] = x;
+  }
+}
+
+}  // namespace
+
+Index::Index(uint32_t m, uint32_t k) : layout_(m, k) {}
+Index::~Index() = default;
+
+Status Index::Create(uint32_t m, uint32_t k, std::unique_ptr<Index>* out) {
+  Status s = ValidateParams(m, k);
+  if (!s.ok()) return s;
+  out->reset(new Index(m, k));
+  (*out)->idmap_ = std::make_unique<IdMap>();
+  return Status::Ok();
+}
+
+void Index::Materialize() {
+  if (!mapped_) return;
+  fps_.assign(map_fps_, map_fps_ + count_);
+  ids_.assign(map_ids_, map_ids_ + count_);
+  mapped_ = false;
+}
+
+void Index::EnsureIdMap() {
+  if (idmap_) return;
+  idmap_ = std::make_unique<IdMap>();
+  idmap_->Reserve(count_ - dead_);
+  const uint64_t* ids = Ids();
+  for (size_t i = 0; i < count_; i++)
+    if (Alive(i)) idmap_->Put(ids[i], static_cast<uint32_t>(i));
+}
+
+bool Index::Contains(uint64_t id) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  EnsureIdMap();
+  uint32_t slot;
+  return idmap_->Find(id, &slot);
+}
+
+void Index::BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const {
+  Run r;
+  r.lo = lo;
+  r.hi = hi;
+  const uint64_t cnt = hi - lo;
+  if (cnt == 0) {
+    *run = std::move(r);
+    return;
+  }
+  r.s = SlotBits(cnt);
+  const size_t T = layout_.tables();
+  std::vector<uint64_t> off(T + 1, 0);
+  std::vector<uint32_t> dbits(T);
+  for (size_t t = 0; t < T; t++) {
+    dbits[t] = DirBits(cnt, layout_.table(t).prefix_bits);
+    off[t + 1] = off[t] + (uint64_t{1} << dbits[t]) + 1 + cnt;
+  }
+  r.storage.assign(off[T], 0);
+  r.bytes = off[T] * sizeof(uint32_t);
+  r.t.resize(T);
+  const uint64_t* f = Fps();
+  const uint32_t s = r.s, kw = 32 - s;
+  parallel::ParallelFor(T, 1, std::max<size_t>(1, slots), [&](size_t b, size_t e, size_t) {
+    for (size_t t = b; t < e; t++) {
+      const Table& tb = layout_.table(t);
+      const uint32_t d = dbits[t];
+      uint32_t* dir = r.storage.data() + off[t];
+      uint32_t* ent = dir + (uint64_t{1} << d) + 1;
+      const size_t nb = size_t{1} << d;
+      if (d > 0) {
+        for (uint64_t i = lo; i < hi; i++) dir[(tb.Permute(f[i]) >> (64 - d)) + 1]++;
+      } else {
+        dir[1] = static_cast<uint32_t>(cnt);
+      }
+      for (size_t i = 1; i <= nb; i++) dir[i] += dir[i - 1];
+      for (uint64_t i = lo; i < hi; i++) {
+        const uint64_t perm = tb.Permute(f[i]);
+        const size_t bucket = d > 0 ? static_cast<size_t>(perm >> (64 - d)) : 0;
+        const uint64_t kb = kw > 0 ? (perm << d) >> (64 - kw) : 0;
+        ent[dir[bucket]++] = static_cast<uint32_t>((kb << s) | (i - lo));
+      }
+      for (size_t i = nb; i >= 1; i--) dir[i] = dir[i - 1];
+      dir[0] = 0;
+      for (size_t i = 0; i < nb; i++) {
+        const size_t len = dir[i + 1] - dir[i];
+        if (len < 2) continue;
+        if (len <= 32) InsertionSort(ent + dir[i], len);
+        else std::sort(ent + dir[i], ent + dir[i + 1]);
+      }
+      r.t[t] = RunTable{d, dir, ent};
+    }
+  });
+  *run = std::move(r);
+}
+
+void Index::CompactLocked(size_t slots) {
+  Materialize();
+  if (dead_ > 0) {
+    size_t w = 0;
+    for (size_t i = 0; i < count_; i++) {
+      if (!Alive(i)) continue;
+      fps_[w] = fps_[i];
+      ids_[w] = ids_[i];
+      w++;
+    }
+    count_ = w;
+    fps_.resize(w);
+    ids_.resize(w);
+    dead_ = 0;
+    idmap_.reset();  // rebuilt on demand
+  }
+  alive_.assign((count_ + 63) / 64, ~uint64_t{0});
+  BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
+  delta_ = Run();
+  delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+}
+
+void Index::Compact(size_t slots) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  CompactLocked(slots);
+}
+
+void Index::MergePolicy(size_t slots) {
+  const size_t pending = count_ - main_.hi;
+  if (pending > kBufferMax && pending * 8 > main_.hi) {
+    BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
+    delta_ = Run();
+    delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+  } else if (count_ - delta_.hi > kBufferMax) {
+    BuildRun(main_.hi, static_cast<uint32_t>(count_), slots, &delta_);
+  }
+}
+
+Status Index::Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t slots) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (n == 0) return Status::Ok();
+  if (count_ + n >= UINT32_MAX)
+    return Status(Code::kInvalidArgument, "an index holds at most 4294967294 entries (slots)");
+  EnsureIdMap();
+  idmap_->Reserve(idmap_->size() + n);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t slot;
+    if (idmap_->Find(ids[i], &slot)) {
+      for (size_t j = 0; j < i; j++) idmap_->Erase(ids[j], &slot);
+      const bool in_batch = slot >= count_;
+      return Status(Code::kInvalidArgument, "id " + std::to_string(ids[i]) +
+                                                (in_batch ? " appears twice in the batch" : " is already in the index") +
+                                                " (remove it first to replace its fingerprint)");
+    }
+    idmap_->Put(ids[i], static_cast<uint32_t>(count_ + i));
+  }
+  Materialize();
+  fps_.insert(fps_.end(), fps, fps + n);
+  ids_.insert(ids_.end(), ids, ids + n);
+  const size_t old = count_;
+  count_ += n;
+  alive_.resize((count_ + 63) / 64, 0);
+  for (size_t i = old; i < count_; i++) alive_[i >> 6] |= uint64_t{1} << (i & 63);
+  MergePolicy(slots);
+  return Status::Ok();
+}
+
+Status Index::Remove(const uint64_t* ids, size_t n, size_t* removed) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  EnsureIdMap();
+  size_t r = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t slot;
+    if (!idmap_->Erase(ids[i], &slot)) continue;
+    alive_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    dead_++;
+    r++;
+  }
+  if (removed) *removed = r;
+  if (dead_ > 0 && dead_ * 4 > count_) CompactLocked(1);
+  return Status::Ok();
+}
+
+template <bool kAll, bool kFast>
+NEARDUP_INLINE bool Index::Query(uint64_t q, uint64_t* first, std::vector<uint32_t>* all) const {
+  const uint64_t* f = Fps();
+  const uint32_t k = layout_.distance();
+  const size_t T = layout_.tables();
+  const Run* runs[2] = {&main_, &delta_};
+  for (const Run* run : runs) {
+    if (run->hi == run->lo) continue;
+    const uint32_t s = run->s, kw = 32 - s;
+    const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
+    // Tables in chunks of kChunk: compute every bucket and prefetch its directory words, then read the
+    // ranges and prefetch the entries, then scan. The cache misses of a chunk overlap instead of queueing.
+    constexpr size_t kChunk = 16;
+    for (size_t t0 = 0; t0 < T; t0 += kChunk) {
+      const size_t t1 = std::min(T, t0 + kChunk);
+      uint64_t perms[kChunk];
+      size_t buckets[kChunk];
+      uint32_t begs[kChunk], ends[kChunk];
+      for (size_t t = t0; t < t1; t++) {
+        const RunTable& rt = run->t[t];
+        const uint64_t perm = layout_.table(t).Permute(q);
+        const size_t bucket = rt.d > 0 ? static_cast<size_t>(perm >> (64 - rt.d)) : 0;
+        perms[t - t0] = perm;
+        buckets[t - t0] = bucket;
+        __builtin_prefetch(rt.dir + bucket);
+      }
+      for (size_t t = t0; t < t1; t++) {
+        const RunTable& rt = run->t[t];
+        begs[t - t0] = rt.dir[buckets[t - t0]];
+        ends[t - t0] = rt.dir[buckets[t - t0] + 1];
+        if (begs[t - t0] != ends[t - t0]) __builtin_prefetch(rt.ent + begs[t - t0]);
+      }
+      for (size_t t = t0; t < t1; t++) {
+        size_t beg = begs[t - t0];
+        const size_t end = ends[t - t0];
+        if (beg == end) continue;
+        const Table& tb = layout_.table(t);
+        const RunTable& rt = run->t[t];
+        const uint64_t perm = perms[t - t0];
+        const uint32_t pk = std::min(tb.prefix_bits - rt.d, kw);
+        uint64_t lowkey = 0, highkey = uint64_t{1} << 32;
+        if (pk > 0) {
+          const uint64_t q32 = ((perm << rt.d) >> (64 - kw)) << s;
+          const uint64_t span = uint64_t{1} << (32 - pk);
+          lowkey = q32 & ~(span - 1);
+          highkey = lowkey + span;
+          if (end - beg > 16)
+            beg = static_cast<size_t>(std::lower_bound(rt.ent + beg, rt.ent + end, static_cast<uint32_t>(lowkey)) - rt.ent);
+        }
+        for (size_t i = beg; i < end; i++) {
+          const uint32_t x = rt.ent[i];
+          if (x < lowkey) continue;
+          if (x >= highkey) break;
+          const size_t slot = run->lo + (x & smask);
+          const uint64_t diff = f[slot] ^ q;
+          if ((diff & tb.prefix_mask) != 0 || Pop(diff) > k || !Alive(slot)) continue;
+          if (!kAll) {
+            *first = Ids()[slot];
+            return true;
+          }
+          if (layout_.IsCanonical(t, diff)) all->push_back(static_cast<uint32_t>(slot));
+        }
+      }
+    }
+  }
+  // The buffer: newest entries, scanned directly.
+  const size_t b = delta_.hi;
+  bool hit = false;
+  auto on = [&](size_t i) {
+    const size_t slot = b + i;
+    if (hit || !Alive(slot)) return;
+    if (!kAll) {
+      *first = Ids()[slot];
+      hit = true;
+    } else {
+      all->push_back(static_cast<uint32_t>(slot));
+    }
+  };
+#if NEARDUP_X86_DISPATCH
+  if (kFast) ScanWithinAvx2(f + b, count_ - b, q, k, on);
+  else
+#endif
+    ScanWithinPortable(f + b, count_ - b, q, k, on);
+  return hit || (kAll && !all->empty());
+}
+
+NEARDUP_SIMHASH_FAST bool Index::QueryFast(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const {
+  return all ? Query<true, true>(q, first, out) : Query<false, true>(q, first, out);
+}
+
+bool Index::QueryDispatch(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const {
+  if (UseFast()) return QueryFast(all, q, first, out);
+  return all ? Query<true, false>(q, first, out) : Query<false, false>(q, first, out);
+}
+
+bool Index::FindFirst(uint64_t q, uint64_t* id) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return QueryDispatch(false, q, id, nullptr);
+}
+
+void Index::FindAll(uint64_t q, std::vector<uint64_t>* ids) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<uint32_t> slots;
+  ids->clear();
+  QueryDispatch(true, q, nullptr, &slots);
+  const uint64_t* all = Ids();
+  for (uint32_t s : slots) ids->push_back(all[s]);
+  std::sort(ids->begin(), ids->end());
+}
+
+Status Index::FindFirstBatch(const uint64_t* q, size_t n, size_t slots, const std::atomic<bool>* stop,
+                             std::vector<uint64_t>* ids, std::vector<uint8_t>* found) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  ids->assign(n, 0);
+  found->assign(n, 0);
+  parallel::ParallelFor(
+      n, 4096, std::max<size_t>(1, slots),
+      [&](size_t b, size_t e, size_t) {
+        for (size_t i = b; i < e; i++) (*found)[i] = QueryDispatch(false, q[i], &(*ids)[i], nullptr) ? 1 : 0;
+      },
+      stop);
+  if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
+  return Status::Ok();
+}
+
+Status Index::FindAllBatch(const uint64_t* q, size_t n, size_t slots, const std::atomic<bool>* stop,
+                           std::vector<uint32_t>* offsets, std::vector<uint64_t>* ids) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const size_t grain = 4096;
+  const size_t chunks = (n + grain - 1) / grain;
+  std::vector<std::vector<uint64_t>> parts(chunks);
+  offsets->assign(n + 1, 0);
+  const uint64_t* all = Ids();
+  parallel::ParallelFor(
+      n, grain, std::max<size_t>(1, slots),
+      [&](size_t b, size_t e, size_t) {
+        std::vector<uint32_t> found;
+        std::vector<uint64_t>& out = parts[b / grain];
+        for (size_t i = b; i < e; i++) {
+          found.clear();
+          QueryDispatch(true, q[i], nullptr, &found);
+          const size_t at = out.size();
+          for (uint32_t s : found) out.push_back(all[s]);
+          std::sort(out.begin() + at, out.end());
+          (*offsets)[i + 1] = static_cast<uint32_t>(found.size());
+        }
+      },
+      stop);
+  if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
+  size_t total = 0;
+  for (auto& p : parts) total += p.size();
+  if (total > UINT32_MAX) return Status(Code::kInvalidArgument, "more than 2^32-1 results: split the batch");
+  for (size_t i = 0; i < n; i++) (*offsets)[i + 1] += (*offsets)[i];
+  ids->clear();
+  ids->reserve(total);
+  for (auto& p : parts) ids->insert(ids->end(), p.begin(), p.end());
+  return Status::Ok();
+}
+
+IndexStats Index::Stats() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  IndexStats s;
+  s.size = count_ - dead_;
+  s.slots = count_;
+  s.tombstones = dead_;
+  s.buffered = count_ - delta_.hi;
+  s.table_bytes = main_.bytes + delta_.bytes;
+  s.entry_bytes = count_ * 16;
+  s.tables = static_cast<uint32_t>(layout_.tables());
+  s.mapped = mapped_;
+  return s;
+}
+
+// ---- Persistence (docs/FORMAT-simhash.md) ----
+
+namespace {
+
+constexpr char kKind[4] = {'S', 'I', 'M', 'H'};
+constexpr uint32_t kVersion = 1;
+
+void Put32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void Put64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t Get32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+uint64_t Get64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+bool LittleEndianHost() {
+  const uint16_t x = 1;
+  uint8_t b;
+  std::memcpy(&b, &x, 1);
+  return b == 1;
+}
+
+struct CrcWriter {
+  io::AtomicFile* f;
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  Status Write(const void* p, size_t n) {
+    if (n == 0) return Status::Ok();
+    crc = Crc32c(p, n, crc);
+    size += n;
+    return f->Write(p, n);
+  }
+  Status Pad8() {
+    static const uint8_t zeros[8] = {0};
+    return Write(zeros, (8 - size % 8) % 8);
+  }
+};
+
+}  // namespace
+
+Status Index::Save(const std::string& path, size_t slots) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (!LittleEndianHost()) return Status(Code::kUnsupported, "saving a simhash index needs a little-endian host");
+  if (dead_ > 0 || main_.hi != count_) CompactLocked(slots);
+  io::AtomicFile file;
+  Status st = file.Open(path);
+  if (!st.ok()) return st;
+  uint8_t header[io::kHeaderSize] = {0};
+  if (!(st = file.Write(header, sizeof header)).ok()) return st;
+  CrcWriter w{&file};
+  uint8_t head[32] = {0};
+  Put64(head, count_);
+  Put32(head + 8, layout_.blocks());
+  Put32(head + 12, layout_.distance());
+  Put32(head + 16, static_cast<uint32_t>(layout_.tables()));
+  Put32(head + 20, main_.s);
+  if (!(st = w.Write(head, sizeof head)).ok()) return st;
+  if (!(st = w.Write(Fps(), count_ * 8)).ok()) return st;
+  if (!(st = w.Write(Ids(), count_ * 8)).ok()) return st;
+  for (size_t t = 0; t < layout_.tables(); t++) {
+    const uint32_t d = count_ > 0 ? main_.t[t].d : 0;
+    uint8_t th[8] = {0};
+    Put32(th, d);
+    if (!(st = w.Write(th, 8)).ok()) return st;
+    const size_t nb = (size_t{1} << d) + 1;
+    if (count_ > 0) {
+      if (!(st = w.Write(main_.t[t].dir, nb * 4)).ok()) return st;
+    } else {
+      const uint32_t zeros[2] = {0, 0};
+      if (!(st = w.Write(zeros, nb * 4)).ok()) return st;
+    }
+    if (!(st = w.Pad8()).ok()) return st;
+    if (count_ > 0 && !(st = w.Write(main_.t[t].ent, count_ * 4)).ok()) return st;
+    if (!(st = w.Pad8()).ok()) return st;
+  }
+  io::FileHeader h;
+  std::memcpy(h.kind, kKind, 4);
+  h.version = kVersion;
+  h.payload_size = w.size;
+  h.payload_crc = w.crc;
+  h.params[0] = layout_.blocks();
+  h.params[1] = layout_.distance();
+  io::EncodeHeader(h, header);
+  if (!(st = file.WriteAt(0, header, sizeof header)).ok()) return st;
+  return file.Commit();
+}
+
+Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>* out) {
+  if (!LittleEndianHost()) return Status(Code::kUnsupported, "opening a simhash index needs a little-endian host");
+  auto map = std::make_unique<io::MappedFile>();
+  Status st = map->Open(path);
+  if (!st.ok()) return st;
+  const uint8_t* data = map->data();
+  const size_t size = map->size();
+  io::FileHeader h;
+  st = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
+  if (!st.ok()) return st;
+  const uint64_t base = size - h.payload_size;
+  const uint64_t end = size;
+  auto corrupt = [&](uint64_t offset, const std::string& why) {
+    return Status(Code::kCorrupt, "'" + path + "': " + why + " (offset " + std::to_string(offset) + ")");
+  };
+  auto need = [&](uint64_t at, uint64_t bytes, const char* what) -> Status {
+    if (at > end || bytes > end - at)
+      return corrupt(at, std::string("truncated: ") + what + " needs " + std::to_string(bytes) + " bytes, " +
+                             std::to_string(at > end ? 0 : end - at) + " remain");
+    return Status::Ok();
+  };
+  if (base % 8 != 0) return corrupt(20, "header size must be a multiple of 8");
+  if (!(st = need(base, 32, "the index head")).ok()) return st;
+  const uint64_t count = Get64(data + base);
+  const uint32_t m = Get32(data + base + 8), k = Get32(data + base + 12);
+  const uint32_t tables = Get32(data + base + 16), s = Get32(data + base + 20);
+  if (m != h.params[0] || k != h.params[1]) return corrupt(base + 8, "blocks/distance disagree with the header");
+  st = ValidateParams(m, k);
+  if (!st.ok()) return corrupt(base + 8, st.message());
+  if (count >= UINT32_MAX) return corrupt(base, "entry count " + std::to_string(count) + " is too large");
+  std::unique_ptr<Index> ix(new Index(m, k));
+  if (tables != ix->layout_.tables()) return corrupt(base + 16, "table count disagrees with blocks/distance");
+  if (s != SlotBits(count)) return corrupt(base + 20, "slot bits disagree with the entry count");
+  uint64_t at = base + 32;
+  if (!(st = need(at, count * 16, "the fingerprint and id arrays")).ok()) return st;
+  ix->map_fps_ = reinterpret_cast<const uint64_t*>(data + at);
+  ix->map_ids_ = reinterpret_cast<const uint64_t*>(data + at + count * 8);
+  at += count * 16;
+  Run& run = ix->main_;
+  run.lo = 0;
+  run.hi = static_cast<uint32_t>(count);
+  run.s = s;
+  run.t.resize(tables);
+  const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
+  for (uint32_t t = 0; t < tables; t++) {
+    if (!(st = need(at, 8, "a table head")).ok()) return st;
+    const uint32_t d = Get32(data + at);
+    if (d > 30 || d > ix->layout_.table(t).prefix_bits || (count == 0 && d != 0))
+      return corrupt(at, "table " + std::to_string(t) + ": bad directory bits " + std::to_string(d));
+    at += 8;
+    const uint64_t nb = (uint64_t{1} << d) + 1;
+    if (!(st = need(at, nb * 4, "a table directory")).ok()) return st;
+    const uint32_t* dir = reinterpret_cast<const uint32_t*>(data + at);
+    if (dir[0] != 0 || dir[nb - 1] != count)
+      return corrupt(at, "table " + std::to_string(t) + ": directory does not span the entries");
+    for (uint64_t i = 1; i < nb; i++)
+      if (dir[i] < dir[i - 1])
+        return corrupt(at + i * 4, "table " + std::to_string(t) + ": directory is not sorted");
+    at += (nb * 4 + 7) / 8 * 8;
+    if (!(st = need(at, count * 4, "table entries")).ok()) return st;
+    const uint32_t* ent = reinterpret_cast<const uint32_t*>(data + at);
+    for (uint64_t i = 0; i < count; i++)
+      if ((ent[i] & smask) >= count)
+        return corrupt(at + i * 4, "table " + std::to_string(t) + ": entry refers to slot " +
+                                       std::to_string(ent[i] & smask) + " of " + std::to_string(count));
+    run.t[t] = RunTable{d, dir, ent};
+    run.bytes += (nb + count) * 4;
+    at += (count * 4 + 7) / 8 * 8;
+  }
+  if (at != end) return corrupt(at, std::to_string(end - at) + " unexpected bytes after the last table");
+  ix->count_ = count;
+  ix->mapped_ = true;
+  ix->alive_.assign((count + 63) / 64, ~uint64_t{0});
+  ix->delta_.lo = ix->delta_.hi = static_cast<uint32_t>(count);
+  ix->map_ = std::move(map);
+  *out = std::move(ix);
+  return Status::Ok();
+}
+
+}  // namespace simhash
+}  // namespace neardup

@@ -1,0 +1,287 @@
+// SimHash core: fingerprints, the online index and batch all-pairs against brute-force popcount.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "hash/digest.h"
+#include "simhash/all_pairs.h"
+#include "simhash/fingerprint.h"
+#include "simhash/index.h"
+#include "simhash/layout.h"
+
+using namespace neardup;
+using namespace neardup::simhash;
+using Pairs = std::vector<std::pair<uint32_t, uint32_t>>;
+
+static std::string TempDir() {
+  char tmpl[] = "/tmp/neardup-simhash-XXXXXX";
+  return std::string(mkdtemp(tmpl));
+}
+
+static int Dist(uint64_t a, uint64_t b) { return __builtin_popcountll(a ^ b); }
+
+// Random fingerprints plus near copies with 0..k+1 flipped bits (so both sides of the boundary occur).
+static std::vector<uint64_t> MakeSet(size_t base, uint32_t k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> v;
+  for (size_t i = 0; i < base; i++) {
+    const uint64_t x = rng();
+    v.push_back(x);
+    const int copies = static_cast<int>(rng() % 3);
+    for (int c = 0; c < copies; c++) {
+      uint64_t y = x;
+      const uint32_t flips = static_cast<uint32_t>(rng() % (k + 2));
+      for (uint32_t f = 0; f < flips; f++) y ^= uint64_t{1} << (rng() % 64);
+      v.push_back(y);
+    }
+  }
+  return v;
+}
+
+static Pairs Brute(const std::vector<uint64_t>& v, uint32_t k) {
+  Pairs p;
+  for (uint32_t i = 0; i < v.size(); i++)
+    for (uint32_t j = i + 1; j < v.size(); j++)
+      if (Dist(v[i], v[j]) <= static_cast<int>(k)) p.emplace_back(i, j);
+  return p;
+}
+
+TEST(compute_votes) {
+  EXPECT_EQ(Compute(nullptr, 0), 0u);
+  const uint64_t one = 0x8000000000000001ull;
+  EXPECT_EQ(Compute(&one, 1), one);
+  const uint64_t two[2] = {0xffull, 0x0full};  // bits 4..7: tie -> 0
+  EXPECT_EQ(Compute(two, 2), 0x0full);
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 50; round++) {
+    std::vector<uint64_t> f(rng() % 700);
+    for (auto& x : f) x = rng();
+    uint64_t expect = 0;
+    for (int b = 0; b < 64; b++) {
+      long v = 0;
+      for (uint64_t x : f) v += ((x >> b) & 1) ? 1 : -1;
+      if (v > 0) expect |= uint64_t{1} << b;
+    }
+    EXPECT_EQ(Compute(f.data(), f.size()), expect);
+    std::vector<double> w(f.size(), 2.5);
+    EXPECT_EQ(ComputeWeighted(f.data(), w.data(), f.size()), expect);
+  }
+}
+
+TEST(seomoz_example) {
+  // "the quick brown fox" -> unsigned_hash 3527384202465209835 (vectors.json).
+  EXPECT_EQ(Md5Be64("the quick brown fox", 19), 3527384202465209835ull);
+  const char* text = "The quick brown fox jumps over the lazy dog.";
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(text);
+  size_t len = std::strlen(text);
+  Docs docs{&p, &len, 1};
+  std::vector<uint64_t> out;
+  EXPECT(FingerprintBatch(docs, SeomozProfile(), 1, nullptr, &out).ok());
+  EXPECT_EQ(out[0], 12782281268758982817ull);
+}
+
+TEST(layout_tables_and_params) {
+  EXPECT(ValidateParams(6, 3).ok());
+  EXPECT(!ValidateParams(3, 3).ok());
+  EXPECT(!ValidateParams(65, 3).ok());
+  EXPECT(!ValidateParams(40, 9).ok());
+  EXPECT(!ValidateParams(64, 8).ok());  // too many tables
+  Layout l(6, 3);
+  EXPECT_EQ(l.tables(), 20u);
+  // Table 0 chooses blocks 0,1,2 (bits 0..31): block 0 (bits 0..9) becomes the top bits.
+  EXPECT_EQ(l.table(0).prefix_bits, 32u);
+  EXPECT_EQ(l.table(0).Permute(1), uint64_t{1} << 54);
+  for (size_t t = 0; t < l.tables(); t++) {
+    std::mt19937_64 rng(t);
+    for (int i = 0; i < 100; i++) {
+      const uint64_t x = rng(), y = rng();
+      EXPECT_EQ(Dist(l.table(t).Permute(x), l.table(t).Permute(y)), Dist(x, y));
+    }
+  }
+  EXPECT_EQ(PickBlocks(1000000, 3), 5u);
+}
+
+TEST(all_pairs_matches_brute_force) {
+  const uint32_t params[][2] = {{4, 3}, {5, 3}, {6, 3}, {6, 4}, {3, 2}, {9, 8}, {2, 0}, {5, 1}, {12, 3}};
+  for (auto& mk : params) {
+    const auto v = MakeSet(700, mk[1], mk[0] * 31 + mk[1]);
+    Pairs got;
+    EXPECT(AllPairs(v.data(), v.size(), mk[0], mk[1], 2, nullptr, &got).ok());
+    const Pairs want = Brute(v, mk[1]);
+    EXPECT_EQ(got.size(), want.size());
+    EXPECT(got == want);
+  }
+}
+
+TEST(all_pairs_skewed_group) {
+  // 3000 fingerprints sharing the same 40 high bits, varying in the low 24 bits, plus identical copies.
+  std::mt19937_64 rng(99);
+  std::vector<uint64_t> v;
+  for (int i = 0; i < 3000; i++) v.push_back((0xabcdef1234ull << 24) | (rng() & 0xffffff));
+  for (int i = 0; i < 50; i++) v.push_back(v[i]);
+  Pairs got;
+  EXPECT(AllPairs(v.data(), v.size(), 4, 3, 1, nullptr, &got).ok());
+  EXPECT(got == Brute(v, 3));
+  std::vector<uint32_t> labels;
+  Components(v.size(), got, &labels);
+  for (auto& e : got) EXPECT_EQ(labels[e.first], labels[e.second]);
+}
+
+static void CheckIndex(Index& ix, const std::vector<uint64_t>& fps, const std::vector<uint64_t>& ids,
+                       const std::vector<bool>& live, const std::vector<uint64_t>& queries, uint32_t k) {
+  std::vector<uint64_t> got;
+  for (uint64_t q : queries) {
+    std::vector<uint64_t> want;
+    for (size_t i = 0; i < fps.size(); i++)
+      if (live[i] && Dist(fps[i], q) <= static_cast<int>(k)) want.push_back(ids[i]);
+    std::sort(want.begin(), want.end());
+    ix.FindAll(q, &got);
+    EXPECT(got == want);
+    uint64_t first = 0;
+    const bool f = ix.FindFirst(q, &first);
+    EXPECT_EQ(f, !want.empty());
+    if (f) EXPECT(std::binary_search(want.begin(), want.end(), first));
+  }
+}
+
+TEST(index_matches_brute_force) {
+  const uint32_t params[][2] = {{6, 3}, {5, 3}, {4, 3}, {3, 1}, {10, 8}, {1, 0}};
+  for (auto& mk : params) {
+    std::unique_ptr<Index> ix;
+    EXPECT(Index::Create(mk[0], mk[1], &ix).ok());
+    const auto fps = MakeSet(900, mk[1], mk[0] * 7 + mk[1]);
+    std::vector<uint64_t> ids(fps.size());
+    for (size_t i = 0; i < ids.size(); i++) ids[i] = 1000 + i * 3;
+    std::vector<bool> live(fps.size(), false);
+    // Insert in uneven batches: exercises buffer, delta and main runs.
+    size_t at = 0;
+    const size_t sizes[] = {1, 5, 300, 20, 700, 3, 600};
+    for (size_t sz : sizes) {
+      sz = std::min(sz, fps.size() - at);
+      EXPECT(ix->Insert(ids.data() + at, fps.data() + at, sz, 2).ok());
+      for (size_t i = at; i < at + sz; i++) live[i] = true;
+      at += sz;
+      std::vector<uint64_t> qs(fps.begin(), fps.begin() + std::min<size_t>(at, 200));
+      qs.push_back(0);
+      qs.push_back(~uint64_t{0});
+      CheckIndex(*ix, fps, ids, live, qs, mk[1]);
+    }
+    EXPECT(ix->Insert(ids.data() + at, fps.data() + at, fps.size() - at, 2).ok());
+    for (size_t i = at; i < fps.size(); i++) live[i] = true;
+    // Duplicate ids are refused, nothing changes.
+    EXPECT(!ix->Insert(ids.data(), fps.data(), 1, 1).ok());
+    const uint64_t twice[2] = {5, 5};
+    EXPECT(!ix->Insert(twice, fps.data(), 2, 1).ok());
+    EXPECT(!ix->Contains(5));
+    // Remove a third (tombstones, then compaction past a quarter).
+    std::vector<uint64_t> gone;
+    for (size_t i = 0; i < fps.size(); i += 3) {
+      gone.push_back(ids[i]);
+      live[i] = false;
+    }
+    size_t removed = 0;
+    EXPECT(ix->Remove(gone.data(), gone.size() / 5, &removed).ok());
+    EXPECT_EQ(removed, gone.size() / 5);
+    EXPECT(ix->Stats().tombstones > 0);
+    for (size_t i = gone.size() / 5; i < gone.size(); i++) live[(i) * 3] = true;
+    std::vector<uint64_t> qs(fps.begin(), fps.begin() + 150);
+    CheckIndex(*ix, fps, ids, live, qs, mk[1]);
+    for (size_t i = 0; i < gone.size(); i++) live[i * 3] = false;
+    EXPECT(ix->Remove(gone.data(), gone.size(), &removed).ok());
+    EXPECT_EQ(removed, gone.size() - gone.size() / 5);
+    EXPECT_EQ(ix->Stats().tombstones, 0u);  // compacted
+    CheckIndex(*ix, fps, ids, live, qs, mk[1]);
+    // Batch queries agree with single ones.
+    std::vector<uint32_t> off;
+    std::vector<uint64_t> all;
+    EXPECT(ix->FindAllBatch(qs.data(), qs.size(), 2, nullptr, &off, &all).ok());
+    for (size_t i = 0; i < qs.size(); i++) {
+      std::vector<uint64_t> one;
+      ix->FindAll(qs[i], &one);
+      EXPECT(std::vector<uint64_t>(all.begin() + off[i], all.begin() + off[i + 1]) == one);
+    }
+    const IndexStats st = ix->Stats();
+    EXPECT(st.table_bytes <= st.slots * 6 * st.tables + 64 * st.tables);
+  }
+}
+
+TEST(index_save_open_and_corruption) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/x.simh";
+  std::unique_ptr<Index> ix;
+  EXPECT(Index::Create(5, 3, &ix).ok());
+  const auto fps = MakeSet(3000, 3, 5);
+  std::vector<uint64_t> ids(fps.size());
+  for (size_t i = 0; i < ids.size(); i++) ids[i] = i * 11 + 1;
+  EXPECT(ix->Insert(ids.data(), fps.data(), fps.size(), 2).ok());
+  const uint64_t rm[2] = {1, 12};
+  EXPECT(ix->Remove(rm, 2, nullptr).ok());
+  std::vector<bool> live(fps.size(), true);
+  live[0] = live[1] = false;
+  EXPECT(ix->Save(path, 2).ok());
+  std::unique_ptr<Index> back;
+  Status s = Index::Open(path, true, &back);
+  EXPECT(s.ok());
+  if (!s.ok()) std::fprintf(stderr, "%s\n", s.message().c_str());
+  EXPECT(back->Stats().mapped);
+  std::vector<uint64_t> qs(fps.begin(), fps.begin() + 300);
+  CheckIndex(*back, fps, ids, live, qs, 3);
+  // Mutating an opened index.
+  const uint64_t nid = 999999, nfp = fps[5] ^ 1;
+  EXPECT(back->Insert(&nid, &nfp, 1, 1).ok());
+  uint64_t got = 0;
+  std::vector<uint64_t> all;
+  back->FindAll(nfp, &all);
+  EXPECT(std::find(all.begin(), all.end(), nid) != all.end());
+  (void)got;
+  // Empty index round trip.
+  std::unique_ptr<Index> empty;
+  EXPECT(Index::Create(6, 3, &empty).ok());
+  EXPECT(empty->Save(dir + "/e.simh", 1).ok());
+  EXPECT(Index::Open(dir + "/e.simh", true, &back).ok());
+  EXPECT(!back->FindFirst(0, &got));
+  // Corruption: truncation and a flipped byte.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  {
+    std::ofstream o(dir + "/t.simh", std::ios::binary);
+    o.write(bytes.data(), bytes.size() - 100);
+  }
+  s = Index::Open(dir + "/t.simh", false, &back);
+  EXPECT(!s.ok() && s.code() == Code::kCorrupt);
+  EXPECT(s.message().find("t.simh") != std::string::npos);
+  std::string bad = bytes;
+  bad[64 + 40000] ^= 0x55;
+  {
+    std::ofstream o(dir + "/c.simh", std::ios::binary);
+    o.write(bad.data(), bad.size());
+  }
+  s = Index::Open(dir + "/c.simh", true, &back);
+  EXPECT(!s.ok() && s.code() == Code::kCorrupt);
+  // A directory that does not span the entries (structure check, without the CRC).
+  bad = bytes;
+  const size_t first_dir = 64 + 32 + fps.size() * 16 - 2 * 16 + 8;  // 2 entries were compacted away
+  bad[first_dir] = 7;
+  {
+    std::ofstream o(dir + "/d.simh", std::ios::binary);
+    o.write(bad.data(), bad.size());
+  }
+  s = Index::Open(dir + "/d.simh", false, &back);
+  EXPECT(!s.ok() && s.code() == Code::kCorrupt);
+  EXPECT(s.message().find("offset") != std::string::npos);
+  std::string cmd = "rm -rf " + dir;
+  EXPECT_EQ(system(cmd.c_str()), 0);
+}
+
+TEST_MAIN("simhash")
