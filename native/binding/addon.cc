@@ -45,21 +45,37 @@ void PromiseWorker::Execute() {
   state_->cv.notify_all();
 }
 
+// When the environment is being torn down (worker.terminate(), process exit) no JavaScript can run: every
+// N-API call that could (creating the error's properties, settling the promise) fails, and node-addon-api
+// turns that failure into a C++ exception that would escape the completion callback and abort the whole
+// process. So a batch that completes during teardown settles nothing (nobody can observe its promise), and
+// a failure to settle is swallowed rather than thrown out of the callback.
 void PromiseWorker::OnOK() {
+  if (state_->closing.load()) return;
   Napi::Env env = Env();
-  Napi::HandleScope scope(env);
-  if (!status_.ok()) {
-    deferred_.Reject(StatusError(env, status_).Value());
-    return;
-  }
   try {
-    deferred_.Resolve(Resolve(env));
-  } catch (const Napi::Error& e) {
-    deferred_.Reject(e.Value());
+    Napi::HandleScope scope(env);
+    if (!status_.ok()) {
+      deferred_.Reject(StatusError(env, status_).Value());
+      return;
+    }
+    try {
+      deferred_.Resolve(Resolve(env));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  } catch (const Napi::Error&) {
+    // The promise could not be settled (the environment cannot run JavaScript): nothing left to do.
   }
 }
 
-void PromiseWorker::OnError(const Napi::Error& e) { deferred_.Reject(e.Value()); }
+void PromiseWorker::OnError(const Napi::Error& e) {
+  if (state_->closing.load()) return;
+  try {
+    deferred_.Reject(e.Value());
+  } catch (const Napi::Error&) {
+  }
+}
 
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve) {
