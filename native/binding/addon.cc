@@ -48,8 +48,11 @@ void PromiseWorker::Execute() {
 // When the environment is being torn down (worker.terminate(), process exit) no JavaScript can run: every
 // N-API call that could (creating the error's properties, settling the promise) fails, and node-addon-api
 // turns that failure into a C++ exception that would escape the completion callback and abort the whole
-// process. So a batch that completes during teardown settles nothing (nobody can observe its promise), and
-// a failure to settle is swallowed rather than thrown out of the callback.
+// process. So a failure to settle is swallowed rather than thrown out of the callback (nobody can observe
+// that promise any more), and once the cleanup hook has run nothing is settled at all.
+// Note: Node drains pending async work (Environment::CleanupHandles) *before* it runs cleanup hooks, so on
+// worker.terminate() a running batch completes in full before `closing` is raised; the completion
+// callback then runs with JavaScript disallowed, which is the case the try/catch handles.
 void PromiseWorker::OnOK() {
   if (state_->closing.load()) return;
   Napi::Env env = Env();

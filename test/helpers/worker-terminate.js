@@ -11,7 +11,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const addon = require('node-gyp-build')(workerData.root);
 const docs = [];
 const doc = Buffer.alloc(4096, 'abcdefghij klmnopqrstuvwxyz ');
-for (let i = 0; i < 20000; i++) docs.push(doc.subarray(i % 7));
+for (let i = 0; i < 3000; i++) docs.push(doc.subarray(i % 7));
 const p = addon.shingleHashes(docs, { n: 5, hash: workerData.hash, dedupe: true });
 parentPort.postMessage('started');
 p.then(() => parentPort.postMessage('done'), (e) => parentPort.postMessage('rejected ' + e.code));
@@ -29,14 +29,14 @@ async function once(delay, hash) {
 
 (async () => {
   let n = 0;
-  for (const delay of [0, 1, 5, 20, 60]) {
+  for (const delay of [0, 5, 30]) {
     for (const hash of ['fast64', 'murmur3_32']) {
       await once(delay, hash);
       n++;
     }
   }
   // Two at once, terminated together.
-  await Promise.all([once(2, 'fast64'), once(2, 'sha1_32')]);
+  await Promise.all([once(2, 'fast64'), once(2, 'murmur3_64')]);
   n += 2;
   const r = await addon.shingleHashes(['hello world'], { n: 5, hash: 'murmur3_32' });
   if (r.hashes.length !== 7) throw new Error('the addon no longer works after terminations');
