@@ -147,6 +147,10 @@ export interface NativeBinding {
   simhashFindAllSync(ids: BigUint64Array, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
   simhashPickBlocks(n: number, distance: number): number;
   SimhashIndex: NativeSimhashIndexClass;
+  /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
+  hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;
+  /** out[i] = min over keys of MurmurHash3_x86_32(key, firstSeed + i) (0xFFFFFFFF with no key). */
+  murmur3MinSeq(keys: TextInput, firstSeed: number, count: number): Uint32Array;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

@@ -52,9 +52,11 @@ type Result<O extends ShingleHashOptions | undefined> = O extends { hash: 'murmu
 
 /**
  * Hashes every shingle of every document, on the native thread pool (the event loop is not blocked).
- * Byte inputs are read in place and must not be modified until the promise settles.
+ * Byte inputs are read in place and must not be modified until the promise settles. Invalid arguments
+ * reject the promise (TypeError/RangeError, code ERR_NEARDUP_INVALID_ARGUMENT); nothing is thrown
+ * synchronously.
  */
-export function shingleHashes<O extends ShingleHashOptions | undefined = undefined>(
+export async function shingleHashes<O extends ShingleHashOptions | undefined = undefined>(
   texts: TextInput,
   options?: O,
 ): Promise<Result<O>> {

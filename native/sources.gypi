@@ -33,7 +33,8 @@
       "native/binding/lsh_index.cc",
       "native/binding/lsh_dedup.cc",
       "native/binding/simhash.cc",
-      "native/binding/simhash_index.cc"
+      "native/binding/simhash_index.cc",
+      "native/binding/hashes.cc"
     ]
   }
 }

@@ -57,7 +57,10 @@ export async function openInput(file: string): Promise<Readable> {
   const first: Buffer | null = await new Promise((resolve, reject) => {
     const onReadable = () => { cleanup(); resolve(src.read() as Buffer | null); };
     const onEnd = () => { cleanup(); resolve(null); };
-    const onError = (e: Error) => { cleanup(); reject(e); };
+    const onError = (e: Error) => {
+      cleanup();
+      reject(new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${e.message}`, { file, cause: e }));
+    };
     const cleanup = () => { src.off('readable', onReadable); src.off('end', onEnd); src.off('error', onError); };
     src.once('readable', onReadable);
     src.once('end', onEnd);

@@ -7,6 +7,7 @@
 #include "doubri.h"
 #include "lsh_index.h"
 #include "lsh_dedup.h"
+#include "hashes.h"
 #include "runtime.h"
 #include "shingles.h"
 #include "simhash.h"
@@ -49,21 +50,40 @@ void PromiseWorker::Execute() {
   state_->cv.notify_all();
 }
 
+// When the environment is being torn down (worker.terminate(), process exit) no JavaScript can run: every
+// N-API call that could (creating the error's properties, settling the promise) fails, and node-addon-api
+// turns that failure into a C++ exception that would escape the completion callback and abort the whole
+// process. So a failure to settle is swallowed rather than thrown out of the callback (nobody can observe
+// that promise any more), and once the cleanup hook has run nothing is settled at all.
+// Note: Node drains pending async work (Environment::CleanupHandles) *before* it runs cleanup hooks, so on
+// worker.terminate() a running batch completes in full before `closing` is raised; the completion
+// callback then runs with JavaScript disallowed, which is the case the try/catch handles.
 void PromiseWorker::OnOK() {
+  if (state_->closing.load()) return;
   Napi::Env env = Env();
-  Napi::HandleScope scope(env);
-  if (!status_.ok()) {
-    deferred_.Reject(StatusError(env, status_).Value());
-    return;
-  }
   try {
-    deferred_.Resolve(Resolve(env));
-  } catch (const Napi::Error& e) {
-    deferred_.Reject(e.Value());
+    Napi::HandleScope scope(env);
+    if (!status_.ok()) {
+      deferred_.Reject(StatusError(env, status_).Value());
+      return;
+    }
+    try {
+      deferred_.Resolve(Resolve(env));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  } catch (const Napi::Error&) {
+    // The promise could not be settled (the environment cannot run JavaScript): nothing left to do.
   }
 }
 
-void PromiseWorker::OnError(const Napi::Error& e) { deferred_.Reject(e.Value()); }
+void PromiseWorker::OnError(const Napi::Error& e) {
+  if (state_->closing.load()) return;
+  try {
+    deferred_.Reject(e.Value());
+  } catch (const Napi::Error&) {
+  }
+}
 
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve) {
@@ -98,6 +118,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   LshDedupBinding::Init(env, exports);
   Simhash::Init(env, exports);
   SimhashIndexClass::Init(env, exports);
+  Hashes::Init(env, exports);
   return exports;
 }
 

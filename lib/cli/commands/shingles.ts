@@ -50,11 +50,19 @@ ${INPUT_USAGE}`,
           await out.write('[]\n');
           continue;
         }
+        // Written in pieces: a 100 MB line has ~10^8 shingles, more than one JS string can hold.
         const part = r.hashes.subarray(r.offsets[i], r.offsets[i + 1]);
-        const items: string[] = [];
-        if (part instanceof BigUint64Array) for (const h of part) items.push(`"${h}"`);
-        else for (const h of part) items.push(String(h));
-        await out.write(`[${items.join(',')}]\n`);
+        const wide = part instanceof BigUint64Array;
+        let s = '[';
+        for (let k = 0; k < part.length; k++) {
+          if (k > 0) s += ',';
+          s += wide ? `"${part[k]}"` : String(part[k]);
+          if (s.length >= 1 << 16) {
+            await out.write(s);
+            s = '';
+          }
+        }
+        await out.write(s + ']\n');
       }
       docs += texts.length;
     }
