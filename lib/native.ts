@@ -90,6 +90,8 @@ export interface NativeLshDedup {
   add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
   finish(): Promise<NativeDedupResult>;
   close(): void;
+}
+
 export interface NativeSimhashOptions extends Omit<NativeShingleOptions, 'hash' | 'dedupe'> {
   profile?: 'default' | 'seomoz';
   hash?: 'fast64' | 'murmur3_64' | 'md5_64';

@@ -1,5 +1,5 @@
 // Reference hashes (tests only). MurmurHash3 is written from Austin Appleby's published algorithm; fast64
-// from its specification in docs/FORMAT-hash.md; SHA-1 and MD5 come from node:crypto.
+// from its specification in docs/FORMAT.md, section 2; SHA-1 and MD5 come from node:crypto.
 import { createHash } from 'node:crypto';
 
 const M64 = (1n << 64n) - 1n;
@@ -104,7 +104,7 @@ export function md5_64(key: Uint8Array): bigint {
   return createHash('md5').update(key).digest().readBigUInt64BE(0);
 }
 
-// ---------------------------------------------------------------- fast64 (docs/FORMAT-hash.md)
+// ---------------------------------------------------------------- fast64 (docs/FORMAT.md, section 2)
 const P0 = 0x9e3779b97f4a7c15n, P1 = 0xd6e8feb86659fd93n, P2 = 0xc2b2ae3d27d4eb4fn, P3 = 0x165667b19e3779f9n;
 
 /** The 128-bit product split as [low 64, high 64]. */
@@ -126,20 +126,14 @@ export function fast64(key: Uint8Array, seed: bigint = 0n): bigint {
   let s = fast64Prepare(seed);
   const len = key.length;
   let a: bigint, b: bigint;
+  if (len <= 8) {
+    // Short keys: the bytes as one little-endian integer, zero-extended.
+    const v = len === 0 ? 0n : le64(key, 0, len);
+    return fold(fold(v ^ s ^ P0, P1 ^ BigInt(len)) ^ P2, P3);
+  }
   if (len <= 16) {
-    if (len >= 8) {
-      a = le64(key, 0);
-      b = le64(key, len - 8);
-    } else if (len >= 4) {
-      a = le64(key, 0, 4);
-      b = le64(key, len - 4, 4);
-    } else if (len > 0) {
-      a = (BigInt(key[0]) << 16n) | (BigInt(key[len >> 1]) << 8n) | BigInt(key[len - 1]);
-      b = 0n;
-    } else {
-      a = 0n;
-      b = 0n;
-    }
+    a = le64(key, 0);
+    b = le64(key, len - 8);
   } else {
     let pos = 0;
     let left = len;
