@@ -12,7 +12,11 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
-      "native/core/io/header.cc"
+      "native/core/io/header.cc",
+      "native/core/minhash/mt19937.cc",
+      "native/core/minhash/profiles.cc",
+      "native/core/minhash/signature.cc",
+      "native/core/minhash/signature_file.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
