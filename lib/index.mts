@@ -3,5 +3,7 @@ import cjs from './index.js';
 
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
+  minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
+  SignatureWriter, readSignatureFile,
 } = cjs;
 export type * from './index.js';

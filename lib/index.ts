@@ -5,5 +5,10 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts,
 } from './shingles';
+export {
+  minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
+  SignatureWriter, readSignatureFile,
+  type MinHashOptions, type MinHashProfile, type MinHashResult, type SignatureFile, type SignatureFileFormat,
+} from './minhash';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -33,12 +33,46 @@ export interface NativeShingleResult {
   invalidUtf8Docs: number;
 }
 
+export interface NativeMinHashOptions extends Omit<NativeShingleOptions, 'hash' | 'seed' | 'dedupe'> {
+  profile?: 'fast' | 'doubri-v1' | 'datasketch';
+  numPerm?: number;
+  seed?: number | bigint;
+}
+
+export interface NativeMinHashResult {
+  signatures: Uint32Array;
+  numPerm: number;
+  count: number;
+  invalidUtf8Docs: number;
+}
+
+export interface NativeSignatureWriterOptions {
+  format?: 'neardup' | 'doubri';
+  numPerm?: number;
+  profile?: 'fast' | 'doubri-v1' | 'datasketch';
+  /** JSON stored after the signatures (neardup format only). */
+  options?: string;
+}
+
+export interface NativeSignatureWriter {
+  append(signatures: Uint32Array): void;
+  /** Returns the number of records written. */
+  commit(): number;
+  abort(): void;
+  readonly records: number;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
+  minhash(texts: TextInput, options?: NativeMinHashOptions): Promise<NativeMinHashResult>;
+  minhashSync(texts: TextInput, options?: NativeMinHashOptions): NativeMinHashResult;
+  minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
+  datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
+  SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

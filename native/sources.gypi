@@ -23,7 +23,8 @@
       "native/binding/args.cc",
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
-      "native/binding/runtime.cc"
+      "native/binding/runtime.cc",
+      "native/binding/minhash.cc"
     ]
   }
 }
