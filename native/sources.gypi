@@ -16,7 +16,8 @@
       "native/core/minhash/mt19937.cc",
       "native/core/minhash/profiles.cc",
       "native/core/minhash/signature.cc",
-      "native/core/minhash/signature_file.cc"
+      "native/core/minhash/signature_file.cc",
+      "native/core/minhash/sha1_shingle.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",

@@ -15,6 +15,8 @@
 #include "minhash/profiles.h"
 #include "minhash/signature.h"
 #include "minhash/signature_file.h"
+#include "minhash/sha1_shingle.h"
+#include "hash/digest.h"
 
 using namespace neardup;
 using namespace neardup::minhash;
@@ -221,6 +223,28 @@ TEST(signature_files) {
   EXPECT_EQ(h.flags, 2u);
   EXPECT(std::memcmp(f.data() + 64, v, 24) == 0);
   EXPECT(std::memcmp(f.data() + 88, "{}", 2) == 0);
+}
+
+TEST(sha1_many_matches_openssl) {
+  std::mt19937 rng(5);
+  std::vector<std::string> keys;
+  for (size_t len = 0; len <= 130; len++) {
+    std::string k;
+    for (size_t i = 0; i < len; i++) k.push_back(static_cast<char>(rng()));
+    keys.push_back(k);
+  }
+  keys.push_back("abc");
+  for (size_t n : {keys.size(), keys.size() - 1, size_t(1)}) {
+    std::vector<std::string_view> v(keys.begin(), keys.begin() + n);
+    std::vector<uint32_t> got(n);
+    Sha1Le32Many(v.data(), n, got.data());
+    for (size_t i = 0; i < n; i++) EXPECT_EQ(got[i], Sha1Le32(keys[i].data(), keys[i].size()));
+  }
+  // SHA-1("abc") = a9993e36...: the first 4 bytes little-endian.
+  std::string_view abc("abc");
+  uint32_t h = 0;
+  Sha1Le32Many(&abc, 1, &h);
+  EXPECT_EQ(h, 0x363e99a9u);
 }
 
 TEST_MAIN("minhash")

@@ -7,6 +7,7 @@
 #include "hash/fast64.h"
 #include "hash/murmur3.h"
 #include "minhash/mt19937.h"
+#include "minhash/sha1_shingle.h"
 #include "parallel/pool.h"
 #include "util/cpu.h"
 
@@ -67,6 +68,47 @@ NEARDUP_TARGET_AVX2 void DatasketchMinAvx2(const uint32_t* h, size_t n, const ui
   }
   if (i < k) DatasketchMinPortable(h, n, a + i, b + i, k - i, out + i);
 }
+
+// GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers here (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The same with eight permutations per register (AVX-512 F+DQ) and a compare-to-mask correction.
+__attribute__((target("avx512f,avx512dq,avx2"))) void DatasketchMinAvx512(const uint32_t* h, size_t n,
+                                                                          const uint64_t* a, const uint64_t* b,
+                                                                          size_t k, uint32_t* out) {
+  const __m512i p = _mm512_set1_epi64(static_cast<long long>(kMersenne61));
+  const __m512i pm1 = _mm512_set1_epi64(static_cast<long long>(kMersenne61 - 1));
+  size_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const __m512i a0 = _mm512_loadu_si512(a + i), a1 = _mm512_loadu_si512(a + i + 8);
+    const __m512i ah0 = _mm512_srli_epi64(a0, 32), ah1 = _mm512_srli_epi64(a1, 32);
+    const __m512i b0 = _mm512_loadu_si512(b + i), b1 = _mm512_loadu_si512(b + i + 8);
+    __m512i m0 = _mm512_set1_epi32(-1), m1 = _mm512_set1_epi32(-1);
+    for (size_t j = 0; j < n; j++) {
+      const __m512i hv = _mm512_set1_epi64(static_cast<long long>(h[j]));
+      __m512i x0 = _mm512_add_epi64(_mm512_mul_epu32(a0, hv), _mm512_slli_epi64(_mm512_mul_epu32(ah0, hv), 32));
+      __m512i x1 = _mm512_add_epi64(_mm512_mul_epu32(a1, hv), _mm512_slli_epi64(_mm512_mul_epu32(ah1, hv), 32));
+      x0 = _mm512_add_epi64(x0, b0);
+      x1 = _mm512_add_epi64(x1, b1);
+      __m512i y0 = _mm512_add_epi64(_mm512_and_si512(x0, p), _mm512_srli_epi64(x0, 61));
+      __m512i y1 = _mm512_add_epi64(_mm512_and_si512(x1, p), _mm512_srli_epi64(x1, 61));
+      y0 = _mm512_mask_sub_epi64(y0, _mm512_cmpgt_epu64_mask(y0, pm1), y0, p);
+      y1 = _mm512_mask_sub_epi64(y1, _mm512_cmpgt_epu64_mask(y1, pm1), y1, p);
+      m0 = _mm512_min_epu32(m0, y0);
+      m1 = _mm512_min_epu32(m1, y1);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtepi64_epi32(m0));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), _mm512_cvtepi64_epi32(m1));
+  }
+  if (i < k) DatasketchMinAvx2(h, n, a + i, b + i, k - i, out + i);
+}
+
+#pragma GCC diagnostic pop
+
+bool HasAvx512() {
+  static const bool has = Cpu().avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return has;
+}
 #endif
 
 // Open-addressing set of shingle indexes keyed by a 64-bit hash, with exact comparison on hash equality.
@@ -92,9 +134,18 @@ void DatasketchMinPortable(const uint32_t* h, size_t n, const uint64_t* a, const
 
 void DatasketchMin(const uint32_t* h, size_t n, const uint64_t* a, const uint64_t* b, size_t k, uint32_t* out) {
 #if NEARDUP_X86_DISPATCH
+  if (HasAvx512()) return DatasketchMinAvx512(h, n, a, b, k, out);
   if (Cpu().avx2) return DatasketchMinAvx2(h, n, a, b, k, out);
 #endif
   DatasketchMinPortable(h, n, a, b, k, out);
+}
+
+const char* DatasketchKernel() {
+#if NEARDUP_X86_DISPATCH
+  if (HasAvx512()) return "avx512";
+  if (Cpu().avx2) return "avx2";
+#endif
+  return "portable";
 }
 
 Signer::Signer(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)), shingler_(plan_->config().text) {
@@ -200,11 +251,10 @@ void Signer::SignPrepared(uint32_t* out) {
     }
     case Profile::kDatasketch: {
       CollectDistinct();
-      h32_.resize(distinct_.size());
-      for (size_t j = 0; j < distinct_.size(); j++) {
-        const std::string_view s = shingler_[distinct_[j]];
-        h32_[j] = Sha1Le32(s.data(), s.size());
-      }
+      views_.resize(distinct_.size());
+      for (size_t j = 0; j < distinct_.size(); j++) views_[j] = shingler_[distinct_[j]];
+      h32_.resize(views_.size());
+      Sha1Le32Many(views_.data(), views_.size(), h32_.data());
       DatasketchMin(h32_.data(), h32_.size(), p.a(), p.b(), k, out);
       return;
     }
@@ -238,7 +288,7 @@ void Signer::SignShingles(const std::string_view* shingles, size_t n, uint32_t* 
       return;
     case Profile::kDatasketch:
       h32_.resize(n);
-      for (size_t j = 0; j < n; j++) h32_[j] = Sha1Le32(shingles[j].data(), shingles[j].size());
+      Sha1Le32Many(shingles, n, h32_.data());
       DatasketchMin(h32_.data(), n, p.a(), p.b(), k, out);
       return;
     case Profile::kFast:

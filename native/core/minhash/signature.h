@@ -46,6 +46,7 @@ class Signer {
   uint32_t gen_ = 0;
   std::vector<uint32_t> mixed_;     // doubri-v1: Murmur3 block scratch
   std::vector<uint32_t> h32_;       // datasketch: shingle hashes
+  std::vector<std::string_view> views_;
   std::vector<uint64_t> bins_;      // fast: per-bin minimum (UINT64_MAX = empty)
 };
 
@@ -57,6 +58,8 @@ Status SignBatch(const Docs& docs, const std::shared_ptr<const Plan>& plan, size
 // Kernels, exposed for tests and benchmarks. DatasketchMin: out[i] = min over h of
 // (((a[i]*h + b[i]) mod 2^64) mod (2^61-1)) & 0xFFFFFFFF, 0xFFFFFFFF when n == 0.
 void DatasketchMin(const uint32_t* h, size_t n, const uint64_t* a, const uint64_t* b, size_t k, uint32_t* out);
+// The kernel in use: "avx512", "avx2" or "portable".
+const char* DatasketchKernel();
 void DatasketchMinPortable(const uint32_t* h, size_t n, const uint64_t* a, const uint64_t* b, size_t k,
                            uint32_t* out);
 
