@@ -6,5 +6,7 @@ export const {
   doubriSelf, doubriOther, LshIndex, optimalParam, collisionProbability, dedup, DedupSession,
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
   simhashFindAllSync, SimhashIndex,
+  minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
+  SignatureWriter, readSignatureFile,
 } = cjs;
 export type * from './index.js';

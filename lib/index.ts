@@ -14,5 +14,10 @@ export {
   type SimhashOptions, type SimhashFindAllOptions, type SimhashFindAllResult, type SimhashIndexOptions,
   type SimhashIndexStats, type SimhashFirstMatches, type SimhashAllMatches, type U64Input,
 } from './simhash';
+export {
+  minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
+  SignatureWriter, readSignatureFile,
+  type MinHashOptions, type MinHashProfile, type MinHashResult, type SignatureFile, type SignatureFileFormat,
+} from './minhash';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -131,6 +131,35 @@ export interface NativeSimhashIndexClass {
   open(path: string, options?: { verify?: boolean }): NativeSimhashIndex;
 }
 
+export interface NativeMinHashOptions extends Omit<NativeShingleOptions, 'hash' | 'seed' | 'dedupe'> {
+  profile?: 'fast' | 'doubri-v1' | 'datasketch';
+  numPerm?: number;
+  seed?: number | bigint;
+}
+
+export interface NativeMinHashResult {
+  signatures: Uint32Array;
+  numPerm: number;
+  count: number;
+  invalidUtf8Docs: number;
+}
+
+export interface NativeSignatureWriterOptions {
+  format?: 'neardup' | 'doubri';
+  numPerm?: number;
+  profile?: 'fast' | 'doubri-v1' | 'datasketch';
+  /** JSON stored after the signatures (neardup format only). */
+  options?: string;
+}
+
+export interface NativeSignatureWriter {
+  append(signatures: Uint32Array): void;
+  /** Returns the number of records written. */
+  commit(): number;
+  abort(): void;
+  readonly records: number;
+}
+
 export interface NativeBinding {
   getThreads(): number;
   setThreads(n: number): void;
@@ -153,6 +182,11 @@ export interface NativeBinding {
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;
   /** out[i] = min over keys of MurmurHash3_x86_32(key, firstSeed + i) (0xFFFFFFFF with no key). */
   murmur3MinSeq(keys: TextInput, firstSeed: number, count: number): Uint32Array;
+  minhash(texts: TextInput, options?: NativeMinHashOptions): Promise<NativeMinHashResult>;
+  minhashSync(texts: TextInput, options?: NativeMinHashOptions): NativeMinHashResult;
+  minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
+  datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
+  SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

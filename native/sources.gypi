@@ -21,7 +21,12 @@
       "native/core/simhash/fingerprint.cc",
       "native/core/simhash/layout.cc",
       "native/core/simhash/index.cc",
-      "native/core/simhash/all_pairs.cc"
+      "native/core/simhash/all_pairs.cc",
+      "native/core/minhash/mt19937.cc",
+      "native/core/minhash/profiles.cc",
+      "native/core/minhash/signature.cc",
+      "native/core/minhash/signature_file.cc",
+      "native/core/minhash/sha1_shingle.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -34,7 +39,8 @@
       "native/binding/lsh_dedup.cc",
       "native/binding/simhash.cc",
       "native/binding/simhash_index.cc",
-      "native/binding/hashes.cc"
+      "native/binding/hashes.cc",
+      "native/binding/minhash.cc"
     ]
   }
 }

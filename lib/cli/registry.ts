@@ -1,8 +1,9 @@
 // Every CLI command, in the order `neardup --help` lists them. Engines add theirs here.
 import type { Command } from './common';
 import { shinglesCommand } from './commands/shingles';
+import { minhashCommand } from './commands/minhash';
 import { doubriCommand } from './commands/doubri';
 import { dedupCommand } from './commands/dedup';
 import { simhashCommand } from './commands/simhash';
 
-export const commands: Command[] = [shinglesCommand, dedupCommand, doubriCommand, simhashCommand];
+export const commands: Command[] = [shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand];

@@ -8,6 +8,7 @@
 #include "lsh_index.h"
 #include "lsh_dedup.h"
 #include "hashes.h"
+#include "minhash.h"
 #include "runtime.h"
 #include "shingles.h"
 #include "simhash.h"
@@ -119,6 +120,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Simhash::Init(env, exports);
   SimhashIndexClass::Init(env, exports);
   Hashes::Init(env, exports);
+  MinHash::Init(env, exports);
   return exports;
 }
 

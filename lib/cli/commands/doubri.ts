@@ -1,10 +1,11 @@
 // neardup doubri <sub>: drop-in replacements for doubri 1.0's commands. Sub-commands live in one table so
-// that each engine can add its own (self/other/apply here; minhash/init from the MinHash engine).
+// that each engine can add its own (self/other/apply here; minhash/init in ./doubri-minhash.ts).
 import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-dedup';
 import { openInput, readLines } from '../jsonl';
 import { Output, UsageError, parse, type Command } from '../common';
+import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
 async function readStdinText(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -125,6 +126,8 @@ const NL = Buffer.from('\n');
 
 /** The sub-commands of `neardup doubri`, by name. */
 export const subcommands: Record<string, Command> = {
+  minhash: doubriMinhashCommand,
+  init: doubriInitCommand,
   self: doubriSelfCommand,
   other: doubriOtherCommand,
   apply: doubriApplyCommand,

@@ -1,0 +1,115 @@
+// neardup minhash: MinHash signatures of each JSONL line, as JSON arrays on stdout or as a binary file.
+import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } from '../../minhash';
+import type { ShingleOptions } from '../../shingles';
+import { readJsonl, type OnBadLine } from '../jsonl';
+import { Progress } from '../progress';
+import {
+  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
+  parse, shingleOptionsFrom, type Command,
+} from '../common';
+
+const PROFILE_DEFAULTS: Record<MinHashProfile, { shingle: ShingleOptions; numPerm: number; seed: bigint; maxPerm: number }> = {
+  fast: { shingle: {}, numPerm: 128, seed: 0n, maxPerm: 1024 },
+  'doubri-v1': { shingle: {}, numPerm: 800, seed: 0n, maxPerm: 65536 },
+  datasketch: { shingle: { unit: 'word', lowercase: true }, numPerm: 128, seed: 1n, maxPerm: 65536 },
+};
+
+function seedOption(v: unknown, def: bigint, max: bigint): bigint {
+  if (v === undefined) return def;
+  const s = String(v);
+  if (!/^\d+$/.test(s) || BigInt(s) > max) throw new UsageError(`--seed must be an integer from 0 to ${max}, got '${s}'`);
+  return BigInt(s);
+}
+
+/** Reads JSONL and yields each batch with its signatures (skipped bad lines have signature rows of 0xFFFFFFFF). */
+export async function* signJsonl(
+  files: string[],
+  input: { field: string; onBadLine: OnBadLine },
+  options: MinHashOptions,
+  progress?: Progress,
+): AsyncGenerator<{ texts: (string | null)[]; signatures: Uint32Array; numPerm: number }> {
+  let docs = 0;
+  for await (const batch of readJsonl(files, { ...input, onProgress: (bytes) => progress?.update({ bytes, docs }) })) {
+    const r = await minhash(batch.texts.map((t) => t ?? ''), options);
+    for (let i = 0; i < batch.texts.length; i++)
+      if (batch.texts[i] === null) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);
+    docs += batch.texts.length;
+    yield { texts: batch.texts, signatures: r.signatures, numPerm: r.numPerm };
+  }
+}
+
+export const minhashCommand: Command = {
+  name: 'minhash',
+  summary: 'MinHash signatures of each JSONL line (fast, doubri-v1 or datasketch profile)',
+  usage: `Usage: neardup minhash [options] [FILE...]
+
+Computes a MinHash signature (k unsigned 32-bit values) per input line.
+
+Options:
+  --profile fast|doubri-v1|datasketch   (default fast) see docs/minhash.md
+  --num-perm K              values per signature (fast 128 [1..1024], doubri-v1 800, datasketch 128)
+  --seed S                  fast: 64-bit seed (0); doubri-v1: first Murmur3 seed (0);
+                            datasketch: numpy RandomState seed (1)
+  --shingle word|char       same as --unit (datasketch default: word = text.lower().split() n-grams)
+  --keep-case               datasketch: do not lower-case (its default is Python's text.lower())
+  -o, --output jsonl|PATH   'jsonl' (default): one JSON array of k numbers per line on stdout
+                            (null for a skipped bad line); PATH: a binary signature file
+  --format neardup|doubri   binary file format: neardup "MHSG" (default) or doubri's .hash
+                            (docs/FORMAT-minhash.md)
+${SHINGLE_USAGE}
+${INPUT_USAGE}
+A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 in a binary file.`,
+  async run(args) {
+    const { values, positionals } = parse(args, {
+      ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
+      profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, shingle: { type: 'string' },
+      'keep-case': { type: 'boolean' }, output: { type: 'string', short: 'o' }, format: { type: 'string' },
+    });
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast');
+    const d = PROFILE_DEFAULTS[profile];
+    if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
+    const shingleValues: Record<string, unknown> = { ...values };
+    if (values.shingle !== undefined) shingleValues.unit = values.shingle;
+    if (values['keep-case']) shingleValues.lowercase = false;
+    const shingle = shingleOptionsFrom(shingleValues, d.shingle);
+    if (values['keep-case']) shingle.lowercase = false;
+    const numPerm = intOption('num-perm', values['num-perm'], d.numPerm, 1, d.maxPerm);
+    const seedMax = profile === 'fast' ? (1n << 64n) - 1n : profile === 'datasketch' ? 0xffffffffn : BigInt(0xffffffff - numPerm + 1);
+    const seed = seedOption(values.seed, d.seed, seedMax);
+    const input = inputOptionsFrom(values);
+    const output = values.output === undefined ? 'jsonl' : String(values.output);
+    if (output === '') throw new UsageError('--output must be jsonl or a file path');
+    const format = oneOf('format', values.format, ['neardup', 'doubri'] as const, 'neardup');
+    if (values.format !== undefined && output === 'jsonl') throw new UsageError('--format applies to a binary --output PATH');
+    const files = positionals.length ? positionals : ['-'];
+    const options: MinHashOptions = { ...shingle, profile, numPerm, seed };
+    const progress = new Progress('neardup minhash');
+
+    if (output === 'jsonl') {
+      const out = new Output();
+      for await (const b of signJsonl(files, input, options, progress)) {
+        for (let i = 0; i < b.texts.length; i++) {
+          if (b.texts[i] === null) await out.write('null\n');
+          else await out.write(`[${b.signatures.subarray(i * numPerm, (i + 1) * numPerm).join(',')}]\n`);
+        }
+      }
+      await out.flush();
+    } else {
+      const meta = { profile, numPerm, seed: seed.toString(), ...shingle, field: input.field };
+      const w = new SignatureWriter(output, { format, numPerm, profile, meta });
+      try {
+        for await (const b of signJsonl(files, input, options, progress)) w.append(b.signatures);
+        w.commit();
+      } catch (e) {
+        w.abort();
+        throw e;
+      }
+    }
+    progress.done();
+    return 0;
+  },
+};

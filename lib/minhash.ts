@@ -1,0 +1,202 @@
+// MinHash signatures: k unsigned 32-bit values per document, in three profiles (docs/minhash.md):
+//   'fast' (default)  fast64 shingle hash, one-permutation hashing with optimal densification
+//   'doubri-v1'       byte-compatible with doubri 1.0 (800 x MurmurHash3_x86_32, seeds 0..799)
+//   'datasketch'      byte-compatible with datasketch 1.x MinHash (SHA-1, numpy RandomState permutations)
+//
+// Layout of every result: `signatures` is one flat Uint32Array, document-major: document i's values are
+// signatures[i*numPerm .. (i+1)*numPerm). Its bytes (signatures.buffer, host order = little-endian on
+// every supported platform) read in Python as numpy.frombuffer(buf, dtype='<u4').reshape(count, numPerm).
+import * as fs from 'node:fs';
+import { NeardupError, nativeCall, nativeSync } from './errors';
+import { native, type NativeSignatureWriter, type TextInput } from './native';
+import type { ShingleOptions } from './shingles';
+
+export type MinHashProfile = 'fast' | 'doubri-v1' | 'datasketch';
+
+export interface MinHashOptions extends ShingleOptions {
+  /** 'fast' (default), 'doubri-v1' or 'datasketch'. */
+  profile?: MinHashProfile;
+  /**
+   * Values per signature (k). Defaults: fast 128 (1..1024), doubri-v1 800, datasketch 128 (1..65536).
+   */
+  numPerm?: number;
+  /**
+   * fast: the fast64 seed (64-bit, default 0); doubri-v1: the first Murmur3 seed (value i uses seed+i,
+   * default 0); datasketch: numpy RandomState seed (0..2^32-1, default 1).
+   */
+  seed?: number | bigint;
+}
+
+/**
+ * Shingle defaults per profile (each overridable by the ShingleOptions):
+ * - fast and doubri-v1: code-point 5-grams of the text as is (unit 'char', n 5, no normalisation);
+ * - datasketch: Python's `text.lower().split()` word 5-grams (unit 'word', n 5, lowercase, split
+ *   'whitespace'); pass unit 'char' for the code points of `text.lower()`.
+ * Texts shorter than n: one shingle of all of it (fast, datasketch; empty texts have none and give
+ * 0xFFFFFFFF everywhere) or, for doubri-v1, the single shingle "EMPTY" (doubri's rule).
+ */
+export interface MinHashResult {
+  /** count x numPerm values, document-major. */
+  signatures: Uint32Array;
+  numPerm: number;
+  /** Number of documents. */
+  count: number;
+  /** Documents that had invalid UTF-8 (decoded with U+FFFD substitution). */
+  invalidUtf8Docs: number;
+}
+
+/** Signatures of a batch, computed on the native thread pool (the event loop is not blocked). */
+export function minhash(texts: TextInput, options?: MinHashOptions): Promise<MinHashResult> {
+  return nativeCall(native.minhash(texts, options));
+}
+
+/** The same, synchronously on the calling thread (single-threaded): for small inputs. */
+export function minhashSync(texts: TextInput, options?: MinHashOptions): MinHashResult {
+  return nativeSync(() => native.minhashSync(texts, options));
+}
+
+/**
+ * Signatures of given shingle sets (no tokenizing: each shingle is hashed as its UTF-8 bytes), e.g. to
+ * reproduce `MinHash.update_batch([s.encode() for s in shingles])` exactly whatever the tokenizer.
+ */
+export function minhashOfShingles(
+  sets: ReadonlyArray<ReadonlyArray<string | Uint8Array>>,
+  options?: MinHashOptions,
+): MinHashResult {
+  const flat: (string | Uint8Array)[] = [];
+  const counts = new Uint32Array(sets.length);
+  sets.forEach((s, i) => {
+    counts[i] = s.length;
+    for (const x of s) flat.push(x);
+  });
+  return nativeSync(() => native.minhashShinglesSync(flat, counts, options));
+}
+
+/** datasketch 1.x permutations (a_i, b_i) for a seed, as numpy RandomState(seed) draws them. */
+export function datasketchPermutations(seed: number | bigint = 1, numPerm = 128): { a: BigUint64Array; b: BigUint64Array } {
+  return nativeSync(() => native.datasketchPermutations({ seed, numPerm }));
+}
+
+/** Document i's signature (a view, not a copy). */
+export function signatureAt(result: Pick<MinHashResult, 'signatures' | 'numPerm'>, i: number): Uint32Array {
+  return result.signatures.subarray(i * result.numPerm, (i + 1) * result.numPerm);
+}
+
+/** The MinHash estimate of Jaccard similarity: the fraction of equal values. */
+export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
+  if (a.length !== b.length || a.length === 0)
+    throw new RangeError('estimateJaccard: signatures must have the same, non-zero length');
+  let eq = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) eq++;
+  return eq / a.length;
+}
+
+/**
+ * Streaming form for inputs larger than memory: signs each batch of the source (an iterable or async
+ * iterable of TextInput, e.g. arrays of a few thousand texts) in turn and yields its result. One batch is
+ * in flight at a time, so memory stays at one batch of texts plus its signatures.
+ */
+export async function* minhashStream(
+  source: AsyncIterable<TextInput> | Iterable<TextInput>,
+  options?: MinHashOptions,
+): AsyncGenerator<MinHashResult> {
+  for await (const batch of source as AsyncIterable<TextInput>) yield await minhash(batch, options);
+}
+
+export type SignatureFileFormat = 'neardup' | 'doubri';
+
+/**
+ * Writes signatures to a file as they are computed (docs/FORMAT-minhash.md): 'neardup' ("MHSG": the
+ * common 64-byte header, N*k u32 LE, then the options as JSON) or 'doubri' (doubri 1.0's `.hash`).
+ * The file appears under its name only on commit() (temporary file + fsync + rename).
+ */
+export class SignatureWriter {
+  private readonly w: NativeSignatureWriter;
+  readonly numPerm: number;
+
+  constructor(path: string, options: { format?: SignatureFileFormat; numPerm: number; profile?: MinHashProfile; meta?: unknown }) {
+    this.numPerm = options.numPerm;
+    this.w = nativeSync(() => new native.SignatureWriter(path, {
+      format: options.format ?? 'neardup',
+      numPerm: options.numPerm,
+      profile: options.profile ?? 'fast',
+      options: JSON.stringify(options.meta ?? {}, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+    }));
+  }
+  /** Appends records (length a multiple of numPerm). */
+  append(signatures: Uint32Array): void {
+    nativeSync(() => this.w.append(signatures));
+  }
+  /** Finishes the file; returns the number of records. */
+  commit(): number {
+    return nativeSync(() => this.w.commit());
+  }
+  /** Drops the temporary file (no-op after commit). */
+  abort(): void {
+    this.w.abort();
+  }
+  get records(): number {
+    return this.w.records;
+  }
+}
+
+export interface SignatureFile {
+  format: SignatureFileFormat;
+  count: number;
+  numPerm: number;
+  /** Profile id from the header (neardup format), undefined for doubri files. */
+  profile?: MinHashProfile;
+  /** The options stored in the file (neardup format). */
+  meta?: unknown;
+  signatures: Uint32Array;
+}
+
+const PROFILES: MinHashProfile[] = ['fast', 'doubri-v1', 'datasketch'];
+const MAGIC = Buffer.from([0x4e, 0x44, 0x55, 0x50, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * Reads a whole signature file of either format into memory. Checks magic, kind, version and sizes; it does
+ * not verify the CRC-32C checksums of the neardup format.
+ */
+export function readSignatureFile(path: string): SignatureFile {
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(path);
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${path}': ${(e as Error).message}`, { file: path, cause: e });
+  }
+  const corrupt = (why: string, offset = 0) => new NeardupError('ERR_NEARDUP_CORRUPT', `'${path}': ${why}`, { file: path, offset });
+  const copy = (at: number, n: number) => {
+    const out = new Uint32Array(n);
+    Buffer.from(out.buffer).set(buf.subarray(at, at + n * 4));
+    if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'big-endian hosts are not supported');
+    return out;
+  };
+  if (buf.length >= 24 && buf.subarray(0, 7).toString('latin1') === 'MinHash') {
+    if (buf[7] !== 4) throw corrupt(`${buf[7]} bytes per value; only 4 is supported`, 7);
+    const count = Number(buf.readBigUInt64LE(8));
+    const numPerm = Number(buf.readBigUInt64LE(16));
+    if (24 + count * numPerm * 4 !== buf.length)
+      throw corrupt(`header announces ${count} records of ${numPerm} values but the file has ${buf.length} bytes`);
+    return { format: 'doubri', count, numPerm, signatures: copy(24, count * numPerm) };
+  }
+  if (buf.length < 64 || !buf.subarray(0, 8).equals(MAGIC)) throw corrupt('not a signature file (bad magic)');
+  if (buf.subarray(8, 12).toString('latin1') !== 'MHSG') throw corrupt(`is a '${buf.subarray(8, 12).toString('latin1')}' file, expected 'MHSG'`, 8);
+  const version = buf.readUInt32LE(12);
+  if (version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${path}': MHSG version ${version} is not supported`, { file: path });
+  const payload = Number(buf.readBigUInt64LE(24));
+  const headerSize = buf.readUInt32LE(20);
+  if (headerSize + payload !== buf.length) throw corrupt('truncated or extended file', 24);
+  const flags = buf.readUInt32LE(36);
+  const count = Number(buf.readBigUInt64LE(40));
+  const numPerm = Number(buf.readBigUInt64LE(48));
+  const sigBytes = count * numPerm * 4;
+  if (sigBytes > payload) throw corrupt('payload shorter than its signatures', 40);
+  let meta: unknown;
+  try {
+    meta = JSON.parse(buf.subarray(headerSize + sigBytes).toString('utf8') || '{}');
+  } catch {
+    throw corrupt('bad options trailer', headerSize + sigBytes);
+  }
+  return { format: 'neardup', count, numPerm, profile: PROFILES[flags], meta, signatures: copy(headerSize, count * numPerm) };
+}

@@ -1,0 +1,67 @@
+// MinHash signatures of documents: k unsigned 32-bit values per document (minhash/profiles.h says how each
+// profile computes them).
+//
+// Memory per document is bounded by the shingle stream (O(document bytes)) plus O(k): no profile allocates
+// shingles x values. doubri-v1 and datasketch hash each *distinct* shingle of a document once (the minimum
+// over a set does not depend on repeats); fast costs O(1) per shingle occurrence.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "minhash/profiles.h"
+#include "text/docs.h"
+#include "text/shingle.h"
+#include "util/status.h"
+
+namespace neardup {
+namespace minhash {
+
+// Per-thread signer: owns the shingle stream and scratch, reused across documents (no allocation once the
+// scratch has grown to the largest document seen).
+class Signer {
+ public:
+  explicit Signer(std::shared_ptr<const Plan> plan);
+  size_t k() const { return plan_->k(); }
+  // Writes k values to out.
+  void Sign(const uint8_t* data, size_t len, uint32_t* out);
+  void Sign(std::string_view s, uint32_t* out) { Sign(reinterpret_cast<const uint8_t*>(s.data()), s.size(), out); }
+  // Signature of a given set of shingles (no tokenizing): the shingles are hashed as they are.
+  void SignShingles(const std::string_view* shingles, size_t n, uint32_t* out);
+  bool had_invalid_utf8() const { return shingler_.had_invalid_utf8(); }
+
+ private:
+  void SignPrepared(uint32_t* out);
+  size_t CollectDistinct();  // fills distinct_ with indexes of the distinct shingles of shingler_
+  void DoubriOne(std::string_view s, uint32_t* out);
+
+  std::shared_ptr<const Plan> plan_;
+  Shingler shingler_;
+  std::vector<uint32_t> distinct_;
+  std::vector<uint64_t> set_hash_;
+  std::vector<uint32_t> set_idx_, set_stamp_;
+  uint32_t gen_ = 0;
+  std::vector<uint32_t> mixed_;     // doubri-v1: Murmur3 block scratch
+  std::vector<uint32_t> h32_;       // datasketch: shingle hashes
+  std::vector<std::string_view> views_;
+  std::vector<uint64_t> bins_;      // fast: per-bin minimum (UINT64_MAX = empty)
+};
+
+// Signatures of a batch on the thread pool: out must hold docs.size() * plan.k() values (document-major).
+// invalid_utf8 (optional) receives the number of documents that had invalid UTF-8.
+Status SignBatch(const Docs& docs, const std::shared_ptr<const Plan>& plan, size_t slots,
+                 const std::atomic<bool>* stop, uint32_t* out, uint64_t* invalid_utf8);
+
+// Kernels, exposed for tests and benchmarks. DatasketchMin: out[i] = min over h of
+// (((a[i]*h + b[i]) mod 2^64) mod (2^61-1)) & 0xFFFFFFFF, 0xFFFFFFFF when n == 0.
+void DatasketchMin(const uint32_t* h, size_t n, const uint64_t* a, const uint64_t* b, size_t k, uint32_t* out);
+// The kernel in use: "avx512", "avx2" or "portable".
+const char* DatasketchKernel();
+void DatasketchMinPortable(const uint32_t* h, size_t n, const uint64_t* a, const uint64_t* b, size_t k,
+                           uint32_t* out);
+
+}  // namespace minhash
+}  // namespace neardup
