@@ -1,6 +1,9 @@
 // Small, slow, obviously-written reference implementations of the MinHash profiles, used only by tests to
 // check the native code on random inputs. Nothing here is shared with the native sources.
 import { createHash } from 'node:crypto';
+import { fast64 } from './hash';
+
+export { fast64 };
 
 const M64 = (1n << 64n) - 1n;
 const P61 = (1n << 61n) - 1n;
@@ -40,53 +43,7 @@ export function murmur3x86_32(key: Uint8Array, seed: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-// ---- fast64 (see native/core/hash/fast64.h; written again from its definition) ----
-const P0 = 0x9e3779b97f4a7c15n, P1 = 0xd6e8feb86659fd93n, P2 = 0xc2b2ae3d27d4eb4fn, P3 = 0x165667b19e3779f9n;
-function fold(a: bigint, b: bigint): bigint {
-  const r = (a & M64) * (b & M64);
-  return (r & M64) ^ (r >> 64n);
-}
-function r64(p: Uint8Array, i: number): bigint {
-  let v = 0n;
-  for (let j = 7; j >= 0; j--) v = (v << 8n) | BigInt(p[i + j]);
-  return v;
-}
-function r32(p: Uint8Array, i: number): bigint {
-  return BigInt((p[i] | (p[i + 1] << 8) | (p[i + 2] << 16) | (p[i + 3] << 24)) >>> 0);
-}
-export function fast64(key: Uint8Array, seed: bigint): bigint {
-  let s = fold(seed ^ P0, P1) ^ seed;
-  const len = key.length;
-  let a: bigint, b: bigint;
-  if (len <= 16) {
-    if (len >= 8) { a = r64(key, 0); b = r64(key, len - 8); }
-    else if (len >= 4) { a = r32(key, 0); b = r32(key, len - 4); }
-    else if (len > 0) { a = (BigInt(key[0]) << 16n) | (BigInt(key[len >> 1]) << 8n) | BigInt(key[len - 1]); b = 0n; }
-    else { a = 0n; b = 0n; }
-  } else {
-    let i = len, p = 0;
-    if (i > 48) {
-      let s1 = s, s2 = s;
-      do {
-        s = fold(r64(key, p) ^ P1, r64(key, p + 8) ^ s);
-        s1 = fold(r64(key, p + 16) ^ P2, r64(key, p + 24) ^ s1);
-        s2 = fold(r64(key, p + 32) ^ P3, r64(key, p + 40) ^ s2);
-        p += 48; i -= 48;
-      } while (i > 48);
-      s ^= s1 ^ s2;
-    }
-    while (i > 16) {
-      s = fold(r64(key, p) ^ P1, r64(key, p + 8) ^ s);
-      p += 16; i -= 16;
-    }
-    a = r64(key, p + i - 16);
-    b = r64(key, p + i - 8);
-  }
-  a ^= P1;
-  b ^= s;
-  const r = a * b;
-  return fold((r & M64) ^ P0 ^ BigInt(len), (r >> 64n) ^ P1);
-}
+// ---- fast64: the shared reference (test/reference/hash.ts) ----
 export function mix64(x: bigint): bigint {
   x &= M64;
   x ^= x >> 32n; x = (x * 0xd6e8feb86659fd93n) & M64;
