@@ -12,14 +12,19 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
-      "native/core/io/header.cc"
+      "native/core/io/header.cc",
+      "native/core/filter/seen_set.cc",
+      "native/core/filter/onion.cc",
+      "native/core/filter/vertical.cc",
+      "native/core/filter/paragraph_batch.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
       "native/binding/args.cc",
       "native/binding/texts.cc",
       "native/binding/shingles.cc",
-      "native/binding/runtime.cc"
+      "native/binding/runtime.cc",
+      "native/binding/paragraph_filter.cc"
     ]
   }
 }
