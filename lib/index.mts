@@ -3,5 +3,6 @@ import cjs from './index.js';
 
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
+  ParagraphFilter, dedupVertical,
 } = cjs;
 export type * from './index.js';

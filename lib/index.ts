@@ -5,5 +5,9 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts,
 } from './shingles';
+export {
+  ParagraphFilter, dedupVertical,
+  type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
+} from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "args.h"
+#include "paragraph_filter.h"
 #include "runtime.h"
 #include "shingles.h"
 
@@ -88,6 +89,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
       new std::shared_ptr<AddonState>(data->state));
   Runtime::Init(env, exports);
   Shingles::Init(env, exports);
+  ParagraphFilter::Init(env, exports);
   return exports;
 }
 
