@@ -74,7 +74,7 @@ export class ParagraphFilter {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ParagraphFilterOptions = {}) {
-    this.handle = new native.ParagraphFilter(options);
+    this.handle = new native.ParagraphFilter({ ...options, keepUniqueShort: options.keepUniqueShort ?? true });
   }
 
   private live(): NativeParagraphFilter {
