@@ -41,9 +41,8 @@ double BitsDouble(uint64_t u) {
   return d;
 }
 
-// Position of a key in a stage: the block (multiply-shift range reduction of the high bits) and the k bit
-// positions inside it (double hashing modulo 512 over the low 18 bits; the step is odd, so the k <= 32
-// positions are distinct).
+// Position of a key in a stage: the block (multiply-shift range reduction of the high bits of the stage
+// hash) and k bit positions inside it (ForPositions below).
 inline uint64_t StageHash(uint64_t key, uint64_t seed) { return fast64::Mix64(key ^ seed); }
 inline uint64_t BlockOf(uint64_t h, uint64_t blocks) {
   return static_cast<uint64_t>((static_cast<__uint128_t>(h) * blocks) >> 64);
@@ -179,7 +178,7 @@ void ApproxSeenSet::Design(double target, double* bits_per_key, uint32_t* k) {
     // The best k for a given load is near bpk * ln 2; search around it.
     const int k0 = std::max(1, static_cast<int>(bpk * 0.693) - 3);
     for (int kk = k0; kk <= std::min(32, k0 + 6); kk++) {
-      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= target) {
+      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= 0.9 * target) {  // 10 % margin
         *bits_per_key = bpk;
         *k = static_cast<uint32_t>(kk);
         return;
@@ -228,22 +227,33 @@ double ApproxSeenSet::fp_bound() const {
 }
 
 namespace {
-inline bool TestBlock(const uint64_t* block, uint64_t h, uint32_t k) {
-  uint32_t a = static_cast<uint32_t>(h) & 511;
-  const uint32_t b = (static_cast<uint32_t>(h >> 9) & 511) | 1;
+// The k bit positions inside a block: independent 9-bit fields of a remix of the stage hash, then of
+// further remixes (double hashing modulo 512 correlates the keys' patterns and misses the design rate).
+template <typename F>
+inline bool ForPositions(uint64_t h, uint32_t k, F&& f) {
+  h = fast64::Mix64(h ^ 0x243f6a8885a308d3ull);  // independent of the block-selecting high bits
+  uint64_t bits = h;
+  uint32_t left = 6;
   for (uint32_t j = 0; j < k; j++) {
-    if (!((block[a >> 6] >> (a & 63)) & 1)) return false;
-    a = (a + b) & 511;
+    if (left == 0) {
+      h = fast64::Mix64(h + 0x9e3779b97f4a7c15ull);
+      bits = h;
+      left = 7;
+    }
+    if (!f(static_cast<uint32_t>(bits & 511))) return false;
+    bits >>= 9;
+    left--;
   }
   return true;
 }
+inline bool TestBlock(const uint64_t* block, uint64_t h, uint32_t k) {
+  return ForPositions(h, k, [&](uint32_t a) { return ((block[a >> 6] >> (a & 63)) & 1) != 0; });
+}
 inline void SetBlock(uint64_t* block, uint64_t h, uint32_t k) {
-  uint32_t a = static_cast<uint32_t>(h) & 511;
-  const uint32_t b = (static_cast<uint32_t>(h >> 9) & 511) | 1;
-  for (uint32_t j = 0; j < k; j++) {
+  ForPositions(h, k, [&](uint32_t a) {
     block[a >> 6] |= uint64_t(1) << (a & 63);
-    a = (a + b) & 511;
-  }
+    return true;
+  });
 }
 }  // namespace
 
