@@ -8,5 +8,6 @@ export const {
   simhashFindAllSync, SimhashIndex,
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
+  ParagraphFilter, dedupVertical,
 } = cjs;
 export type * from './index.js';

@@ -19,5 +19,9 @@ export {
   SignatureWriter, readSignatureFile,
   type MinHashOptions, type MinHashProfile, type MinHashResult, type SignatureFile, type SignatureFileFormat,
 } from './minhash';
+export {
+  ParagraphFilter, dedupVertical,
+  type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
+} from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';

@@ -160,7 +160,46 @@ export interface NativeSignatureWriter {
   readonly records: number;
 }
 
+export interface NativeParagraphFilterOptions {
+  n?: number;
+  threshold?: number;
+  smoothing?: boolean;
+  maxStub?: number;
+  withinDocument?: boolean;
+  keepUniqueShort?: boolean;
+  seen?: 'exact' | 'approx';
+  fpRate?: number;
+  docTag?: string;
+  parTag?: string;
+  output?: 'none' | 'mark' | 'strip';
+}
+
+export interface NativeParagraphFilterStats {
+  documents: number;
+  removedDocuments: number;
+  paragraphs: number;
+  duplicateParagraphs: number;
+  tokens: number;
+  removedTokens: number;
+  lines: number;
+  seenKind: 'exact' | 'approx';
+  seenSize: number;
+  seenBytes: number;
+  seenStages?: number;
+  fpBound?: number;
+}
+
+export interface NativeParagraphFilter {
+  pushVertical(chunk: Uint8Array, final: boolean): Promise<{ flags: Uint8Array; text: Buffer }>;
+  pushParagraphs(texts: TextInput, docOffsets: Uint32Array): Promise<{ dup: Uint8Array; docRemoved: Uint8Array; tokens: Uint32Array }>;
+  saveSeen(path: string): Promise<void>;
+  loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }>;
+  stats(): NativeParagraphFilterStats;
+  close(): void;
+}
+
 export interface NativeBinding {
+  ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };

@@ -26,7 +26,11 @@
       "native/core/minhash/profiles.cc",
       "native/core/minhash/signature.cc",
       "native/core/minhash/signature_file.cc",
-      "native/core/minhash/sha1_shingle.cc"
+      "native/core/minhash/sha1_shingle.cc",
+      "native/core/filter/seen_set.cc",
+      "native/core/filter/onion.cc",
+      "native/core/filter/vertical.cc",
+      "native/core/filter/paragraph_batch.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -40,7 +44,8 @@
       "native/binding/simhash.cc",
       "native/binding/simhash_index.cc",
       "native/binding/hashes.cc",
-      "native/binding/minhash.cc"
+      "native/binding/minhash.cc",
+      "native/binding/paragraph_filter.cc"
     ]
   }
 }

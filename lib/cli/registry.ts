@@ -5,5 +5,9 @@ import { minhashCommand } from './commands/minhash';
 import { doubriCommand } from './commands/doubri';
 import { dedupCommand } from './commands/dedup';
 import { simhashCommand } from './commands/simhash';
+import { onionCommand } from './commands/onion';
+import { paragraphsCommand } from './commands/paragraphs';
 
-export const commands: Command[] = [shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand];
+export const commands: Command[] = [
+  shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand, paragraphsCommand, onionCommand,
+];

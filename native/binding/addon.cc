@@ -9,6 +9,7 @@
 #include "lsh_dedup.h"
 #include "hashes.h"
 #include "minhash.h"
+#include "paragraph_filter.h"
 #include "runtime.h"
 #include "shingles.h"
 #include "simhash.h"
@@ -121,6 +122,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   SimhashIndexClass::Init(env, exports);
   Hashes::Init(env, exports);
   MinHash::Init(env, exports);
+  ParagraphFilter::Init(env, exports);
   return exports;
 }
 

@@ -1,0 +1,166 @@
+// neardup paragraphs: streaming paragraph dedup over vertical text, plain text or JSONL, with neardup's
+// safe defaults (a unique short document is never dropped) and a saveable seen-set.
+import * as fs from 'node:fs';
+import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
+import { openInput, readJsonl, readLines } from '../jsonl';
+import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
+import { BufferOutput, streamVertical } from './onion';
+
+/** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
+export function splitParagraphs(text: string): string[] {
+  return text.split(/\r?\n[ \t\f\v\r]*\r?\n(?:[ \t\f\v\r]*\r?\n)*/).filter((p) => p.trim() !== '');
+}
+
+export const paragraphsCommand: Command = {
+  name: 'paragraphs',
+  summary: 'remove duplicate paragraphs (Onion semantics) from vertical text, plain text or JSONL',
+  usage: `Usage: neardup paragraphs [options] [FILE...]
+
+Removes paragraphs most of whose n-grams were seen earlier in the corpus (the first copy is kept), in one
+streaming pass. Tokens are lines (vertical text) or whitespace-separated words (text, JSONL).
+
+Input:
+  --format vertical|text|jsonl   default: jsonl for *.jsonl[.gz], vertical for *.vert[.gz], else text
+  --doc-separator LINE      text: a line equal to LINE separates documents (default: each file is
+                            one document)
+${INPUT_USAGE}
+Output (stdout):
+  vertical: the kept lines (--mark: every line prefixed by its flag and a TAB, as 'neardup onion')
+  text:     the kept paragraphs, separated by blank lines (documents by the separator line)
+  jsonl:    each input object with the text replaced by its kept paragraphs (joined by blank lines)
+            and "paragraphs", "duplicate_paragraphs" counts added
+  --drop-empty              text/jsonl: omit documents whose paragraphs were all removed
+  --stats                   print the totals as JSON on stderr at the end
+
+Dedup:
+  -n, --ngram N             n-gram length in tokens (default 7)
+  -t, --threshold T         duplicate when more than T of a paragraph's tokens are covered (default 0.5)
+  --no-smoothing            do not drop short runs of kept paragraphs between duplicates
+  --max-stub LEN            longest run smoothing drops, in tokens (default 20)
+  --drop-short-unique       Onion's behaviour: smoothing also drops documents of at most LEN tokens
+                            that have no duplicate paragraph (default: such documents are kept)
+  --no-within-doc           repeats inside one document do not count (default: they count, as Onion)
+  --seen exact|approx       seen-set: 64-bit hashes (default) or a Bloom chain (much smaller)
+  --fp-rate P               false-positive bound of the approximate seen-set (default 0.01)
+  --load-seen FILE          start from a saved seen-set (deduplicate against an earlier corpus)
+  --save-seen FILE          save the seen-set at the end`,
+  async run(args) {
+    const { values, positionals } = parse(args, {
+      ...INPUT_OPTIONS,
+      format: { type: 'string' },
+      'doc-separator': { type: 'string' },
+      mark: { type: 'boolean' },
+      'drop-empty': { type: 'boolean' },
+      stats: { type: 'boolean' },
+      ngram: { type: 'string', short: 'n' },
+      threshold: { type: 'string', short: 't' },
+      'no-smoothing': { type: 'boolean' },
+      'max-stub': { type: 'string' },
+      'drop-short-unique': { type: 'boolean' },
+      'no-within-doc': { type: 'boolean' },
+      seen: { type: 'string' },
+      'fp-rate': { type: 'string' },
+      'load-seen': { type: 'string' },
+      'save-seen': { type: 'string' },
+    });
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    const files = positionals.length ? positionals : ['-'];
+    const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : 'text');
+    const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const, guess(files[0]) as 'text');
+    const options: ParagraphFilterOptions = {
+      n: intOption('ngram', values.ngram, 7, 1, 4096),
+      threshold: floatOption('threshold', values.threshold, 0.5, 0, 1),
+      smoothing: !values['no-smoothing'],
+      maxStub: intOption('max-stub', values['max-stub'], 20, 0, 0xffffffff),
+      keepUniqueShort: !values['drop-short-unique'],
+      withinDocument: !values['no-within-doc'],
+      seen: oneOf('seen', values.seen, ['exact', 'approx'] as const, 'exact'),
+      fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
+      output: format === 'vertical' ? (values.mark ? 'mark' : 'strip') : 'none',
+    };
+    const filter = new ParagraphFilter(options);
+    try {
+      if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
+      const dropEmpty = Boolean(values['drop-empty']);
+      if (format === 'vertical') {
+        const out = new BufferOutput();
+        for (const f of files) await streamVertical(f, filter, out);
+      } else if (format === 'text') {
+        const out = new Output();
+        const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
+        const flush = async (docs: string[][]) => {
+          const r = await filter.pushDocuments(docs);
+          for (let i = 0; i < docs.length; i++) {
+            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+            if (kept.length === 0 && dropEmpty) continue;
+            await out.write(kept.join('\n\n') + '\n');
+            if (sep !== null) await out.write(sep + '\n');
+          }
+        };
+        for (const f of files) {
+          if (sep === null) {
+            const text = f === '-' ? fs.readFileSync(0, 'utf8') : await readAll(f);
+            await flush([splitParagraphs(text)]);
+            continue;
+          }
+          let docs: string[][] = [];
+          let cur: string[] = [];
+          let bytes = 0;
+          for await (const line of readLines(await openInput(f), f)) {
+            const s = line.toString('utf8');
+            if (s.replace(/\r$/, '') === sep) {
+              docs.push(splitParagraphs(cur.join('\n')));
+              cur = [];
+              if (bytes > 8 << 20) {
+                await flush(docs);
+                docs = [];
+                bytes = 0;
+              }
+            } else {
+              cur.push(s);
+              bytes += line.length + 1;
+            }
+          }
+          if (cur.length) docs.push(splitParagraphs(cur.join('\n')));
+          if (docs.length) await flush(docs);
+        }
+        await out.flush();
+      } else {
+        const out = new Output();
+        const input = inputOptionsFrom(values);
+        for await (const batch of readJsonl(files, input)) {
+          const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
+          const r = await filter.pushDocuments(docs);
+          for (let i = 0; i < docs.length; i++) {
+            if (batch.texts[i] === null) {
+              await out.write(batch.raw[i].toString('utf8') + '\n');
+              continue;
+            }
+            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+            if (kept.length === 0 && dropEmpty) continue;
+            const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
+            obj[input.field] = kept.join('\n\n');
+            obj.paragraphs = docs[i].length;
+            obj.duplicate_paragraphs = docs[i].length - kept.length;
+            await out.write(JSON.stringify(obj) + '\n');
+          }
+        }
+        await out.flush();
+      }
+      if (values['save-seen'] !== undefined) await filter.saveSeen(String(values['save-seen']));
+      if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
+    } finally {
+      filter.close();
+    }
+    return 0;
+  },
+};
+
+async function readAll(file: string): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of (await openInput(file)) as AsyncIterable<Buffer>) parts.push(c);
+  return Buffer.concat(parts).toString('utf8');
+}

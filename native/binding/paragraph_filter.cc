@@ -1,0 +1,332 @@
+#include "paragraph_filter.h"
+
+#include <cmath>
+#include <memory>
+#include <mutex>
+
+#include "addon.h"
+#include "args.h"
+#include "filter/paragraph_batch.h"
+#include "filter/vertical.h"
+#include "parallel/pool.h"
+#include "texts.h"
+
+namespace neardup {
+namespace binding {
+namespace {
+
+struct FilterState {
+  std::mutex mu;
+  std::atomic<bool> closed{false};
+  filter::OnionOptions options;
+  filter::SeenKind kind = filter::SeenKind::kExact;
+  double fp_rate = 0.01;
+  std::unique_ptr<filter::Deduper> deduper;
+  std::unique_ptr<filter::VerticalFilter> vertical;
+  // A snapshot of the statistics taken after each operation, so stats() never waits for running work.
+  std::mutex snap_mu;
+  filter::OnionStats snap;
+  uint64_t snap_lines = 0, snap_seen_size = 0, snap_seen_bytes = 0, snap_stages = 0;
+  double snap_fp_bound = 0;
+  filter::SeenKind snap_kind = filter::SeenKind::kExact;
+
+  void Snapshot() {
+    std::lock_guard<std::mutex> lock(snap_mu);
+    snap = deduper->stats();
+    snap_lines = vertical->lines();
+    filter::SeenSet& seen = deduper->seen();
+    snap_kind = seen.kind();
+    snap_seen_size = seen.size();
+    snap_seen_bytes = seen.memory_bytes();
+    if (snap_kind == filter::SeenKind::kApprox) {
+      auto& a = static_cast<filter::ApproxSeenSet&>(seen);
+      snap_stages = a.stages();
+      snap_fp_bound = a.fp_bound();
+    }
+  }
+};
+
+double GetDouble(const Napi::Object& o, const char* key, double def, double min, double max, bool min_open) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  if (!v.IsNumber()) ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(min_open ? d > min : d >= min) || !(d <= max))
+    ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be " + (min_open ? "> " : ">= ") +
+                                 std::to_string(min) + " and <= " + std::to_string(max) + ", got " +
+                                 v.ToString().Utf8Value());
+  return d;
+}
+
+std::string GetTag(const Napi::Object& o, const char* key, const char* def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  if (!v.IsString()) ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a string");
+  std::string s = v.As<Napi::String>().Utf8Value();
+  if (s.empty() || s.find_first_of(" <>/\t\n") != std::string::npos)
+    ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be a tag name without spaces or <>/");
+  return s;
+}
+
+Status ClosedStatus() { return Status(Code::kCancelled, "the paragraph filter is closed"); }
+
+class Filter : public Napi::ObjectWrap<Filter> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "ParagraphFilter",
+                       {InstanceMethod("pushVertical", &Filter::PushVertical),
+                        InstanceMethod("pushParagraphs", &Filter::PushParagraphs),
+                        InstanceMethod("saveSeen", &Filter::SaveSeen), InstanceMethod("loadSeen", &Filter::LoadSeen),
+                        InstanceMethod("stats", &Filter::Stats), InstanceMethod("close", &Filter::Close)});
+  }
+
+  explicit Filter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Filter>(info) {
+    Napi::Env env = info.Env();
+    Napi::Object o = OptionsObject(env, info[0], "options");
+    state_ = std::make_shared<FilterState>();
+    filter::OnionOptions& op = state_->options;
+    op.n = GetUint32(o, "n", 7, 1, 4096);
+    op.threshold = static_cast<float>(GetDouble(o, "threshold", 0.5, 0, 1, false));
+    op.smoothing = GetBool(o, "smoothing", true);
+    op.max_stub = GetUint32(o, "maxStub", 20, 0, 0xffffffffu);
+    op.within_doc = GetBool(o, "withinDocument", true);
+    op.keep_unique_short = GetBool(o, "keepUniqueShort", false);
+    state_->kind = static_cast<filter::SeenKind>(GetEnum(o, "seen", 0, {"exact", "approx"}));
+    state_->fp_rate = GetDouble(o, "fpRate", 0.01, 0, 0.5, true);
+    filter::VerticalTags tags;
+    tags.doc = GetTag(o, "docTag", "doc");
+    tags.par = GetTag(o, "parTag", "p");
+    const auto mode = static_cast<filter::OutputMode>(GetEnum(o, "output", 0, {"none", "mark", "strip"}));
+    state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(state_->kind, state_->fp_rate)));
+    state_->vertical.reset(new filter::VerticalFilter(state_->deduper.get(), tags, mode));
+    state_->Snapshot();
+  }
+
+ private:
+  std::shared_ptr<FilterState> Live(Napi::Env env) {
+    if (!state_) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the paragraph filter is closed");
+    return state_;
+  }
+
+  Napi::Value PushVertical(const Napi::CallbackInfo& info);
+  Napi::Value PushParagraphs(const Napi::CallbackInfo& info);
+  Napi::Value SaveSeen(const Napi::CallbackInfo& info);
+  Napi::Value LoadSeen(const Napi::CallbackInfo& info);
+  Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (state_) {
+      state_->closed.store(true);
+      state_.reset();  // pending workers keep their own reference
+    }
+    return info.Env().Undefined();
+  }
+
+  std::shared_ptr<FilterState> state_;
+};
+
+// Work queued before close() that has not started rejects with ERR_NEARDUP_CANCELLED.
+class FilterWorker : public PromiseWorker {
+ public:
+  FilterWorker(Napi::Env env, std::shared_ptr<FilterState> s) : PromiseWorker(env), s_(std::move(s)) {
+    slots_ = parallel::MaxSlots();
+  }
+
+ protected:
+  Status Run() final {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->closed.load()) return ClosedStatus();
+    Status st = RunLocked();
+    s_->Snapshot();
+    return st;
+  }
+  virtual Status RunLocked() = 0;
+  std::shared_ptr<FilterState> s_;
+  size_t slots_ = 1;
+};
+
+class VerticalWorker : public FilterWorker {
+ public:
+  VerticalWorker(Napi::Env env, std::shared_ptr<FilterState> s, Napi::Uint8Array chunk, bool final)
+      : FilterWorker(env, std::move(s)), final_(final) {
+    ref_ = Napi::Persistent(chunk.As<Napi::Object>());
+    data_ = chunk.Data();
+    len_ = chunk.ByteLength();
+  }
+
+ protected:
+  Status RunLocked() override {
+    return s_->vertical->Push(data_, len_, final_, slots_, stop(), &out_);
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    const size_t n = out_.flags.size();
+    r.Set("flags", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_.flags)), 0));
+    r.Set("text", Napi::Buffer<char>::Copy(env, out_.text.data(), out_.text.size()));
+    return r;
+  }
+
+ private:
+  Napi::ObjectReference ref_;
+  const uint8_t* data_;
+  size_t len_;
+  bool final_;
+  filter::VerticalOutput out_;
+};
+
+Napi::Value Filter::PushVertical(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto s = Live(env);
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected first argument to be a Uint8Array (a chunk of vertical text)");
+  Napi::Uint8Array chunk = info[0].As<Napi::Uint8Array>();
+  const bool final = info[1].IsUndefined() ? false : info[1].ToBoolean().Value();
+  if (!final && chunk.ByteLength() > 0 && chunk.Data()[chunk.ByteLength() - 1] != '\n')
+    ThrowRangeError(env, "A chunk that is not final must end with a newline (split input at line boundaries)");
+  auto* w = new VerticalWorker(env, s, chunk, final);
+  return w->QueueAndGetPromise();
+}
+
+class ParagraphsWorker : public FilterWorker {
+ public:
+  ParagraphsWorker(Napi::Env env, std::shared_ptr<FilterState> s, const Napi::Value& texts, const Napi::Value& offs)
+      : FilterWorker(env, std::move(s)) {
+    batch_.Load(env, texts, "texts");
+    if (!offs.IsTypedArray() || offs.As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      ThrowTypeError(env, "Expected second argument to be a Uint32Array of document offsets");
+    Napi::Uint32Array a = offs.As<Napi::Uint32Array>();
+    if (a.ElementLength() < 1) ThrowRangeError(env, "Document offsets need at least one element (0)");
+    doc_start_.assign(a.Data(), a.Data() + a.ElementLength());
+    if (doc_start_[0] != 0 || doc_start_.back() != batch_.size())
+      ThrowRangeError(env, "Document offsets must start at 0 and end at the number of paragraphs");
+    for (size_t i = 1; i < doc_start_.size(); i++)
+      if (doc_start_[i] < doc_start_[i - 1]) ThrowRangeError(env, "Document offsets must not decrease");
+  }
+
+ protected:
+  Status RunLocked() override {
+    std::vector<const uint8_t*> ptrs(batch_.size());
+    std::vector<size_t> lens(batch_.size());
+    for (size_t i = 0; i < batch_.size(); i++) {
+      ptrs[i] = batch_.data(i);
+      lens[i] = batch_.length(i);
+    }
+    filter::ParagraphBatch b{ptrs.data(), lens.data(), batch_.size(), doc_start_.data(), doc_start_.size() - 1};
+    return filter::DedupParagraphs(s_->deduper.get(), b, slots_, stop(), &out_);
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    size_t n = out_.dup.size();
+    r.Set("dup", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_.dup)), 0));
+    n = out_.doc_removed.size();
+    r.Set("docRemoved", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_.doc_removed)), 0));
+    n = out_.tokens.size();
+    r.Set("tokens", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(out_.tokens)), 0));
+    return r;
+  }
+
+ private:
+  TextBatch batch_;
+  std::vector<uint32_t> doc_start_;
+  filter::ParagraphBatchResult out_;
+};
+
+Napi::Value Filter::PushParagraphs(const Napi::CallbackInfo& info) {
+  auto* w = new ParagraphsWorker(info.Env(), Live(info.Env()), info[0], info[1]);
+  return w->QueueAndGetPromise();
+}
+
+std::string PathArg(const Napi::CallbackInfo& info) {
+  if (!info[0].IsString() || info[0].As<Napi::String>().Utf8Value().empty())
+    ThrowTypeError(info.Env(), "Expected first argument to be a file path (a non-empty string)");
+  return info[0].As<Napi::String>().Utf8Value();
+}
+
+class SaveWorker : public FilterWorker {
+ public:
+  SaveWorker(Napi::Env env, std::shared_ptr<FilterState> s, std::string path)
+      : FilterWorker(env, std::move(s)), path_(std::move(path)) {}
+
+ protected:
+  Status RunLocked() override { return filter::SaveSeenSet(s_->deduper->seen(), s_->options.n, path_); }
+  Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  std::string path_;
+};
+
+class LoadWorker : public FilterWorker {
+ public:
+  LoadWorker(Napi::Env env, std::shared_ptr<FilterState> s, std::string path)
+      : FilterWorker(env, std::move(s)), path_(std::move(path)) {}
+
+ protected:
+  Status RunLocked() override {
+    std::unique_ptr<filter::SeenSet> set;
+    uint32_t n = 0;
+    Status st = filter::LoadSeenSet(path_, &set, &n);
+    if (!st.ok()) return st;
+    if (n != s_->options.n)
+      return Status(Code::kInvalidInput, "'" + path_ + "' holds " + std::to_string(n) +
+                                             "-grams but this filter uses n = " + std::to_string(s_->options.n));
+    kind_ = set->kind();
+    s_->kind = kind_;
+    s_->deduper->ReplaceSeen(std::move(set));
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("kind", kind_ == filter::SeenKind::kApprox ? "approx" : "exact");
+    r.Set("size", Napi::Number::New(env, static_cast<double>(s_->deduper->seen().size())));
+    return r;
+  }
+
+ private:
+  std::string path_;
+  filter::SeenKind kind_ = filter::SeenKind::kExact;
+};
+
+Napi::Value Filter::SaveSeen(const Napi::CallbackInfo& info) {
+  auto s = Live(info.Env());
+  auto* w = new SaveWorker(info.Env(), s, PathArg(info));
+  return w->QueueAndGetPromise();
+}
+
+Napi::Value Filter::LoadSeen(const Napi::CallbackInfo& info) {
+  auto s = Live(info.Env());
+  auto* w = new LoadWorker(info.Env(), s, PathArg(info));
+  return w->QueueAndGetPromise();
+}
+
+// Statistics as of the last finished operation.
+Napi::Value Filter::Stats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto s = Live(env);
+  std::lock_guard<std::mutex> lock(s->snap_mu);
+  const filter::OnionStats& st = s->snap;
+  Napi::Object r = Napi::Object::New(env);
+  auto num = [&](const char* k, double v) { r.Set(k, Napi::Number::New(env, v)); };
+  num("documents", static_cast<double>(st.documents));
+  num("removedDocuments", static_cast<double>(st.removed_documents));
+  num("paragraphs", static_cast<double>(st.paragraphs));
+  num("duplicateParagraphs", static_cast<double>(st.duplicate_paragraphs));
+  num("tokens", static_cast<double>(st.tokens));
+  num("removedTokens", static_cast<double>(st.removed_tokens));
+  num("lines", static_cast<double>(s->snap_lines));
+  r.Set("seenKind", s->snap_kind == filter::SeenKind::kApprox ? "approx" : "exact");
+  num("seenSize", static_cast<double>(s->snap_seen_size));
+  num("seenBytes", static_cast<double>(s->snap_seen_bytes));
+  if (s->snap_kind == filter::SeenKind::kApprox) {
+    num("seenStages", static_cast<double>(s->snap_stages));
+    num("fpBound", s->snap_fp_bound);
+  }
+  return r;
+}
+
+}  // namespace
+
+void ParagraphFilter::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("ParagraphFilter", Filter::Define(env));
+}
+
+}  // namespace binding
+}  // namespace neardup

@@ -1,0 +1,95 @@
+// Paragraph dedup with Onion 1.2 semantics (docs/paragraphs.md), over documents given as token hashes.
+//
+// One document at a time, in corpus order:
+//   * n-gram hashes roll over the document's tokens (reset at each document, not at paragraphs):
+//     g_i for i >= n-1 combines the token hashes t_{i-n+1..i} (NgramHasher below).
+//   * an n-gram is "seen" when the global seen-set holds it (state before this document) or, with
+//     within_doc, when it occurred earlier in the same document.
+//   * a token of paragraph P is "bad" when a seen n-gram ends at or after it, within n-1 tokens, and inside
+//     P (an n-gram counts for the paragraph of its last token only: Onion decides a paragraph when it
+//     ends, before later n-grams are known).
+//   * P is a duplicate iff bad/total > t, with t rounded to float (Onion stores it as a float; this
+//     matters for t = 0.7 and 14 bad tokens of 20). Paragraphs without tokens are never duplicates by
+//     themselves.
+//   * smoothing: a maximal run of non-duplicate paragraphs with <= max_stub tokens in total, bounded by
+//     duplicates or by the document's start/end, is marked duplicate too. With keep_unique_short, a run
+//     bounded only by the start and the end (a document without any duplicate paragraph) is left alone.
+//   * the document is removed as a whole iff some paragraph is a duplicate and every paragraph that has
+//     tokens is a duplicate.
+//   * the n-grams of kept paragraphs (by their last token) that the seen-set lacks are added to it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "filter/seen_set.h"
+
+namespace neardup {
+namespace filter {
+
+struct OnionOptions {
+  uint32_t n = 7;
+  float threshold = 0.5f;
+  bool smoothing = true;
+  uint32_t max_stub = 20;
+  bool within_doc = true;
+  bool keep_unique_short = false;
+};
+
+// Token hash: fast64 of the token's bytes (seed 0).
+uint64_t TokenHash(const uint8_t* p, size_t len);
+
+// n-gram hash: H_i = sum_{j=0}^{n-1} t_{i-j} * B^j (mod 2^64), B = 0x9e3779b97f4a7c15 (odd), updated in
+// O(1) per token (H_i = H_{i-1} * B + t_i - t_{i-n} * B^n); the n-gram hash is Mix64(H_i ^ n).
+class NgramHasher {
+ public:
+  explicit NgramHasher(uint32_t n);
+  // out[i - (n-1)] for i = n-1 .. ntok-1 (nothing if ntok < n).
+  void Hash(const uint64_t* tok, size_t ntok, std::vector<uint64_t>* out) const;
+
+ private:
+  uint32_t n_;
+  uint64_t bn_;  // B^n
+};
+
+struct OnionStats {
+  uint64_t documents = 0, removed_documents = 0;
+  uint64_t paragraphs = 0, duplicate_paragraphs = 0;
+  uint64_t tokens = 0, removed_tokens = 0;
+};
+
+class Deduper {
+ public:
+  Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen);
+  // One document: tok[0..ntok) token hashes; par_end[j] = end (exclusive token index) of paragraph j,
+  // non-decreasing, par_end[npar-1] == ntok. Writes dup[j] (0/1) and returns whether the whole document
+  // is removed.
+  bool Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end, size_t npar, uint8_t* dup);
+
+  const OnionOptions& options() const { return o_; }
+  SeenSet& seen() { return *seen_; }
+  void ReplaceSeen(std::unique_ptr<SeenSet> s) { seen_ = std::move(s); }
+  const OnionStats& stats() const { return stats_; }
+
+ private:
+  // Per-document hash table: key -> (generation, inserted flag). Returns the slot index.
+  size_t LocalFind(uint64_t key, bool* existed);
+  OnionOptions o_;
+  std::unique_ptr<SeenSet> seen_;
+  NgramHasher hasher_;
+  OnionStats stats_;
+  // scratch, reused across documents
+  std::vector<uint64_t> grams_, to_insert_;
+  std::vector<uint8_t> in_global_, seen_at_;
+  std::vector<uint64_t> local_keys_;
+  std::vector<uint32_t> local_gen_;
+  uint32_t gen_ = 0;
+  uint64_t local_mask_ = 0;
+};
+
+// Splits text into whitespace-separated words (ASCII space, \t \n \v \f \r) and appends their token hashes.
+void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out);
+
+}  // namespace filter
+}  // namespace neardup

@@ -1,0 +1,411 @@
+#include "filter/seen_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "hash/crc32c.h"
+#include "hash/fast64.h"
+#include "io/file.h"
+#include "io/header.h"
+
+namespace neardup {
+namespace filter {
+namespace {
+
+constexpr char kKind[4] = {'P', 'S', 'E', 'N'};
+constexpr uint32_t kVersion = 1;
+constexpr double kTighten = 0.8;  // r: stage i is designed for p (1 - r) r^i
+
+inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
+
+void Put64(std::string* s, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
+  s->append(b, 8);
+}
+uint64_t Get64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+uint64_t DoubleBits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+double BitsDouble(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+}
+
+// Position of a key in a stage: the block (multiply-shift range reduction of the high bits of the stage
+// hash) and k bit positions inside it (ForPositions below).
+inline uint64_t StageHash(uint64_t key, uint64_t seed) { return fast64::Mix64(key ^ seed); }
+inline uint64_t BlockOf(uint64_t h, uint64_t blocks) {
+  return static_cast<uint64_t>((static_cast<__uint128_t>(h) * blocks) >> 64);
+}
+
+}  // namespace
+
+void FreeDeleter::operator()(uint64_t* p) const { std::free(p); }
+
+// ---------------------------------------------------------------------------------------------- exact
+
+ExactSeenSet::ExactSeenSet() {
+  slots_.assign(1u << 12, 0);
+  mask_ = slots_.size() - 1;
+  shift_ = 64 - 12;
+}
+
+void ExactSeenSet::ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const {
+  constexpr size_t kAhead = 8;
+  const uint64_t* slots = slots_.data();
+  for (size_t i = 0; i < n && i < kAhead; i++) Prefetch(slots + (keys[i] >> shift_));
+  for (size_t i = 0; i < n; i++) {
+    if (i + kAhead < n) Prefetch(slots + (keys[i + kAhead] >> shift_));
+    const uint64_t key = keys[i];
+    if (key == 0) {
+      out[i] = has_zero_;
+      continue;
+    }
+    uint64_t at = key >> shift_;
+    uint8_t found = 0;
+    for (;;) {
+      const uint64_t s = slots[at];
+      if (s == key) {
+        found = 1;
+        break;
+      }
+      if (s == 0) break;
+      at = (at + 1) & mask_;
+    }
+    out[i] = found;
+  }
+}
+
+void ExactSeenSet::InsertOne(uint64_t key) {
+  uint64_t at = key >> shift_;
+  for (;;) {
+    const uint64_t s = slots_[at];
+    if (s == key) return;
+    if (s == 0) {
+      slots_[at] = key;
+      count_++;
+      return;
+    }
+    at = (at + 1) & mask_;
+  }
+}
+
+void ExactSeenSet::Grow() {
+  std::vector<uint64_t> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, 0);
+  mask_ = slots_.size() - 1;
+  shift_--;
+  count_ = 0;
+  for (uint64_t k : old)
+    if (k != 0) InsertOne(k);
+}
+
+void ExactSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < n; i++) {
+    if ((count_ + 1) * 4 > slots_.size() * 3) Grow();
+    if (i + kAhead < n) Prefetch(slots_.data() + (keys[i + kAhead] >> shift_));
+    if (keys[i] == 0)
+      has_zero_ = true;
+    else
+      InsertOne(keys[i]);
+  }
+}
+
+// Payload: u64 count, then the keys (u64 LE) in table order.
+void ExactSeenSet::Serialize(std::string* payload) const {
+  payload->clear();
+  payload->reserve(8 + 8 * size());
+  Put64(payload, size());
+  if (has_zero_) Put64(payload, 0);
+  for (uint64_t k : slots_)
+    if (k != 0) Put64(payload, k);
+}
+
+Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
+  if (n < 8) return Status(Code::kCorrupt, "'" + file + "': exact seen-set payload shorter than 8 bytes");
+  const uint64_t count = Get64(p);
+  if (count > (n - 8) / 8 || 8 + 8 * count != n)
+    return Status(Code::kCorrupt, "'" + file + "': exact seen-set announces " + std::to_string(count) +
+                                      " keys but its payload holds " + std::to_string(n - 8) + " bytes");
+  std::vector<uint64_t> keys(count);
+  for (uint64_t i = 0; i < count; i++) keys[i] = Get64(p + 8 + 8 * i);
+  // Size the table once.
+  size_t cap = 1u << 12;
+  int shift = 64 - 12;
+  while ((count + 1) * 4 > cap * 3) {
+    cap *= 2;
+    shift--;
+  }
+  slots_.assign(cap, 0);
+  mask_ = cap - 1;
+  shift_ = shift;
+  count_ = 0;
+  has_zero_ = false;
+  InsertBatch(keys.data(), keys.size());
+  if (size() != count) return Status(Code::kCorrupt, "'" + file + "': exact seen-set holds repeated keys");
+  return Status::Ok();
+}
+
+// --------------------------------------------------------------------------------------------- approx
+
+double ApproxSeenSet::BlockedFpRate(double bits_per_key, uint32_t k) {
+  const double lambda = 512.0 / bits_per_key;  // mean keys per block
+  const double miss = std::log1p(-1.0 / 512.0);
+  const int hi = static_cast<int>(lambda + 12 * std::sqrt(lambda) + 30);
+  double fp = 0;
+  for (int j = 0; j <= hi; j++) {
+    const double logp = -lambda + j * std::log(lambda) - std::lgamma(j + 1.0);
+    const double fill = 1.0 - std::exp(miss * j * k);
+    fp += std::exp(logp + k * std::log(std::max(fill, 1e-300)));
+  }
+  return fp;
+}
+
+void ApproxSeenSet::Design(double target, double* bits_per_key, uint32_t* k) {
+  for (double bpk = 3.0; bpk < 64.0; bpk += 0.125) {
+    // The best k for a given load is near bpk * ln 2; search around it.
+    const int k0 = std::max(1, static_cast<int>(bpk * 0.693) - 3);
+    for (int kk = k0; kk <= std::min(32, k0 + 6); kk++) {
+      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= 0.9 * target) {  // 10 % margin
+        *bits_per_key = bpk;
+        *k = static_cast<uint32_t>(kk);
+        return;
+      }
+    }
+  }
+  *bits_per_key = 64.0;
+  *k = 32;
+}
+
+ApproxSeenSet::ApproxSeenSet(double fp_rate, uint64_t initial_capacity)
+    : fp_rate_(fp_rate), initial_capacity_(std::max<uint64_t>(initial_capacity, 1024)) {}
+
+void ApproxSeenSet::AddStage() {
+  Stage s;
+  const size_t i = stages_.size();
+  s.capacity = initial_capacity_ << std::min<size_t>(i, 40);
+  s.target = fp_rate_ * (1 - kTighten) * std::pow(kTighten, static_cast<double>(i));
+  double bpk;
+  Design(s.target, &bpk, &s.k);
+  s.blocks = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(s.capacity * bpk / 512.0)));
+  s.seed = fast64::Mix64(0x6f6e696f6e000000ull + i);  // "onion" + stage number
+  void* mem = nullptr;
+  if (posix_memalign(&mem, 64, s.blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
+  std::memset(mem, 0, s.blocks * 64);
+  s.bits.reset(static_cast<uint64_t*>(mem));
+  stages_.push_back(std::move(s));
+}
+
+uint64_t ApproxSeenSet::size() const {
+  uint64_t n = 0;
+  for (const Stage& s : stages_) n += s.count;
+  return n;
+}
+
+uint64_t ApproxSeenSet::memory_bytes() const {
+  uint64_t n = 0;
+  for (const Stage& s : stages_) n += s.blocks * 64;
+  return n;
+}
+
+double ApproxSeenSet::fp_bound() const {
+  double p = 0;
+  for (const Stage& s : stages_) p += s.target;
+  return p;
+}
+
+namespace {
+// The k bit positions inside a block: independent 9-bit fields of a remix of the stage hash, then of
+// further remixes (double hashing modulo 512 correlates the keys' patterns and misses the design rate).
+template <typename F>
+inline bool ForPositions(uint64_t h, uint32_t k, F&& f) {
+  h = fast64::Mix64(h ^ 0x243f6a8885a308d3ull);  // independent of the block-selecting high bits
+  uint64_t bits = h;
+  uint32_t left = 6;
+  for (uint32_t j = 0; j < k; j++) {
+    if (left == 0) {
+      h = fast64::Mix64(h + 0x9e3779b97f4a7c15ull);
+      bits = h;
+      left = 7;
+    }
+    if (!f(static_cast<uint32_t>(bits & 511))) return false;
+    bits >>= 9;
+    left--;
+  }
+  return true;
+}
+inline bool TestBlock(const uint64_t* block, uint64_t h, uint32_t k) {
+  return ForPositions(h, k, [&](uint32_t a) { return ((block[a >> 6] >> (a & 63)) & 1) != 0; });
+}
+inline void SetBlock(uint64_t* block, uint64_t h, uint32_t k) {
+  ForPositions(h, k, [&](uint32_t a) {
+    block[a >> 6] |= uint64_t(1) << (a & 63);
+    return true;
+  });
+}
+}  // namespace
+
+void ApproxSeenSet::ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const {
+  const size_t ns = stages_.size();
+  if (ns == 0) {
+    std::memset(out, 0, n);
+    return;
+  }
+  // Newest (largest) stages last: they are the ones that miss the cache; prefetch every stage of key
+  // i + kAhead while testing key i.
+  constexpr size_t kAhead = 6;
+  auto prefetch = [&](uint64_t key) {
+    for (size_t s = 0; s < ns; s++) {
+      const Stage& st = stages_[s];
+      Prefetch(st.bits.get() + 8 * BlockOf(StageHash(key, st.seed), st.blocks));
+    }
+  };
+  for (size_t i = 0; i < n && i < kAhead; i++) prefetch(keys[i]);
+  for (size_t i = 0; i < n; i++) {
+    if (i + kAhead < n) prefetch(keys[i + kAhead]);
+    uint8_t found = 0;
+    for (size_t s = ns; s-- > 0;) {
+      const Stage& st = stages_[s];
+      const uint64_t h = StageHash(keys[i], st.seed);
+      if (TestBlock(st.bits.get() + 8 * BlockOf(h, st.blocks), h, st.k)) {
+        found = 1;
+        break;
+      }
+    }
+    out[i] = found;
+  }
+}
+
+void ApproxSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (stages_.empty() || stages_.back().count >= stages_.back().capacity) AddStage();
+    Stage& st = stages_.back();
+    const uint64_t h = StageHash(keys[i], st.seed);
+    SetBlock(st.bits.get() + 8 * BlockOf(h, st.blocks), h, st.k);
+    st.count++;
+  }
+}
+
+// Payload: u64 stage count, u64 initial capacity, then per stage a 48-byte record
+// (u64 capacity, u64 count, u64 blocks, u32 k, u32 0, f64 target, u64 seed) followed by blocks * 64 bytes.
+void ApproxSeenSet::Serialize(std::string* payload) const {
+  payload->clear();
+  Put64(payload, stages_.size());
+  Put64(payload, initial_capacity_);
+  for (const Stage& s : stages_) {
+    Put64(payload, s.capacity);
+    Put64(payload, s.count);
+    Put64(payload, s.blocks);
+    Put64(payload, s.k);
+    Put64(payload, DoubleBits(s.target));
+    Put64(payload, s.seed);
+    for (uint64_t w = 0; w < s.blocks * 8; w++) Put64(payload, s.bits[w]);
+  }
+}
+
+Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
+  auto corrupt = [&](const std::string& why) { return Status(Code::kCorrupt, "'" + file + "': " + why); };
+  if (n < 16) return corrupt("approximate seen-set payload shorter than 16 bytes");
+  const uint64_t ns = Get64(p);
+  initial_capacity_ = Get64(p + 8);
+  if (initial_capacity_ < 1024 || initial_capacity_ > (uint64_t(1) << 40))
+    return corrupt("bad initial capacity " + std::to_string(initial_capacity_));
+  if (ns > 64) return corrupt("bad stage count " + std::to_string(ns));
+  size_t at = 16;
+  stages_.clear();
+  for (uint64_t i = 0; i < ns; i++) {
+    if (n - at < 48) return corrupt("truncated at stage " + std::to_string(i) + " (offset " + std::to_string(64 + at) + ")");
+    Stage s;
+    s.capacity = Get64(p + at);
+    s.count = Get64(p + at + 8);
+    s.blocks = Get64(p + at + 16);
+    const uint64_t k = Get64(p + at + 24);
+    s.target = BitsDouble(Get64(p + at + 32));
+    s.seed = Get64(p + at + 40);
+    at += 48;
+    if (k < 1 || k > 32 || s.blocks == 0 || s.count > s.capacity || !(s.target > 0 && s.target < 1))
+      return corrupt("bad parameters in stage " + std::to_string(i));
+    s.k = static_cast<uint32_t>(k);
+    if (s.blocks > (n - at) / 64) return corrupt("truncated in the bits of stage " + std::to_string(i));
+    void* mem = nullptr;
+    if (posix_memalign(&mem, 64, s.blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
+    s.bits.reset(static_cast<uint64_t*>(mem));
+    for (uint64_t w = 0; w < s.blocks * 8; w++) s.bits[w] = Get64(p + at + 8 * w);
+    at += s.blocks * 64;
+    stages_.push_back(std::move(s));
+  }
+  if (at != n) return corrupt(std::to_string(n - at) + " unexpected bytes after the last stage");
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------------------------------- files
+
+std::unique_ptr<SeenSet> MakeSeenSet(SeenKind kind, double fp_rate) {
+  if (kind == SeenKind::kApprox) return std::unique_ptr<SeenSet>(new ApproxSeenSet(fp_rate));
+  return std::unique_ptr<SeenSet>(new ExactSeenSet());
+}
+
+Status SaveSeenSet(const SeenSet& set, uint32_t n, const std::string& path) {
+  std::string payload;
+  set.Serialize(&payload);
+  io::FileHeader h;
+  std::memcpy(h.kind, kKind, 4);
+  h.version = kVersion;
+  h.payload_size = payload.size();
+  h.payload_crc = Crc32c(payload.data(), payload.size());
+  h.flags = static_cast<uint32_t>(set.kind());
+  h.params[0] = n;
+  h.params[1] = set.kind() == SeenKind::kApprox ? DoubleBits(static_cast<const ApproxSeenSet&>(set).fp_rate()) : 0;
+  uint8_t hb[io::kHeaderSize];
+  io::EncodeHeader(h, hb);
+  io::AtomicFile f;
+  Status s = f.Open(path);
+  if (!s.ok()) return s;
+  if (!(s = f.Write(hb, sizeof hb)).ok()) return s;
+  if (!(s = f.Write(payload.data(), payload.size())).ok()) return s;
+  return f.Commit();
+}
+
+Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint32_t* n_out) {
+  io::MappedFile f;
+  Status s = f.Open(path);
+  if (!s.ok()) return s;
+  io::FileHeader h;
+  s = io::DecodeHeader(f.data(), f.size(), kKind, kVersion, /*verify_payload=*/true, path, &h);
+  if (!s.ok()) return s;
+  if (h.params[0] < 1 || h.params[0] > 4096)
+    return Status(Code::kCorrupt, "'" + path + "': bad n-gram length " + std::to_string(h.params[0]));
+  const uint8_t* payload = f.data() + io::kHeaderSize;
+  if (h.flags == static_cast<uint32_t>(SeenKind::kExact)) {
+    auto set = std::unique_ptr<ExactSeenSet>(new ExactSeenSet());
+    s = set->Deserialize(payload, h.payload_size, path);
+    if (!s.ok()) return s;
+    *out = std::move(set);
+  } else if (h.flags == static_cast<uint32_t>(SeenKind::kApprox)) {
+    const double p = BitsDouble(h.params[1]);
+    if (!(p > 0 && p <= 0.5)) return Status(Code::kCorrupt, "'" + path + "': bad false-positive rate in the header");
+    auto set = std::unique_ptr<ApproxSeenSet>(new ApproxSeenSet(p));
+    s = set->Deserialize(payload, h.payload_size, path);
+    if (!s.ok()) return s;
+    *out = std::move(set);
+  } else {
+    return Status(Code::kUnsupported, "'" + path + "': unknown seen-set kind " + std::to_string(h.flags));
+  }
+  *n_out = static_cast<uint32_t>(h.params[0]);
+  return Status::Ok();
+}
+
+}  // namespace filter
+}  // namespace neardup

@@ -1,0 +1,76 @@
+// Streaming Onion over vertical text (one token per line; docs/paragraphs.md, "Vertical text").
+//
+// Lines: a line starting with '<' is markup, any other line (even an empty one) is a token: its whole bytes,
+// all TAB columns, without the '\n'. `<doc>`/`<doc ...` starts a document, `<p>`/`<p ...` a paragraph
+// (tag names configurable); the line after `</doc>` / `</p>` starts a new one too, so text outside tags is
+// its own document/paragraph. Other markup lines belong to the paragraph they are in.
+//
+// Push() takes chunks that end at a line boundary (the last chunk may end without '\n'); it classifies and
+// hashes the lines on the thread pool, then walks them in order. Each finished document is decided by the
+// Deduper and its lines are emitted (flags and/or formatted text); the lines of the unfinished document
+// are copied and kept until it ends. Decisions are independent of the chunking and of the thread count.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "filter/onion.h"
+#include "util/status.h"
+
+namespace neardup {
+namespace filter {
+
+enum class LineKind : uint8_t { kToken = 0, kDocOpen, kDocClose, kParOpen, kParClose, kMarkup };
+
+struct VerticalTags {
+  std::string doc = "doc";
+  std::string par = "p";
+};
+
+enum class OutputMode : uint8_t { kNone = 0, kMark, kStrip };
+
+struct VerticalOutput {
+  std::vector<uint8_t> flags;  // one per emitted line: 1 = removed
+  std::string text;            // kMark: "F\t" + line + "\n"; kStrip: kept lines + "\n"
+};
+
+class VerticalFilter {
+ public:
+  VerticalFilter(Deduper* d, VerticalTags tags, OutputMode mode) : d_(d), tags_(std::move(tags)), mode_(mode) {}
+  // final: no more input; the unfinished document is decided. Appends to *out.
+  Status Push(const uint8_t* data, size_t len, bool final, size_t slots, const std::atomic<bool>* stop,
+              VerticalOutput* out);
+  uint64_t lines() const { return lines_; }
+  size_t pending_lines() const { return lines_p_.size(); }
+
+ private:
+  struct Line {
+    const uint8_t* p;
+    uint32_t len;  // lines longer than 4 GiB are refused
+    LineKind kind;
+    uint64_t hash;
+  };
+  void Classify(const uint8_t* p, size_t len, Line* l) const;
+  void FinishDocument(VerticalOutput* out);
+  void StartParagraph();
+
+  Deduper* d_;
+  VerticalTags tags_;
+  OutputMode mode_;
+  // current document
+  std::vector<Line> lines_p_;
+  std::vector<uint32_t> line_par_;  // paragraph index of each line
+  std::vector<uint64_t> toks_;
+  std::vector<uint32_t> par_end_;
+  std::vector<uint8_t> dup_;
+  std::string held_;                // bytes of held lines (copied at the end of a Push)
+  bool new_doc_ = true, new_par_ = true, in_doc_ = false;
+  uint64_t lines_ = 0;
+  // scratch
+  std::vector<std::vector<Line>> parts_;
+};
+
+}  // namespace filter
+}  // namespace neardup

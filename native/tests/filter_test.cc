@@ -1,0 +1,157 @@
+// Core tests of the paragraph filter: seen-sets (membership, FP rate, save/load, corrupt files) and small
+// Onion cases checked by hand.
+#include <cstdio>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+#include "check.h"
+#include "filter/onion.h"
+#include "filter/seen_set.h"
+#include "filter/vertical.h"
+#include "io/file.h"
+
+using namespace neardup;
+using namespace neardup::filter;
+
+static std::string TmpPath(const char* name) { return std::string("/tmp/neardup-filter-test-") + std::to_string(getpid()) + name; }
+
+TEST(exact_set_membership_and_growth) {
+  ExactSeenSet s;
+  std::mt19937_64 r(1);
+  std::vector<uint64_t> keys(100000);
+  for (auto& k : keys) k = r();
+  keys[5] = 0;
+  s.InsertBatch(keys.data(), keys.size());
+  s.InsertBatch(keys.data(), 1000);  // repeats ignored
+  EXPECT_EQ(s.size(), keys.size());
+  std::vector<uint8_t> out(keys.size());
+  s.ContainsBatch(keys.data(), keys.size(), out.data());
+  size_t found = 0;
+  for (uint8_t o : out) found += o;
+  EXPECT_EQ(found, keys.size());
+  for (int i = 0; i < 1000; i++) EXPECT(!s.Contains(r()));
+}
+
+TEST(approx_set_no_false_negatives_and_fp_within_bound) {
+  ApproxSeenSet s(0.01, 4096);
+  std::mt19937_64 r(2);
+  std::vector<uint64_t> keys(500000);
+  for (auto& k : keys) k = r();
+  s.InsertBatch(keys.data(), keys.size());
+  EXPECT(s.stages() >= 5);
+  EXPECT(s.fp_bound() < 0.01);
+  std::vector<uint8_t> out(keys.size());
+  s.ContainsBatch(keys.data(), keys.size(), out.data());
+  size_t found = 0;
+  for (uint8_t o : out) found += o;
+  EXPECT_EQ(found, keys.size());
+  size_t fp = 0;
+  const size_t probes = 200000;
+  for (size_t i = 0; i < probes; i++) fp += s.Contains(r());
+  const double rate = double(fp) / probes;
+  std::printf("approx: %zu stages, %.2f bits/key, measured FP %.4f (bound %.4f)\n", s.stages(),
+              8.0 * s.memory_bytes() / keys.size(), rate, s.fp_bound());
+  EXPECT(rate <= 0.01);
+  EXPECT(rate > 0.0005);  // a filter this small must show some false positives (the test can fail)
+}
+
+TEST(blocked_bloom_design_meets_target) {
+  for (double t : {0.01, 0.002, 0.0001}) {
+    double bpk;
+    uint32_t k;
+    ApproxSeenSet::Design(t, &bpk, &k);
+    EXPECT(ApproxSeenSet::BlockedFpRate(bpk, k) <= t);
+    EXPECT(ApproxSeenSet::BlockedFpRate(bpk - 0.5, k) > t * 0.7);
+  }
+}
+
+TEST(save_load_round_trip_and_corruption) {
+  for (SeenKind kind : {SeenKind::kExact, SeenKind::kApprox}) {
+    auto s = MakeSeenSet(kind, 0.01);
+    std::mt19937_64 r(3);
+    std::vector<uint64_t> keys(20000);
+    for (auto& k : keys) k = r();
+    s->InsertBatch(keys.data(), keys.size());
+    const std::string path = TmpPath("seen");
+    EXPECT(SaveSeenSet(*s, 7, path).ok());
+    std::unique_ptr<SeenSet> t;
+    uint32_t n = 0;
+    Status st = LoadSeenSet(path, &t, &n);
+    EXPECT(st.ok());
+    EXPECT_EQ(n, 7u);
+    EXPECT(t->kind() == kind);
+    EXPECT_EQ(t->size(), s->size());
+    for (uint64_t k : keys) EXPECT(t->Contains(k));
+    std::string bytes;
+    EXPECT(io::ReadFile(path, &bytes).ok());
+    // truncated
+    {
+      FILE* f = std::fopen(path.c_str(), "wb");
+      std::fwrite(bytes.data(), 1, bytes.size() - 3, f);
+      std::fclose(f);
+      Status e = LoadSeenSet(path, &t, &n);
+      EXPECT(e.code() == Code::kCorrupt);
+      EXPECT(e.message().find("truncated") != std::string::npos);
+    }
+    // payload flipped
+    {
+      std::string b = bytes;
+      b[b.size() - 1] ^= 0x40;
+      FILE* f = std::fopen(path.c_str(), "wb");
+      std::fwrite(b.data(), 1, b.size(), f);
+      std::fclose(f);
+      Status e = LoadSeenSet(path, &t, &n);
+      EXPECT(e.code() == Code::kCorrupt);
+      EXPECT(e.message().find("checksum") != std::string::npos);
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// Vertical text through the whole pipeline: flags per line as a string.
+static std::string Run(const std::string& text, OnionOptions o) {
+  Deduper d(o, MakeSeenSet(SeenKind::kExact, 0.01));
+  VerticalFilter v(&d, VerticalTags(), OutputMode::kNone);
+  VerticalOutput out;
+  EXPECT(v.Push(reinterpret_cast<const uint8_t*>(text.data()), text.size(), true, 2, nullptr, &out).ok());
+  std::string s;
+  for (uint8_t f : out.flags) s.push_back(f ? '1' : '0');
+  return s;
+}
+
+TEST(onion_small_cases) {
+  OnionOptions o;
+  o.n = 2;
+  o.max_stub = 1;
+  // Doc 2 repeats doc 1's paragraph: removed as a whole (doc tags too).
+  const std::string a = "<doc>\n<p>\na\nb\nc\n</p>\n</doc>\n";
+  EXPECT(Run(a + a, o) == std::string(std::string("0000000") + "1111111"));
+  // A repeated paragraph inside a document is dropped (within-doc), the first copy kept.
+  const std::string b = "<doc>\n<p>\nx\ny\nz\n</p>\n<p>\nx\ny\nz\n</p>\n</doc>\n";
+  EXPECT(Run(b, o) == std::string("000000111110"));
+  o.within_doc = false;
+  EXPECT(Run(b, o) == std::string("000000000000"));
+  // Threshold: 2 of 3 tokens covered (0.67) is a duplicate at t = 0.5, not at t = 0.7.
+  o.within_doc = true;
+  const std::string c = "<doc>\n<p>\na\nb\nc\n</p>\n</doc>\n<doc>\n<p>\na\nb\nq\n</p>\n</doc>\n";
+  EXPECT(Run(c, o) == std::string(std::string("0000000") + "1111111"));
+  o.threshold = 0.7f;
+  EXPECT(Run(c, o) == std::string(std::string("0000000") + "0000000"));
+  // Smoothing: a 1-token paragraph between a duplicate and the end is dropped; keep_unique_short leaves
+  // a unique 1-token document alone.
+  o.threshold = 0.5f;
+  const std::string d = "<doc>\n<p>\na\nb\nc\n</p>\n</doc>\n<doc>\n<p>\na\nb\nc\n</p>\n<p>\nk\n</p>\n</doc>\n<doc>\n<p>\nu\n</p>\n</doc>\n";
+  EXPECT(Run(d, o) == std::string(std::string("0000000") + "1111111111" + "11111"));
+  o.keep_unique_short = true;
+  EXPECT(Run(d, o) == std::string(std::string("0000000") + "1111111111" + "00000"));
+  // No trailing newline, text outside tags, an empty line as a token.
+  o = OnionOptions();
+  o.n = 1;
+  o.smoothing = false;
+  EXPECT(Run("<doc>\nt\n</doc>\nt", o) == std::string("0001"));
+  EXPECT(Run("<doc>\n\n</doc>\n\n", o) == std::string("0001"));
+  EXPECT(Run("t\n\nt", o) == std::string("000"));  // one document, one paragraph: 1 of 3 tokens repeated
+}
+
+TEST_MAIN("filter")
