@@ -18,6 +18,21 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** Runs fn `runs` times after one warm-up; returns the median wall time and the median process CPU time (s). */
+export async function timeCpu(fn: () => Promise<unknown> | unknown, runs = 5): Promise<{ wall: number; cpu: number }> {
+  await fn();
+  const walls: number[] = [], cpus: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    await fn();
+    walls.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    const c = process.cpuUsage(c0);
+    cpus.push((c.user + c.system) / 1e6);
+  }
+  return { wall: median(walls), cpu: median(cpus) };
+}
+
 /** Runs fn `runs` times after one warm-up; returns the median wall time in seconds. */
 export async function timeIt(fn: () => Promise<unknown> | unknown, runs = 5): Promise<number> {
   await fn();

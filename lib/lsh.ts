@@ -105,7 +105,7 @@ export class LshIndex {
   clusters(): { ids: BigUint64Array; representatives: BigUint64Array } {
     return this.call(() => this.handle.clusters());
   }
-  /** Writes the index atomically (docs/FORMAT-lsh.md). */
+  /** Writes the index atomically (docs/FORMAT.md section 6). */
   save(path: string): Promise<void> {
     return nativeCall(this.open().save(path));
   }

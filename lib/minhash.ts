@@ -106,7 +106,7 @@ export async function* minhashStream(
 export type SignatureFileFormat = 'neardup' | 'doubri';
 
 /**
- * Writes signatures to a file as they are computed (docs/FORMAT-minhash.md): 'neardup' ("MHSG": the
+ * Writes signatures to a file as they are computed (docs/FORMAT.md section 5): 'neardup' ("MHSG": the
  * common 64-byte header, N*k u32 LE, then the options as JSON) or 'doubri' (doubri 1.0's `.hash`).
  * The file appears under its name only on commit() (temporary file + fsync + rename).
  */

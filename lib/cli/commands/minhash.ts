@@ -55,7 +55,7 @@ Options:
   -o, --output jsonl|PATH   'jsonl' (default): one JSON array of k numbers per line on stdout
                             (null for a skipped bad line); PATH: a binary signature file
   --format neardup|doubri   binary file format: neardup "MHSG" (default) or doubri's .hash
-                            (docs/FORMAT-minhash.md)
+                            (docs/FORMAT.md section 5)
 ${SHINGLE_USAGE}
 ${INPUT_USAGE}
 A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 in a binary file.`,

@@ -1,4 +1,4 @@
-// Reading doubri 1.0 `.hash` files and their `.f` flag files (format: docs/FORMAT-lsh.md, "doubri files").
+// Reading doubri 1.0 `.hash` files and their `.f` flag files (format: docs/FORMAT.md section 6, "doubri files").
 //
 //   .hash: 7 bytes "MinHash", 1 byte = 4 (bytes per value), u64 LE N (records), u64 LE K (values per record,
 //          800 for doubri 1.0), then N records of K u32 LE values. Size 24 + 4*K*N exactly.

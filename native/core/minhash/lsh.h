@@ -1,5 +1,5 @@
 // MinHash LSH: band keys per profile, datasketch's choice of (b, r), a mutable in-memory index and a
-// read-only memory-mapped one (file format: docs/FORMAT-lsh.md).
+// read-only memory-mapped one (file format: docs/FORMAT.md section 6).
 //
 // A signature is num_perm values of value_bytes (4: u32, 8: u64) each, little-endian in memory. Band j
 // covers values [j*r, (j+1)*r). Its key bytes depend on the profile:

@@ -1,6 +1,6 @@
 // Writers of signature files, streamed record by record and committed atomically (io::AtomicFile).
 //
-//   kNeardup  "MHSG" (docs/FORMAT-minhash.md): the common 64-byte header (flags = profile id,
+//   kNeardup  "MHSG" (docs/FORMAT.md section 5): the common 64-byte header (flags = profile id,
 //             params[0] = records N, params[1] = values per record k), then N*k u32 little-endian values
 //             (document-major), then the UTF-8 JSON of the options that made them, to the end of the
 //             payload. numpy: np.fromfile(f, '<u4', count=N*k, offset=64).reshape(N, k).

@@ -451,7 +451,7 @@ IndexStats Index::Stats() const {
   return s;
 }
 
-// ---- Persistence (docs/FORMAT-simhash.md) ----
+// ---- Persistence (docs/FORMAT.md section 7) ----
 
 namespace {
 
