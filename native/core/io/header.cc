@@ -1,4 +1,5 @@
 #include "io/header.h"
+#include "util/endian.h"
 
 #include <cstring>
 
@@ -10,22 +11,6 @@ namespace io {
 const uint8_t kMagic[8] = {0x4E, 0x44, 0x55, 0x50, 0x0D, 0x0A, 0x1A, 0x0A};
 
 namespace {
-void Put32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void Put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t Get32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-uint64_t Get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
 std::string KindString(const char* k) {
   std::string s;
   for (int i = 0; i < 4; i++) {
@@ -47,15 +32,15 @@ void EncodeHeader(const FileHeader& h, uint8_t out[kHeaderSize]) {
   std::memset(out, 0, kHeaderSize);
   std::memcpy(out, kMagic, 8);
   std::memcpy(out + 8, h.kind, 4);
-  Put32(out + 12, h.version);
-  Put32(out + 16, 0x01020304u);
-  Put32(out + 20, static_cast<uint32_t>(kHeaderSize));
-  Put64(out + 24, h.payload_size);
-  Put32(out + 32, h.payload_crc);
-  Put32(out + 36, h.flags);
-  Put64(out + 40, h.params[0]);
-  Put64(out + 48, h.params[1]);
-  Put32(out + 60, Crc32c(out, 60));
+  StoreLe32(out + 12, h.version);
+  StoreLe32(out + 16, 0x01020304u);
+  StoreLe32(out + 20, static_cast<uint32_t>(kHeaderSize));
+  StoreLe64(out + 24, h.payload_size);
+  StoreLe32(out + 32, h.payload_crc);
+  StoreLe32(out + 36, h.flags);
+  StoreLe64(out + 40, h.params[0]);
+  StoreLe64(out + 48, h.params[1]);
+  StoreLe32(out + 60, Crc32c(out, 60));
 }
 
 Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t max_version, bool verify_payload,
@@ -66,23 +51,23 @@ Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t 
   if (std::memcmp(d + 8, kind, 4) != 0)
     return corrupt("is a '" + KindString(reinterpret_cast<const char*>(d + 8)) + "' file, expected '" +
                    KindString(kind) + "'");
-  if (Get32(d + 16) != 0x01020304u) return corrupt("unsupported byte order mark at offset 16");
-  if (Crc32c(d, 60) != Get32(d + 60)) return corrupt("header checksum mismatch (offset 60)");
-  const uint32_t version = Get32(d + 12);
+  if (LoadLe32(d + 16) != 0x01020304u) return corrupt("unsupported byte order mark at offset 16");
+  if (Crc32c(d, 60) != LoadLe32(d + 60)) return corrupt("header checksum mismatch (offset 60)");
+  const uint32_t version = LoadLe32(d + 12);
   if (version == 0 || version > max_version)
     return Status(Code::kUnsupported, "'" + file + "': format version " + std::to_string(version) +
                                           " is not supported (this build reads up to " +
                                           std::to_string(max_version) + ")");
-  const uint32_t hsize = Get32(d + 20);
+  const uint32_t hsize = LoadLe32(d + 20);
   if (hsize < kHeaderSize || hsize > size) return corrupt("bad header size " + std::to_string(hsize));
   FileHeader h;
   std::memcpy(h.kind, d + 8, 4);
   h.version = version;
-  h.payload_size = Get64(d + 24);
-  h.payload_crc = Get32(d + 32);
-  h.flags = Get32(d + 36);
-  h.params[0] = Get64(d + 40);
-  h.params[1] = Get64(d + 48);
+  h.payload_size = LoadLe64(d + 24);
+  h.payload_crc = LoadLe32(d + 32);
+  h.flags = LoadLe32(d + 36);
+  h.params[0] = LoadLe64(d + 40);
+  h.params[1] = LoadLe64(d + 48);
   if (h.payload_size != size - hsize)
     return corrupt("truncated or extended: header announces " + std::to_string(h.payload_size) +
                    " payload bytes, file has " + std::to_string(size - hsize));

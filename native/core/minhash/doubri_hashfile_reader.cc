@@ -1,4 +1,5 @@
 #include "minhash/doubri_hashfile_reader.h"
+#include "util/endian.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +11,6 @@ namespace neardup {
 namespace doubri {
 namespace {
 
-uint64_t LoadU64Le(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
 
 }  // namespace
 
@@ -28,7 +24,7 @@ Status HashFile::Open(const std::string& path) {
   if (d[7] != 4)
     return Status(Code::kUnsupported, "'" + path + "': " + std::to_string(d[7]) +
                                           " bytes per value; doubri hash files have 4");
-  const uint64_t n = LoadU64Le(d + 8), k = LoadU64Le(d + 16);
+  const uint64_t n = LoadLe64(d + 8), k = LoadLe64(d + 16);
   if (k != kValuesPerRecord)
     return Status(Code::kUnsupported, "'" + path + "': " + std::to_string(k) +
                                           " values per record; doubri 1.0 files have 800");

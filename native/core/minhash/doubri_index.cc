@@ -1,4 +1,5 @@
 #include "minhash/doubri_index.h"
+#include "util/endian.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,11 +14,6 @@ namespace neardup {
 namespace doubri {
 namespace {
 
-uint64_t LoadU64Be(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-  return v;
-}
 
 // A band in memcmp order: the first 8 bytes as a big-endian integer decide most comparisons.
 struct BandRef {
@@ -132,7 +128,7 @@ Status Self(const std::vector<std::string>& hash_files, const std::string& index
           v.resize(m);
           for (uint64_t a = 0; a < m; a++) {
             const uint8_t* b = recs[a] + j * kBandBytes;
-            v[a] = BandRef{LoadU64Be(b), b, a};
+            v[a] = BandRef{LoadBe64(b), b, a};
           }
           std::sort(v.begin(), v.end(), BandLess);
           uint32_t cls = 0;
@@ -189,7 +185,7 @@ Status Self(const std::vector<std::string>& hash_files, const std::string& index
           v.clear();
           for (uint64_t a : kept_list) {
             const uint8_t* b = recs[a] + j * kBandBytes;
-            v.push_back(BandRef{LoadU64Be(b), b, a});
+            v.push_back(BandRef{LoadBe64(b), b, a});
           }
           std::sort(v.begin(), v.end(), BandLess);
           io::AtomicFile out;

@@ -1,4 +1,5 @@
 #include "minhash/signature_file.h"
+#include "util/endian.h"
 
 #include <cstring>
 #include <vector>
@@ -10,9 +11,6 @@ namespace neardup {
 namespace minhash {
 
 namespace {
-void Put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
 constexpr bool kBigEndianHost =
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     true;
@@ -63,8 +61,8 @@ Status SignatureFileWriter::Commit() {
     uint8_t h[kDoubriHeaderSize];
     std::memcpy(h, "MinHash", 7);
     h[7] = 4;
-    Put64(h + 8, records_);
-    Put64(h + 16, k_);
+    StoreLe64(h + 8, records_);
+    StoreLe64(h + 16, k_);
     s = file_.WriteAt(0, h, sizeof h);
   } else {
     crc_ = Crc32c(options_.data(), options_.size(), crc_);

@@ -1,4 +1,5 @@
 #include "simhash/index.h"
+#include "util/endian.h"
 
 #include <algorithm>
 #include <cstring>
@@ -458,22 +459,6 @@ namespace {
 constexpr char kKind[4] = {'S', 'I', 'M', 'H'};
 constexpr uint32_t kVersion = 1;
 
-void Put32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void Put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t Get32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-uint64_t Get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
 bool LittleEndianHost() {
   const uint16_t x = 1;
   uint8_t b;
@@ -510,18 +495,18 @@ Status Index::Save(const std::string& path, size_t slots) {
   if (!(st = file.Write(header, sizeof header)).ok()) return st;
   CrcWriter w{&file};
   uint8_t head[32] = {0};
-  Put64(head, count_);
-  Put32(head + 8, layout_.blocks());
-  Put32(head + 12, layout_.distance());
-  Put32(head + 16, static_cast<uint32_t>(layout_.tables()));
-  Put32(head + 20, main_.s);
+  StoreLe64(head, count_);
+  StoreLe32(head + 8, layout_.blocks());
+  StoreLe32(head + 12, layout_.distance());
+  StoreLe32(head + 16, static_cast<uint32_t>(layout_.tables()));
+  StoreLe32(head + 20, main_.s);
   if (!(st = w.Write(head, sizeof head)).ok()) return st;
   if (!(st = w.Write(Fps(), count_ * 8)).ok()) return st;
   if (!(st = w.Write(Ids(), count_ * 8)).ok()) return st;
   for (size_t t = 0; t < layout_.tables(); t++) {
     const uint32_t d = count_ > 0 ? main_.t[t].d : 0;
     uint8_t th[8] = {0};
-    Put32(th, d);
+    StoreLe32(th, d);
     if (!(st = w.Write(th, 8)).ok()) return st;
     const size_t nb = (size_t{1} << d) + 1;
     if (count_ > 0) {
@@ -569,9 +554,9 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   };
   if (base % 8 != 0) return corrupt(20, "header size must be a multiple of 8");
   if (!(st = need(base, 32, "the index head")).ok()) return st;
-  const uint64_t count = Get64(data + base);
-  const uint32_t m = Get32(data + base + 8), k = Get32(data + base + 12);
-  const uint32_t tables = Get32(data + base + 16), s = Get32(data + base + 20);
+  const uint64_t count = LoadLe64(data + base);
+  const uint32_t m = LoadLe32(data + base + 8), k = LoadLe32(data + base + 12);
+  const uint32_t tables = LoadLe32(data + base + 16), s = LoadLe32(data + base + 20);
   if (m != h.params[0] || k != h.params[1]) return corrupt(base + 8, "blocks/distance disagree with the header");
   st = ValidateParams(m, k);
   if (!st.ok()) return corrupt(base + 8, st.message());
@@ -592,7 +577,7 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
   for (uint32_t t = 0; t < tables; t++) {
     if (!(st = need(at, 8, "a table head")).ok()) return st;
-    const uint32_t d = Get32(data + at);
+    const uint32_t d = LoadLe32(data + at);
     if (d > 30 || d > ix->layout_.table(t).prefix_bits || (count == 0 && d != 0))
       return corrupt(at, "table " + std::to_string(t) + ": bad directory bits " + std::to_string(d));
     at += 8;
