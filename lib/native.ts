@@ -169,6 +169,7 @@ export interface NativeParagraphFilterOptions {
   keepUniqueShort?: boolean;
   seen?: 'exact' | 'approx';
   fpRate?: number;
+  expectedBytes?: number;
   docTag?: string;
   parTag?: string;
   output?: 'none' | 'mark' | 'strip';

@@ -18,10 +18,15 @@ export interface ParagraphFilterOptions {
    * behaviour); Onion 1.2 drops every unique document of <= maxStub tokens (false).
    */
   keepUniqueShort?: boolean;
-  /** 'exact' (64-bit hashes, default) or 'approx' (blocked Bloom chain, about 1/6-1/8 of the memory). */
+  /** 'exact' (64-bit hashes, default) or 'approx' (a short chain of blocked Bloom stages, about 1/8 of the memory). */
   seen?: 'exact' | 'approx';
   /** False-positive bound of the approximate seen-set, in (0, 0.5]. Default 0.01. */
   fpRate?: number;
+  /**
+   * Vertical text: the expected total input bytes, if known (e.g. the file size). Only a sizing hint for the
+   * approximate seen-set (its stages are sized from the input rate so far); decisions do not depend on it.
+   */
+  expectedBytes?: number;
   /** Vertical text: the document and paragraph tag names. Defaults 'doc' and 'p'. */
   docTag?: string;
   parTag?: string;

@@ -99,6 +99,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
     const auto mode = static_cast<filter::OutputMode>(GetEnum(o, "output", 0, {"none", "mark", "strip"}));
     state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(state_->kind, state_->fp_rate)));
     state_->vertical.reset(new filter::VerticalFilter(state_->deduper.get(), tags, mode));
+    state_->vertical->SetExpectedBytes(static_cast<uint64_t>(GetDouble(o, "expectedBytes", 0, 0, 9007199254740991.0, false)));
     state_->Snapshot();
   }
 

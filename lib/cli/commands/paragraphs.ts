@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
-import { BufferOutput, streamVertical } from './onion';
+import { BufferOutput, expectedBytes, streamVertical } from './onion';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
@@ -80,6 +80,7 @@ Dedup:
       seen: oneOf('seen', values.seen, ['exact', 'approx'] as const, 'exact'),
       fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
       output: format === 'vertical' ? (values.mark ? 'mark' : 'strip') : 'none',
+      expectedBytes: format === 'vertical' ? expectedBytes(files) : 0,
     };
     const filter = new ParagraphFilter(options);
     try {
