@@ -46,6 +46,17 @@ class VerticalFilter {
   // Expected total input bytes (0 = unknown): progress (bytes of decided documents / total) is then passed
   // to the seen-set as a sizing hint (SeenSet::SetProgress).
   void SetExpectedBytes(uint64_t total) { expected_bytes_ = total; }
+  // Forgets the unfinished document and the line count (a second pass over the same input).
+  void Restart() {
+    lines_p_.clear();
+    line_par_.clear();
+    toks_.clear();
+    par_end_.clear();
+    held_.clear();
+    new_doc_ = new_par_ = true;
+    in_doc_ = false;
+    lines_ = done_bytes_ = 0;
+  }
   size_t pending_lines() const { return lines_p_.size(); }
 
  private:
