@@ -169,6 +169,8 @@ export interface NativeParagraphFilterOptions {
   keepUniqueShort?: boolean;
   seen?: 'exact' | 'approx';
   fpRate?: number;
+  expectedBytes?: number;
+  dropAll?: boolean;
   docTag?: string;
   parTag?: string;
   output?: 'none' | 'mark' | 'strip';
@@ -194,6 +196,7 @@ export interface NativeParagraphFilter {
   pushParagraphs(texts: TextInput, docOffsets: Uint32Array): Promise<{ dup: Uint8Array; docRemoved: Uint8Array; tokens: Uint32Array }>;
   saveSeen(path: string): Promise<void>;
   loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }>;
+  startSecondPass(): void;
   stats(): NativeParagraphFilterStats;
   close(): void;
 }

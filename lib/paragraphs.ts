@@ -18,10 +18,22 @@ export interface ParagraphFilterOptions {
    * behaviour); Onion 1.2 drops every unique document of <= maxStub tokens (false).
    */
   keepUniqueShort?: boolean;
-  /** 'exact' (64-bit hashes, default) or 'approx' (blocked Bloom chain, about 1/6-1/8 of the memory). */
+  /**
+   * Drop-all mode: remove every copy of a repeated paragraph, the first one too. Needs two passes over the
+   * same input: push it all (the results of this first pass are keep-first decisions, to be ignored), call
+   * `startSecondPass()`, push the same input again; the second pass returns the drop-all decisions.
+   * Default false (keep-first: the first copy is kept).
+   */
+  dropAll?: boolean;
+  /** 'exact' (64-bit hashes, default) or 'approx' (a short chain of blocked Bloom stages, about 1/8 of the memory). */
   seen?: 'exact' | 'approx';
   /** False-positive bound of the approximate seen-set, in (0, 0.5]. Default 0.01. */
   fpRate?: number;
+  /**
+   * Vertical text: the expected total input bytes, if known (e.g. the file size). Only a sizing hint for the
+   * approximate seen-set (its stages are sized from the input rate so far); decisions do not depend on it.
+   */
+  expectedBytes?: number;
   /** Vertical text: the document and paragraph tag names. Defaults 'doc' and 'p'. */
   docTag?: string;
   parTag?: string;
@@ -148,6 +160,12 @@ export class ParagraphFilter {
     return this.enqueue((h) => h.loadSeen(path));
   }
 
+  /** Drop-all mode: ends the first pass (after all pushes of it); push the same input again afterwards. */
+  startSecondPass(): Promise<void> {
+    this.live();
+    return this.enqueue(async (h) => h.startSecondPass());
+  }
+
   /** Statistics as of the last finished call. */
   stats(): ParagraphFilterStats {
     return this.live().stats();
@@ -162,10 +180,14 @@ export class ParagraphFilter {
   }
 }
 
-/** Convenience: the flags (1 = removed) of every line of a whole vertical text. */
+/** Convenience: the flags (1 = removed) of every line of a whole vertical text (both passes with dropAll). */
 export async function dedupVertical(input: Uint8Array | string, options: ParagraphFilterOptions = {}): Promise<Uint8Array> {
   const f = new ParagraphFilter({ ...options, output: 'none' });
   try {
+    if (options.dropAll) {
+      await f.pushVertical(input, true);
+      await f.startSecondPass();
+    }
     const r = await f.pushVertical(input, true);
     return r.flags;
   } finally {

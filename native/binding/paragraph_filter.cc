@@ -77,6 +77,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
                        {InstanceMethod("pushVertical", &Filter::PushVertical),
                         InstanceMethod("pushParagraphs", &Filter::PushParagraphs),
                         InstanceMethod("saveSeen", &Filter::SaveSeen), InstanceMethod("loadSeen", &Filter::LoadSeen),
+                        InstanceMethod("startSecondPass", &Filter::StartSecondPass),
                         InstanceMethod("stats", &Filter::Stats), InstanceMethod("close", &Filter::Close)});
   }
 
@@ -97,8 +98,11 @@ class Filter : public Napi::ObjectWrap<Filter> {
     tags.doc = GetTag(o, "docTag", "doc");
     tags.par = GetTag(o, "parTag", "p");
     const auto mode = static_cast<filter::OutputMode>(GetEnum(o, "output", 0, {"none", "mark", "strip"}));
-    state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(state_->kind, state_->fp_rate)));
+    const bool drop_all = GetBool(o, "dropAll", false);
+    state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(state_->kind, state_->fp_rate),
+                                              drop_all ? filter::DedupPhase::kCollect : filter::DedupPhase::kKeepFirst));
     state_->vertical.reset(new filter::VerticalFilter(state_->deduper.get(), tags, mode));
+    state_->vertical->SetExpectedBytes(static_cast<uint64_t>(GetDouble(o, "expectedBytes", 0, 0, 9007199254740991.0, false)));
     state_->Snapshot();
   }
 
@@ -113,6 +117,19 @@ class Filter : public Napi::ObjectWrap<Filter> {
   Napi::Value SaveSeen(const Napi::CallbackInfo& info);
   Napi::Value LoadSeen(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  // Drop-all: ends the first pass (call when no push is pending); the same input is then pushed again.
+  Napi::Value StartSecondPass(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto s = Live(env);
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->deduper->phase() == filter::DedupPhase::kKeepFirst)
+      throw CodedError(env, "ERR_NEARDUP_INVALID_ARGUMENT", "startSecondPass needs a filter created with dropAll: true");
+    if (!s->deduper->StartDropAllPass())
+      throw CodedError(env, "ERR_NEARDUP_INVALID_ARGUMENT", "the second (drop-all) pass has already started");
+    s->vertical->Restart();
+    s->Snapshot();
+    return env.Undefined();
+  }
   Napi::Value Close(const Napi::CallbackInfo& info) {
     if (state_) {
       state_->closed.store(true);

@@ -56,6 +56,34 @@ TEST(approx_set_no_false_negatives_and_fp_within_bound) {
   EXPECT(rate > 0.0005);  // a filter this small must show some false positives (the test can fail)
 }
 
+TEST(approx_set_sized_from_progress_is_compact_and_within_bound) {
+  // A uniform input: 1 M keys over 100 MB. Stage 1 is sized from the rate seen when stage 0 fills.
+  ApproxSeenSet s(0.01);
+  std::mt19937_64 r(5);
+  std::vector<uint64_t> keys(1000000);
+  for (auto& k : keys) k = r();
+  for (size_t i = 0; i < keys.size(); i += 1000) {
+    s.SetProgress((i + 1000) * 100, keys.size() * 100);
+    s.InsertBatch(keys.data() + i, 1000);
+  }
+  std::vector<uint8_t> out(keys.size());
+  s.ContainsBatch(keys.data(), keys.size(), out.data());
+  size_t found = 0;
+  for (uint8_t o : out) found += o;
+  EXPECT_EQ(found, keys.size());
+  size_t fp = 0;
+  const size_t probes = 400000;
+  for (size_t i = 0; i < probes; i++) fp += s.Contains(r());
+  const double rate = double(fp) / probes;
+  const double bits = 8.0 * s.memory_bytes() / keys.size();
+  std::printf("approx (progress): %zu stages, %.2f bits/key, measured FP %.4f (bound %.4f)\n", s.stages(), bits,
+              rate, s.fp_bound());
+  EXPECT(rate <= 0.01);
+  EXPECT(rate > 0.002);
+  EXPECT(s.stages() <= 3);
+  EXPECT(bits < 13.5);  // the exact table needs 85-171 bits per key (load 3/8..3/4)
+}
+
 TEST(blocked_bloom_design_meets_target) {
   for (double t : {0.01, 0.002, 0.0001}) {
     double bpk;

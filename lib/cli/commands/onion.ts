@@ -1,5 +1,6 @@
 // neardup onion: a drop-in for Onion 1.2 (Pomikálek) on vertical text. Same options, same output: every
 // input line prefixed by its flag and a TAB (1 = duplicate, removed), or with -s only the kept lines.
+import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { ParagraphFilter, type ParagraphFilterStats } from '../../paragraphs';
 import { openInput } from '../jsonl';
@@ -36,6 +37,22 @@ export async function streamVertical(file: string, filter: ParagraphFilter, out:
   const rest = Buffer.concat(carry ? [carry, ...parts] : parts);
   const r = await filter.pushVertical(rest, true);
   await out.write(r.text);
+}
+
+/** Total bytes of plain (not gzip) input files, a sizing hint for the approximate seen-set; 0 if unknown. */
+export function expectedBytes(files: string[]): number {
+  let total = 0;
+  for (const f of files) {
+    if (f === '-' || /\.gz$/.test(f)) return 0;
+    try {
+      const st = fs.statSync(f);
+      if (!st.isFile()) return 0;
+      total += st.size;
+    } catch {
+      return 0; // reported when the file is opened
+    }
+  }
+  return total;
 }
 
 /** Writes Buffers to stdout with back-pressure (vertical text passes through byte for byte). */
@@ -119,6 +136,7 @@ neardup extension: --seen exact|approx and --fp-rate P choose the seen-set (defa
       parTag: tag('p', values['par-tag'], 'p'),
       seen,
       fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
+      expectedBytes: expectedBytes([positionals[0] ?? '-']),
       output: values.strip ? 'strip' : 'mark',
     });
     try {

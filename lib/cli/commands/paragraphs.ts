@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
-import { BufferOutput, streamVertical } from './onion';
+import { BufferOutput, expectedBytes, streamVertical } from './onion';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
@@ -17,7 +17,7 @@ export const paragraphsCommand: Command = {
   usage: `Usage: neardup paragraphs [options] [FILE...]
 
 Removes paragraphs most of whose n-grams were seen earlier in the corpus (the first copy is kept), in one
-streaming pass. Tokens are lines (vertical text) or whitespace-separated words (text, JSONL).
+streaming pass; with --drop-all every copy is removed, the first one too (two passes over the FILEs). Tokens are lines (vertical text) or whitespace-separated words (text, JSONL).
 
 Input:
   --format vertical|text|jsonl   default: jsonl for *.jsonl[.gz], vertical for *.vert[.gz], else text
@@ -40,6 +40,8 @@ Dedup:
   --drop-short-unique       Onion's behaviour: smoothing also drops documents of at most LEN tokens
                             that have no duplicate paragraph (default: such documents are kept)
   --no-within-doc           repeats inside one document do not count (default: they count, as Onion)
+  --drop-all                remove every copy of a repeated paragraph, the first one too (reads the
+                            input twice: FILEs only, not standard input)
   --seen exact|approx       seen-set: 64-bit hashes (default) or a Bloom chain (much smaller)
   --fp-rate P               false-positive bound of the approximate seen-set (default 0.01)
   --load-seen FILE          start from a saved seen-set (deduplicate against an earlier corpus)
@@ -58,6 +60,7 @@ Dedup:
       'max-stub': { type: 'string' },
       'drop-short-unique': { type: 'boolean' },
       'no-within-doc': { type: 'boolean' },
+      'drop-all': { type: 'boolean' },
       seen: { type: 'string' },
       'fp-rate': { type: 'string' },
       'load-seen': { type: 'string' },
@@ -68,6 +71,9 @@ Dedup:
       return 0;
     }
     const files = positionals.length ? positionals : ['-'];
+    const dropAll = Boolean(values['drop-all']);
+    if (dropAll && files.includes('-'))
+      throw new UsageError('--drop-all reads the input twice: give FILEs, not standard input');
     const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : 'text');
     const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const, guess(files[0]) as 'text');
     const options: ParagraphFilterOptions = {
@@ -80,76 +86,86 @@ Dedup:
       seen: oneOf('seen', values.seen, ['exact', 'approx'] as const, 'exact'),
       fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
       output: format === 'vertical' ? (values.mark ? 'mark' : 'strip') : 'none',
+      expectedBytes: format === 'vertical' ? expectedBytes(files) : 0,
+      dropAll,
     };
     const filter = new ParagraphFilter(options);
     try {
       if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
       const dropEmpty = Boolean(values['drop-empty']);
-      if (format === 'vertical') {
-        const out = new BufferOutput();
-        for (const f of files) await streamVertical(f, filter, out);
-      } else if (format === 'text') {
-        const out = new Output();
-        const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
-        const flush = async (docs: string[][]) => {
-          const r = await filter.pushDocuments(docs);
-          for (let i = 0; i < docs.length; i++) {
-            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
-            if (kept.length === 0 && dropEmpty) continue;
-            await out.write(kept.join('\n\n') + '\n');
-            if (sep !== null) await out.write(sep + '\n');
-          }
-        };
-        for (const f of files) {
-          if (sep === null) {
-            const text = f === '-' ? fs.readFileSync(0, 'utf8') : await readAll(f);
-            await flush([splitParagraphs(text)]);
-            continue;
-          }
-          let docs: string[][] = [];
-          let cur: string[] = [];
-          let bytes = 0;
-          for await (const line of readLines(await openInput(f), f)) {
-            const s = line.toString('utf8');
-            if (s.replace(/\r$/, '') === sep) {
-              docs.push(splitParagraphs(cur.join('\n')));
-              cur = [];
-              if (bytes > 8 << 20) {
-                await flush(docs);
-                docs = [];
-                bytes = 0;
-              }
-            } else {
-              cur.push(s);
-              bytes += line.length + 1;
+      // One pass over the input; with --drop-all, a first pass without output collects the repeats.
+      const pass = async (write: boolean) => {
+        if (format === 'vertical') {
+          const out = (write ? new BufferOutput() : new NullBufferOutput());
+          for (const f of files) await streamVertical(f, filter, out);
+        } else if (format === 'text') {
+          const out = (write ? new Output() : new NullOutput());
+          const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
+          const flush = async (docs: string[][]) => {
+            const r = await filter.pushDocuments(docs);
+            for (let i = 0; i < docs.length; i++) {
+              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+              if (kept.length === 0 && dropEmpty) continue;
+              await out.write(kept.join('\n\n') + '\n');
+              if (sep !== null) await out.write(sep + '\n');
             }
-          }
-          if (cur.length) docs.push(splitParagraphs(cur.join('\n')));
-          if (docs.length) await flush(docs);
-        }
-        await out.flush();
-      } else {
-        const out = new Output();
-        const input = inputOptionsFrom(values);
-        for await (const batch of readJsonl(files, input)) {
-          const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
-          const r = await filter.pushDocuments(docs);
-          for (let i = 0; i < docs.length; i++) {
-            if (batch.texts[i] === null) {
-              await out.write(batch.raw[i].toString('utf8') + '\n');
+          };
+          for (const f of files) {
+            if (sep === null) {
+              const text = f === '-' ? fs.readFileSync(0, 'utf8') : await readAll(f);
+              await flush([splitParagraphs(text)]);
               continue;
             }
-            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
-            if (kept.length === 0 && dropEmpty) continue;
-            const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
-            obj[input.field] = kept.join('\n\n');
-            obj.paragraphs = docs[i].length;
-            obj.duplicate_paragraphs = docs[i].length - kept.length;
-            await out.write(JSON.stringify(obj) + '\n');
+            let docs: string[][] = [];
+            let cur: string[] = [];
+            let bytes = 0;
+            for await (const line of readLines(await openInput(f), f)) {
+              const s = line.toString('utf8');
+              if (s.replace(/\r$/, '') === sep) {
+                docs.push(splitParagraphs(cur.join('\n')));
+                cur = [];
+                if (bytes > 8 << 20) {
+                  await flush(docs);
+                  docs = [];
+                  bytes = 0;
+                }
+              } else {
+                cur.push(s);
+                bytes += line.length + 1;
+              }
+            }
+            if (cur.length) docs.push(splitParagraphs(cur.join('\n')));
+            if (docs.length) await flush(docs);
           }
+          await out.flush();
+        } else {
+          const out = (write ? new Output() : new NullOutput());
+          const input = inputOptionsFrom(values);
+          for await (const batch of readJsonl(files, input)) {
+            const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
+            const r = await filter.pushDocuments(docs);
+            for (let i = 0; i < docs.length; i++) {
+              if (batch.texts[i] === null) {
+                await out.write(batch.raw[i].toString('utf8') + '\n');
+                continue;
+              }
+              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+              if (kept.length === 0 && dropEmpty) continue;
+              const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
+              obj[input.field] = kept.join('\n\n');
+              obj.paragraphs = docs[i].length;
+              obj.duplicate_paragraphs = docs[i].length - kept.length;
+              await out.write(JSON.stringify(obj) + '\n');
+            }
+          }
+          await out.flush();
         }
-        await out.flush();
+      };
+      if (dropAll) {
+        await pass(false);
+        await filter.startSecondPass();
       }
+      await pass(true);
       if (values['save-seen'] !== undefined) await filter.saveSeen(String(values['save-seen']));
       if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
     } finally {
@@ -158,6 +174,15 @@ Dedup:
     return 0;
   },
 };
+
+/** Output sinks of a first (drop-all) pass. */
+class NullOutput extends Output {
+  override async write(): Promise<void> {}
+  override async flush(): Promise<void> {}
+}
+class NullBufferOutput extends BufferOutput {
+  override async write(): Promise<void> {}
+}
 
 async function readAll(file: string): Promise<string> {
   const parts: Buffer[] = [];

@@ -31,8 +31,21 @@ void NgramHasher::Hash(const uint64_t* tok, size_t ntok, std::vector<uint64_t>* 
   }
 }
 
-Deduper::Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen)
-    : o_(o), seen_(std::move(seen)), hasher_(o.n) {}
+Deduper::Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen, DedupPhase phase)
+    : o_(o), seen_(std::move(seen)), phase_(phase), hasher_(o.n) {
+  // R has the seen-set's kind (approx: the same false-positive bound).
+  if (phase_ != DedupPhase::kKeepFirst) {
+    const double fp = seen_->kind() == SeenKind::kApprox ? static_cast<ApproxSeenSet&>(*seen_).fp_rate() : 0.01;
+    repeated_ = MakeSeenSet(seen_->kind(), fp);
+  }
+}
+
+bool Deduper::StartDropAllPass() {
+  if (phase_ != DedupPhase::kCollect) return false;
+  phase_ = DedupPhase::kDropAll;
+  stats_ = OnionStats();
+  return true;
+}
 
 size_t Deduper::LocalFind(uint64_t key, bool* existed) {
   size_t at = fast64::Mix64(key) & local_mask_;  // keys are mixed already; remix so runs do not align
@@ -59,7 +72,8 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
   hasher_.Hash(tok, ntok, &grams_);
   const size_t ng = grams_.size();
   in_global_.resize(ng);
-  if (ng) seen_->ContainsBatch(grams_.data(), ng, in_global_.data());
+  const bool drop_all = phase_ == DedupPhase::kDropAll;
+  if (ng) (drop_all ? *repeated_ : *seen_).ContainsBatch(grams_.data(), ng, in_global_.data());
 
   // Local table: generations gen_ (present) and gen_ + 1 (present and added to the seen-set) mark this
   // document's entries; older generations count as empty. Sized for load <= 1/2.
@@ -83,7 +97,7 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
   for (size_t g = 0; g < ng; g++) {
     bool existed;
     LocalFind(grams_[g], &existed);
-    seen_at_[g] = in_global_[g] || (o_.within_doc && existed);
+    seen_at_[g] = in_global_[g] || (!drop_all && o_.within_doc && existed);
   }
 
   // Bad tokens per paragraph: token j is bad iff a seen n-gram ends at i in [j, j+n-1] within its
@@ -102,6 +116,24 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
     dup[p] = total > 0 && static_cast<double>(bad) / static_cast<double>(total) > static_cast<double>(o_.threshold);
     any_dup |= dup[p] != 0;
     begin = end;
+  }
+
+  if (phase_ == DedupPhase::kCollect && any_dup) {
+    // The seen n-grams of duplicate paragraphs (by the paragraph of their last token) are repeated.
+    rep_keys_.clear();
+    size_t q = 0;
+    for (size_t g = 0; g < ng; g++) {
+      while (par_end[q] <= g + n - 1) q++;
+      if (dup[q] && seen_at_[g]) rep_keys_.push_back(grams_[g]);
+    }
+    std::sort(rep_keys_.begin(), rep_keys_.end());
+    rep_keys_.erase(std::unique(rep_keys_.begin(), rep_keys_.end()), rep_keys_.end());
+    rep_found_.resize(rep_keys_.size());
+    repeated_->ContainsBatch(rep_keys_.data(), rep_keys_.size(), rep_found_.data());
+    size_t w = 0;
+    for (size_t i = 0; i < rep_keys_.size(); i++)
+      if (!rep_found_[i]) rep_keys_[w++] = rep_keys_[i];
+    if (w) repeated_->InsertBatch(rep_keys_.data(), w);
   }
 
   if (o_.smoothing) {
@@ -138,6 +170,7 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
   removed = removed && all_dup;
   if (removed) stats_.removed_documents++;
 
+  if (drop_all) return removed;
   // Add the kept paragraphs' n-grams (each once) that the seen-set lacks.
   to_insert_.clear();
   size_t p = 0;

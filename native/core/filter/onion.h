@@ -17,6 +17,15 @@
 //   * the document is removed as a whole iff some paragraph is a duplicate and every paragraph that has
 //     tokens is a duplicate.
 //   * the n-grams of kept paragraphs (by their last token) that the seen-set lacks are added to it.
+//
+// Drop-all (every copy of a repeated paragraph is removed, the first one too) takes two passes over the
+// same input:
+//   1. kCollect: decisions as above (keep-first); in addition, the seen n-grams of every paragraph that is a
+//      duplicate by its own coverage (before smoothing) go to the "repeated" set R.
+//   2. kDropAll (StartDropAllPass): an n-gram is seen iff R holds it (neither the seen-set nor repeats
+//      within the document count; nothing is added); coverage, threshold, smoothing and whole-document
+//      removal as above. Every paragraph that pass 1 found duplicate by coverage is duplicate again (its
+//      seen n-grams are in R), and so is a first copy whose n-grams were seen again later.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -53,6 +62,8 @@ class NgramHasher {
   uint64_t bn_;  // B^n
 };
 
+enum class DedupPhase : uint8_t { kKeepFirst = 0, kCollect, kDropAll };
+
 struct OnionStats {
   uint64_t documents = 0, removed_documents = 0;
   uint64_t paragraphs = 0, duplicate_paragraphs = 0;
@@ -61,7 +72,7 @@ struct OnionStats {
 
 class Deduper {
  public:
-  Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen);
+  Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen, DedupPhase phase = DedupPhase::kKeepFirst);
   // One document: tok[0..ntok) token hashes; par_end[j] = end (exclusive token index) of paragraph j,
   // non-decreasing, par_end[npar-1] == ntok. Writes dup[j] (0/1) and returns whether the whole document
   // is removed.
@@ -71,16 +82,24 @@ class Deduper {
   SeenSet& seen() { return *seen_; }
   void ReplaceSeen(std::unique_ptr<SeenSet> s) { seen_ = std::move(s); }
   const OnionStats& stats() const { return stats_; }
+  DedupPhase phase() const { return phase_; }
+  // kCollect -> kDropAll: statistics restart; feed the same input again. Returns false in other phases.
+  bool StartDropAllPass();
+  // The repeated n-grams (drop-all), null in kKeepFirst.
+  const SeenSet* repeated() const { return repeated_.get(); }
 
  private:
   // Per-document hash table: key -> (generation, inserted flag). Returns the slot index.
   size_t LocalFind(uint64_t key, bool* existed);
   OnionOptions o_;
   std::unique_ptr<SeenSet> seen_;
+  DedupPhase phase_;
+  std::unique_ptr<SeenSet> repeated_;
   NgramHasher hasher_;
   OnionStats stats_;
   // scratch, reused across documents
-  std::vector<uint64_t> grams_, to_insert_;
+  std::vector<uint64_t> grams_, to_insert_, rep_keys_;
+  std::vector<uint8_t> rep_found_;
   std::vector<uint8_t> in_global_, seen_at_;
   std::vector<uint64_t> local_keys_;
   std::vector<uint32_t> local_gen_;

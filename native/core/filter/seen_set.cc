@@ -15,8 +15,11 @@ namespace filter {
 namespace {
 
 constexpr char kKind[4] = {'P', 'S', 'E', 'N'};
-constexpr uint32_t kVersion = 1;
-constexpr double kTighten = 0.8;  // r: stage i is designed for p (1 - r) r^i
+constexpr uint32_t kVersion = 2;  // 2: approximate stages record their bit-position scheme (v1 still read)
+constexpr double kFirstShare = 0.1;       // design rate of stage 0: p / 10
+constexpr double kProjectedShare = 0.9;   // a stage sized from the input rate: 0.9 of the unspent budget
+constexpr double kGrowthShare = 0.75;     // a stage 4x the previous one: 0.75 of the unspent budget
+constexpr double kRateDiscount = 2.0 / 3.0;
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 
@@ -178,7 +181,7 @@ void ApproxSeenSet::Design(double target, double* bits_per_key, uint32_t* k) {
     // The best k for a given load is near bpk * ln 2; search around it.
     const int k0 = std::max(1, static_cast<int>(bpk * 0.693) - 3);
     for (int kk = k0; kk <= std::min(32, k0 + 6); kk++) {
-      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= 0.9 * target) {  // 10 % margin
+      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= 0.95 * target) {  // 5 % margin
         *bits_per_key = bpk;
         *k = static_cast<uint32_t>(kk);
         return;
@@ -195,10 +198,24 @@ ApproxSeenSet::ApproxSeenSet(double fp_rate, uint64_t initial_capacity)
 void ApproxSeenSet::AddStage() {
   Stage s;
   const size_t i = stages_.size();
-  s.capacity = initial_capacity_ << std::min<size_t>(i, 40);
-  s.target = fp_rate_ * (1 - kTighten) * std::pow(kTighten, static_cast<double>(i));
+  const double unspent = fp_rate_ - fp_bound();
+  if (i == 0) {
+    s.capacity = initial_capacity_;
+    s.target = fp_rate_ * kFirstShare;
+  } else if (total_ > 0 && done_ > 0 && done_ < total_) {
+    // Keys the rest of the input would add at the rate so far, discounted.
+    const uint64_t have = size();
+    const double f = static_cast<double>(done_) / static_cast<double>(total_);
+    const double projected = static_cast<double>(have) * (1 - f) / f * kRateDiscount;
+    s.capacity = static_cast<uint64_t>(std::min(std::max({projected, have / 2.0, double(initial_capacity_)}), 1e12));
+    s.target = unspent * kProjectedShare;
+  } else {
+    s.capacity = std::min<uint64_t>(stages_.back().capacity * 4, uint64_t(1) << 40);
+    s.target = unspent * kGrowthShare;
+  }
   double bpk;
   Design(s.target, &bpk, &s.k);
+  s.scheme = 2;
   s.blocks = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(s.capacity * bpk / 512.0)));
   s.seed = fast64::Mix64(0x6f6e696f6e000000ull + i);  // "onion" + stage number
   void* mem = nullptr;
@@ -227,11 +244,10 @@ double ApproxSeenSet::fp_bound() const {
 }
 
 namespace {
-// The k bit positions inside a block: independent 9-bit fields of a remix of the stage hash, then of
-// further remixes (double hashing modulo 512 correlates the keys' patterns and misses the design rate).
+// PSEN v1 bit positions: independent 9-bit fields of a remix of the stage hash, then of further remixes.
 template <typename F>
-inline bool ForPositions(uint64_t h, uint32_t k, F&& f) {
-  h = fast64::Mix64(h ^ 0x243f6a8885a308d3ull);  // independent of the block-selecting high bits
+inline bool ForPositionsV1(uint64_t h, uint32_t k, F&& f) {
+  h = fast64::Mix64(h ^ 0x243f6a8885a308d3ull);
   uint64_t bits = h;
   uint32_t left = 6;
   for (uint32_t j = 0; j < k; j++) {
@@ -246,14 +262,50 @@ inline bool ForPositions(uint64_t h, uint32_t k, F&& f) {
   }
   return true;
 }
-inline bool TestBlock(const uint64_t* block, uint64_t h, uint32_t k) {
-  return ForPositions(h, k, [&](uint32_t a) { return ((block[a >> 6] >> (a & 63)) & 1) != 0; });
+// v2 bit positions: the 9-bit fields of the key from bit 0 (7 per word), then of Mix64(key ^ C), of
+// Mix64 of that, ... The block is chosen by the stage hash Mix64(key ^ seed), independent of the key's bits.
+template <typename F>
+inline bool ForPositionsV2(uint64_t key, uint32_t k, F&& f) {
+  uint64_t w = key, bits = key;
+  uint32_t left = 7;
+  for (uint32_t j = 0; j < k; j++) {
+    if (left == 0) {
+      w = fast64::Mix64(w ^ 0x243f6a8885a308d3ull);
+      bits = w;
+      left = 7;
+    }
+    if (!f(static_cast<uint32_t>(bits & 511))) return false;
+    bits >>= 9;
+    left--;
+  }
+  return true;
 }
-inline void SetBlock(uint64_t* block, uint64_t h, uint32_t k) {
-  ForPositions(h, k, [&](uint32_t a) {
+inline bool TestStage(const ApproxSeenSet::Stage& st, uint64_t key) {
+  const uint64_t h = StageHash(key, st.seed);
+  const uint64_t* block = st.bits.get() + 8 * BlockOf(h, st.blocks);
+  auto test = [&](uint32_t a) { return ((block[a >> 6] >> (a & 63)) & 1) != 0; };
+  if (st.scheme == 2) {
+    if (st.k <= 7) {  // common case, unrolled: one word of fields
+      uint64_t bits = key;
+      for (uint32_t j = 0; j < st.k; j++, bits >>= 9)
+        if (!test(static_cast<uint32_t>(bits & 511))) return false;
+      return true;
+    }
+    return ForPositionsV2(key, st.k, test);
+  }
+  return ForPositionsV1(h, st.k, test);
+}
+inline void SetStage(ApproxSeenSet::Stage& st, uint64_t key) {
+  const uint64_t h = StageHash(key, st.seed);
+  uint64_t* block = st.bits.get() + 8 * BlockOf(h, st.blocks);
+  auto set = [&](uint32_t a) {
     block[a >> 6] |= uint64_t(1) << (a & 63);
     return true;
-  });
+  };
+  if (st.scheme == 2)
+    ForPositionsV2(key, st.k, set);
+  else
+    ForPositionsV1(h, st.k, set);
 }
 }  // namespace
 
@@ -263,23 +315,20 @@ void ApproxSeenSet::ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) 
     std::memset(out, 0, n);
     return;
   }
-  // Newest (largest) stages last: they are the ones that miss the cache; prefetch every stage of key
-  // i + kAhead while testing key i.
-  constexpr size_t kAhead = 6;
+  // The newest stage is the largest: test it first. Prefetch every stage's block of key i + kAhead while
+  // testing key i (the small early stages stay in cache).
+  constexpr size_t kAhead = 8;
+  const Stage* stages = stages_.data();
   auto prefetch = [&](uint64_t key) {
-    for (size_t s = 0; s < ns; s++) {
-      const Stage& st = stages_[s];
-      Prefetch(st.bits.get() + 8 * BlockOf(StageHash(key, st.seed), st.blocks));
-    }
+    for (size_t s = 0; s < ns; s++)
+      Prefetch(stages[s].bits.get() + 8 * BlockOf(StageHash(key, stages[s].seed), stages[s].blocks));
   };
   for (size_t i = 0; i < n && i < kAhead; i++) prefetch(keys[i]);
   for (size_t i = 0; i < n; i++) {
     if (i + kAhead < n) prefetch(keys[i + kAhead]);
     uint8_t found = 0;
     for (size_t s = ns; s-- > 0;) {
-      const Stage& st = stages_[s];
-      const uint64_t h = StageHash(keys[i], st.seed);
-      if (TestBlock(st.bits.get() + 8 * BlockOf(h, st.blocks), h, st.k)) {
+      if (TestStage(stages[s], keys[i])) {
         found = 1;
         break;
       }
@@ -289,17 +338,18 @@ void ApproxSeenSet::ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) 
 }
 
 void ApproxSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
+  constexpr size_t kAhead = 8;
   for (size_t i = 0; i < n; i++) {
     if (stages_.empty() || stages_.back().count >= stages_.back().capacity) AddStage();
     Stage& st = stages_.back();
-    const uint64_t h = StageHash(keys[i], st.seed);
-    SetBlock(st.bits.get() + 8 * BlockOf(h, st.blocks), h, st.k);
+    if (i + kAhead < n) Prefetch(st.bits.get() + 8 * BlockOf(StageHash(keys[i + kAhead], st.seed), st.blocks));
+    SetStage(st, keys[i]);
     st.count++;
   }
 }
 
 // Payload: u64 stage count, u64 initial capacity, then per stage a 48-byte record
-// (u64 capacity, u64 count, u64 blocks, u32 k, u32 0, f64 target, u64 seed) followed by blocks * 64 bytes.
+// (u64 capacity, u64 count, u64 blocks, u32 k, u32 scheme, f64 target, u64 seed) followed by blocks * 64 bytes.
 void ApproxSeenSet::Serialize(std::string* payload) const {
   payload->clear();
   Put64(payload, stages_.size());
@@ -308,14 +358,14 @@ void ApproxSeenSet::Serialize(std::string* payload) const {
     Put64(payload, s.capacity);
     Put64(payload, s.count);
     Put64(payload, s.blocks);
-    Put64(payload, s.k);
+    Put64(payload, s.k | uint64_t(s.scheme) << 32);
     Put64(payload, DoubleBits(s.target));
     Put64(payload, s.seed);
     for (uint64_t w = 0; w < s.blocks * 8; w++) Put64(payload, s.bits[w]);
   }
 }
 
-Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
+Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file, uint32_t version) {
   auto corrupt = [&](const std::string& why) { return Status(Code::kCorrupt, "'" + file + "': " + why); };
   if (n < 16) return corrupt("approximate seen-set payload shorter than 16 bytes");
   const uint64_t ns = Get64(p);
@@ -331,7 +381,12 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
     s.capacity = Get64(p + at);
     s.count = Get64(p + at + 8);
     s.blocks = Get64(p + at + 16);
-    const uint64_t k = Get64(p + at + 24);
+    const uint64_t kfield = Get64(p + at + 24);
+    const uint64_t k = kfield & 0xffffffffu;
+    const uint64_t scheme = version == 1 ? 1 : kfield >> 32;
+    if (version == 1 ? (kfield >> 32) != 0 : (scheme != 1 && scheme != 2))
+      return corrupt("bad bit-position scheme in stage " + std::to_string(i));
+    s.scheme = static_cast<uint32_t>(scheme);
     s.target = BitsDouble(Get64(p + at + 32));
     s.seed = Get64(p + at + 40);
     at += 48;
@@ -397,7 +452,7 @@ Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint3
     const double p = BitsDouble(h.params[1]);
     if (!(p > 0 && p <= 0.5)) return Status(Code::kCorrupt, "'" + path + "': bad false-positive rate in the header");
     auto set = std::unique_ptr<ApproxSeenSet>(new ApproxSeenSet(p));
-    s = set->Deserialize(payload, h.payload_size, path);
+    s = set->Deserialize(payload, h.payload_size, path, h.version);
     if (!s.ok()) return s;
     *out = std::move(set);
   } else {

@@ -2,13 +2,18 @@
 //
 // ExactSeenSet: the hashes themselves in an open-addressing table (linear probing, load <= 3/4, doubling).
 //   No false positives apart from 64-bit hash collisions.
-// ApproxSeenSet: a chain of blocked Bloom stages. Needs no size in advance: when the newest stage holds its
-//   capacity, a stage twice as large is added. Each stage is a register of 512-bit blocks (one cache line):
-//   a key sets/tests k bits inside the single block its hash selects, so a probe costs one cache miss per
-//   stage (and the stages are prefetched together). Stage i is sized for a false-positive rate
-//   p * (1 - r) * r^i at its capacity (r = 0.8), so the chain's false-positive rate stays below p for any
-//   number of stages (union bound: sum_i p (1-r) r^i < p). Bits per key and k are chosen per stage from the
-//   exact blocked-Bloom false-positive formula (a Poisson mixture over block loads).
+// ApproxSeenSet: a short chain of blocked Bloom stages. Needs no size in advance. Each stage is an array of
+//   512-bit blocks (one cache line): a key sets/tests k bits inside the single block its stage hash selects,
+//   so a probe costs one cache miss per stage; the stages of keys a few positions ahead are prefetched, and
+//   the newest (largest) stage is tested first. The k bit positions are 9-bit fields of the key itself
+//   (one 64-bit word for k <= 7), the block comes from a per-stage remix of the key.
+//   Sizing: stage 0 holds 32 Ki keys (design rate p/10). When the newest stage is full, the next one is
+//   sized for the rest of the input when the caller reports progress (SetProgress: bytes done / total),
+//   as 2/3 of the keys the input rate so far projects (the rate of new n-grams usually declines), at
+//   least half the keys held so far; its design rate is 0.9 of the unspent budget. Without progress the
+//   next stage holds 4x the previous one, at 0.75 of the unspent budget. The design rates sum to < p, so
+//   the chain's false-positive rate stays below p (union bound) for any number of stages. Bits per key
+//   and k come from the exact blocked-Bloom false-positive formula (a Poisson mixture over block loads).
 //
 // Keys must be well mixed 64-bit values (n-gram hashes are); 0 is allowed.
 // Both are saved in the format of docs/FORMAT-filter.md (kind "PSEN").
@@ -40,6 +45,11 @@ class SeenSet {
     return r != 0;
   }
   void Insert(uint64_t key) { InsertBatch(&key, 1); }
+  // Progress of the input (bytes decided so far of an expected total), a sizing hint for growth.
+  virtual void SetProgress(uint64_t done, uint64_t total) {
+    (void)done;
+    (void)total;
+  }
   // Keys inserted (approx: insertions counted, without the repeats the caller filtered).
   virtual uint64_t size() const = 0;
   // Bytes of memory held by the structure's tables.
@@ -76,14 +86,19 @@ struct FreeDeleter {
 class ApproxSeenSet final : public SeenSet {
  public:
   // fp_rate in (0, 0.5]; initial_capacity: keys of the first stage (>= 1024).
-  explicit ApproxSeenSet(double fp_rate = 0.01, uint64_t initial_capacity = 1u << 16);
+  explicit ApproxSeenSet(double fp_rate = 0.01, uint64_t initial_capacity = 1u << 15);
   SeenKind kind() const override { return SeenKind::kApprox; }
   void ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const override;
   void InsertBatch(const uint64_t* keys, size_t n) override;
   uint64_t size() const override;
   uint64_t memory_bytes() const override;
   void Serialize(std::string* payload) const override;
-  Status Deserialize(const uint8_t* p, size_t n, const std::string& file);
+  // version: the PSEN file version (1: all stages use the v1 bit positions).
+  Status Deserialize(const uint8_t* p, size_t n, const std::string& file, uint32_t version);
+  void SetProgress(uint64_t done, uint64_t total) override {
+    done_ = done;
+    total_ = total;
+  }
   double fp_rate() const { return fp_rate_; }
   size_t stages() const { return stages_.size(); }
   // The false-positive bound of the chain as built so far (sum of the stages' design rates).
@@ -99,6 +114,7 @@ class ApproxSeenSet final : public SeenSet {
     uint64_t count = 0;
     uint64_t blocks = 0;  // 64-byte blocks
     uint32_t k = 0;
+    uint32_t scheme = 2;  // bit positions: 1 = PSEN v1 (remixed fields), 2 = fields of the key (v2)
     double target = 0;
     uint64_t seed = 0;
     std::unique_ptr<uint64_t[], FreeDeleter> bits;
@@ -108,6 +124,7 @@ class ApproxSeenSet final : public SeenSet {
   void AddStage();
   double fp_rate_;
   uint64_t initial_capacity_;
+  uint64_t done_ = 0, total_ = 0;
   std::vector<Stage> stages_;
 };
 

@@ -47,6 +47,8 @@ void VerticalFilter::FinishDocument(VerticalOutput* out) {
   if (lines_p_.empty()) return;
   const size_t npar = par_end_.size();
   dup_.assign(npar, 0);
+  for (const Line& l : lines_p_) done_bytes_ += l.len + 1;
+  if (expected_bytes_ > 0) d_->seen().SetProgress(done_bytes_, expected_bytes_);
   const bool removed = d_->Document(toks_.data(), toks_.size(), par_end_.data(), npar, dup_.data());
   for (size_t i = 0; i < lines_p_.size(); i++) {
     const Line& l = lines_p_[i];

@@ -43,6 +43,20 @@ class VerticalFilter {
   Status Push(const uint8_t* data, size_t len, bool final, size_t slots, const std::atomic<bool>* stop,
               VerticalOutput* out);
   uint64_t lines() const { return lines_; }
+  // Expected total input bytes (0 = unknown): progress (bytes of decided documents / total) is then passed
+  // to the seen-set as a sizing hint (SeenSet::SetProgress).
+  void SetExpectedBytes(uint64_t total) { expected_bytes_ = total; }
+  // Forgets the unfinished document and the line count (a second pass over the same input).
+  void Restart() {
+    lines_p_.clear();
+    line_par_.clear();
+    toks_.clear();
+    par_end_.clear();
+    held_.clear();
+    new_doc_ = new_par_ = true;
+    in_doc_ = false;
+    lines_ = done_bytes_ = 0;
+  }
   size_t pending_lines() const { return lines_p_.size(); }
 
  private:
@@ -68,6 +82,7 @@ class VerticalFilter {
   std::string held_;                // bytes of held lines (copied at the end of a Push)
   bool new_doc_ = true, new_par_ = true, in_doc_ = false;
   uint64_t lines_ = 0;
+  uint64_t expected_bytes_ = 0, done_bytes_ = 0;
   // scratch
   std::vector<std::vector<Line>> parts_;
 };
