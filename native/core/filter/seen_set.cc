@@ -1,4 +1,5 @@
 #include "filter/seen_set.h"
+#include "util/endian.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,14 +25,9 @@ constexpr double kRateDiscount = 2.0 / 3.0;
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 
 void Put64(std::string* s, uint64_t v) {
-  char b[8];
-  for (int i = 0; i < 8; i++) b[i] = static_cast<char>(v >> (8 * i));
-  s->append(b, 8);
-}
-uint64_t Get64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
+  uint8_t b[8];
+  StoreLe64(b, v);
+  s->append(reinterpret_cast<const char*>(b), 8);
 }
 uint64_t DoubleBits(double d) {
   uint64_t u;
@@ -138,12 +134,12 @@ void ExactSeenSet::Serialize(std::string* payload) const {
 
 Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
   if (n < 8) return Status(Code::kCorrupt, "'" + file + "': exact seen-set payload shorter than 8 bytes");
-  const uint64_t count = Get64(p);
+  const uint64_t count = LoadLe64(p);
   if (count > (n - 8) / 8 || 8 + 8 * count != n)
     return Status(Code::kCorrupt, "'" + file + "': exact seen-set announces " + std::to_string(count) +
                                       " keys but its payload holds " + std::to_string(n - 8) + " bytes");
   std::vector<uint64_t> keys(count);
-  for (uint64_t i = 0; i < count; i++) keys[i] = Get64(p + 8 + 8 * i);
+  for (uint64_t i = 0; i < count; i++) keys[i] = LoadLe64(p + 8 + 8 * i);
   // Size the table once.
   size_t cap = 1u << 12;
   int shift = 64 - 12;
@@ -368,8 +364,8 @@ void ApproxSeenSet::Serialize(std::string* payload) const {
 Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file, uint32_t version) {
   auto corrupt = [&](const std::string& why) { return Status(Code::kCorrupt, "'" + file + "': " + why); };
   if (n < 16) return corrupt("approximate seen-set payload shorter than 16 bytes");
-  const uint64_t ns = Get64(p);
-  initial_capacity_ = Get64(p + 8);
+  const uint64_t ns = LoadLe64(p);
+  initial_capacity_ = LoadLe64(p + 8);
   if (initial_capacity_ < 1024 || initial_capacity_ > (uint64_t(1) << 40))
     return corrupt("bad initial capacity " + std::to_string(initial_capacity_));
   if (ns > 64) return corrupt("bad stage count " + std::to_string(ns));
@@ -378,17 +374,17 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
   for (uint64_t i = 0; i < ns; i++) {
     if (n - at < 48) return corrupt("truncated at stage " + std::to_string(i) + " (offset " + std::to_string(64 + at) + ")");
     Stage s;
-    s.capacity = Get64(p + at);
-    s.count = Get64(p + at + 8);
-    s.blocks = Get64(p + at + 16);
-    const uint64_t kfield = Get64(p + at + 24);
+    s.capacity = LoadLe64(p + at);
+    s.count = LoadLe64(p + at + 8);
+    s.blocks = LoadLe64(p + at + 16);
+    const uint64_t kfield = LoadLe64(p + at + 24);
     const uint64_t k = kfield & 0xffffffffu;
     const uint64_t scheme = version == 1 ? 1 : kfield >> 32;
     if (version == 1 ? (kfield >> 32) != 0 : (scheme != 1 && scheme != 2))
       return corrupt("bad bit-position scheme in stage " + std::to_string(i));
     s.scheme = static_cast<uint32_t>(scheme);
-    s.target = BitsDouble(Get64(p + at + 32));
-    s.seed = Get64(p + at + 40);
+    s.target = BitsDouble(LoadLe64(p + at + 32));
+    s.seed = LoadLe64(p + at + 40);
     at += 48;
     if (k < 1 || k > 32 || s.blocks == 0 || s.count > s.capacity || !(s.target > 0 && s.target < 1))
       return corrupt("bad parameters in stage " + std::to_string(i));
@@ -397,7 +393,7 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
     void* mem = nullptr;
     if (posix_memalign(&mem, 64, s.blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
     s.bits.reset(static_cast<uint64_t*>(mem));
-    for (uint64_t w = 0; w < s.blocks * 8; w++) s.bits[w] = Get64(p + at + 8 * w);
+    for (uint64_t w = 0; w < s.blocks * 8; w++) s.bits[w] = LoadLe64(p + at + 8 * w);
     at += s.blocks * 64;
     stages_.push_back(std::move(s));
   }

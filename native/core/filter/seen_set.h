@@ -16,7 +16,7 @@
 //   and k come from the exact blocked-Bloom false-positive formula (a Poisson mixture over block loads).
 //
 // Keys must be well mixed 64-bit values (n-gram hashes are); 0 is allowed.
-// Both are saved in the format of docs/FORMAT-filter.md (kind "PSEN").
+// Both are saved in the format of docs/FORMAT.md section 8 (kind "PSEN").
 #pragma once
 #include <cstddef>
 #include <cstdint>
