@@ -5,7 +5,7 @@ import { nativeCall, nativeSync } from './errors';
 import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
 import { resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
-import { minhash } from './dedup-signatures';
+import { minhash } from './minhash';
 
 export type DedupProfile = 'fast' | 'doubri-v1' | 'datasketch';
 export type DedupVerify = 'none' | 'estimate' | 'exact';
@@ -59,7 +59,8 @@ export class DedupSession {
     this.r = lp.r;
     this.numPerm = lp.numPerm;
     const { profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, memory: _m, tmp: _d, ...shingle } = options;
-    this.shingle = shingle;
+    // the shingles of --verify exact are the profile's own (datasketch: lowercased word 5-grams)
+    this.shingle = profile === 'datasketch' ? { unit: 'word', lowercase: true, ...shingle } : shingle;
     this.mh = { ...shingle, profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}) };
     this.handle = nativeSync(() => new native.LshDedup({
       profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify: options.verify ?? 'none',

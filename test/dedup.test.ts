@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dedup, shingleHashesSync, collisionProbability } from '../lib/index';
+import { dedup, shingleHashesSync, collisionProbability, minhashSync } from '../lib/index';
 import { cli } from './cli-helper';
 
 function corpus(seed: number): { texts: string[] } {
@@ -119,6 +119,60 @@ test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped
     assert.match(e.stderr, /in\.jsonl:4/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors');
+const jsonlTexts = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l).text as string);
+
+test('doubri-v1 profile, doubri banding (40 bands of 20 values): flags equal doubri-self on groupA', async () => {
+  const texts = jsonlTexts(path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'));
+  const expected = fs.readFileSync(path.join(VECTORS, 'doubri-v1', 'groupA.hash.f'), 'latin1');
+  const res = await dedup(texts, { profile: 'doubri-v1' });
+  assert.equal([res.numPerm, res.b, res.r], [800, 40, 20]);
+  const flags = Array.from(res.representative, (rep, i) => (rep === i ? '1' : '0')).join('');
+  assert.ok(expected.includes('0'), 'the reference flags some duplicates');
+  assert.is(flags, expected);
+  // and through the CLI (one flag line per input line)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-doubri-'));
+  try {
+    const r = cli(dir, ['dedup', path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'), '--profile', 'doubri-v1', '--flags', 'f']);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(fs.readFileSync(path.join(dir, 'f'), 'latin1'), expected.split('').map((c) => c + '\n').join(''));
+    assert.equal([JSON.parse(r.stdout.toString()).b, JSON.parse(r.stdout.toString()).r], [40, 20]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('doubri-v1 dedup signatures are the byte-compatible ones (groupA.hash)', () => {
+  const texts = jsonlTexts(path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'));
+  const hash = fs.readFileSync(path.join(VECTORS, 'doubri-v1', 'groupA.hash'));
+  const sig = minhashSync(texts.slice(0, 5), { profile: 'doubri-v1' });
+  assert.ok(Buffer.from(sig.signatures.buffer, sig.signatures.byteOffset, sig.signatures.byteLength).equals(hash.subarray(24, 24 + 5 * 3200)));
+});
+
+test('datasketch profile: candidate pairs of text-in dedup equal datasketch MinHashLSH (word 5-grams)', async () => {
+  const v = JSON.parse(fs.readFileSync(path.join(VECTORS, 'datasketch-legacy', 'vectors.json'), 'utf8')) as {
+    texts: string[]; word5_shingles: string[][]; cases: { shingles: string; num_perm: number; seed: number; lsh?: { threshold: number; b: number; r: number; pairs: [number, number][] }[] }[];
+  };
+  let checked = 0;
+  for (const c of v.cases.filter((x) => x.shingles === 'word5')) {
+    for (const l of c.lsh ?? []) {
+      const res = await dedup(v.texts, { profile: 'datasketch', numPerm: c.num_perm, seed: c.seed, threshold: l.threshold, unit: 'word', lowercase: true, pairs: true });
+      assert.equal([res.b, res.r], [l.b, l.r]);
+      assert.equal(Array.from(res.pairA, (a, i) => [a, res.pairB[i]]), l.pairs, `${c.num_perm}/${c.seed} t=${l.threshold}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 3, `checked ${checked}`);
+  // --verify exact uses the profile's own shingles (lowercased word 5-grams), as in the vectors
+  const res = await dedup(v.texts, { profile: 'datasketch', threshold: 0.5, verify: 'exact', pairs: true });
+  assert.ok(res.pairA.length >= 3);
+  for (let i = 0; i < res.pairA.length; i++) {
+    const x = new Set(v.word5_shingles[res.pairA[i]]), y = new Set(v.word5_shingles[res.pairB[i]]);
+    const inter = [...x].filter((w) => y.has(w)).length;
+    assert.ok(Math.abs(res.pairExact[i] - inter / (x.size + y.size - inter)) < 1e-6, `pair ${res.pairA[i]},${res.pairB[i]}`);
   }
 });
 
