@@ -3,7 +3,7 @@
 // document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
 import { nativeCall, nativeSync } from './errors';
 import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
-import { resolveParams } from './lsh';
+import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
 import { minhash } from './minhash';
 
@@ -21,6 +21,15 @@ export interface DedupOptions extends ShingleOptions {
   threshold?: number;
   b?: number;
   r?: number;
+  /**
+   * How (b, r) follow from the threshold when they are not given: 'datasketch' (datasketch's balanced
+   * choice, optimalParam), 'recall' (recallParam: every pair at or above the threshold is a candidate with
+   * probability >= minRecall, fewest false candidates), or 'auto' (default): 'recall' when verifying, else
+   * 'datasketch'. doubri-v1 without a threshold keeps doubri's 40 bands of 20 values either way.
+   */
+  banding?: 'auto' | 'datasketch' | 'recall';
+  /** Target collision probability at the threshold for banding 'recall'. Default 0.99. */
+  minRecall?: number;
   /** Re-check candidate pairs: 'estimate' (fraction of equal signature values) or 'exact' (Jaccard of shingle sets). */
   verify?: DedupVerify;
   /** Collect the reported pairs. */
@@ -50,20 +59,31 @@ export class DedupSession {
   constructor(readonly options: DedupOptions = {}) {
     const profile = options.profile ?? 'fast';
     const threshold = options.threshold ?? 0.8;
+    const verify = options.verify ?? 'none';
+    const banding = options.banding ?? 'auto';
+    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw new RangeError("banding must be 'auto', 'datasketch' or 'recall'");
+    const explicit = options.b !== undefined || options.r !== undefined;
+    const doubriDefault = profile === 'doubri-v1' && options.threshold === undefined;
+    const forRecall = !explicit && !doubriDefault && (banding === 'recall' || (banding === 'auto' && verify !== 'none'));
+    const numPerm = options.numPerm ?? (profile === 'doubri-v1' ? 800 : 128);
     const lp = resolveParams({
-      profile: LSH_PROFILE[profile], numPerm: options.numPerm,
-      ...(options.b !== undefined || options.r !== undefined ? { b: options.b, r: options.r }
-        : profile === 'doubri-v1' && options.threshold === undefined ? {} : { threshold }),
+      profile: LSH_PROFILE[profile], numPerm,
+      ...(explicit ? { b: options.b, r: options.r }
+        : forRecall ? recallParam(threshold, numPerm, options.minRecall ?? 0.99)
+          : doubriDefault ? {} : { threshold }),
     });
     this.b = lp.b;
     this.r = lp.r;
     this.numPerm = lp.numPerm;
-    const { profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, memory: _m, tmp: _d, ...shingle } = options;
+    const {
+      profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, memory: _m, tmp: _d, banding: _g,
+      minRecall: _mr, ...shingle
+    } = options;
     // the shingles of --verify exact are the profile's own (datasketch: lowercased word 5-grams)
     this.shingle = profile === 'datasketch' ? { unit: 'word', lowercase: true, ...shingle } : shingle;
     this.mh = { ...shingle, profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}) };
     this.handle = nativeSync(() => new native.LshDedup({
-      profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify: options.verify ?? 'none',
+      profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify,
       pairs: options.pairs ?? false, memory: options.memory ?? 0, tmp: options.tmp ?? '.',
     }));
   }

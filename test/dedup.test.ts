@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dedup, shingleHashesSync, collisionProbability, minhashSync } from '../lib/index';
+import { dedup, shingleHashesSync, collisionProbability, minhashSync, recallParam } from '../lib/index';
 import { cli } from './cli-helper';
 
 function corpus(seed: number): { texts: string[] } {
@@ -61,23 +61,58 @@ test('recall of candidate pairs at J >= t agrees with the S-curve 1-(1-s^r)^b', 
   assert.ok(lowHits <= lowExpected + 4 * Math.sqrt(lowExpected) + 1, `low pairs ${lowHits} vs ${lowExpected.toFixed(2)}`);
 });
 
-test('verify exact: every reported pair is >= threshold with its brute-force Jaccard; recall target', async () => {
-  const t = 0.8;
-  // pick (b, r) for recall (lower threshold for the banding), then verify exactly at t
+test('verify exact: every reported pair is >= threshold with its brute-force Jaccard', async () => {
   const res = await dedup(texts, { threshold: 0.6, verify: 'exact', pairs: true });
   assert.ok(res.pairA.length > 0);
   for (let i = 0; i < res.pairA.length; i++) {
     const j = J(res.pairA[i], res.pairB[i]);
     assert.ok(Math.abs(res.pairExact[i] - j) < 1e-6, 'exact Jaccard matches brute force');
+    assert.ok(j >= 0.6, 'no pair below t');
   }
-  const strict = await dedup(texts, { threshold: t, b: 25, r: 5, verify: 'exact', pairs: true });
-  for (let i = 0; i < strict.pairA.length; i++) assert.ok(J(strict.pairA[i], strict.pairB[i]) >= t, 'no pair below t');
+});
+
+test('quality target: fast profile, 128 values, t = 0.8, default (recall) banding + verify exact: recall >= 0.97, precision 1.0', async () => {
+  const t = 0.8;
+  const res = await dedup(texts, { threshold: t, verify: 'exact', pairs: true });
+  assert.equal([res.numPerm, res.b, res.r], [128, 16, 6], 'banding picked for recall when verifying');
+  assert.ok(collisionProbability(t, res.b, res.r) >= 0.99);
+  for (let i = 0; i < res.pairA.length; i++) assert.ok(J(res.pairA[i], res.pairB[i]) >= t, 'precision 1.0: no pair below t');
   const pos = truth.filter(([, , j]) => j >= t);
-  const found = new Set(Array.from(strict.pairA, (a, i) => `${a},${strict.pairB[i]}`));
+  assert.ok(pos.length >= 80, `planted pairs above t: ${pos.length}`);
+  const found = new Set(Array.from(res.pairA, (a, i) => `${a},${res.pairB[i]}`));
   const recall = pos.filter(([a, b]) => found.has(`${a},${b}`)).length / pos.length;
   assert.ok(recall >= 0.97, `recall ${recall}`);
   // clusters: representative is the smallest line of its component of verified pairs
-  for (let i = 0; i < texts.length; i++) assert.ok(strict.representative[i] <= i);
+  for (let i = 0; i < texts.length; i++) assert.ok(res.representative[i] <= i);
+  // datasketch's balanced (b, r) = (9, 13) misses pairs near t (the reason for the recall banding)
+  const ds = await dedup(texts, { threshold: t, verify: 'exact', pairs: true, banding: 'datasketch' });
+  assert.equal([ds.b, ds.r], [9, 13]);
+  const dsFound = new Set(Array.from(ds.pairA, (a, i) => `${a},${ds.pairB[i]}`));
+  assert.ok(pos.filter(([a, b]) => dsFound.has(`${a},${b}`)).length / pos.length < 0.95);
+  // without verification, the default stays datasketch's choice
+  const nv = await dedup(texts, { threshold: t });
+  assert.equal([nv.b, nv.r], [9, 13]);
+});
+
+test('recallParam: P(t) >= minRecall within numPerm values and the smallest false-positive area (brute force)', () => {
+  const area = (b: number, r: number, t: number) => {
+    const m = 2000;
+    let s = 0;
+    for (let i = 0; i <= m; i++) s += (i === 0 || i === m ? 1 : i % 2 ? 4 : 2) * collisionProbability((t * i) / m, b, r);
+    return (s * t) / m / 3;
+  };
+  for (const [t, k] of [[0.8, 128], [0.9, 128], [0.5, 64], [0.7, 200], [0.8, 800]] as const) {
+    const p = recallParam(t, k);
+    assert.ok(p.b * p.r <= k);
+    assert.ok(collisionProbability(t, p.b, p.r) >= 0.99, `${t}/${k}`);
+    const a = area(p.b, p.r, t);
+    for (let r = 1; r <= k; r++) for (let b = 1; b * r <= k; b++) {
+      if (collisionProbability(t, b, r) >= 0.99) assert.ok(area(b, r, t) >= a - 1e-6, `${t}/${k}: (${b}, ${r}) beats (${p.b}, ${p.r})`);
+    }
+  }
+  // unreachable target: the best collision probability at t
+  assert.equal(recallParam(0.5, 1), { b: 1, r: 1 });
+  assert.equal(recallParam(0.3, 4), { b: 4, r: 1 });
 });
 
 test('spill mode (tiny --memory) gives the same clusters and pairs as the in-memory run', async () => {

@@ -66,9 +66,14 @@ Options:
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast)
   --num-perm K              values per signature (default 128; doubri-v1 800)
   --seed N                  MinHash seed
-  --threshold T             Jaccard threshold (default 0.8): chooses (b, r) as datasketch does, and is
-                            the bar of --verify
-  --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20)
+  --threshold T             Jaccard threshold (default 0.8): chooses (b, r) (see --banding), and is the
+                            bar of --verify
+  --banding auto|datasketch|recall  how (b, r) follow from the threshold: datasketch's balanced choice,
+                            or for recall (every pair >= T is a candidate with probability >=
+                            --min-recall, fewest false candidates); auto (default) = recall with
+                            --verify, datasketch without (fast, 128 values, T 0.8: 16 x 6 / 9 x 13)
+  --min-recall P            target of --banding recall (default 0.99)
+  --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20, as doubri)
   --verify none|estimate|exact  re-check candidate pairs with the full signature (estimate) or the exact
                             Jaccard of the shingle sets, dropping pairs below the threshold (default none)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
@@ -82,7 +87,7 @@ ${INPUT_USAGE}`,
       kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
       profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
       bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
-      tmp: { type: 'string' },
+      tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
@@ -91,11 +96,15 @@ ${INPUT_USAGE}`,
     if (positionals.length === 0) throw new UsageError('expected at least one input FILE (- for stdin)');
     const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
     const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const, 'none') as DedupVerify;
+    const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
+    const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
     const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
     const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
     if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
     if (values.bands !== undefined && threshold !== undefined && verify === 'none')
       throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
+    if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
+      throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
     const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
     const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
     let seed: bigint | undefined;
@@ -114,7 +123,7 @@ ${INPUT_USAGE}`,
 
     const start = Date.now();
     const session = new DedupSession({
-      ...shingle, profile, numPerm, seed, threshold, b, r, verify, pairs: values.pairs !== undefined,
+      ...shingle, profile, numPerm, seed, threshold, b, r, verify, banding, minRecall, pairs: values.pairs !== undefined,
       memory, tmp,
     });
     const progress = new Progress('neardup dedup');
