@@ -55,6 +55,7 @@ export class DedupSession {
   private readonly handle: NativeLshDedup;
   private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
   private readonly shingle: ShingleOptions;
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(readonly options: DedupOptions = {}) {
     const profile = options.profile ?? 'fast';
@@ -88,20 +89,35 @@ export class DedupSession {
     }));
   }
 
-  /** Adds documents in order; null = a skipped line (keeps its number, never matches). */
-  async add(texts: (string | null)[]): Promise<void> {
+  /**
+   * Adds documents in order; null = a skipped line (keeps its number, never matches). The signatures are
+   * computed on the thread pool at once; the documents enter the index in the order of the add() calls, so
+   * a caller may start the next add() (and parse its input) before this one resolves.
+   */
+  add(texts: (string | null)[]): Promise<void> {
     const strs = texts.map((t) => t ?? '');
-    const sig = await minhash(strs, this.mh);
     const valid = Uint8Array.from(texts, (t) => (t === null ? 0 : 1));
-    if (this.options.verify === 'exact') {
-      const sh = await shingleHashes(strs, { ...this.shingle, hash: 'fast64', dedupe: true });
-      await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes as BigUint64Array, sh.offsets));
-    } else {
-      await nativeCall(this.handle.add(sig.signatures, valid));
-    }
+    const sigP = minhash(strs, this.mh);
+    const shP = this.options.verify === 'exact' ? shingleHashes(strs, { ...this.shingle, hash: 'fast64', dedupe: true }) : undefined;
+    // observed below, in order; these only keep an early rejection from being reported as unhandled
+    sigP.catch(() => undefined);
+    shP?.catch(() => undefined);
+    const done = this.tail.then(async () => {
+      const sig = await sigP;
+      if (shP) {
+        const sh = await shP;
+        await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes as BigUint64Array, sh.offsets));
+      } else {
+        await nativeCall(this.handle.add(sig.signatures, valid));
+      }
+    });
+    this.tail = done.catch(() => undefined);
+    return done;
   }
 
+  /** Waits for every add() so far, then clusters. */
   async finish(): Promise<DedupResult> {
+    await this.tail;
     const r = await nativeCall(this.handle.finish());
     return { ...r, b: this.b, r: this.r, numPerm: this.numPerm };
   }
@@ -116,7 +132,14 @@ export async function dedup(texts: (string | null)[], options: DedupOptions = {}
   const s = new DedupSession(options);
   try {
     const step = 4096;
-    for (let i = 0; i < texts.length; i += step) await s.add(texts.slice(i, i + step));
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < texts.length; i += step) {
+      const p = s.add(texts.slice(i, i + step));
+      p.catch(() => undefined);
+      pending.push(p);
+      if (pending.length >= 2) await pending.shift();
+    }
+    await Promise.all(pending);
     return await s.finish();
   } finally {
     s.close();

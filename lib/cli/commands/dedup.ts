@@ -129,11 +129,17 @@ ${INPUT_USAGE}`,
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
     try {
+      // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
+      const pending: Promise<void>[] = [];
       for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
-        await session.add(batch.texts);
+        const p = session.add(batch.texts);
+        p.catch(() => undefined);  // awaited below
+        pending.push(p);
         docs += batch.texts.length;
         bad += batch.bad.size;
+        if (pending.length >= 2) await pending.shift();
       }
+      await Promise.all(pending);
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish();
       const rep = res.representative;
