@@ -211,4 +211,28 @@ test('datasketch profile: candidate pairs of text-in dedup equal datasketch MinH
   }
 });
 
+test('CLI: --help documents every option; stdin when no FILE; --banding', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-help-'));
+  try {
+    const h = cli(dir, ['dedup', '--help']);
+    assert.is(h.code, 0);
+    const help = h.stdout.toString();
+    for (const o of ['kept', 'flags', 'clusters', 'pairs', 'profile', 'num-perm', 'seed', 'threshold', 'banding', 'min-recall', 'bands',
+      'rows', 'verify', 'memory', 'tmp', 'unit', 'ngram', 'split', 'lowercase', 'strip-punctuation', 'fold-whitespace', 'short', 'field',
+      'on-bad-line', 'help']) assert.ok(help.includes(`--${o}`), `--${o} documented`);
+    const input = [texts[0], texts[1], texts[0]].map((t) => JSON.stringify({ text: t })).join('\n') + '\n';
+    const r = cli(dir, ['dedup', '--flags', 'f', '--verify', 'exact'], input);
+    assert.is(r.code, 0, r.stderr);
+    const sum = JSON.parse(r.stdout.toString());
+    assert.equal([sum.documents, sum.duplicates, sum.b, sum.r], [3, 1, 16, 6]);
+    assert.is(fs.readFileSync(path.join(dir, 'f'), 'utf8'), '1\n1\n0\n');
+    const d = cli(dir, ['dedup', '-', '--verify', 'exact', '--banding', 'datasketch'], input);
+    assert.equal([JSON.parse(d.stdout.toString()).b, JSON.parse(d.stdout.toString()).r], [9, 13]);
+    assert.is(cli(dir, ['dedup', '-', '--banding', 'nope'], input).code, 2);
+    assert.is(cli(dir, ['dedup', '-', '--bands', '16', '--rows', '6', '--min-recall', '0.9'], input).code, 2);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -52,10 +52,14 @@ class FileOut {
 export const dedupCommand: Command = {
   name: 'dedup',
   summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
-  usage: `Usage: neardup dedup [options] FILE...
+  usage: `Usage: neardup dedup [options] [FILE...]
 
 Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band are candidates; clusters are
-connected components) and keeps the first line of each. Prints a JSON summary on stdout.
+connected components) and keeps the first line of each. FILEs are JSONL, plain or gzip, read in order as one
+corpus ('-' or no FILE: stdin). Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates,
+clusters, candidate_pairs, reported_pairs, profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
+peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
+all cores).
 
 Outputs (any of):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
@@ -77,9 +81,13 @@ Options:
   --verify none|estimate|exact  re-check candidate pairs with the full signature (estimate) or the exact
                             Jaccard of the shingle sets, dropping pairs below the threshold (default none)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
-                            --tmp and merged; the result is identical (default: unbounded)
-  --tmp DIR                 folder for spilled runs (default: the system temp folder)
+                            --tmp and merged, and signatures (and shingle sets) are kept in --tmp, not in
+                            memory; the result is identical (default: everything in memory)
+  --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
+                            temp folder); temporary files are removed at the end
+  -h, --help                this help
 ${SHINGLE_USAGE}
+                            (profile datasketch: --unit word --lowercase by default)
 ${INPUT_USAGE}`,
   async run(args) {
     const { values, positionals } = parse(args, {
@@ -93,7 +101,7 @@ ${INPUT_USAGE}`,
       process.stdout.write(this.usage + '\n');
       return 0;
     }
-    if (positionals.length === 0) throw new UsageError('expected at least one input FILE (- for stdin)');
+    if (positionals.length === 0) positionals.push('-');
     const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
     const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const, 'none') as DedupVerify;
     const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
