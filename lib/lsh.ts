@@ -26,6 +26,50 @@ export function optimalParam(threshold: number, numPerm: number, weights: [numbe
   return nativeSync(() => native.lshOptimalParam(threshold, numPerm, weights[0], weights[1]));
 }
 
+/**
+ * (b, r) picked for recall, for pipelines that verify candidates afterwards (dedup --verify): among all
+ * (b, r) with b*r <= numPerm whose collision probability at the threshold is at least `minRecall`, the one
+ * with the smallest false-positive area (integral of 1-(1-s^r)^b over 0..threshold: the fewest candidates
+ * to verify; ties go to the smaller r). If no (b, r) reaches minRecall, the one with
+ * the highest collision probability at the threshold. Every pair with Jaccard >= threshold is then a candidate
+ * with probability >= minRecall.
+ */
+export function recallParam(threshold: number, numPerm: number, minRecall = 0.99): { b: number; r: number } {
+  if (!(threshold > 0 && threshold <= 1)) throw new RangeError('threshold must be in (0, 1]');
+  if (!Number.isInteger(numPerm) || numPerm < 1) throw new RangeError('numPerm must be a positive integer');
+  if (!(minRecall > 0 && minRecall < 1)) throw new RangeError('minRecall must be in (0, 1)');
+  // Gauss-Legendre (8 points) on 64 sub-intervals of [0, threshold]: exact enough to rank candidates
+  const X = [0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363];
+  const W = [0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763];
+  const fpArea = (b: number, r: number) => {
+    const m = 64, h = threshold / m;
+    let sum = 0;
+    for (let i = 0; i < m; i++) {
+      const c = (i + 0.5) * h;
+      for (let j = 0; j < 4; j++) {
+        sum += W[j] * (collisionProbability(c + (X[j] * h) / 2, b, r) + collisionProbability(c - (X[j] * h) / 2, b, r));
+      }
+    }
+    return (sum * h) / 2;
+  };
+  let best: { b: number; r: number; fp: number } | undefined;
+  let fallback = { b: numPerm, r: 1, p: -1 };
+  for (let r = 1; r <= numPerm; r++) {
+    const tr = Math.pow(threshold, r);
+    // the fewest bands reaching minRecall (more bands only add false positives)
+    const b = tr >= 1 ? 1 : tr <= 0 ? Infinity : Math.max(1, Math.ceil(Math.log(1 - minRecall) / Math.log1p(-tr) - 1e-9));
+    if (b * r > numPerm) {
+      const bb = Math.floor(numPerm / r);
+      const p = bb >= 1 ? collisionProbability(threshold, bb, r) : -1;
+      if (p > fallback.p) fallback = { b: bb, r, p };
+      continue;
+    }
+    const fp = fpArea(b, r);
+    if (!best || fp < best.fp - 1e-12) best = { b, r, fp };
+  }
+  return best ? { b: best.b, r: best.r } : { b: fallback.b, r: fallback.r };
+}
+
 /** Probability that two signatures with Jaccard s share a band. */
 export function collisionProbability(s: number, b: number, r: number): number {
   return 1 - Math.pow(1 - Math.pow(s, r), b);

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dedup, shingleHashesSync, collisionProbability } from '../lib/index';
+import { dedup, shingleHashesSync, collisionProbability, minhashSync, recallParam } from '../lib/index';
 import { cli } from './cli-helper';
 
 function corpus(seed: number): { texts: string[] } {
@@ -61,23 +61,58 @@ test('recall of candidate pairs at J >= t agrees with the S-curve 1-(1-s^r)^b', 
   assert.ok(lowHits <= lowExpected + 4 * Math.sqrt(lowExpected) + 1, `low pairs ${lowHits} vs ${lowExpected.toFixed(2)}`);
 });
 
-test('verify exact: every reported pair is >= threshold with its brute-force Jaccard; recall target', async () => {
-  const t = 0.8;
-  // pick (b, r) for recall (lower threshold for the banding), then verify exactly at t
+test('verify exact: every reported pair is >= threshold with its brute-force Jaccard', async () => {
   const res = await dedup(texts, { threshold: 0.6, verify: 'exact', pairs: true });
   assert.ok(res.pairA.length > 0);
   for (let i = 0; i < res.pairA.length; i++) {
     const j = J(res.pairA[i], res.pairB[i]);
     assert.ok(Math.abs(res.pairExact[i] - j) < 1e-6, 'exact Jaccard matches brute force');
+    assert.ok(j >= 0.6, 'no pair below t');
   }
-  const strict = await dedup(texts, { threshold: t, b: 25, r: 5, verify: 'exact', pairs: true });
-  for (let i = 0; i < strict.pairA.length; i++) assert.ok(J(strict.pairA[i], strict.pairB[i]) >= t, 'no pair below t');
+});
+
+test('quality target: fast profile, 128 values, t = 0.8, default (recall) banding + verify exact: recall >= 0.97, precision 1.0', async () => {
+  const t = 0.8;
+  const res = await dedup(texts, { threshold: t, verify: 'exact', pairs: true });
+  assert.equal([res.numPerm, res.b, res.r], [128, 16, 6], 'banding picked for recall when verifying');
+  assert.ok(collisionProbability(t, res.b, res.r) >= 0.99);
+  for (let i = 0; i < res.pairA.length; i++) assert.ok(J(res.pairA[i], res.pairB[i]) >= t, 'precision 1.0: no pair below t');
   const pos = truth.filter(([, , j]) => j >= t);
-  const found = new Set(Array.from(strict.pairA, (a, i) => `${a},${strict.pairB[i]}`));
+  assert.ok(pos.length >= 80, `planted pairs above t: ${pos.length}`);
+  const found = new Set(Array.from(res.pairA, (a, i) => `${a},${res.pairB[i]}`));
   const recall = pos.filter(([a, b]) => found.has(`${a},${b}`)).length / pos.length;
   assert.ok(recall >= 0.97, `recall ${recall}`);
   // clusters: representative is the smallest line of its component of verified pairs
-  for (let i = 0; i < texts.length; i++) assert.ok(strict.representative[i] <= i);
+  for (let i = 0; i < texts.length; i++) assert.ok(res.representative[i] <= i);
+  // datasketch's balanced (b, r) = (9, 13) misses pairs near t (the reason for the recall banding)
+  const ds = await dedup(texts, { threshold: t, verify: 'exact', pairs: true, banding: 'datasketch' });
+  assert.equal([ds.b, ds.r], [9, 13]);
+  const dsFound = new Set(Array.from(ds.pairA, (a, i) => `${a},${ds.pairB[i]}`));
+  assert.ok(pos.filter(([a, b]) => dsFound.has(`${a},${b}`)).length / pos.length < 0.95);
+  // without verification, the default stays datasketch's choice
+  const nv = await dedup(texts, { threshold: t });
+  assert.equal([nv.b, nv.r], [9, 13]);
+});
+
+test('recallParam: P(t) >= minRecall within numPerm values and the smallest false-positive area (brute force)', () => {
+  const area = (b: number, r: number, t: number) => {
+    const m = 2000;
+    let s = 0;
+    for (let i = 0; i <= m; i++) s += (i === 0 || i === m ? 1 : i % 2 ? 4 : 2) * collisionProbability((t * i) / m, b, r);
+    return (s * t) / m / 3;
+  };
+  for (const [t, k] of [[0.8, 128], [0.9, 128], [0.5, 64], [0.7, 200], [0.8, 800]] as const) {
+    const p = recallParam(t, k);
+    assert.ok(p.b * p.r <= k);
+    assert.ok(collisionProbability(t, p.b, p.r) >= 0.99, `${t}/${k}`);
+    const a = area(p.b, p.r, t);
+    for (let r = 1; r <= k; r++) for (let b = 1; b * r <= k; b++) {
+      if (collisionProbability(t, b, r) >= 0.99) assert.ok(area(b, r, t) >= a - 1e-6, `${t}/${k}: (${b}, ${r}) beats (${p.b}, ${p.r})`);
+    }
+  }
+  // unreachable target: the best collision probability at t
+  assert.equal(recallParam(0.5, 1), { b: 1, r: 1 });
+  assert.equal(recallParam(0.3, 4), { b: 4, r: 1 });
 });
 
 test('spill mode (tiny --memory) gives the same clusters and pairs as the in-memory run', async () => {
@@ -117,6 +152,84 @@ test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped
     const e = cli(dir, ['dedup', 'in.jsonl', '--flags', 'f']);
     assert.is(e.code, 1);
     assert.match(e.stderr, /in\.jsonl:4/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors');
+const jsonlTexts = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l).text as string);
+
+test('doubri-v1 profile, doubri banding (40 bands of 20 values): flags equal doubri-self on groupA', async () => {
+  const texts = jsonlTexts(path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'));
+  const expected = fs.readFileSync(path.join(VECTORS, 'doubri-v1', 'groupA.hash.f'), 'latin1');
+  const res = await dedup(texts, { profile: 'doubri-v1' });
+  assert.equal([res.numPerm, res.b, res.r], [800, 40, 20]);
+  const flags = Array.from(res.representative, (rep, i) => (rep === i ? '1' : '0')).join('');
+  assert.ok(expected.includes('0'), 'the reference flags some duplicates');
+  assert.is(flags, expected);
+  // and through the CLI (one flag line per input line)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-doubri-'));
+  try {
+    const r = cli(dir, ['dedup', path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'), '--profile', 'doubri-v1', '--flags', 'f']);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(fs.readFileSync(path.join(dir, 'f'), 'latin1'), expected.split('').map((c) => c + '\n').join(''));
+    assert.equal([JSON.parse(r.stdout.toString()).b, JSON.parse(r.stdout.toString()).r], [40, 20]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('doubri-v1 dedup signatures are the byte-compatible ones (groupA.hash)', () => {
+  const texts = jsonlTexts(path.join(VECTORS, 'doubri-v1', 'groupA.jsonl'));
+  const hash = fs.readFileSync(path.join(VECTORS, 'doubri-v1', 'groupA.hash'));
+  const sig = minhashSync(texts.slice(0, 5), { profile: 'doubri-v1' });
+  assert.ok(Buffer.from(sig.signatures.buffer, sig.signatures.byteOffset, sig.signatures.byteLength).equals(hash.subarray(24, 24 + 5 * 3200)));
+});
+
+test('datasketch profile: candidate pairs of text-in dedup equal datasketch MinHashLSH (word 5-grams)', async () => {
+  const v = JSON.parse(fs.readFileSync(path.join(VECTORS, 'datasketch-legacy', 'vectors.json'), 'utf8')) as {
+    texts: string[]; word5_shingles: string[][]; cases: { shingles: string; num_perm: number; seed: number; lsh?: { threshold: number; b: number; r: number; pairs: [number, number][] }[] }[];
+  };
+  let checked = 0;
+  for (const c of v.cases.filter((x) => x.shingles === 'word5')) {
+    for (const l of c.lsh ?? []) {
+      const res = await dedup(v.texts, { profile: 'datasketch', numPerm: c.num_perm, seed: c.seed, threshold: l.threshold, unit: 'word', lowercase: true, pairs: true });
+      assert.equal([res.b, res.r], [l.b, l.r]);
+      assert.equal(Array.from(res.pairA, (a, i) => [a, res.pairB[i]]), l.pairs, `${c.num_perm}/${c.seed} t=${l.threshold}`);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 3, `checked ${checked}`);
+  // --verify exact uses the profile's own shingles (lowercased word 5-grams), as in the vectors
+  const res = await dedup(v.texts, { profile: 'datasketch', threshold: 0.5, verify: 'exact', pairs: true });
+  assert.ok(res.pairA.length >= 3);
+  for (let i = 0; i < res.pairA.length; i++) {
+    const x = new Set(v.word5_shingles[res.pairA[i]]), y = new Set(v.word5_shingles[res.pairB[i]]);
+    const inter = [...x].filter((w) => y.has(w)).length;
+    assert.ok(Math.abs(res.pairExact[i] - inter / (x.size + y.size - inter)) < 1e-6, `pair ${res.pairA[i]},${res.pairB[i]}`);
+  }
+});
+
+test('CLI: --help documents every option; stdin when no FILE; --banding', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-help-'));
+  try {
+    const h = cli(dir, ['dedup', '--help']);
+    assert.is(h.code, 0);
+    const help = h.stdout.toString();
+    for (const o of ['kept', 'flags', 'clusters', 'pairs', 'profile', 'num-perm', 'seed', 'threshold', 'banding', 'min-recall', 'bands',
+      'rows', 'verify', 'memory', 'tmp', 'unit', 'ngram', 'split', 'lowercase', 'strip-punctuation', 'fold-whitespace', 'short', 'field',
+      'on-bad-line', 'help']) assert.ok(help.includes(`--${o}`), `--${o} documented`);
+    const input = [texts[0], texts[1], texts[0]].map((t) => JSON.stringify({ text: t })).join('\n') + '\n';
+    const r = cli(dir, ['dedup', '--flags', 'f', '--verify', 'exact'], input);
+    assert.is(r.code, 0, r.stderr);
+    const sum = JSON.parse(r.stdout.toString());
+    assert.equal([sum.documents, sum.duplicates, sum.b, sum.r], [3, 1, 16, 6]);
+    assert.is(fs.readFileSync(path.join(dir, 'f'), 'utf8'), '1\n1\n0\n');
+    const d = cli(dir, ['dedup', '-', '--verify', 'exact', '--banding', 'datasketch'], input);
+    assert.equal([JSON.parse(d.stdout.toString()).b, JSON.parse(d.stdout.toString()).r], [9, 13]);
+    assert.is(cli(dir, ['dedup', '-', '--banding', 'nope'], input).code, 2);
+    assert.is(cli(dir, ['dedup', '-', '--bands', '16', '--rows', '6', '--min-recall', '0.9'], input).code, 2);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -140,18 +140,19 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     Napi::Env env = info.Env();
     auto* w = new AddWorker(env, st_);
     std::unique_ptr<AddWorker> guard(w);
-    if (params_.value_bytes == 8) {
-      auto v = CopyTyped<uint64_t>(env, info[0], napi_biguint64_array, "signatures (BigUint64Array)");
-      w->sigs.resize(v.size() * 8);
-      std::memcpy(w->sigs.data(), v.data(), w->sigs.size());
-      w->n = v.size() / params_.num_perm;
-      if (v.size() % params_.num_perm) ThrowRangeError(env, "signatures length is not a multiple of numPerm");
-    } else {
-      auto v = CopyTyped<uint32_t>(env, info[0], napi_uint32_array, "signatures (Uint32Array)");
-      w->sigs.resize(v.size() * 4);
-      std::memcpy(w->sigs.data(), v.data(), w->sigs.size());
-      w->n = v.size() / params_.num_perm;
-      if (v.size() % params_.num_perm) ThrowRangeError(env, "signatures length is not a multiple of numPerm");
+    {
+      // one copy, straight from the typed array into the worker's buffer
+      const bool wide = params_.value_bytes == 8;
+      const napi_typedarray_type type = wide ? napi_biguint64_array : napi_uint32_array;
+      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != type)
+        ThrowTypeError(env, wide ? "Expected signatures (BigUint64Array) to be a typed array of the right kind"
+                                 : "Expected signatures (Uint32Array) to be a typed array of the right kind");
+      Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
+      const size_t values = ta.ElementLength();
+      if (values % params_.num_perm) ThrowRangeError(env, "signatures length is not a multiple of numPerm");
+      const uint8_t* d = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+      w->sigs.assign(d, d + values * params_.value_bytes);
+      w->n = values / params_.num_perm;
     }
     if (!info[1].IsUndefined() && !info[1].IsNull()) {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");

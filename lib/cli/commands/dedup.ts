@@ -52,10 +52,14 @@ class FileOut {
 export const dedupCommand: Command = {
   name: 'dedup',
   summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
-  usage: `Usage: neardup dedup [options] FILE...
+  usage: `Usage: neardup dedup [options] [FILE...]
 
 Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band are candidates; clusters are
-connected components) and keeps the first line of each. Prints a JSON summary on stdout.
+connected components) and keeps the first line of each. FILEs are JSONL, plain or gzip, read in order as one
+corpus ('-' or no FILE: stdin). Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates,
+clusters, candidate_pairs, reported_pairs, profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
+peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
+all cores).
 
 Outputs (any of):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
@@ -66,15 +70,24 @@ Options:
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast)
   --num-perm K              values per signature (default 128; doubri-v1 800)
   --seed N                  MinHash seed
-  --threshold T             Jaccard threshold (default 0.8): chooses (b, r) as datasketch does, and is
-                            the bar of --verify
-  --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20)
+  --threshold T             Jaccard threshold (default 0.8): chooses (b, r) (see --banding), and is the
+                            bar of --verify
+  --banding auto|datasketch|recall  how (b, r) follow from the threshold: datasketch's balanced choice,
+                            or for recall (every pair >= T is a candidate with probability >=
+                            --min-recall, fewest false candidates); auto (default) = recall with
+                            --verify, datasketch without (fast, 128 values, T 0.8: 16 x 6 / 9 x 13)
+  --min-recall P            target of --banding recall (default 0.99)
+  --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20, as doubri)
   --verify none|estimate|exact  re-check candidate pairs with the full signature (estimate) or the exact
                             Jaccard of the shingle sets, dropping pairs below the threshold (default none)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
-                            --tmp and merged; the result is identical (default: unbounded)
-  --tmp DIR                 folder for spilled runs (default: the system temp folder)
+                            --tmp and merged, and signatures (and shingle sets) are kept in --tmp, not in
+                            memory; the result is identical (default: everything in memory)
+  --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
+                            temp folder); temporary files are removed at the end
+  -h, --help                this help
 ${SHINGLE_USAGE}
+                            (profile datasketch: --unit word --lowercase by default)
 ${INPUT_USAGE}`,
   async run(args) {
     const { values, positionals } = parse(args, {
@@ -82,20 +95,24 @@ ${INPUT_USAGE}`,
       kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
       profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
       bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
-      tmp: { type: 'string' },
+      tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
       return 0;
     }
-    if (positionals.length === 0) throw new UsageError('expected at least one input FILE (- for stdin)');
+    if (positionals.length === 0) positionals.push('-');
     const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
     const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const, 'none') as DedupVerify;
+    const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
+    const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
     const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
     const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
     if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
     if (values.bands !== undefined && threshold !== undefined && verify === 'none')
       throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
+    if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
+      throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
     const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
     const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
     let seed: bigint | undefined;
@@ -114,17 +131,23 @@ ${INPUT_USAGE}`,
 
     const start = Date.now();
     const session = new DedupSession({
-      ...shingle, profile, numPerm, seed, threshold, b, r, verify, pairs: values.pairs !== undefined,
+      ...shingle, profile, numPerm, seed, threshold, b, r, verify, banding, minRecall, pairs: values.pairs !== undefined,
       memory, tmp,
     });
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
     try {
+      // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
+      const pending: Promise<void>[] = [];
       for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
-        await session.add(batch.texts);
+        const p = session.add(batch.texts);
+        p.catch(() => undefined);  // awaited below
+        pending.push(p);
         docs += batch.texts.length;
         bad += batch.bad.size;
+        if (pending.length >= 2) await pending.shift();
       }
+      await Promise.all(pending);
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish();
       const rep = res.representative;
