@@ -57,7 +57,7 @@ export const dedupCommand: Command = {
 Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band are candidates; clusters are
 connected components) and keeps the first line of each. FILEs are JSONL, plain or gzip, read in order as one
 corpus ('-' or no FILE: stdin). Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates,
-clusters, candidate_pairs, reported_pairs, profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
+clusters, candidate_pairs and reported_pairs (null unless --verify or --pairs), profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
 peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
 all cores).
 
@@ -189,9 +189,12 @@ ${INPUT_USAGE}`,
       }
       progress.done();
       const seconds = (Date.now() - start) / 1000;
+      // Pairs are enumerated only when they are verified or written; otherwise clusters come straight from
+      // the band buckets and the pair counts are unknown (null), not zero.
+      const pairsKnown = verify !== 'none' || values.pairs !== undefined;
       const summary = {
         documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
-        candidate_pairs: res.candidatePairs, reported_pairs: res.keptPairs, profile, num_perm: res.numPerm, b: res.b, r: res.r,
+        candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null, profile, num_perm: res.numPerm, b: res.b, r: res.r,
         verify, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
       };
