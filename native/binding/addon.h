@@ -3,8 +3,11 @@
 // Each async batch is a baton (sharp's pattern): options are validated and copied on the JS thread, input
 // Buffers are kept alive by references held by the worker, Execute() touches only the baton and the core,
 // and OnOK()/OnError() settle the Promise on the JS thread. An environment cleanup hook (worker thread exit,
-// process teardown) raises `closing` — running batches stop between chunks — and waits for every running
-// Execute() to return, so no core thread reads a Buffer after its environment freed it.
+// process teardown) raises `closing` and waits for every running Execute() to return, so no core thread
+// reads a Buffer after its environment freed it; batches queued after that are rejected without running.
+// Note: Node lets in-flight thread-pool work finish before it runs cleanup hooks, so worker.terminate()
+// during a long batch waits for that batch (the `closing` check between chunks matters for process
+// teardown paths that run the hooks first).
 #pragma once
 #include <napi.h>
 
