@@ -125,7 +125,37 @@ void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
   base_len_ = w;
 }
 
+void Shingler::BuildWordTable() {
+  const bool nonword = o_.split == WordSplit::kNonWord;
+  for (uint32_t b = 0; b < 256; b++) {
+    if (b >= 0x80) {
+      wkind_[b] = kWordOther;  // a UTF-8 lead or continuation byte: decoded by the general path
+      wmap_[b] = 0;
+      continue;
+    }
+    if (o_.strip_punct && text::IsPunct(b)) {
+      wkind_[b] = kWordSkip;
+      wmap_[b] = 0;
+      continue;
+    }
+    uint32_t c = b;
+    if (o_.lowercase) {
+      uint32_t low[3];
+      text::Lower(b, low);  // ASCII lower-cases to one ASCII code point
+      c = low[0];
+    }
+    const bool sep = nonword ? !text::IsWord(c) : text::IsSpace(c);
+    wkind_[b] = sep ? kWordSep : kWordChar;
+    wmap_[b] = static_cast<uint8_t>(c);
+  }
+  word_table_ = true;
+}
+
+// Tokens are written joined by single spaces. ASCII bytes go through a 256-entry table (class and mapped
+// byte, built from the same rules as the general path, so both agree); any other byte starts a UTF-8
+// sequence, decoded and classified one code point at a time.
 void Shingler::PrepareWords(const uint8_t* p, size_t len) {
+  if (!word_table_) BuildWordTable();
   const uint8_t* end = p + len;
   EnsureSize(buf_, 3 * len + 16);
   EnsureSize(begin_, len / 2 + 2);
@@ -136,6 +166,8 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
   size_t w = 0, units = 0;
   bool in_token = false;
   const bool nonword = o_.split == WordSplit::kNonWord;
+  const uint8_t* kind = wkind_;
+  const uint8_t* map = wmap_;
   auto put = [&](uint32_t c) {
     const bool sep = nonword ? !text::IsWord(c) : text::IsSpace(c);
     if (sep) {
@@ -157,19 +189,42 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
     }
   };
   while (p < end) {
-    uint32_t c;
-    if (*p < 0x80) {
-      c = *p++;
-    } else {
-      bool valid;
-      p += utf8::Decode(p, end, &c, &valid);
-      invalid_ |= !valid;
+    const uint8_t k = kind[*p];
+    if (k == kWordChar) {
+      if (!in_token) {
+        if (units > 0) out[w++] = ' ';
+        beg[units++] = static_cast<uint32_t>(w);
+        in_token = true;
+      }
+      // The rest of an ASCII run of token characters (stripped punctuation inside a token is dropped).
+      do {
+        out[w++] = static_cast<char>(map[*p++]);
+      } while (p < end && kind[*p] == kWordChar);
+      continue;
     }
+    if (k == kWordSep) {
+      if (in_token) {
+        fin[units - 1] = static_cast<uint32_t>(w);
+        in_token = false;
+      }
+      do {
+        p++;
+      } while (p < end && kind[*p] == kWordSep);
+      continue;
+    }
+    if (k == kWordSkip) {
+      p++;
+      continue;
+    }
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    invalid_ |= !valid;
     if (o_.strip_punct && text::IsPunct(c)) continue;
     if (o_.lowercase) {
       uint32_t low[3];
-      const size_t k = text::Lower(c, low);
-      for (size_t j = 0; j < k; j++) put(low[j]);
+      const size_t n = text::Lower(c, low);
+      for (size_t j = 0; j < n; j++) put(low[j]);
     } else {
       put(c);
     }
