@@ -95,6 +95,20 @@ TEST(datasketch_kernel_avx2_matches_portable) {
   }
 }
 
+TEST(datasketch_kernel_rare_correction) {
+  // a = 1, b = 2^64 - 1 - 5: for h = 5, x = a*h + b = 2^64 - 1 (bits 3..60 all set), whose value mod p is 7
+  // while the uncorrected low bits of x + (x >> 61) give 6; the fast kernels must take their exact path.
+  for (size_t k : {1, 8, 16, 32, 40}) {
+    std::vector<uint64_t> a(k, 1), b(k, ~uint64_t(0) - 5);
+    const uint32_t h[3] = {1000, 5, 70000};
+    std::vector<uint32_t> x(k), y(k);
+    DatasketchMin(h, 3, a.data(), b.data(), k, x.data());
+    DatasketchMinPortable(h, 3, a.data(), b.data(), k, y.data());
+    EXPECT(x == y);
+    EXPECT_EQ(y[0], 7u);
+  }
+}
+
 static std::vector<uint8_t> ReadBytes(const std::string& path) {
   std::string s;
   if (!io::ReadFile(path, &s).ok()) return {};
