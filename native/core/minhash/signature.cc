@@ -83,18 +83,17 @@ __attribute__((target("avx512f,avx512dq,avx2"))) void DatasketchMinAvx512(const 
     const __m512i a0 = _mm512_loadu_si512(a + i), a1 = _mm512_loadu_si512(a + i + 8);
     const __m512i ah0 = _mm512_srli_epi64(a0, 32), ah1 = _mm512_srli_epi64(a1, 32);
     const __m512i b0 = _mm512_loadu_si512(b + i), b1 = _mm512_loadu_si512(b + i + 8);
-    // With x = a*h + b mod 2^64 and y = (x & p) + (x >> 61), the value is y - p when y >= p, else y; the
-    // low 32 bits of y are those of x + (x >> 61) (bits above 32 never matter). y >= p needs bits 3..60 of
-    // x all set (odds ~2^-58 per value): the fast loop takes the low 32 bits of x + (x >> 61) and tracks
-    // max(x & p); if that ever reaches p - 7 the block is recomputed with the exact correction.
+    // x = a*h + b mod 2^64 by vpmullq (3 uops; beats two 32x32 products, a shift and an add). With
+    // y = (x & p) + (x >> 61) the value is y - p when y >= p, else y, and the low 32 bits of y are those of
+    // x + (x >> 61). y >= p needs bits 3..60 of x all set (odds ~2^-58 per value): the fast loop takes the
+    // low 32 bits of x + (x >> 61) and tracks max(x & p); if that ever reaches p - 7 the block is
+    // recomputed with the exact correction.
     __m512i m0 = _mm512_set1_epi32(-1), m1 = _mm512_set1_epi32(-1);
     __m512i g0 = _mm512_setzero_si512(), g1 = _mm512_setzero_si512();
     for (size_t j = 0; j < n; j++) {
       const __m512i hv = _mm512_set1_epi64(static_cast<long long>(h[j]));
-      __m512i x0 = _mm512_add_epi64(_mm512_mul_epu32(a0, hv), _mm512_slli_epi64(_mm512_mul_epu32(ah0, hv), 32));
-      __m512i x1 = _mm512_add_epi64(_mm512_mul_epu32(a1, hv), _mm512_slli_epi64(_mm512_mul_epu32(ah1, hv), 32));
-      x0 = _mm512_add_epi64(x0, b0);
-      x1 = _mm512_add_epi64(x1, b1);
+      __m512i x0 = _mm512_add_epi64(_mm512_mullo_epi64(a0, hv), b0);
+      __m512i x1 = _mm512_add_epi64(_mm512_mullo_epi64(a1, hv), b1);
       g0 = _mm512_max_epu64(g0, _mm512_and_si512(x0, p));
       g1 = _mm512_max_epu64(g1, _mm512_and_si512(x1, p));
       m0 = _mm512_min_epu32(m0, _mm512_add_epi64(x0, _mm512_srli_epi64(x0, 61)));
