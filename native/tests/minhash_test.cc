@@ -95,6 +95,20 @@ TEST(datasketch_kernel_avx2_matches_portable) {
   }
 }
 
+TEST(datasketch_kernel_rare_correction) {
+  // a = 1, b = 2^64 - 1 - 5: for h = 5, x = a*h + b = 2^64 - 1 (bits 3..60 all set), whose value mod p is 7
+  // while the uncorrected low bits of x + (x >> 61) give 6; the fast kernels must take their exact path.
+  for (size_t k : {1, 8, 16, 32, 40}) {
+    std::vector<uint64_t> a(k, 1), b(k, ~uint64_t(0) - 5);
+    const uint32_t h[3] = {1000, 5, 70000};
+    std::vector<uint32_t> x(k), y(k);
+    DatasketchMin(h, 3, a.data(), b.data(), k, x.data());
+    DatasketchMinPortable(h, 3, a.data(), b.data(), k, y.data());
+    EXPECT(x == y);
+    EXPECT_EQ(y[0], 7u);
+  }
+}
+
 static std::vector<uint8_t> ReadBytes(const std::string& path) {
   std::string s;
   if (!io::ReadFile(path, &s).ok()) return {};
@@ -239,6 +253,26 @@ TEST(sha1_many_matches_openssl) {
     std::vector<uint32_t> got(n);
     Sha1Le32Many(v.data(), n, got.data());
     for (size_t i = 0; i < n; i++) EXPECT_EQ(got[i], Sha1Le32(keys[i].data(), keys[i].size()));
+  }
+  // Every kernel, keys of 0..400 bytes in random order (1, 2, 3+ blocks mixed), every count up to 40 and
+  // a long run (full 16-lane groups plus left-overs).
+  std::vector<std::string> mixed;
+  for (size_t i = 0; i < 700; i++) {
+    const size_t len = i % 4 == 0 ? rng() % 401 : rng() % 130;
+    std::string k;
+    for (size_t j = 0; j < len; j++) k.push_back(static_cast<char>(rng()));
+    mixed.push_back(k);
+  }
+  std::vector<std::string_view> mv(mixed.begin(), mixed.end());
+  for (Sha1Kernel kern : {Sha1Kernel::kPortable, Sha1Kernel::kShaNi, Sha1Kernel::kAvx512}) {
+    if (!Sha1KernelSupported(kern)) continue;
+    for (size_t n = 0; n <= mv.size(); n += n < 40 ? 1 : 331) {
+      std::vector<uint32_t> got(n + 1, 0xDEADBEEF);
+      Sha1Le32ManyWith(kern, mv.data(), n, got.data());
+      bool ok = got[n] == 0xDEADBEEF;
+      for (size_t i = 0; i < n; i++) ok = ok && got[i] == Sha1Le32(mixed[i].data(), mixed[i].size());
+      EXPECT(ok);
+    }
   }
   // SHA-1("abc") = a9993e36...: the first 4 bytes little-endian.
   std::string_view abc("abc");

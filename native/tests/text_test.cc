@@ -1,3 +1,4 @@
+#include <random>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,78 @@ TEST(hash_stream_dedupe) {
   EXPECT_EQ(uniq[0], fast64::Hash("ab", 2, 0));
   EXPECT_EQ(uniq[1], fast64::Hash("ba", 2, 0));
   EXPECT_EQ(uniq[2], fast64::Hash("bx", 2, 0));
+}
+
+// Reference word tokenizer, one code point at a time with no fast paths: decode, drop punctuation
+// (strip), lower-case, split, join the tokens with single spaces.
+static std::vector<std::string> RefWords(const std::string& in, const TextOptions& o) {
+  std::vector<std::string> toks;
+  std::string cur;
+  bool have = false;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(in.data());
+  const uint8_t* end = p + in.size();
+  auto put = [&](uint32_t c) {
+    const bool sep = o.split == WordSplit::kNonWord ? !text::IsWord(c) : text::IsSpace(c);
+    if (sep) {
+      if (have) toks.push_back(cur);
+      cur.clear();
+      have = false;
+      return;
+    }
+    uint8_t b[4];
+    cur.append(reinterpret_cast<const char*>(b), utf8::Encode(c, b));
+    have = true;
+  };
+  while (p < end) {
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    if (o.strip_punct && text::IsPunct(c)) continue;
+    uint32_t low[3];
+    const size_t k = o.lowercase ? text::Lower(c, low) : (low[0] = c, 1);
+    for (size_t j = 0; j < k; j++) put(low[j]);
+  }
+  if (have) toks.push_back(cur);
+  return toks;
+}
+
+TEST(word_tokenizer_matches_reference) {
+  // Long documents (the vector path takes 64 bytes at a time) mixing ASCII words, runs of every ASCII
+  // separator, punctuation and non-ASCII letters, spaces and case pairs at varying offsets.
+  const char* pieces[] = {"a", "Hello", "WORLD", "x_y", "don't", "e-mail", "12345", "\xc3\x89t\xc3\xa9",
+                          "\xc4\xb0stanbul", "\xe2\x80\x83", "\xc2\xa0", "\xc2\x85", " ", "  ", "\t", "\n\r",
+                          "\x1c", "\x1f", "\x0b\x0c", ",", "...", "\xe2\x80\x94", "\xff", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 400; round++) {
+    std::string doc;
+    const size_t target = rng() % 400;
+    const bool ascii_only = round % 3 == 0;
+    while (doc.size() < target) {
+      const size_t i = rng() % (sizeof(pieces) / sizeof(pieces[0]));
+      if (ascii_only && (static_cast<uint8_t>(pieces[i][0]) >= 0x80)) continue;
+      doc += pieces[i];
+    }
+    for (int opt = 0; opt < 8; opt++) {
+      TextOptions o;
+      o.unit = TextUnit::kWord;
+      o.n = 1 + opt % 3;
+      o.lowercase = opt & 1;
+      o.split = (opt & 2) ? WordSplit::kNonWord : WordSplit::kWhitespace;
+      o.strip_punct = (opt & 4) != 0;
+      const std::vector<std::string> toks = RefWords(doc, o);
+      std::string joined;
+      for (size_t t = 0; t < toks.size(); t++) joined += (t ? " " : "") + toks[t];
+      Shingler s(o);
+      s.Reset(doc);
+      bool ok = s.text() == joined && s.units() == toks.size();
+      for (size_t i = 0; ok && i < s.size() && toks.size() >= o.n; i++) {
+        std::string want = toks[i];
+        for (size_t j = 1; j < o.n; j++) want += " " + toks[i + j];
+        ok = s[i] == want;
+      }
+      EXPECT(ok);
+    }
+  }
 }
 
 TEST_MAIN("text")

@@ -2,8 +2,9 @@
 // profile computes them).
 //
 // Memory per document is bounded by the shingle stream (O(document bytes)) plus O(k): no profile allocates
-// shingles x values. doubri-v1 and datasketch hash each *distinct* shingle of a document once (the minimum
-// over a set does not depend on repeats); fast costs O(1) per shingle occurrence.
+// shingles x values. doubri-v1 and datasketch char hash each *distinct* shingle of a document once (the
+// minimum over a set does not depend on repeats); datasketch word hashes every occurrence (word shingles
+// rarely repeat, finding repeats costs more than SHA-1); fast costs O(1) per shingle occurrence.
 #pragma once
 #include <atomic>
 #include <cstddef>

@@ -7,6 +7,11 @@
 #include "hash/murmur3.h"
 #include "text/normalize.h"
 #include "text/utf8.h"
+#include "util/cpu.h"
+
+#if NEARDUP_X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace neardup {
 
@@ -125,56 +130,193 @@ void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
   base_len_ = w;
 }
 
+void Shingler::BuildWordTable() {
+  const bool nonword = o_.split == WordSplit::kNonWord;
+  for (uint32_t b = 0; b < 256; b++) {
+    if (b >= 0x80) {
+      wkind_[b] = kWordOther;  // a UTF-8 lead or continuation byte: decoded by the general path
+      wmap_[b] = 0;
+      continue;
+    }
+    if (o_.strip_punct && text::IsPunct(b)) {
+      wkind_[b] = kWordSkip;
+      wmap_[b] = 0;
+      continue;
+    }
+    uint32_t c = b;
+    if (o_.lowercase) {
+      uint32_t low[3];
+      text::Lower(b, low);  // ASCII lower-cases to one ASCII code point
+      c = low[0];
+    }
+    const bool sep = nonword ? !text::IsWord(c) : text::IsSpace(c);
+    wkind_[b] = sep ? kWordSep : kWordChar;
+    wmap_[b] = static_cast<uint8_t>(c);
+  }
+  word_table_ = true;
+}
+
+namespace {
+
+#if NEARDUP_X86_DISPATCH
+bool HasAvx512Words() {
+  static const bool has = Cpu().avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+                          __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  return has;
+}
+
+// GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// The word tokenizer on 64 ASCII bytes at a time (no stripped characters: every byte is a separator or a
+// token character). sep[b] is 1 for separator bytes, map[b] the normalised byte, for b < 128. Kept bytes:
+// token characters, and the first separator after a token (written as ' '); a kept separator not followed
+// by a token is left "pending" (*pending) and dropped at the end of the document. Token starts go to beg.
+// Stops at the first 64-byte window holding a non-ASCII byte, or with fewer than 64 bytes left; returns
+// the new input position.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) const uint8_t* WordsAvx512(
+    const uint8_t* p, const uint8_t* end, const uint8_t* sep, const uint8_t* map, char* out, size_t* w_io,
+    uint32_t* beg, size_t* units_io, bool* in_token_io, bool* pending_io) {
+  const __m512i sep_lo = _mm512_loadu_si512(sep), sep_hi = _mm512_loadu_si512(sep + 64);
+  const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
+  const __m512i space = _mm512_set1_epi8(' ');
+  size_t w = *w_io, units = *units_io;
+  uint64_t carry = *in_token_io ? 1 : 0;
+  bool pending = *pending_io;
+  if (carry == 0 && units > 0 && !pending) {
+    // The scalar path consumed the separators after the last token without writing the joining space.
+    out[w++] = ' ';
+    pending = true;
+  }
+  while (end - p >= 64) {
+    const __m512i v = _mm512_loadu_si512(p);
+    if (_mm512_movepi8_mask(v) != 0) break;
+    const uint64_t sp = _mm512_test_epi8_mask(_mm512_permutex2var_epi8(sep_lo, v, sep_hi), _mm512_set1_epi8(1));
+    const uint64_t tk = ~sp;
+    const uint64_t prev = (tk << 1) | carry;
+    const uint64_t keep = tk | (sp & prev);
+    uint64_t starts = tk & ~prev;
+    __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
+    m = _mm512_mask_mov_epi8(m, sp, space);
+    _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
+    while (starts != 0) {
+      const uint64_t below = _blsmsk_u64(starts) >> 1;  // bits below the lowest start
+      beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
+      starts = _blsr_u64(starts);
+    }
+    w += _mm_popcnt_u64(keep);
+    carry = tk >> 63;
+    if (carry) {
+      pending = false;
+    } else if ((sp & prev) != 0) {
+      pending = true;
+    }
+    p += 64;
+  }
+  *w_io = w;
+  *units_io = units;
+  *in_token_io = carry != 0;
+  *pending_io = pending;
+  return p;
+}
+
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
+// Tokens are written joined by single spaces (so token u ends one byte before token u+1 begins; the ends
+// are filled in at the end). ASCII bytes go through a 256-entry table (class and mapped byte, built from
+// the same rules as the general path, so both agree), 64 at a time with AVX-512 when nothing is stripped;
+// any other byte starts a UTF-8 sequence, decoded and classified one code point at a time.
 void Shingler::PrepareWords(const uint8_t* p, size_t len) {
+  if (!word_table_) BuildWordTable();
   const uint8_t* end = p + len;
-  EnsureSize(buf_, 3 * len + 16);
+  EnsureSize(buf_, 3 * len + 64);
   EnsureSize(begin_, len / 2 + 2);
   EnsureSize(end_, len / 2 + 2);
   char* out = &buf_[0];
   uint32_t* beg = begin_.data();
-  uint32_t* fin = end_.data();
   size_t w = 0, units = 0;
   bool in_token = false;
+  bool pending = false;  // the output ends with the space that follows a token (vector path only)
   const bool nonword = o_.split == WordSplit::kNonWord;
+  const uint8_t* kind = wkind_;
+  const uint8_t* map = wmap_;
+  auto start_token = [&]() {
+    if (units > 0 && !pending) out[w++] = ' ';
+    pending = false;
+    beg[units++] = static_cast<uint32_t>(w);
+    in_token = true;
+  };
   auto put = [&](uint32_t c) {
     const bool sep = nonword ? !text::IsWord(c) : text::IsSpace(c);
     if (sep) {
-      if (in_token) {
-        fin[units - 1] = static_cast<uint32_t>(w);
-        in_token = false;
-      }
+      in_token = false;
       return;
     }
-    if (!in_token) {
-      if (units > 0) out[w++] = ' ';
-      beg[units++] = static_cast<uint32_t>(w);
-      in_token = true;
-    }
+    if (!in_token) start_token();
     if (c < 0x80) {
       out[w++] = static_cast<char>(c);
     } else {
       w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
     }
   };
+#if NEARDUP_X86_DISPATCH
+  const bool vec = !o_.strip_punct && len >= 64 && HasAvx512Words();
+  uint8_t sep_tab[128];
+  if (vec)
+    for (int b = 0; b < 128; b++) sep_tab[b] = kind[b] == kWordSep;
+  const uint8_t* scalar_until = p;  // after a vector stop at a non-ASCII byte: scalar steps up to here
+#endif
   while (p < end) {
-    uint32_t c;
-    if (*p < 0x80) {
-      c = *p++;
-    } else {
-      bool valid;
-      p += utf8::Decode(p, end, &c, &valid);
-      invalid_ |= !valid;
+#if NEARDUP_X86_DISPATCH
+    if (vec && p >= scalar_until && end - p >= 64) {
+      p = WordsAvx512(p, end, sep_tab, map, out, &w, beg, &units, &in_token, &pending);
+      // Stopped by a non-ASCII byte in the next 64 (or near the end): go scalar past that window.
+      scalar_until = p + 64;
+      if (p >= end) break;
     }
+#endif
+    const uint8_t k = kind[*p];
+    if (k == kWordChar) {
+      if (!in_token) start_token();
+      // The rest of an ASCII run of token characters.
+      do {
+        out[w++] = static_cast<char>(map[*p++]);
+      } while (p < end && kind[*p] == kWordChar);
+      continue;
+    }
+    if (k == kWordSep) {
+      in_token = false;
+      do {
+        p++;
+      } while (p < end && kind[*p] == kWordSep);
+      continue;
+    }
+    if (k == kWordSkip) {  // stripped punctuation: dropped, does not end a token
+      p++;
+      continue;
+    }
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    invalid_ |= !valid;
     if (o_.strip_punct && text::IsPunct(c)) continue;
     if (o_.lowercase) {
       uint32_t low[3];
-      const size_t k = text::Lower(c, low);
-      for (size_t j = 0; j < k; j++) put(low[j]);
+      const size_t n = text::Lower(c, low);
+      for (size_t j = 0; j < n; j++) put(low[j]);
     } else {
       put(c);
     }
   }
-  if (in_token) fin[units - 1] = static_cast<uint32_t>(w);
+  if (pending) w--;
+  uint32_t* fin = end_.data();
+  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
+  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
   units_ = units;
   base_ = buf_.data();
   base_len_ = w;

@@ -71,6 +71,7 @@ class Shingler {
  private:
   void PrepareChars(const uint8_t* p, size_t len, bool copy);
   void PrepareWords(const uint8_t* p, size_t len);
+  void BuildWordTable();
   void Finish();
 
   TextOptions o_;
@@ -81,6 +82,11 @@ class Shingler {
   size_t base_len_ = 0;
   size_t units_ = 0, count_ = 0, last_ = 0, span_ = 0;
   bool ascii_ = false, invalid_ = false;
+  // Word mode, ASCII bytes: class (kWord*) and normalised byte, built from o_ on first use.
+  enum : uint8_t { kWordChar = 0, kWordSep = 1, kWordSkip = 2, kWordOther = 3 };
+  bool word_table_ = false;
+  uint8_t wkind_[256];
+  uint8_t wmap_[256];
 };
 
 // Shingle hash functions. Widths: fast64, murmur3_64 (the first 64 bits, h1, of MurmurHash3_x64_128) and
