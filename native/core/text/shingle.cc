@@ -160,10 +160,8 @@ namespace {
 
 #if NEARDUP_X86_DISPATCH
 bool HasAvx512Words() {
-  static const bool has = Cpu().avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-                          __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-  return has;
+  const CpuFeatures& c = Cpu();
+  return c.avx2 && c.avx512f && c.avx512bw && c.avx512vbmi && c.avx512vbmi2 && c.bmi && c.bmi2 && c.popcnt;
 }
 
 // GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers (a known false positive).

@@ -13,6 +13,15 @@ static CpuFeatures Detect() {
   __builtin_cpu_init();
   f.sse42 = __builtin_cpu_supports("sse4.2");
   f.avx2 = __builtin_cpu_supports("avx2");
+  f.popcnt = __builtin_cpu_supports("popcnt");
+  f.bmi = __builtin_cpu_supports("bmi");
+  f.bmi2 = __builtin_cpu_supports("bmi2");
+  f.sha = __builtin_cpu_supports("sha");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512dq = __builtin_cpu_supports("avx512dq");
+  f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+  f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
 #endif
   return f;
 }

@@ -7,10 +7,13 @@ namespace neardup {
 struct CpuFeatures {
   bool sse42 = false;
   bool avx2 = false;
+  bool popcnt = false, bmi = false, bmi2 = false, sha = false;
+  // AVX-512 subsets used by kernels (each kernel states what it needs).
+  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vbmi = false, avx512vbmi2 = false;
 };
 
 // Detected once. NEARDUP_DISABLE_SIMD=1 in the environment forces the portable kernels (used by tests to
-// check that both paths agree).
+// check that both paths agree): every flag is then false.
 const CpuFeatures& Cpu();
 
 // Name of the kernel family in use ("avx2" or "portable").
