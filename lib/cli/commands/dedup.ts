@@ -17,9 +17,11 @@ function parseSize(name: string, v: unknown): number {
   return Math.floor(Number(m[1]) * mult);
 }
 
+/** An output file written in chunks of about 1 MiB, strings and Buffers alike (no system call per line). */
 class FileOut {
   private fd: number;
-  private parts: string[] = [];
+  private parts: Buffer[] = [];
+  private text = '';  // strings since the last Buffer
   private size = 0;
   constructor(readonly file: string) {
     try {
@@ -29,23 +31,28 @@ class FileOut {
     }
   }
   write(s: string | Buffer): void {
-    if (typeof s !== 'string') {
-      this.flush();
-      fs.writeSync(this.fd, s);
-      return;
+    if (typeof s === 'string') {
+      this.text += s;
+    } else {
+      this.sealText();
+      this.parts.push(s);
     }
-    this.parts.push(s);
     this.size += s.length;
     if (this.size > 1 << 20) this.flush();
   }
   flush(): void {
-    if (this.parts.length) fs.writeSync(this.fd, this.parts.join(''));
+    this.sealText();
+    if (this.parts.length) fs.writeSync(this.fd, Buffer.concat(this.parts));
     this.parts = [];
     this.size = 0;
   }
   close(): void {
     this.flush();
     fs.closeSync(this.fd);
+  }
+  private sealText(): void {
+    if (this.text) this.parts.push(Buffer.from(this.text));
+    this.text = '';
   }
 }
 
@@ -153,12 +160,7 @@ ${INPUT_USAGE}`,
       const rep = res.representative;
       if (values.flags) {
         const f = new FileOut(String(values.flags));
-        const parts: string[] = [];
-        for (let i = 0; i < rep.length; i++) {
-          parts.push(rep[i] === i ? '1\n' : '0\n');
-          if (parts.length >= 65536) { f.write(parts.join('')); parts.length = 0; }
-        }
-        f.write(parts.join(''));
+        for (let i = 0; i < rep.length; i++) f.write(rep[i] === i ? '1\n' : '0\n');
         f.close();
       }
       if (values.clusters) {
