@@ -4,6 +4,7 @@ import { NeardupError } from '../../errors';
 import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -122,11 +123,7 @@ ${INPUT_USAGE}`,
       throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
     const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
     const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
-    let seed: bigint | undefined;
-    if (values.seed !== undefined) {
-      if (!/^\d+$/.test(String(values.seed))) throw new UsageError('--seed must be a non-negative integer');
-      seed = BigInt(String(values.seed));
-    }
+    const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
     const memory = parseSize('memory', values.memory);
     const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
     const shingleDefaults = profile === 'datasketch' ? { unit: 'word' as const, lowercase: true } : {};
