@@ -151,6 +151,28 @@ export interface SignatureFile {
   signatures: Uint32Array;
 }
 
+/** True when `head` starts like a doubri 1.0 `.hash` file (24-byte header, "MinHash" magic). */
+function isDoubriHash(head: Buffer): boolean {
+  return head.length >= 24 && head.subarray(0, 7).toString('latin1') === 'MinHash';
+}
+
+/**
+ * The header of a doubri 1.0 `.hash` file ("MinHash", u8 bytes per value, u64 LE N, u64 LE k), checked against
+ * the file size (24 + N*k*bytes exactly). `head` holds at least the file's first 24 bytes.
+ */
+export function doubriHashHeader(head: Buffer, fileSize: number, file: string): { count: number; numPerm: number; valueBytes: number } {
+  if (!isDoubriHash(head))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not a doubri .hash file (no "MinHash" header)`, { file, offset: 0 });
+  const valueBytes = head[7];
+  const n = head.readBigUInt64LE(8), k = head.readBigUInt64LE(16);
+  if (k === 0n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}': header announces 0 values per record`, { file, offset: 16 });
+  if (BigInt(fileSize) !== 24n + n * k * BigInt(valueBytes))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT',
+      `'${file}': header announces ${n} records of ${k} values (${valueBytes} bytes each) but the file has ${fileSize} bytes`,
+      { file, offset: 8 });
+  return { count: Number(n), numPerm: Number(k), valueBytes };
+}
+
 const PROFILES: MinHashProfile[] = ['fast', 'doubri-v1', 'datasketch'];
 const MAGIC = Buffer.from([0x4e, 0x44, 0x55, 0x50, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -172,12 +194,9 @@ export function readSignatureFile(path: string): SignatureFile {
     if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'big-endian hosts are not supported');
     return out;
   };
-  if (buf.length >= 24 && buf.subarray(0, 7).toString('latin1') === 'MinHash') {
+  if (isDoubriHash(buf)) {
     if (buf[7] !== 4) throw corrupt(`${buf[7]} bytes per value; only 4 is supported`, 7);
-    const count = Number(buf.readBigUInt64LE(8));
-    const numPerm = Number(buf.readBigUInt64LE(16));
-    if (24 + count * numPerm * 4 !== buf.length)
-      throw corrupt(`header announces ${count} records of ${numPerm} values but the file has ${buf.length} bytes`);
+    const { count, numPerm } = doubriHashHeader(buf, buf.length, path);
     return { format: 'doubri', count, numPerm, signatures: copy(24, count * numPerm) };
   }
   if (buf.length < 64 || !buf.subarray(0, 8).equals(MAGIC)) throw corrupt('not a signature file (bad magic)');

@@ -230,6 +230,13 @@ test('CLI: --help documents every option; stdin when no FILE; --banding', () => 
     assert.equal([JSON.parse(d.stdout.toString()).b, JSON.parse(d.stdout.toString()).r], [9, 13]);
     assert.is(cli(dir, ['dedup', '-', '--banding', 'nope'], input).code, 2);
     assert.is(cli(dir, ['dedup', '-', '--bands', '16', '--rows', '6', '--min-recall', '0.9'], input).code, 2);
+    // --seed: the same per-profile range as neardup minhash, checked before any input is read
+    for (const [profile, seed] of [['datasketch', String(2 ** 32)], ['doubri-v1', String(2 ** 32 - 799)], ['fast', String(2n ** 64n)]]) {
+      const bad = cli(dir, ['dedup', '-', '--profile', profile, '--seed', seed], input);
+      assert.is(bad.code, 2, `${profile} ${seed}: ${bad.stderr}`);
+      assert.match(bad.stderr, /--seed must be an integer from 0 to/);
+    }
+    assert.is(cli(dir, ['dedup', '-', '--profile', 'doubri-v1', '--seed', String(2 ** 32 - 800)], input).code, 0);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

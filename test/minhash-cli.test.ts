@@ -69,6 +69,34 @@ test('doubri: usage errors exit 2', () => {
   assert.match(r.stderr, /not a doubri \.hash file/);
 });
 
+test('doubri init and readSignatureFile: a bad .hash header is a clear error naming the file', () => {
+  const head = (n: bigint, k: bigint) => {
+    const h = Buffer.alloc(24);
+    h.write('MinHash', 0, 'latin1');
+    h[7] = 4;
+    h.writeBigUInt64LE(n, 8);
+    h.writeBigUInt64LE(k, 16);
+    return h;
+  };
+  // [file, contents, init's error, readSignatureFile's error]
+  const cases: [string, Buffer, RegExp, RegExp][] = [
+    ['short.hash', head(0n, 800n).subarray(0, 20), /not a doubri \.hash file/, /not a signature file/],
+    ['size.hash', Buffer.concat([head(2n, 800n), Buffer.alloc(3200)]), /announces 2 records of 800 values .* 3224 bytes/, /announces 2 records/],
+    // 2^62 records of 0 values matches the size of a bare header: without the k check init would print 2^62 flags
+    ['zero-k.hash', head(1n << 62n, 0n), /0 values per record/, /0 values per record/],
+  ];
+  for (const [name, bytes, why, readWhy] of cases) {
+    const f = path.join(TMP, name);
+    fs.writeFileSync(f, bytes);
+    const r = cli(['doubri', 'init', f]);
+    assert.is(r.code, 1, name);
+    assert.is(r.stdout.length, 0, name);
+    assert.match(r.stderr, why, name);
+    assert.match(r.stderr, new RegExp(name.replace('.', '\\.')), name);
+    assert.throws(() => readSignatureFile(f), (e: unknown) => (e as Error).message.includes(name) && readWhy.test((e as Error).message), name);
+  }
+});
+
 test('minhash --profile datasketch --output jsonl: every case of the vectors', () => {
   const ds = JSON.parse(fs.readFileSync(path.join(DS_DIR, 'vectors.json'), 'utf8')) as {
     cases: { shingles: string; num_perm: number; seed: number; signatures: number[][] }[];

@@ -4,6 +4,7 @@ import { NeardupError } from '../../errors';
 import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -17,9 +18,11 @@ function parseSize(name: string, v: unknown): number {
   return Math.floor(Number(m[1]) * mult);
 }
 
+/** An output file written in chunks of about 1 MiB, strings and Buffers alike (no system call per line). */
 class FileOut {
   private fd: number;
-  private parts: string[] = [];
+  private parts: Buffer[] = [];
+  private text = '';  // strings since the last Buffer
   private size = 0;
   constructor(readonly file: string) {
     try {
@@ -29,23 +32,28 @@ class FileOut {
     }
   }
   write(s: string | Buffer): void {
-    if (typeof s !== 'string') {
-      this.flush();
-      fs.writeSync(this.fd, s);
-      return;
+    if (typeof s === 'string') {
+      this.text += s;
+    } else {
+      this.sealText();
+      this.parts.push(s);
     }
-    this.parts.push(s);
     this.size += s.length;
     if (this.size > 1 << 20) this.flush();
   }
   flush(): void {
-    if (this.parts.length) fs.writeSync(this.fd, this.parts.join(''));
+    this.sealText();
+    if (this.parts.length) fs.writeSync(this.fd, Buffer.concat(this.parts));
     this.parts = [];
     this.size = 0;
   }
   close(): void {
     this.flush();
     fs.closeSync(this.fd);
+  }
+  private sealText(): void {
+    if (this.text) this.parts.push(Buffer.from(this.text));
+    this.text = '';
   }
 }
 
@@ -115,11 +123,7 @@ ${INPUT_USAGE}`,
       throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
     const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
     const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
-    let seed: bigint | undefined;
-    if (values.seed !== undefined) {
-      if (!/^\d+$/.test(String(values.seed))) throw new UsageError('--seed must be a non-negative integer');
-      seed = BigInt(String(values.seed));
-    }
+    const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
     const memory = parseSize('memory', values.memory);
     const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
     const shingleDefaults = profile === 'datasketch' ? { unit: 'word' as const, lowercase: true } : {};
@@ -153,12 +157,7 @@ ${INPUT_USAGE}`,
       const rep = res.representative;
       if (values.flags) {
         const f = new FileOut(String(values.flags));
-        const parts: string[] = [];
-        for (let i = 0; i < rep.length; i++) {
-          parts.push(rep[i] === i ? '1\n' : '0\n');
-          if (parts.length >= 65536) { f.write(parts.join('')); parts.length = 0; }
-        }
-        f.write(parts.join(''));
+        for (let i = 0; i < rep.length; i++) f.write(rep[i] === i ? '1\n' : '0\n');
         f.close();
       }
       if (values.clusters) {

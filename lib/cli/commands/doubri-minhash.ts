@@ -2,7 +2,7 @@
 // difference). Registered in the sub-command table of ./doubri.ts.
 import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
-import { SignatureWriter } from '../../minhash';
+import { SignatureWriter, doubriHashHeader } from '../../minhash';
 import { Progress } from '../progress';
 import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Command } from '../common';
 import { signJsonl } from './minhash';
@@ -55,15 +55,7 @@ export function doubriHashRecords(file: string): number {
   try {
     const h = Buffer.alloc(24);
     const got = fs.readSync(fd, h, 0, 24, 0);
-    const size = fs.fstatSync(fd).size;
-    if (got < 24 || h.subarray(0, 7).toString('latin1') !== 'MinHash')
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not a doubri .hash file (no "MinHash" header)`, { file });
-    const bytes = h[7];
-    const n = h.readBigUInt64LE(8), k = h.readBigUInt64LE(16);
-    if (BigInt(size) !== 24n + n * k * BigInt(bytes))
-      throw new NeardupError('ERR_NEARDUP_CORRUPT',
-        `'${file}': header announces ${n} records of ${k} values (${bytes} bytes each) but the file has ${size} bytes`, { file });
-    return Number(n);
+    return doubriHashHeader(h.subarray(0, got), fs.fstatSync(fd).size, file).count;
   } finally {
     fs.closeSync(fd);
   }

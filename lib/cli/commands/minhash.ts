@@ -14,8 +14,13 @@ const PROFILE_DEFAULTS: Record<MinHashProfile, { shingle: ShingleOptions; numPer
   datasketch: { shingle: { unit: 'word', lowercase: true }, numPerm: 128, seed: 1n, maxPerm: 65536 },
 };
 
-function seedOption(v: unknown, def: bigint, max: bigint): bigint {
-  if (v === undefined) return def;
+/**
+ * --seed of a MinHash profile (undefined when absent): fast 0..2^64-1; datasketch 0..2^32-1 (numpy
+ * RandomState); doubri-v1 so that its last seed, seed + numPerm - 1, fits 32 bits.
+ */
+export function seedOption(v: unknown, profile: MinHashProfile, numPerm: number): bigint | undefined {
+  if (v === undefined) return undefined;
+  const max = profile === 'fast' ? (1n << 64n) - 1n : profile === 'datasketch' ? 0xffffffffn : BigInt(0xffffffff - numPerm + 1);
   const s = String(v);
   if (!/^\d+$/.test(s) || BigInt(s) > max) throw new UsageError(`--seed must be an integer from 0 to ${max}, got '${s}'`);
   return BigInt(s);
@@ -76,10 +81,8 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
     if (values.shingle !== undefined) shingleValues.unit = values.shingle;
     if (values['keep-case']) shingleValues.lowercase = false;
     const shingle = shingleOptionsFrom(shingleValues, d.shingle);
-    if (values['keep-case']) shingle.lowercase = false;
     const numPerm = intOption('num-perm', values['num-perm'], d.numPerm, 1, d.maxPerm);
-    const seedMax = profile === 'fast' ? (1n << 64n) - 1n : profile === 'datasketch' ? 0xffffffffn : BigInt(0xffffffff - numPerm + 1);
-    const seed = seedOption(values.seed, d.seed, seedMax);
+    const seed = seedOption(values.seed, profile, numPerm) ?? d.seed;
     const input = inputOptionsFrom(values);
     const output = values.output === undefined ? 'jsonl' : String(values.output);
     if (output === '') throw new UsageError('--output must be jsonl or a file path');

@@ -243,33 +243,30 @@ void Index::CandidatePairs(std::vector<Pair>* out) const {
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
-void Index::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const {
+void Index::IdsInInsertionOrder(std::vector<uint64_t>* ids) const {
   std::vector<std::pair<uint64_t, uint64_t>> order;  // (seq, id)
   order.reserve(entries_.size());
   for (const auto& kv : entries_) order.emplace_back(kv.second.seq, kv.first);
   std::sort(order.begin(), order.end());
-  std::unordered_map<uint64_t, uint32_t> pos;
   ids->resize(order.size());
-  for (size_t i = 0; i < order.size(); i++) {
-    (*ids)[i] = order[i].second;
-    pos[order[i].second] = static_cast<uint32_t>(i);
-  }
-  UnionFind uf(order.size());
+  for (size_t i = 0; i < order.size(); i++) (*ids)[i] = order[i].second;
+}
+
+void Index::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const {
+  IdsInInsertionOrder(ids);
+  std::unordered_map<uint64_t, uint32_t> pos;
+  for (size_t i = 0; i < ids->size(); i++) pos[(*ids)[i]] = static_cast<uint32_t>(i);
+  UnionFind uf(ids->size());
   for (const auto& table : tables_)
     for (const auto& kv : table)
       for (size_t x = 1; x < kv.second.size(); x++) uf.Union(pos[kv.second[0]], pos[kv.second[x]]);
-  reps->resize(order.size());
-  for (size_t i = 0; i < order.size(); i++) (*reps)[i] = (*ids)[uf.Find(static_cast<uint32_t>(i))];
+  reps->resize(ids->size());
+  for (size_t i = 0; i < ids->size(); i++) (*reps)[i] = (*ids)[uf.Find(static_cast<uint32_t>(i))];
 }
 
 Status Index::Save(const std::string& path) const {
-  std::vector<uint64_t> ids, reps_unused;
-  {
-    std::vector<std::pair<uint64_t, uint64_t>> order;
-    for (const auto& kv : entries_) order.emplace_back(kv.second.seq, kv.first);
-    std::sort(order.begin(), order.end());
-    for (auto& o : order) ids.push_back(o.second);
-  }
+  std::vector<uint64_t> ids;
+  IdsInInsertionOrder(&ids);
   const uint64_t n = ids.size();
   io::AtomicFile f;
   Status s = f.Open(path);

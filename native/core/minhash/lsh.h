@@ -75,6 +75,7 @@ class Index {
     uint64_t seq;
     std::vector<uint64_t> keys;
   };
+  void IdsInInsertionOrder(std::vector<uint64_t>* ids) const;
   Params p_;
   std::vector<std::unordered_map<uint64_t, std::vector<uint64_t>>> tables_;
   std::unordered_map<uint64_t, Entry> entries_;

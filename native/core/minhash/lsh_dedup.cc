@@ -88,7 +88,6 @@ Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uin
   if (!s.ok()) return s;
   s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
   if (!s.ok()) return s;
-  for (size_t i = 0; i < n; i++) valid_.push_back(valid ? valid[i] : 1);
   if (o_.verify == Verify::kExact) {
     // Each document's set: sorted, distinct.
     std::vector<uint64_t> sets(shingles, shingles + offsets[n]);

@@ -66,7 +66,6 @@ class Dedup {
   std::vector<uint8_t> sigs_mem_, sh_mem_;
   std::unique_ptr<TempFile> sigs_file_, sh_file_;
   std::vector<uint64_t> sh_off_{0};  // entries, per document + 1
-  std::vector<uint8_t> valid_;
   bool spill_ = false;
 };
 
