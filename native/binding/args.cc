@@ -106,5 +106,15 @@ int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_li
   ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be one of " + list + ", got '" + s + "'");
 }
 
+void ReadTextOptions(const Napi::Object& o, TextOptions* t) {
+  t->unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(t->unit), {"char", "word"}));
+  t->n = GetUint32(o, "n", t->n, 1, kMaxN);
+  t->split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t->split), {"whitespace", "nonword"}));
+  t->lowercase = GetBool(o, "lowercase", t->lowercase);
+  t->strip_punct = GetBool(o, "stripPunctuation", t->strip_punct);
+  t->fold_space = GetBool(o, "foldWhitespace", t->fold_space);
+  t->short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(t->short_text), {"whole", "none"}));
+}
+
 }  // namespace binding
 }  // namespace neardup

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "text/shingle.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -27,6 +28,10 @@ uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_
 uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def);
 // One of `names`; returns its index.
 int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names);
+
+// The shingle options every engine takes (unit, n, split, lowercase, stripPunctuation, foldWhitespace,
+// short), read over the defaults already in *t (each engine or profile has its own).
+void ReadTextOptions(const Napi::Object& o, TextOptions* t);
 
 }  // namespace binding
 }  // namespace neardup

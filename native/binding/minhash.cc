@@ -27,13 +27,7 @@ std::shared_ptr<const Plan> ParsePlan(Napi::Env env, const Napi::Value& v) {
   minhash::Config c = minhash::DefaultConfig(profile);
   c.num_perm = GetUint32(o, "numPerm", c.num_perm, 1, minhash::kMaxPerm);
   c.seed = GetUint64(o, "seed", c.seed);
-  c.text.unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(c.text.unit), {"char", "word"}));
-  c.text.n = GetUint32(o, "n", c.text.n, 1, kMaxN);
-  c.text.split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(c.text.split), {"whitespace", "nonword"}));
-  c.text.lowercase = GetBool(o, "lowercase", c.text.lowercase);
-  c.text.strip_punct = GetBool(o, "stripPunctuation", c.text.strip_punct);
-  c.text.fold_space = GetBool(o, "foldWhitespace", c.text.fold_space);
-  c.text.short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(c.text.short_text), {"whole", "none"}));
+  ReadTextOptions(o, &c.text);
   std::shared_ptr<const Plan> plan;
   const Status s = Plan::Create(c, &plan);
   if (!s.ok()) ThrowRangeError(env, s.message());

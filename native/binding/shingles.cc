@@ -13,13 +13,7 @@ namespace {
 ShingleConfig ParseConfig(Napi::Env env, const Napi::Value& v) {
   Napi::Object o = OptionsObject(env, v, "options");
   ShingleConfig c;
-  c.text.unit = static_cast<TextUnit>(GetEnum(o, "unit", 0, {"char", "word"}));
-  c.text.n = GetUint32(o, "n", 5, 1, kMaxN);
-  c.text.split = static_cast<WordSplit>(GetEnum(o, "split", 0, {"whitespace", "nonword"}));
-  c.text.lowercase = GetBool(o, "lowercase", false);
-  c.text.strip_punct = GetBool(o, "stripPunctuation", false);
-  c.text.fold_space = GetBool(o, "foldWhitespace", false);
-  c.text.short_text = static_cast<ShortText>(GetEnum(o, "short", 0, {"whole", "none"}));
+  ReadTextOptions(o, &c.text);  // defaults: TextOptions{} (char 5-grams, no normalisation)
   c.hash = static_cast<ShingleHash>(GetEnum(o, "hash", 0, {"fast64", "murmur3_32", "murmur3_64", "sha1_32", "md5_64"}));
   c.seed = GetUint64(o, "seed", 0);
   c.dedupe = GetBool(o, "dedupe", false);
