@@ -282,8 +282,7 @@ ND_SHA512_TARGET void ManyAvx512(const std::string_view* keys, size_t n, uint32_
 
 bool HasShaNi() {
 #if NEARDUP_X86_DISPATCH
-  static const bool has = Cpu().avx2 && __builtin_cpu_supports("sha");
-  return has;
+  return Cpu().avx2 && Cpu().sha;
 #else
   return false;
 #endif
@@ -292,9 +291,8 @@ bool HasShaNi() {
 bool HasAvx512Sha1() {
 #if NEARDUP_X86_DISPATCH
   // Also needs SHA-NI: the few keys left over at the end of a call go there.
-  static const bool has = HasShaNi() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512dq");
-  return has;
+  const CpuFeatures& c = Cpu();
+  return HasShaNi() && c.avx512f && c.avx512bw && c.avx512dq;
 #else
   return false;
 #endif

@@ -125,8 +125,7 @@ __attribute__((target("avx512f,avx512dq,avx2"))) void DatasketchMinAvx512(const 
 #pragma GCC diagnostic pop
 
 bool HasAvx512() {
-  static const bool has = Cpu().avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  return has;
+  return Cpu().avx2 && Cpu().avx512f && Cpu().avx512dq;
 }
 #endif
 
