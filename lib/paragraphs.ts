@@ -171,7 +171,11 @@ export class ParagraphFilter {
     return this.live().stats();
   }
 
-  /** Releases the seen-set. Safe while calls are pending: those not started reject with ERR_NEARDUP_CANCELLED. */
+  /**
+   * Releases the seen-set. Safe while calls are pending: a call already running finishes (its result is
+   * delivered), one waiting on the native thread pool rejects with ERR_NEARDUP_CANCELLED, and calls still
+   * queued behind others on this filter reject with ERR_NEARDUP_CLOSED.
+   */
   close(): void {
     if (this.handle) {
       this.handle.close();

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
@@ -119,6 +120,25 @@ test('custom tag names', async () => {
   const want = refVertical(lines, { keepUniqueShort: false }, { doc: 'text', par: 'para' });
   const got = await dedupVertical(lines.join('\n'), { keepUniqueShort: false, docTag: 'text', parTag: 'para' });
   assert.ok(asString(got) === want.join(''));
+});
+
+test('CLI: a 12 MB line and a document spread over several input pieces', () => {
+  const lines = generate(7, 40);
+  lines.splice(Math.floor(lines.length / 2), 0, 'y'.repeat(12 << 20));
+  // One long document with no tags at all after the rest: it spans several 4 MiB pieces.
+  for (let i = 0; i < 400000; i++) lines.push(`t${i % 5000}`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-onion-'));
+  const file = path.join(dir, 'long.vert');
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  const r = spawnSync(process.execPath, [CLI, 'onion', file], { maxBuffer: 1 << 30 });
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.is(r.status, 0, r.stderr?.toString());
+  const out = r.stdout.toString('latin1').split('\n');
+  assert.is(out.pop(), '');
+  assert.is(out.length, lines.length);
+  const want = refVertical(lines, { keepUniqueShort: false });
+  assert.ok(out.every((l, i) => l.length === lines[i].length + 2 && l[0] === String(want[i])), 'flags or lines differ');
+  assert.ok(want.some((x) => x === 1), 'the long document has repeats');
 });
 
 test('a non-final chunk must end with a newline', async () => {

@@ -18,9 +18,6 @@ namespace {
 struct FilterState {
   std::mutex mu;
   std::atomic<bool> closed{false};
-  filter::OnionOptions options;
-  filter::SeenKind kind = filter::SeenKind::kExact;
-  double fp_rate = 0.01;
   std::unique_ptr<filter::Deduper> deduper;
   std::unique_ptr<filter::VerticalFilter> vertical;
   // A snapshot of the statistics taken after each operation, so stats() never waits for running work.
@@ -85,21 +82,21 @@ class Filter : public Napi::ObjectWrap<Filter> {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
     state_ = std::make_shared<FilterState>();
-    filter::OnionOptions& op = state_->options;
+    filter::OnionOptions op;
     op.n = GetUint32(o, "n", 7, 1, 4096);
     op.threshold = static_cast<float>(GetDouble(o, "threshold", 0.5, 0, 1, false));
     op.smoothing = GetBool(o, "smoothing", true);
     op.max_stub = GetUint32(o, "maxStub", 20, 0, 0xffffffffu);
     op.within_doc = GetBool(o, "withinDocument", true);
     op.keep_unique_short = GetBool(o, "keepUniqueShort", false);
-    state_->kind = static_cast<filter::SeenKind>(GetEnum(o, "seen", 0, {"exact", "approx"}));
-    state_->fp_rate = GetDouble(o, "fpRate", 0.01, 0, 0.5, true);
+    const auto kind = static_cast<filter::SeenKind>(GetEnum(o, "seen", 0, {"exact", "approx"}));
+    const double fp_rate = GetDouble(o, "fpRate", 0.01, 0, 0.5, true);
     filter::VerticalTags tags;
     tags.doc = GetTag(o, "docTag", "doc");
     tags.par = GetTag(o, "parTag", "p");
     const auto mode = static_cast<filter::OutputMode>(GetEnum(o, "output", 0, {"none", "mark", "strip"}));
     const bool drop_all = GetBool(o, "dropAll", false);
-    state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(state_->kind, state_->fp_rate),
+    state_->deduper.reset(new filter::Deduper(op, filter::MakeSeenSet(kind, fp_rate),
                                               drop_all ? filter::DedupPhase::kCollect : filter::DedupPhase::kKeepFirst));
     state_->vertical.reset(new filter::VerticalFilter(state_->deduper.get(), tags, mode));
     state_->vertical->SetExpectedBytes(static_cast<uint64_t>(GetDouble(o, "expectedBytes", 0, 0, 9007199254740991.0, false)));
@@ -264,7 +261,7 @@ class SaveWorker : public FilterWorker {
       : FilterWorker(env, std::move(s)), path_(std::move(path)) {}
 
  protected:
-  Status RunLocked() override { return filter::SaveSeenSet(s_->deduper->seen(), s_->options.n, path_); }
+  Status RunLocked() override { return filter::SaveSeenSet(s_->deduper->seen(), s_->deduper->options().n, path_); }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
 
  private:
@@ -282,24 +279,26 @@ class LoadWorker : public FilterWorker {
     uint32_t n = 0;
     Status st = filter::LoadSeenSet(path_, &set, &n);
     if (!st.ok()) return st;
-    if (n != s_->options.n)
+    const uint32_t want = s_->deduper->options().n;
+    if (n != want)
       return Status(Code::kInvalidInput, "'" + path_ + "' holds " + std::to_string(n) +
-                                             "-grams but this filter uses n = " + std::to_string(s_->options.n));
+                                             "-grams but this filter uses n = " + std::to_string(want));
     kind_ = set->kind();
-    s_->kind = kind_;
+    size_ = set->size();  // here, under the lock: Resolve runs while later calls may be using the set
     s_->deduper->ReplaceSeen(std::move(set));
     return Status::Ok();
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object r = Napi::Object::New(env);
     r.Set("kind", kind_ == filter::SeenKind::kApprox ? "approx" : "exact");
-    r.Set("size", Napi::Number::New(env, static_cast<double>(s_->deduper->seen().size())));
+    r.Set("size", Napi::Number::New(env, static_cast<double>(size_)));
     return r;
   }
 
  private:
   std::string path_;
   filter::SeenKind kind_ = filter::SeenKind::kExact;
+  uint64_t size_ = 0;
 };
 
 Napi::Value Filter::SaveSeen(const Napi::CallbackInfo& info) {

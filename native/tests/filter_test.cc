@@ -1,5 +1,6 @@
 // Core tests of the paragraph filter: seen-sets (membership, FP rate, save/load, corrupt files) and small
 // Onion cases checked by hand.
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -180,6 +181,44 @@ TEST(onion_small_cases) {
   EXPECT(Run("<doc>\nt\n</doc>\nt", o) == std::string("0001"));
   EXPECT(Run("<doc>\n\n</doc>\n\n", o) == std::string("0001"));
   EXPECT(Run("t\n\nt", o) == std::string("000"));  // one document, one paragraph: 1 of 3 tokens repeated
+}
+
+// Vertical text pushed in pieces of about `piece` bytes (cut after a newline) from one reused buffer that is
+// overwritten after every call; returns the marked output.
+static std::string Marked(const std::string& text, size_t piece) {
+  OnionOptions o;
+  o.n = 3;
+  Deduper d(o, MakeSeenSet(SeenKind::kExact, 0.01));
+  VerticalFilter v(&d, VerticalTags(), OutputMode::kMark);
+  VerticalOutput out;
+  std::vector<uint8_t> buf;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = std::min(text.size(), at + piece);
+    while (end < text.size() && text[end - 1] != '\n') end++;
+    buf.assign(text.begin() + at, text.begin() + end);
+    EXPECT(v.Push(buf.data(), buf.size(), end == text.size(), 2, nullptr, &out).ok());
+    std::fill(buf.begin(), buf.end(), 'X');  // the filter must not keep pointers into the caller's bytes
+    at = end;
+  }
+  return out.text;
+}
+
+TEST(vertical_pieces_and_long_lines_give_the_same_output) {
+  // Text outside tags (one long document spanning every piece) with a 600 KB line (longer than a parse
+  // part), then tagged documents, every other one a copy of the one before.
+  std::string text;
+  for (int i = 0; i < 3000; i++) text += "u" + std::to_string(i) + "\n";
+  text += std::string(600 << 10, 'L') + "\n";
+  for (int d = 0; d < 40; d++) {
+    text += "<doc>\n<p>\n";
+    for (int i = 0; i < 30; i++) text += "w" + std::to_string(d / 2) + "_" + std::to_string(i) + "\n";
+    text += "</p>\n</doc>\n";
+  }
+  const std::string whole = Marked(text, text.size());
+  EXPECT_EQ(std::count(whole.begin(), whole.end(), '\n'), std::count(text.begin(), text.end(), '\n'));
+  EXPECT(whole.find("1\tw1_0\n") != std::string::npos && whole.find("0\tw1_0\n") != std::string::npos);
+  EXPECT(whole.find("0\t" + std::string(600 << 10, 'L') + "\n") != std::string::npos);
+  for (size_t piece : {1, 100, 5000, 300000}) EXPECT(Marked(text, piece) == whole);
 }
 
 TEST_MAIN("filter")

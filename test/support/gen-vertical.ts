@@ -1,15 +1,5 @@
 // Generated vertical text for the paragraph-dedup tests (seeded, deterministic).
-
-export function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../reference/random';
 
 /** Random vertical text (tags, TAB columns, empty paragraphs, text outside tags, near-repeats); lines without \n. */
 export function generate(seed: number, docs: number, longDoc = 0): string[] {

@@ -1,6 +1,5 @@
 // neardup paragraphs: streaming paragraph dedup over vertical text, plain text or JSONL, with neardup's
 // safe defaults (a unique short document is never dropped) and a saveable seen-set.
-import * as fs from 'node:fs';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
@@ -112,8 +111,7 @@ Dedup:
           };
           for (const f of files) {
             if (sep === null) {
-              const text = f === '-' ? fs.readFileSync(0, 'utf8') : await readAll(f);
-              await flush([splitParagraphs(text)]);
+              await flush([splitParagraphs(await readAll(f))]);
               continue;
             }
             let docs: string[][] = [];
@@ -145,12 +143,14 @@ Dedup:
             const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
             const r = await filter.pushDocuments(docs);
             for (let i = 0; i < docs.length; i++) {
-              if (batch.texts[i] === null) {
+              // A bad line (--on-bad-line skip|empty) need not be a JSON object: it is copied through as it is
+              // ('skip': always; 'empty': an empty document, omitted by --drop-empty like any other).
+              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+              if (kept.length === 0 && dropEmpty && batch.texts[i] !== null) continue;
+              if (batch.bad.has(i)) {
                 await out.write(batch.raw[i].toString('utf8') + '\n');
                 continue;
               }
-              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
-              if (kept.length === 0 && dropEmpty) continue;
               const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
               obj[input.field] = kept.join('\n\n');
               obj.paragraphs = docs[i].length;

@@ -24,11 +24,6 @@ constexpr double kRateDiscount = 2.0 / 3.0;
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 
-void Put64(std::string* s, uint64_t v) {
-  uint8_t b[8];
-  StoreLe64(b, v);
-  s->append(reinterpret_cast<const char*>(b), 8);
-}
 uint64_t DoubleBits(double d) {
   uint64_t u;
   std::memcpy(&u, &d, 8);
@@ -42,6 +37,14 @@ double BitsDouble(uint64_t u) {
 
 // Position of a key in a stage: the block (multiply-shift range reduction of the high bits of the stage
 // hash) and k bit positions inside it (ForPositions below).
+// Zeroed, cache-line aligned memory for `blocks` 64-byte blocks.
+std::unique_ptr<uint64_t[], FreeDeleter> AllocBlocks(uint64_t blocks) {
+  void* mem = nullptr;
+  if (posix_memalign(&mem, 64, blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
+  std::memset(mem, 0, blocks * 64);
+  return std::unique_ptr<uint64_t[], FreeDeleter>(static_cast<uint64_t*>(mem));
+}
+
 inline uint64_t StageHash(uint64_t key, uint64_t seed) { return fast64::Mix64(key ^ seed); }
 inline uint64_t BlockOf(uint64_t h, uint64_t blocks) {
   return static_cast<uint64_t>((static_cast<__uint128_t>(h) * blocks) >> 64);
@@ -50,6 +53,24 @@ inline uint64_t BlockOf(uint64_t h, uint64_t blocks) {
 }  // namespace
 
 void FreeDeleter::operator()(uint64_t* p) const { std::free(p); }
+
+void PayloadWriter::Put64(uint64_t v) {
+  if (n_ == sizeof buf_) Flush();
+  StoreLe64(buf_ + n_, v);
+  n_ += 8;
+}
+
+void PayloadWriter::Flush() {
+  crc_ = Crc32c(buf_, n_, crc_);
+  size_ += n_;
+  if (st_.ok()) st_ = f_->Write(buf_, n_);
+  n_ = 0;
+}
+
+Status PayloadWriter::Finish() {
+  Flush();
+  return st_;
+}
 
 // ---------------------------------------------------------------------------------------------- exact
 
@@ -123,13 +144,11 @@ void ExactSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
 }
 
 // Payload: u64 count, then the keys (u64 LE) in table order.
-void ExactSeenSet::Serialize(std::string* payload) const {
-  payload->clear();
-  payload->reserve(8 + 8 * size());
-  Put64(payload, size());
-  if (has_zero_) Put64(payload, 0);
+void ExactSeenSet::Serialize(PayloadWriter* out) const {
+  out->Put64(size());
+  if (has_zero_) out->Put64(0);
   for (uint64_t k : slots_)
-    if (k != 0) Put64(payload, k);
+    if (k != 0) out->Put64(k);
 }
 
 Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
@@ -138,8 +157,6 @@ Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& 
   if (count > (n - 8) / 8 || 8 + 8 * count != n)
     return Status(Code::kCorrupt, "'" + file + "': exact seen-set announces " + std::to_string(count) +
                                       " keys but its payload holds " + std::to_string(n - 8) + " bytes");
-  std::vector<uint64_t> keys(count);
-  for (uint64_t i = 0; i < count; i++) keys[i] = LoadLe64(p + 8 + 8 * i);
   // Size the table once.
   size_t cap = 1u << 12;
   int shift = 64 - 12;
@@ -152,7 +169,13 @@ Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& 
   shift_ = shift;
   count_ = 0;
   has_zero_ = false;
-  InsertBatch(keys.data(), keys.size());
+  uint64_t keys[1024];  // decoded a block at a time (no copy of the whole payload)
+  for (uint64_t i = 0; i < count;) {
+    const size_t m = static_cast<size_t>(std::min<uint64_t>(1024, count - i));
+    for (size_t j = 0; j < m; j++) keys[j] = LoadLe64(p + 8 + 8 * (i + j));
+    InsertBatch(keys, m);
+    i += m;
+  }
   if (size() != count) return Status(Code::kCorrupt, "'" + file + "': exact seen-set holds repeated keys");
   return Status::Ok();
 }
@@ -214,10 +237,7 @@ void ApproxSeenSet::AddStage() {
   s.scheme = 2;
   s.blocks = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(s.capacity * bpk / 512.0)));
   s.seed = fast64::Mix64(0x6f6e696f6e000000ull + i);  // "onion" + stage number
-  void* mem = nullptr;
-  if (posix_memalign(&mem, 64, s.blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
-  std::memset(mem, 0, s.blocks * 64);
-  s.bits.reset(static_cast<uint64_t*>(mem));
+  s.bits = AllocBlocks(s.blocks);
   stages_.push_back(std::move(s));
 }
 
@@ -346,18 +366,17 @@ void ApproxSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
 
 // Payload: u64 stage count, u64 initial capacity, then per stage a 48-byte record
 // (u64 capacity, u64 count, u64 blocks, u32 k, u32 scheme, f64 target, u64 seed) followed by blocks * 64 bytes.
-void ApproxSeenSet::Serialize(std::string* payload) const {
-  payload->clear();
-  Put64(payload, stages_.size());
-  Put64(payload, initial_capacity_);
+void ApproxSeenSet::Serialize(PayloadWriter* out) const {
+  out->Put64(stages_.size());
+  out->Put64(initial_capacity_);
   for (const Stage& s : stages_) {
-    Put64(payload, s.capacity);
-    Put64(payload, s.count);
-    Put64(payload, s.blocks);
-    Put64(payload, s.k | uint64_t(s.scheme) << 32);
-    Put64(payload, DoubleBits(s.target));
-    Put64(payload, s.seed);
-    for (uint64_t w = 0; w < s.blocks * 8; w++) Put64(payload, s.bits[w]);
+    out->Put64(s.capacity);
+    out->Put64(s.count);
+    out->Put64(s.blocks);
+    out->Put64(s.k | uint64_t(s.scheme) << 32);
+    out->Put64(DoubleBits(s.target));
+    out->Put64(s.seed);
+    for (uint64_t w = 0; w < s.blocks * 8; w++) out->Put64(s.bits[w]);
   }
 }
 
@@ -390,9 +409,7 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
       return corrupt("bad parameters in stage " + std::to_string(i));
     s.k = static_cast<uint32_t>(k);
     if (s.blocks > (n - at) / 64) return corrupt("truncated in the bits of stage " + std::to_string(i));
-    void* mem = nullptr;
-    if (posix_memalign(&mem, 64, s.blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
-    s.bits.reset(static_cast<uint64_t*>(mem));
+    s.bits = AllocBlocks(s.blocks);
     for (uint64_t w = 0; w < s.blocks * 8; w++) s.bits[w] = LoadLe64(p + at + 8 * w);
     at += s.blocks * 64;
     stages_.push_back(std::move(s));
@@ -409,23 +426,24 @@ std::unique_ptr<SeenSet> MakeSeenSet(SeenKind kind, double fp_rate) {
 }
 
 Status SaveSeenSet(const SeenSet& set, uint32_t n, const std::string& path) {
-  std::string payload;
-  set.Serialize(&payload);
-  io::FileHeader h;
-  std::memcpy(h.kind, kKind, 4);
-  h.version = kVersion;
-  h.payload_size = payload.size();
-  h.payload_crc = Crc32c(payload.data(), payload.size());
-  h.flags = static_cast<uint32_t>(set.kind());
-  h.params[0] = n;
-  h.params[1] = set.kind() == SeenKind::kApprox ? DoubleBits(static_cast<const ApproxSeenSet&>(set).fp_rate()) : 0;
-  uint8_t hb[io::kHeaderSize];
-  io::EncodeHeader(h, hb);
   io::AtomicFile f;
   Status s = f.Open(path);
   if (!s.ok()) return s;
-  if (!(s = f.Write(hb, sizeof hb)).ok()) return s;
-  if (!(s = f.Write(payload.data(), payload.size())).ok()) return s;
+  uint8_t hb[io::kHeaderSize] = {0};
+  if (!(s = f.Write(hb, sizeof hb)).ok()) return s;  // rewritten once the payload's size and CRC are known
+  auto w = std::unique_ptr<PayloadWriter>(new PayloadWriter(&f));  // 64 KiB buffer: not on the stack
+  set.Serialize(w.get());
+  if (!(s = w->Finish()).ok()) return s;
+  io::FileHeader h;
+  std::memcpy(h.kind, kKind, 4);
+  h.version = kVersion;
+  h.payload_size = w->size();
+  h.payload_crc = w->crc();
+  h.flags = static_cast<uint32_t>(set.kind());
+  h.params[0] = n;
+  h.params[1] = set.kind() == SeenKind::kApprox ? DoubleBits(static_cast<const ApproxSeenSet&>(set).fp_rate()) : 0;
+  io::EncodeHeader(h, hb);
+  if (!(s = f.WriteAt(0, hb, sizeof hb)).ok()) return s;
   return f.Commit();
 }
 

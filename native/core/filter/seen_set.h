@@ -27,7 +27,31 @@
 #include "util/status.h"
 
 namespace neardup {
+namespace io {
+class AtomicFile;
+}
 namespace filter {
+
+// Streams a saved payload to a file as little-endian u64 words (through a small buffer), keeping its
+// size and CRC-32C, so saving never holds a second copy of the set.
+class PayloadWriter {
+ public:
+  explicit PayloadWriter(io::AtomicFile* f) : f_(f) {}
+  void Put64(uint64_t v);
+  // Writes what is buffered; returns the first write error.
+  Status Finish();
+  uint64_t size() const { return size_; }
+  uint32_t crc() const { return crc_; }
+
+ private:
+  void Flush();
+  io::AtomicFile* f_;
+  Status st_;
+  uint32_t crc_ = 0;
+  uint64_t size_ = 0;
+  size_t n_ = 0;
+  uint8_t buf_[1 << 16];
+};
 
 enum class SeenKind : uint32_t { kExact = 0, kApprox = 1 };
 
@@ -54,8 +78,8 @@ class SeenSet {
   virtual uint64_t size() const = 0;
   // Bytes of memory held by the structure's tables.
   virtual uint64_t memory_bytes() const = 0;
-  // Payload of the saved form (without the common header) and the header's flags/params.
-  virtual void Serialize(std::string* payload) const = 0;
+  // Writes the payload of the saved form (without the common header).
+  virtual void Serialize(PayloadWriter* out) const = 0;
 };
 
 class ExactSeenSet final : public SeenSet {
@@ -66,7 +90,7 @@ class ExactSeenSet final : public SeenSet {
   void InsertBatch(const uint64_t* keys, size_t n) override;
   uint64_t size() const override { return count_ + (has_zero_ ? 1 : 0); }
   uint64_t memory_bytes() const override { return slots_.size() * sizeof(uint64_t); }
-  void Serialize(std::string* payload) const override;
+  void Serialize(PayloadWriter* out) const override;
   Status Deserialize(const uint8_t* p, size_t n, const std::string& file);
 
  private:
@@ -92,7 +116,7 @@ class ApproxSeenSet final : public SeenSet {
   void InsertBatch(const uint64_t* keys, size_t n) override;
   uint64_t size() const override;
   uint64_t memory_bytes() const override;
-  void Serialize(std::string* payload) const override;
+  void Serialize(PayloadWriter* out) const override;
   // version: the PSEN file version (1: all stages use the v1 bit positions).
   Status Deserialize(const uint8_t* p, size_t n, const std::string& file, uint32_t version);
   void SetProgress(uint64_t done, uint64_t total) override {

@@ -65,11 +65,16 @@ void VerticalFilter::FinishDocument(VerticalOutput* out) {
       out->text.push_back('\n');
     }
   }
+  ClearDocument();
+}
+
+void VerticalFilter::ClearDocument() {
   lines_p_.clear();
   line_par_.clear();
   toks_.clear();
   par_end_.clear();
-  in_doc_ = false;
+  held_.clear();
+  held_lines_ = 0;
 }
 
 Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t slots,
@@ -79,7 +84,7 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
   const size_t kPart = 1 << 18;
   const size_t nparts = len == 0 ? 0 : (len + kPart - 1) / kPart;
   if (parts_.size() < nparts) parts_.resize(nparts);
-  bool too_long = false;
+  std::atomic<uint64_t> long_line{UINT64_MAX};  // offset in `data` of the first line longer than 4 GiB
   parallel::ParallelFor(
       nparts, 1, slots,
       [&](size_t b, size_t e, size_t) {
@@ -88,18 +93,19 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
           v.clear();
           size_t at = c * kPart;
           const size_t stop_at = std::min(len, (c + 1) * kPart);
-          if (at > 0) {  // skip to the first line starting in this range
-            if (data[at - 1] != '\n') {
-              const void* nl = std::memchr(data + at, '\n', len - at);
-              if (!nl) continue;
-              at = static_cast<const uint8_t*>(nl) - data + 1;
-            }
+          if (at > 0 && data[at - 1] != '\n') {  // skip to the first line starting in this range, if any
+            // Search this range only: inside a long line every part would otherwise scan to its end.
+            const void* nl = std::memchr(data + at, '\n', stop_at - at);
+            if (!nl) continue;
+            at = static_cast<const uint8_t*>(nl) - data + 1;
           }
           while (at < stop_at) {
             const void* nl = std::memchr(data + at, '\n', len - at);
             const size_t end = nl ? static_cast<const uint8_t*>(nl) - data : len;
             if (end - at > UINT32_MAX) {
-              too_long = true;
+              uint64_t cur = long_line.load();
+              while (at < cur && !long_line.compare_exchange_weak(cur, at)) {
+              }
               break;
             }
             Line l;
@@ -110,25 +116,18 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
         }
       },
       stop);
-  if (too_long) return Status(Code::kInvalidInput, "a line longer than 4 GiB");
+  if (long_line.load() != UINT64_MAX)
+    return Status(Code::kInvalidInput, "the line at byte offset " + std::to_string(input_bytes_ + long_line.load()) +
+                                           " is longer than 4 GiB");
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  input_bytes_ += len;
 
   // 2. Structure and decisions, in order.
   for (size_t c = 0; c < nparts; c++) {
     for (const Line& l : parts_[c]) {
       lines_++;
-      if (l.kind == LineKind::kDocOpen) {
-        FinishDocument(out);  // text before <doc> without </doc> is its own document
-        new_doc_ = true;
-      }
-      if (l.kind == LineKind::kParOpen) new_par_ = true;
-      if (new_doc_ || !in_doc_) {
-        if (!lines_p_.empty()) FinishDocument(out);
-        in_doc_ = true;
-        new_doc_ = false;
-        new_par_ = true;
-      }
-      if (new_par_) {
+      if (l.kind == LineKind::kDocOpen) FinishDocument(out);  // text before <doc> without </doc> is its own document
+      if (lines_p_.empty() || new_par_ || l.kind == LineKind::kParOpen) {
         StartParagraph();
         new_par_ = false;
       }
@@ -141,28 +140,31 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
         new_par_ = true;
       } else if (l.kind == LineKind::kDocClose) {
         FinishDocument(out);
-        new_doc_ = true;
       }
-      if (toks_.size() >= UINT32_MAX - 1) return Status(Code::kInvalidInput, "a document with more than 4 G tokens");
+      if (toks_.size() >= UINT32_MAX - 1) {
+        ClearDocument();  // its lines may point into `data`: nothing of it is kept
+        return Status(Code::kInvalidInput,
+                      "the document that reaches line " + std::to_string(lines_) + " has more than 4 G tokens");
+      }
     }
   }
   if (final) FinishDocument(out);
 
-  // 3. Keep the unfinished document's bytes: they may point into `data`, which the caller reuses.
-  if (!lines_p_.empty()) {
+  // 3. Keep the bytes of the unfinished document's lines read by this call: they point into `data`, which
+  //    the caller reuses. Lines held by earlier calls stay where they are.
+  if (held_lines_ < lines_p_.size()) {
     size_t total = 0;
-    for (const Line& l : lines_p_) total += l.len;
-    std::string held;
-    held.reserve(total);
-    for (const Line& l : lines_p_) held.append(reinterpret_cast<const char*>(l.p), l.len);
-    held_.swap(held);
-    size_t at = 0;
-    for (Line& l : lines_p_) {
-      l.p = reinterpret_cast<const uint8_t*>(held_.data()) + at;
+    for (size_t i = held_lines_; i < lines_p_.size(); i++) total += lines_p_[i].len;
+    std::unique_ptr<uint8_t[]> block(new uint8_t[total + 1]);
+    uint8_t* at = block.get();
+    for (size_t i = held_lines_; i < lines_p_.size(); i++) {
+      Line& l = lines_p_[i];
+      std::memcpy(at, l.p, l.len);
+      l.p = at;
       at += l.len;
     }
-  } else {
-    held_.clear();
+    held_.push_back(std::move(block));
+    held_lines_ = lines_p_.size();
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,14 +49,9 @@ class VerticalFilter {
   void SetExpectedBytes(uint64_t total) { expected_bytes_ = total; }
   // Forgets the unfinished document and the line count (a second pass over the same input).
   void Restart() {
-    lines_p_.clear();
-    line_par_.clear();
-    toks_.clear();
-    par_end_.clear();
-    held_.clear();
-    new_doc_ = new_par_ = true;
-    in_doc_ = false;
-    lines_ = done_bytes_ = 0;
+    ClearDocument();
+    new_par_ = false;
+    lines_ = done_bytes_ = input_bytes_ = 0;
   }
   size_t pending_lines() const { return lines_p_.size(); }
 
@@ -68,21 +64,26 @@ class VerticalFilter {
   };
   void Classify(const uint8_t* p, size_t len, Line* l) const;
   void FinishDocument(VerticalOutput* out);
+  void ClearDocument();
   void StartParagraph();
 
   Deduper* d_;
   VerticalTags tags_;
   OutputMode mode_;
-  // current document
+  // current document (a new one starts with the next line when lines_p_ is empty)
   std::vector<Line> lines_p_;
   std::vector<uint32_t> line_par_;  // paragraph index of each line
   std::vector<uint64_t> toks_;
   std::vector<uint32_t> par_end_;
   std::vector<uint8_t> dup_;
-  std::string held_;                // bytes of held lines (copied at the end of a Push)
-  bool new_doc_ = true, new_par_ = true, in_doc_ = false;
+  // Bytes of held lines: one block per Push the document spans; the first held_lines_ lines of lines_p_
+  // point into them (copied once, at the end of the Push that read them).
+  std::vector<std::unique_ptr<uint8_t[]>> held_;
+  size_t held_lines_ = 0;
+  bool new_par_ = false;  // the next line starts a paragraph (after </p>)
   uint64_t lines_ = 0;
   uint64_t expected_bytes_ = 0, done_bytes_ = 0;
+  uint64_t input_bytes_ = 0;  // bytes of the Pushes before this one (error offsets)
   // scratch
   std::vector<std::vector<Line>> parts_;
 };
