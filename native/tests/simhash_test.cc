@@ -133,6 +133,9 @@ TEST(all_pairs_skewed_group) {
   std::vector<uint32_t> labels;
   Components(v.size(), got, &labels);
   for (auto& e : got) EXPECT_EQ(labels[e.first], labels[e.second]);
+  // Labels are the smallest member of each component, singletons label themselves.
+  Components(6, Pairs{{3, 5}, {1, 3}, {2, 4}}, &labels);
+  EXPECT(labels == (std::vector<uint32_t>{0, 1, 2, 1, 2, 1}));
 }
 
 static void CheckIndex(Index& ix, const std::vector<uint64_t>& fps, const std::vector<uint64_t>& ids,
