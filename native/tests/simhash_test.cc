@@ -191,14 +191,14 @@ TEST(index_matches_brute_force) {
       live[i] = false;
     }
     size_t removed = 0;
-    EXPECT(ix->Remove(gone.data(), gone.size() / 5, &removed).ok());
+    EXPECT(ix->Remove(gone.data(), gone.size() / 5, 2, &removed).ok());
     EXPECT_EQ(removed, gone.size() / 5);
     EXPECT(ix->Stats().tombstones > 0);
     for (size_t i = gone.size() / 5; i < gone.size(); i++) live[(i) * 3] = true;
     std::vector<uint64_t> qs(fps.begin(), fps.begin() + 150);
     CheckIndex(*ix, fps, ids, live, qs, mk[1]);
     for (size_t i = 0; i < gone.size(); i++) live[i * 3] = false;
-    EXPECT(ix->Remove(gone.data(), gone.size(), &removed).ok());
+    EXPECT(ix->Remove(gone.data(), gone.size(), 2, &removed).ok());
     EXPECT_EQ(removed, gone.size() - gone.size() / 5);
     EXPECT_EQ(ix->Stats().tombstones, 0u);  // compacted
     CheckIndex(*ix, fps, ids, live, qs, mk[1]);
@@ -226,7 +226,7 @@ TEST(index_save_open_and_corruption) {
   for (size_t i = 0; i < ids.size(); i++) ids[i] = i * 11 + 1;
   EXPECT(ix->Insert(ids.data(), fps.data(), fps.size(), 2).ok());
   const uint64_t rm[2] = {1, 12};
-  EXPECT(ix->Remove(rm, 2, nullptr).ok());
+  EXPECT(ix->Remove(rm, 2, 1, nullptr).ok());
   std::vector<bool> live(fps.size(), true);
   live[0] = live[1] = false;
   EXPECT(ix->Save(path, 2).ok());

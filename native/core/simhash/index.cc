@@ -263,7 +263,7 @@ Status Index::Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t 
   return Status::Ok();
 }
 
-Status Index::Remove(const uint64_t* ids, size_t n, size_t* removed) {
+Status Index::Remove(const uint64_t* ids, size_t n, size_t slots, size_t* removed) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   EnsureIdMap();
   size_t r = 0;
@@ -275,7 +275,7 @@ Status Index::Remove(const uint64_t* ids, size_t n, size_t* removed) {
     r++;
   }
   if (removed) *removed = r;
-  if (dead_ > 0 && dead_ * 4 > count_) CompactLocked(1);
+  if (dead_ > 0 && dead_ * 4 > count_) CompactLocked(slots);
   return Status::Ok();
 }
 
