@@ -35,6 +35,9 @@ test('cli: find-all reproduces simhash-find-all pairs; --ids reports identical f
   assert.is(bad.status, 1);
   assert.match(bad.stderr, /-:2/);
   assert.is(run(['find-all', '--blocks', '2', '--distance', '3'], '').status, 2);
+  const tooMany = run(['find-all', '--blocks', '64', '--distance', '8'], '1\n');
+  assert.is(tooMany.status, 2);
+  assert.match(tooMany.stderr, /4096/);
 });
 
 test.run();
