@@ -213,9 +213,14 @@ void Index::CompactLocked(size_t slots) {
     idmap_.reset();  // rebuilt on demand
   }
   alive_.assign((count_ + 63) / 64, ~uint64_t{0});
+  RebuildMain(slots);
+}
+
+void Index::RebuildMain(size_t slots) {
   BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
   delta_ = Run();
   delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+  map_.reset();  // every caller materialized first: nothing points into the file any more
 }
 
 void Index::Compact(size_t slots) {
@@ -226,9 +231,7 @@ void Index::Compact(size_t slots) {
 void Index::MergePolicy(size_t slots) {
   const size_t pending = count_ - main_.hi;
   if (pending > kBufferMax && pending * 8 > main_.hi) {
-    BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
-    delta_ = Run();
-    delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+    RebuildMain(slots);
   } else if (count_ - delta_.hi > kBufferMax) {
     BuildRun(main_.hi, static_cast<uint32_t>(count_), slots, &delta_);
   }

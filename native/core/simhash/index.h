@@ -102,6 +102,8 @@ class Index {
   void EnsureIdMap();
   void BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const;
   void CompactLocked(size_t slots);
+  // Merges every slot into the main run (after Materialize) and releases the file map.
+  void RebuildMain(size_t slots);
   void MergePolicy(size_t slots);
 
   template <bool kAll, bool kFast>
