@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { simhashFingerprintsSync } from '../lib/index';
 
 const V = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'shared', 'vectors', 'simhash-py', 'vectors.json'), 'utf8'));
 const CLI = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
@@ -14,6 +15,13 @@ test('cli: fingerprint --profile seomoz reproduces the documents', () => {
   const r = run(['fingerprint', '--profile', 'seomoz'], input);
   assert.is(r.status, 0, r.stderr);
   assert.equal(r.stdout.trim().split('\n'), V.documents.map((d: { fingerprint: string }) => d.fingerprint));
+});
+
+test('cli: fingerprint without --profile is the library default', () => {
+  const texts: string[] = V.documents.map((d: { text: string }) => d.text).concat(['Two words', '']);
+  const r = run(['fingerprint'], texts.map((text) => JSON.stringify({ text })).join('\n') + '\n');
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim().split('\n'), Array.from(simhashFingerprintsSync(texts), String));
 });
 
 test('cli: find-all reproduces simhash-find-all pairs; --ids reports identical fingerprints; --clusters', () => {
@@ -35,6 +43,9 @@ test('cli: find-all reproduces simhash-find-all pairs; --ids reports identical f
   assert.is(bad.status, 1);
   assert.match(bad.stderr, /-:2/);
   assert.is(run(['find-all', '--blocks', '2', '--distance', '3'], '').status, 2);
+  const tooMany = run(['find-all', '--blocks', '64', '--distance', '8'], '1\n');
+  assert.is(tooMany.status, 2);
+  assert.match(tooMany.stderr, /4096/);
 });
 
 test.run();

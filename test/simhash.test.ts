@@ -85,6 +85,14 @@ test('reference agrees with native fingerprints on random texts', async () => {
   assert.is(simhashFingerprintsSync([rep], { profile: 'seomoz', weighting: 'binary' })[0], ref.compute(distinct));
 });
 
+test('default profile: word 3-grams of \\W+-split lower-cased text (one shingle when shorter), fast64', () => {
+  const texts = ['The quick brown fox jumps over the lazy dog', 'Two WORDS', '', 'a a a a b b a a a a', 'naïve café, Über!'];
+  const fps = simhashFingerprintsSync(texts);
+  const sh = shingleHashesSync(texts, { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole', hash: 'fast64' });
+  texts.forEach((t, i) => assert.is(fps[i], simhashCompute(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array), t));
+  assert.ok(fps[1] !== 0n); // the two-word text has its one shingle
+});
+
 test('find-all: zero misses and zero false positives vs brute force, several (m, k)', async () => {
   for (const [m, k] of [[4, 3], [5, 3], [6, 3], [6, 4], [3, 2], [9, 8], [2, 0], [7, 1]]) {
     const fps = ref.plantedSet(250, k, BigInt(m * 10 + k));

@@ -143,7 +143,7 @@ FindAllConfig ParseFindAll(Napi::Env env, const Napi::Value& v) {
   Napi::Object o = OptionsObject(env, v, "options");
   FindAllConfig c;
   c.distance = GetUint32(o, "distance", 3, 0, simhash::kMaxDistance);
-  c.blocks = GetUint32(o, "blocks", c.distance + 3 <= 64 ? std::max<uint32_t>(c.distance + 3, 6) : 64, 1, 64);
+  c.blocks = GetUint32(o, "blocks", std::max<uint32_t>(c.distance + 3, 6), 1, 64);  // distance <= 8
   c.clusters = GetBool(o, "clusters", false);
   Status s = simhash::ValidateParams(c.blocks, c.distance);
   if (!s.ok()) ThrowRangeError(env, s.message());

@@ -1,8 +1,10 @@
 #include "simhash_index.h"
 
 #include <atomic>
-#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "addon.h"
 #include "args.h"
@@ -20,44 +22,102 @@ struct IndexState {
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
-// An async operation on the index: run() on a pool thread, resolve() on the JS thread.
+// A 64-bit array argument: read in place by a synchronous call, copied by Own() before an async one.
+struct U64Arg {
+  U64View view;
+  std::vector<uint64_t> owned;
+  void Own() {
+    owned.assign(view.data, view.data + view.size);
+    view.data = owned.data();
+  }
+};
+
+// Operations on the index. Each is run either at once on the JS thread (one slot) or by an IndexWorker on
+// the pool; Own() copies what an async run must not read from JS memory.
+struct InsertOp {
+  U64Arg ids, fps;
+  void Own() {
+    ids.Own();
+    fps.Own();
+  }
+  Status Run(simhash::Index& ix, size_t slots, const std::atomic<bool>*) {
+    return ix.Insert(ids.view.data, fps.view.data, ids.view.size, slots);
+  }
+  Napi::Value Resolve(Napi::Env env) { return env.Undefined(); }
+};
+
+struct RemoveOp {
+  U64Arg ids;
+  size_t removed = 0;
+  void Own() { ids.Own(); }
+  Status Run(simhash::Index& ix, size_t slots, const std::atomic<bool>*) {
+    return ix.Remove(ids.view.data, ids.view.size, slots, &removed);
+  }
+  Napi::Value Resolve(Napi::Env env) { return Napi::Number::New(env, static_cast<double>(removed)); }
+};
+
+struct FindFirstManyOp {
+  U64Arg q;
+  std::vector<uint64_t> ids;
+  std::vector<uint8_t> found;
+  void Own() { q.Own(); }
+  Status Run(simhash::Index& ix, size_t slots, const std::atomic<bool>* stop) {
+    return ix.FindFirstBatch(q.view.data, q.view.size, slots, stop, &ids, &found);
+  }
+  Napi::Value Resolve(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    const size_t n = found.size();
+    o.Set("ids", NewU64Array(env, std::move(ids)));
+    o.Set("found", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(found)), 0));
+    return o;
+  }
+};
+
+struct FindAllManyOp {
+  U64Arg q;
+  std::vector<uint32_t> offsets;
+  std::vector<uint64_t> ids;
+  void Own() { q.Own(); }
+  Status Run(simhash::Index& ix, size_t slots, const std::atomic<bool>* stop) {
+    return ix.FindAllBatch(q.view.data, q.view.size, slots, stop, &offsets, &ids);
+  }
+  Napi::Value Resolve(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    const size_t n = offsets.size();
+    o.Set("offsets", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(offsets)), 0));
+    o.Set("ids", NewU64Array(env, std::move(ids)));
+    return o;
+  }
+};
+
+struct SaveOp {
+  std::string path;
+  void Own() {}
+  Status Run(simhash::Index& ix, size_t slots, const std::atomic<bool>*) { return ix.Save(path, slots); }
+  Napi::Value Resolve(Napi::Env env) { return env.Undefined(); }
+};
+
+// An operation run on a pool thread; it holds the index state, so close() cannot free the index under it.
+template <typename Op>
 class IndexWorker : public PromiseWorker {
  public:
-  IndexWorker(Napi::Env env, StatePtr state, std::function<Status(simhash::Index&, size_t slots, const std::atomic<bool>*)> run,
-              std::function<Napi::Value(Napi::Env)> resolve)
-      : PromiseWorker(env), state_(std::move(state)), run_(std::move(run)), resolve_(std::move(resolve)) {
-    slots_ = parallel::MaxSlots();
+  IndexWorker(Napi::Env env, StatePtr state, Op op)
+      : PromiseWorker(env), state_(std::move(state)), op_(std::move(op)), slots_(parallel::MaxSlots()) {
+    op_.Own();
   }
 
  protected:
   Status Run() override {
     if (state_->closed.load()) return Status(Code::kCancelled, "the index was closed before this operation ran");
-    return run_(*state_->index, slots_, stop());
+    return op_.Run(*state_->index, slots_, stop());
   }
-  Napi::Value Resolve(Napi::Env env) override { return resolve_(env); }
+  Napi::Value Resolve(Napi::Env env) override { return op_.Resolve(env); }
 
  private:
   StatePtr state_;
-  std::function<Status(simhash::Index&, size_t, const std::atomic<bool>*)> run_;
-  std::function<Napi::Value(Napi::Env)> resolve_;
-  size_t slots_ = 1;
+  Op op_;
+  size_t slots_;
 };
-
-Napi::Value FindAllObject(Napi::Env env, std::vector<uint32_t>&& offsets, std::vector<uint64_t>&& ids) {
-  Napi::Object o = Napi::Object::New(env);
-  const size_t n = offsets.size();
-  o.Set("offsets", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(offsets)), 0));
-  o.Set("ids", NewU64Array(env, std::move(ids)));
-  return o;
-}
-
-Napi::Value FindFirstObject(Napi::Env env, std::vector<uint64_t>&& ids, std::vector<uint8_t>&& found) {
-  Napi::Object o = Napi::Object::New(env);
-  const size_t n = found.size();
-  o.Set("ids", NewU64Array(env, std::move(ids)));
-  o.Set("found", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(found)), 0));
-  return o;
-}
 
 class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
  public:
@@ -130,56 +190,32 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     return info.This().As<Napi::Function>().New({ext});
   }
 
-  Napi::Value Insert(const Napi::CallbackInfo& info) {
+  // Runs op now (the sync twin: JS thread, one slot) or queues it on the pool (async: returns a Promise).
+  template <typename Op>
+  static Napi::Value Call(Napi::Env env, const StatePtr& st, bool async, Op op) {
+    if (async) return (new IndexWorker<Op>(env, st, std::move(op)))->QueueAndGetPromise();
+    Check(env, op.Run(*st->index, 1, nullptr));
+    return op.Resolve(env);
+  }
+
+  Napi::Value InsertCall(const Napi::CallbackInfo& info, bool async) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
     const U64View ids = GetU64Array(env, info[0], "ids");
     const U64View fps = GetU64Array(env, info[1], "fingerprints");
     if (ids.size != fps.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
-    Check(env, st->index->Insert(ids.data, fps.data, ids.size, 1));
-    return env.Undefined();
+    return Call(env, st, async, InsertOp{{ids, {}}, {fps, {}}});
   }
+  Napi::Value Insert(const Napi::CallbackInfo& info) { return InsertCall(info, false); }
+  Napi::Value InsertAsync(const Napi::CallbackInfo& info) { return InsertCall(info, true); }
 
-  Napi::Value InsertAsync(const Napi::CallbackInfo& info) {
+  Napi::Value RemoveCall(const Napi::CallbackInfo& info, bool async) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
-    const U64View idv = GetU64Array(env, info[0], "ids");
-    const U64View fpv = GetU64Array(env, info[1], "fingerprints");
-    if (idv.size != fpv.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
-    auto ids = std::make_shared<std::vector<uint64_t>>(idv.data, idv.data + idv.size);
-    auto fps = std::make_shared<std::vector<uint64_t>>(fpv.data, fpv.data + fpv.size);
-    auto* w = new IndexWorker(
-        env, st,
-        [ids, fps](simhash::Index& ix, size_t slots, const std::atomic<bool>*) {
-          return ix.Insert(ids->data(), fps->data(), ids->size(), slots);
-        },
-        [](Napi::Env e) { return e.Undefined(); });
-    return w->QueueAndGetPromise();
+    return Call(env, st, async, RemoveOp{{GetU64Array(env, info[0], "ids"), {}}});
   }
-
-  Napi::Value Remove(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    const U64View ids = GetU64Array(env, info[0], "ids");
-    size_t removed = 0;
-    Check(env, st->index->Remove(ids.data, ids.size, &removed));
-    return Napi::Number::New(env, static_cast<double>(removed));
-  }
-
-  Napi::Value RemoveAsync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    const U64View idv = GetU64Array(env, info[0], "ids");
-    auto ids = std::make_shared<std::vector<uint64_t>>(idv.data, idv.data + idv.size);
-    auto removed = std::make_shared<size_t>(0);
-    auto* w = new IndexWorker(
-        env, st,
-        [ids, removed](simhash::Index& ix, size_t, const std::atomic<bool>*) {
-          return ix.Remove(ids->data(), ids->size(), removed.get());
-        },
-        [removed](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*removed)); });
-    return w->QueueAndGetPromise();
-  }
+  Napi::Value Remove(const Napi::CallbackInfo& info) { return RemoveCall(info, false); }
+  Napi::Value RemoveAsync(const Napi::CallbackInfo& info) { return RemoveCall(info, true); }
 
   Napi::Value Has(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -203,57 +239,18 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     return NewU64Array(env, std::move(ids));
   }
 
-  Napi::Value FindFirstMany(const Napi::CallbackInfo& info) {
+  template <typename Op>
+  Napi::Value Many(const Napi::CallbackInfo& info, bool async) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
-    const U64View qv = GetU64Array(env, info[0], "fingerprints");
-    auto q = std::make_shared<std::vector<uint64_t>>(qv.data, qv.data + qv.size);
-    auto ids = std::make_shared<std::vector<uint64_t>>();
-    auto found = std::make_shared<std::vector<uint8_t>>();
-    auto* w = new IndexWorker(
-        env, st,
-        [q, ids, found](simhash::Index& ix, size_t slots, const std::atomic<bool>* stop) {
-          return ix.FindFirstBatch(q->data(), q->size(), slots, stop, ids.get(), found.get());
-        },
-        [ids, found](Napi::Env e) { return FindFirstObject(e, std::move(*ids), std::move(*found)); });
-    return w->QueueAndGetPromise();
+    Op op;
+    op.q.view = GetU64Array(env, info[0], "fingerprints");
+    return Call(env, st, async, std::move(op));
   }
-
-  Napi::Value FindFirstManySync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    const U64View q = GetU64Array(env, info[0], "fingerprints");
-    std::vector<uint64_t> ids;
-    std::vector<uint8_t> found;
-    Check(env, st->index->FindFirstBatch(q.data, q.size, 1, nullptr, &ids, &found));
-    return FindFirstObject(env, std::move(ids), std::move(found));
-  }
-
-  Napi::Value FindAllMany(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    const U64View qv = GetU64Array(env, info[0], "fingerprints");
-    auto q = std::make_shared<std::vector<uint64_t>>(qv.data, qv.data + qv.size);
-    auto off = std::make_shared<std::vector<uint32_t>>();
-    auto ids = std::make_shared<std::vector<uint64_t>>();
-    auto* w = new IndexWorker(
-        env, st,
-        [q, off, ids](simhash::Index& ix, size_t slots, const std::atomic<bool>* stop) {
-          return ix.FindAllBatch(q->data(), q->size(), slots, stop, off.get(), ids.get());
-        },
-        [off, ids](Napi::Env e) { return FindAllObject(e, std::move(*off), std::move(*ids)); });
-    return w->QueueAndGetPromise();
-  }
-
-  Napi::Value FindAllManySync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    const U64View q = GetU64Array(env, info[0], "fingerprints");
-    std::vector<uint32_t> off;
-    std::vector<uint64_t> ids;
-    Check(env, st->index->FindAllBatch(q.data, q.size, 1, nullptr, &off, &ids));
-    return FindAllObject(env, std::move(off), std::move(ids));
-  }
+  Napi::Value FindFirstMany(const Napi::CallbackInfo& info) { return Many<FindFirstManyOp>(info, true); }
+  Napi::Value FindFirstManySync(const Napi::CallbackInfo& info) { return Many<FindFirstManyOp>(info, false); }
+  Napi::Value FindAllMany(const Napi::CallbackInfo& info) { return Many<FindAllManyOp>(info, true); }
+  Napi::Value FindAllManySync(const Napi::CallbackInfo& info) { return Many<FindAllManyOp>(info, false); }
 
   Napi::Value Compact(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -261,22 +258,13 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     return env.Undefined();
   }
 
-  Napi::Value Save(const Napi::CallbackInfo& info) {
+  Napi::Value SaveCall(const Napi::CallbackInfo& info, bool async) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
-    const std::string path = PathArg(env, info[0]);
-    auto* w = new IndexWorker(
-        env, st, [path](simhash::Index& ix, size_t slots, const std::atomic<bool>*) { return ix.Save(path, slots); },
-        [](Napi::Env e) { return e.Undefined(); });
-    return w->QueueAndGetPromise();
+    return Call(env, st, async, SaveOp{PathArg(env, info[0])});
   }
-
-  Napi::Value SaveSync(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    StatePtr st = Live(env);
-    Check(env, st->index->Save(PathArg(env, info[0]), 1));
-    return env.Undefined();
-  }
+  Napi::Value Save(const Napi::CallbackInfo& info) { return SaveCall(info, true); }
+  Napi::Value SaveSync(const Napi::CallbackInfo& info) { return SaveCall(info, false); }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();

@@ -2,7 +2,7 @@
 //   fingerprint  one decimal u64 fingerprint per JSONL line
 //   find-all     pairs of fingerprints (or ids) within k bits, like seomoz's simhash-find-all
 import { NeardupError } from '../../errors';
-import { simhashFindAll, simhashFingerprints, type SimhashOptions } from '../../simhash';
+import { simhashFindAll, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash';
 import type { ShingleOptions } from '../../shingles';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
@@ -91,7 +91,15 @@ async function findAll(args: string[]): Promise<number> {
   }
   const distance = intOption('distance', values.distance, 3, 0, 8);
   const blocks = values.blocks === undefined ? undefined : intOption('blocks', values.blocks, 6, 1, 64);
-  if (blocks !== undefined && blocks <= distance) throw new UsageError(`--blocks must be greater than --distance (got ${blocks} and ${distance})`);
+  if (blocks !== undefined) {
+    // The library's own check of (blocks, distance), before any input is read: m > k and at most 4096 tables.
+    try {
+      simhashFindAllSync(new BigUint64Array(0), { blocks, distance });
+    } catch (e) {
+      if (e instanceof RangeError) throw new UsageError(`--blocks ${blocks} --distance ${distance}: ${e.message}`);
+      throw e;
+    }
+  }
   const withIds = Boolean(values.ids);
   const ids: bigint[] = [];
   const fps: bigint[] = [];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "minhash/union_find.h"
 #include "parallel/pool.h"
 #include "simhash/kernels.h"
 #include "simhash/layout.h"
@@ -198,23 +199,9 @@ Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t sl
 }
 
 void Components(size_t n, const Pairs& pairs, std::vector<uint32_t>* labels) {
-  std::vector<uint32_t>& p = *labels;
-  p.resize(n);
-  for (size_t i = 0; i < n; i++) p[i] = static_cast<uint32_t>(i);
-  auto find = [&](uint32_t x) {
-    while (p[x] != x) {
-      p[x] = p[p[x]];
-      x = p[x];
-    }
-    return x;
-  };
-  for (const auto& e : pairs) {
-    const uint32_t a = find(e.first), b = find(e.second);
-    if (a == b) continue;
-    if (a < b) p[b] = a;
-    else p[a] = b;
-  }
-  for (size_t i = 0; i < n; i++) p[i] = find(static_cast<uint32_t>(i));
+  UnionFind uf(n);
+  for (const auto& e : pairs) uf.Union(e.first, e.second);
+  uf.Roots(labels);
 }
 
 }  // namespace simhash

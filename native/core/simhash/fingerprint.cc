@@ -55,11 +55,9 @@ FingerprintConfig SeomozProfile() {
 }
 
 FingerprintConfig DefaultProfile() {
-  FingerprintConfig c;
-  c.shingles.text.unit = TextUnit::kWord;
+  // seomoz's tokens, but word 3-grams, one shingle of a shorter text, and fast64.
+  FingerprintConfig c = SeomozProfile();
   c.shingles.text.n = 3;
-  c.shingles.text.split = WordSplit::kNonWord;
-  c.shingles.text.lowercase = true;
   c.shingles.text.short_text = ShortText::kWhole;
   c.shingles.hash = ShingleHash::kFast64;
   return c;

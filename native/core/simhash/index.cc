@@ -213,9 +213,14 @@ void Index::CompactLocked(size_t slots) {
     idmap_.reset();  // rebuilt on demand
   }
   alive_.assign((count_ + 63) / 64, ~uint64_t{0});
+  RebuildMain(slots);
+}
+
+void Index::RebuildMain(size_t slots) {
   BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
   delta_ = Run();
   delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+  map_.reset();  // every caller materialized first: nothing points into the file any more
 }
 
 void Index::Compact(size_t slots) {
@@ -226,9 +231,7 @@ void Index::Compact(size_t slots) {
 void Index::MergePolicy(size_t slots) {
   const size_t pending = count_ - main_.hi;
   if (pending > kBufferMax && pending * 8 > main_.hi) {
-    BuildRun(0, static_cast<uint32_t>(count_), slots, &main_);
-    delta_ = Run();
-    delta_.lo = delta_.hi = static_cast<uint32_t>(count_);
+    RebuildMain(slots);
   } else if (count_ - delta_.hi > kBufferMax) {
     BuildRun(main_.hi, static_cast<uint32_t>(count_), slots, &delta_);
   }
@@ -263,7 +266,7 @@ Status Index::Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t 
   return Status::Ok();
 }
 
-Status Index::Remove(const uint64_t* ids, size_t n, size_t* removed) {
+Status Index::Remove(const uint64_t* ids, size_t n, size_t slots, size_t* removed) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   EnsureIdMap();
   size_t r = 0;
@@ -275,7 +278,7 @@ Status Index::Remove(const uint64_t* ids, size_t n, size_t* removed) {
     r++;
   }
   if (removed) *removed = r;
-  if (dead_ > 0 && dead_ * 4 > count_) CompactLocked(1);
+  if (dead_ > 0 && dead_ * 4 > count_) CompactLocked(slots);
   return Status::Ok();
 }
 
@@ -459,26 +462,22 @@ namespace {
 constexpr char kKind[4] = {'S', 'I', 'M', 'H'};
 constexpr uint32_t kVersion = 1;
 
-bool LittleEndianHost() {
-  const uint16_t x = 1;
-  uint8_t b;
-  std::memcpy(&b, &x, 1);
-  return b == 1;
-}
+// The file stores the arrays as they are in memory: little-endian hosts only.
+constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
+// Writes the payload, keeping its CRC. The header is 64 bytes, so payload offsets and file offsets have
+// the same alignment.
 struct CrcWriter {
   io::AtomicFile* f;
   uint32_t crc = 0;
-  uint64_t size = 0;
   Status Write(const void* p, size_t n) {
     if (n == 0) return Status::Ok();
     crc = Crc32c(p, n, crc);
-    size += n;
     return f->Write(p, n);
   }
   Status Pad8() {
     static const uint8_t zeros[8] = {0};
-    return Write(zeros, (8 - size % 8) % 8);
+    return Write(zeros, (8 - f->written() % 8) % 8);
   }
 };
 
@@ -486,7 +485,7 @@ struct CrcWriter {
 
 Status Index::Save(const std::string& path, size_t slots) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  if (!LittleEndianHost()) return Status(Code::kUnsupported, "saving a simhash index needs a little-endian host");
+  if (!kLittleEndianHost) return Status(Code::kUnsupported, "saving a simhash index needs a little-endian host");
   if (dead_ > 0 || main_.hi != count_) CompactLocked(slots);
   io::AtomicFile file;
   Status st = file.Open(path);
@@ -522,7 +521,7 @@ Status Index::Save(const std::string& path, size_t slots) {
   io::FileHeader h;
   std::memcpy(h.kind, kKind, 4);
   h.version = kVersion;
-  h.payload_size = w.size;
+  h.payload_size = file.written() - io::kHeaderSize;
   h.payload_crc = w.crc;
   h.params[0] = layout_.blocks();
   h.params[1] = layout_.distance();
@@ -532,7 +531,7 @@ Status Index::Save(const std::string& path, size_t slots) {
 }
 
 Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>* out) {
-  if (!LittleEndianHost()) return Status(Code::kUnsupported, "opening a simhash index needs a little-endian host");
+  if (!kLittleEndianHost) return Status(Code::kUnsupported, "opening a simhash index needs a little-endian host");
   auto map = std::make_unique<io::MappedFile>();
   Status st = map->Open(path);
   if (!st.ok()) return st;

@@ -61,8 +61,8 @@ class Index {
 
   // Fails (changing nothing) when an id is already present or repeated in the batch.
   Status Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t slots);
-  // Removes the ids that are present; *removed = how many.
-  Status Remove(const uint64_t* ids, size_t n, size_t* removed);
+  // Removes the ids that are present; *removed = how many. Compaction, when due, uses `slots` pool slots.
+  Status Remove(const uint64_t* ids, size_t n, size_t slots, size_t* removed);
   void Compact(size_t slots);
   bool Contains(uint64_t id);
 
@@ -102,6 +102,8 @@ class Index {
   void EnsureIdMap();
   void BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const;
   void CompactLocked(size_t slots);
+  // Merges every slot into the main run (after Materialize) and releases the file map.
+  void RebuildMain(size_t slots);
   void MergePolicy(size_t slots);
 
   template <bool kAll, bool kFast>

@@ -59,8 +59,7 @@ NEARDUP_SIMHASH_FAST void ScanWithinAvx2(const uint64_t* a, size_t n, uint64_t q
       bits &= bits - 1;
     }
   }
-  for (; i < n; i++)
-    if (Pop(a[i] ^ q) <= k) fn(i);
+  ScanWithinPortable(a + i, n - i, q, k, [&](size_t j) { fn(i + j); });
 }
 #endif
 

@@ -62,21 +62,19 @@ Layout::Layout(uint32_t m, uint32_t k) : m_(m), k_(k) {
   for (uint32_t i = 0; i < c; i++) comb[i] = i;
   while (true) {
     Table t;
-    std::vector<bool> chosen(m, false);
     for (uint32_t b : comb) {
-      chosen[b] = true;
       t.chosen |= uint64_t{1} << b;
       t.prefix_mask |= block_masks_[b];
-      t.prefix_bits += lo[b + 1] - lo[b];
     }
+    t.prefix_bits = static_cast<uint32_t>(__builtin_popcountll(t.prefix_mask));
     std::vector<uint32_t> order(comb.begin(), comb.end());
     for (uint32_t b = 0; b < m; b++)
-      if (!chosen[b]) order.push_back(b);
+      if (!((t.chosen >> b) & 1)) order.push_back(b);
     uint32_t top = 64;
     for (uint32_t b : order) {
       const uint32_t w = lo[b + 1] - lo[b];
+      const uint64_t mask = block_masks_[b] >> lo[b];
       top -= w;
-      const uint64_t mask = w == 64 ? ~uint64_t{0} : ((uint64_t{1} << w) - 1);
       // Merge with the previous move when this block sits right below it in both spaces.
       if (!t.moves.empty()) {
         Table::Move& prev = t.moves.back();
