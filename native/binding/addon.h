@@ -74,6 +74,16 @@ template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v);
 template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, RawBuffer<T>&& v);
+
+// A BigUint64Array over a vector's (or RawBuffer's) storage, without copying where the runtime allows.
+template <typename V>
+Napi::Value NewBigUint64Array(Napi::Env env, V&& v) {
+  const size_t n = v.size();
+  Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
+  napi_value ta;
+  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+  return Napi::Value(env, ta);
+}
 }  // namespace binding
 }  // namespace neardup
 

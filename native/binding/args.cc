@@ -70,24 +70,28 @@ uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_
   return static_cast<uint32_t>(d);
 }
 
-uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def) {
-  Napi::Value v = o.Get(key);
-  if (v.IsUndefined()) return def;
+uint64_t ToUint64(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  std::string subject = what;  // "option 'seed'" -> "Option 'seed' must ..."
+  if (!subject.empty() && subject[0] >= 'a' && subject[0] <= 'z') subject[0] = static_cast<char>(subject[0] - 32);
   if (v.IsBigInt()) {
     bool lossless = false;
     const uint64_t x = v.As<Napi::BigInt>().Uint64Value(&lossless);
-    if (!lossless)
-      ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be a bigint from 0 to 2^64-1");
+    if (!lossless) ThrowRangeError(env, subject + " must be a bigint from 0 to 2^64-1");
     return x;
   }
   if (v.IsNumber()) {
     const double d = v.As<Napi::Number>().DoubleValue();
     if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
-      ThrowRangeError(o.Env(), std::string("Option '") + key +
-                                   "' must be a non-negative safe integer or a bigint, got " + v.ToString().Utf8Value());
+      ThrowRangeError(env, subject + " must be a non-negative safe integer or a bigint, got " + v.ToString().Utf8Value());
     return static_cast<uint64_t>(d);
   }
-  ThrowTypeError(o.Env(), std::string("Expected option '") + key + "' to be a number or a bigint, got " + TypeName(v));
+  ThrowTypeError(env, "Expected " + what + " to be a number or a bigint, got " + TypeName(v));
+}
+
+uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return def;
+  return ToUint64(o.Env(), v, std::string("option '") + key + "'");
 }
 
 int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names) {

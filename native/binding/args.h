@@ -26,6 +26,8 @@ bool GetBool(const Napi::Object& o, const char* key, bool def);
 uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_t min, uint32_t max);
 // A 64-bit unsigned value given as a bigint or a non-negative safe integer.
 uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def);
+// A value given as a bigint or a non-negative safe integer, as u64; `what` names it in errors.
+uint64_t ToUint64(Napi::Env env, const Napi::Value& v, const std::string& what);
 // One of `names`; returns its index.
 int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names);
 

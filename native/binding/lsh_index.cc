@@ -24,13 +24,6 @@ struct LshState {
 
 Status Closed() { return Status(Code::kCancelled, "the index is closed"); }
 
-Napi::Value BigU64Array(Napi::Env env, std::vector<uint64_t>&& v) {
-  const size_t n = v.size();
-  Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
-  napi_value ta;
-  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
-  return Napi::Value(env, ta);
-}
 
 // Copies signatures (Uint32Array for 32-bit profiles, BigUint64Array for fast) and checks their shape.
 std::vector<uint8_t> Signatures(Napi::Env env, const Napi::Value& v, const lsh::Params& p, size_t* count) {
@@ -64,8 +57,8 @@ Napi::Value PairsObject(Napi::Env env, std::vector<lsh::Pair>& pairs) {
     b[i] = pairs[i].second;
   }
   Napi::Object o = Napi::Object::New(env);
-  o.Set("a", BigU64Array(env, std::move(a)));
-  o.Set("b", BigU64Array(env, std::move(b)));
+  o.Set("a", NewBigUint64Array(env, std::move(a)));
+  o.Set("b", NewBigUint64Array(env, std::move(b)));
   return o;
 }
 
@@ -118,7 +111,7 @@ class QueryWorker : public PromiseWorker {
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
-    o.Set("ids", BigU64Array(env, std::move(ids_)));
+    o.Set("ids", NewBigUint64Array(env, std::move(ids_)));
     const size_t m = offsets_.size();
     o.Set("offsets", Napi::Uint32Array::New(env, m, ToArrayBuffer(env, std::move(offsets_)), 0));
     return o;
@@ -235,7 +228,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
       if (st_->index) st_->index->Query(sig.data(), &out);
       else st_->frozen->Query(sig.data(), &out);
     }
-    return BigU64Array(env, std::move(out));
+    return NewBigUint64Array(env, std::move(out));
   }
 
   Napi::Value QueryBatch(const Napi::CallbackInfo& info) {
@@ -285,8 +278,8 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
       else st_->frozen->Clusters(&ids, &reps);
     }
     Napi::Object o = Napi::Object::New(env);
-    o.Set("ids", BigU64Array(env, std::move(ids)));
-    o.Set("representatives", BigU64Array(env, std::move(reps)));
+    o.Set("ids", NewBigUint64Array(env, std::move(ids)));
+    o.Set("representatives", NewBigUint64Array(env, std::move(reps)));
     return o;
   }
 

@@ -46,15 +46,8 @@ Napi::Value ResultObject(Napi::Env env, std::vector<uint32_t>& sig, size_t k, si
 
 Status RunBatch(const TextBatch& batch, const std::shared_ptr<const Plan>& plan, size_t slots,
                 const std::atomic<bool>* stop, std::vector<uint32_t>* out, uint64_t* invalid) {
-  const size_t n = batch.size();
-  std::vector<const uint8_t*> ptrs(n);
-  std::vector<size_t> lens(n);
-  for (size_t i = 0; i < n; i++) {
-    ptrs[i] = batch.data(i);
-    lens[i] = batch.length(i);
-  }
-  out->resize(n * plan->k());
-  return minhash::SignBatch(Docs{ptrs.data(), lens.data(), n}, plan, slots, stop, out->data(), invalid);
+  out->resize(batch.size() * plan->k());
+  return minhash::SignBatch(batch.docs(), plan, slots, stop, out->data(), invalid);
 }
 
 class MinHashWorker : public PromiseWorker {
@@ -134,9 +127,7 @@ Napi::Value DatasketchPermutations(const Napi::CallbackInfo& info) {
   minhash::DatasketchPermutations(static_cast<uint32_t>(seed), k, a.data(), b.data());
   Napi::Object out = Napi::Object::New(env);
   for (int which = 0; which < 2; which++) {
-    napi_value ta;
-    napi_create_typedarray(env, napi_biguint64_array, k, ToArrayBuffer(env, std::move(which == 0 ? a : b)), 0, &ta);
-    out.Set(which == 0 ? "a" : "b", Napi::Value(env, ta));
+    out.Set(which == 0 ? "a" : "b", NewBigUint64Array(env, std::move(which == 0 ? a : b)));
   }
   return out;
 }

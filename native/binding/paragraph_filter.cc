@@ -218,13 +218,8 @@ class ParagraphsWorker : public FilterWorker {
 
  protected:
   Status RunLocked() override {
-    std::vector<const uint8_t*> ptrs(batch_.size());
-    std::vector<size_t> lens(batch_.size());
-    for (size_t i = 0; i < batch_.size(); i++) {
-      ptrs[i] = batch_.data(i);
-      lens[i] = batch_.length(i);
-    }
-    filter::ParagraphBatch b{ptrs.data(), lens.data(), batch_.size(), doc_start_.data(), doc_start_.size() - 1};
+    const Docs d = batch_.docs();
+    filter::ParagraphBatch b{d.ptr, d.len, d.n, doc_start_.data(), doc_start_.size() - 1};
     return filter::DedupParagraphs(s_->deduper.get(), b, slots_, stop(), &out_);
   }
   Napi::Value Resolve(Napi::Env env) override {

@@ -23,11 +23,7 @@ ShingleConfig ParseConfig(Napi::Env env, const Napi::Value& v) {
 Napi::Value ResultObject(Napi::Env env, ShingleBatchResult& r, bool wide) {
   Napi::Object out = Napi::Object::New(env);
   if (wide) {
-    const size_t n = r.h64.size();
-    Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(r.h64));
-    napi_value ta;
-    napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
-    out.Set("hashes", Napi::Value(env, ta));
+    out.Set("hashes", NewBigUint64Array(env, std::move(r.h64)));
   } else {
     const size_t n = r.h32.size();
     out.Set("hashes", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(r.h32)), 0));
@@ -48,14 +44,7 @@ class ShingleWorker : public PromiseWorker {
 
  protected:
   Status Run() override {
-    std::vector<const uint8_t*> ptrs(batch_.size());
-    std::vector<size_t> lens(batch_.size());
-    for (size_t i = 0; i < batch_.size(); i++) {
-      ptrs[i] = batch_.data(i);
-      lens[i] = batch_.length(i);
-    }
-    Docs docs{ptrs.data(), lens.data(), batch_.size()};
-    return ShingleBatch(docs, config_, slots_, stop(), &result_);
+    return ShingleBatch(batch_.docs(), config_, slots_, stop(), &result_);
   }
   Napi::Value Resolve(Napi::Env env) override { return ResultObject(env, result_, Is64Bit(config_.hash)); }
 
@@ -79,15 +68,7 @@ Napi::Value ShingleHashesSync(const Napi::CallbackInfo& info) {
   ShingleBatchResult result;
   return RunSync(
       env,
-      [&] {
-        std::vector<const uint8_t*> ptrs(batch.size());
-        std::vector<size_t> lens(batch.size());
-        for (size_t i = 0; i < batch.size(); i++) {
-          ptrs[i] = batch.data(i);
-          lens[i] = batch.length(i);
-        }
-        return ShingleBatch(Docs{ptrs.data(), lens.data(), batch.size()}, config, 1, nullptr, &result);
-      },
+      [&] { return ShingleBatch(batch.docs(), config, 1, nullptr, &result); },
       [&](Napi::Env e) { return ResultObject(e, result, Is64Bit(config.hash)); });
 }
 

@@ -27,29 +27,7 @@ U64View GetU64Array(Napi::Env env, const Napi::Value& v, const char* what) {
   return out;
 }
 
-uint64_t GetU64Value(Napi::Env env, const Napi::Value& v, const char* what) {
-  if (v.IsBigInt()) {
-    bool lossless = false;
-    const uint64_t x = v.As<Napi::BigInt>().Uint64Value(&lossless);
-    if (!lossless) ThrowRangeError(env, std::string(what) + " must be from 0 to 2^64-1");
-    return x;
-  }
-  if (v.IsNumber()) {
-    const double d = v.As<Napi::Number>().DoubleValue();
-    if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
-      ThrowRangeError(env, std::string(what) + " must be a non-negative safe integer or a bigint");
-    return static_cast<uint64_t>(d);
-  }
-  ThrowTypeError(env, std::string("Expected ") + what + " to be a bigint");
-}
 
-Napi::Value NewU64Array(Napi::Env env, std::vector<uint64_t>&& v) {
-  const size_t n = v.size();
-  Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
-  napi_value ta;
-  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
-  return Napi::Value(env, ta);
-}
 
 namespace {
 
@@ -58,13 +36,7 @@ simhash::FingerprintConfig ParseFingerprint(Napi::Env env, const Napi::Value& v)
   const int profile = GetEnum(o, "profile", 0, {"default", "seomoz"});
   simhash::FingerprintConfig c = profile == 1 ? simhash::SeomozProfile() : simhash::DefaultProfile();
   TextOptions& t = c.shingles.text;
-  t.unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(t.unit), {"char", "word"}));
-  t.n = GetUint32(o, "n", t.n, 1, kMaxN);
-  t.split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t.split), {"whitespace", "nonword"}));
-  t.lowercase = GetBool(o, "lowercase", t.lowercase);
-  t.strip_punct = GetBool(o, "stripPunctuation", t.strip_punct);
-  t.fold_space = GetBool(o, "foldWhitespace", t.fold_space);
-  t.short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(t.short_text), {"whole", "none"}));
+  ReadTextOptions(o, &t);
   const int hash = GetEnum(o, "hash", c.shingles.hash == ShingleHash::kMd5_64 ? 2 : c.shingles.hash == ShingleHash::kMurmur3_64 ? 1 : 0,
                            {"fast64", "murmur3_64", "md5_64"});
   c.shingles.hash = hash == 0 ? ShingleHash::kFast64 : hash == 1 ? ShingleHash::kMurmur3_64 : ShingleHash::kMd5_64;
@@ -77,13 +49,7 @@ simhash::FingerprintConfig ParseFingerprint(Napi::Env env, const Napi::Value& v)
 
 Status RunFingerprints(const TextBatch& batch, const simhash::FingerprintConfig& c, size_t slots,
                        const std::atomic<bool>* stop, std::vector<uint64_t>* out) {
-  std::vector<const uint8_t*> ptrs(batch.size());
-  std::vector<size_t> lens(batch.size());
-  for (size_t i = 0; i < batch.size(); i++) {
-    ptrs[i] = batch.data(i);
-    lens[i] = batch.length(i);
-  }
-  return simhash::FingerprintBatch(Docs{ptrs.data(), lens.data(), batch.size()}, c, slots, stop, out);
+  return simhash::FingerprintBatch(batch.docs(), c, slots, stop, out);
 }
 
 class FingerprintWorker : public PromiseWorker {
@@ -96,7 +62,7 @@ class FingerprintWorker : public PromiseWorker {
 
  protected:
   Status Run() override { return RunFingerprints(batch_, config_, slots_, stop(), &out_); }
-  Napi::Value Resolve(Napi::Env env) override { return NewU64Array(env, std::move(out_)); }
+  Napi::Value Resolve(Napi::Env env) override { return NewBigUint64Array(env, std::move(out_)); }
 
  private:
   simhash::FingerprintConfig config_;
@@ -117,7 +83,7 @@ Napi::Value FingerprintsSync(const Napi::CallbackInfo& info) {
   std::vector<uint64_t> out;
   return RunSync(
       env, [&] { return RunFingerprints(batch, c, 1, nullptr, &out); },
-      [&](Napi::Env e) { return NewU64Array(e, std::move(out)); });
+      [&](Napi::Env e) { return NewBigUint64Array(e, std::move(out)); });
 }
 
 // simhashCompute(features: BigUint64Array, weights?: Float64Array) -> bigint
@@ -206,11 +172,11 @@ Status RunFindAll(const uint64_t* ids, const uint64_t* fps, size_t n, const Find
 
 Napi::Value FindAllResultObject(Napi::Env env, FindAllResult& r, bool clusters) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("pairs", NewU64Array(env, std::move(r.pairs)));
+  o.Set("pairs", NewBigUint64Array(env, std::move(r.pairs)));
   if (clusters) {
     const size_t n = r.cluster_offsets.size();
     o.Set("clusterOffsets", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(r.cluster_offsets)), 0));
-    o.Set("clusterIds", NewU64Array(env, std::move(r.cluster_ids)));
+    o.Set("clusterIds", NewBigUint64Array(env, std::move(r.cluster_ids)));
   }
   return o;
 }

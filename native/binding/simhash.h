@@ -19,9 +19,6 @@ struct U64View {
   size_t size = 0;
 };
 U64View GetU64Array(Napi::Env env, const Napi::Value& v, const char* what);
-// A bigint (or non-negative safe integer) argument.
-uint64_t GetU64Value(Napi::Env env, const Napi::Value& v, const char* what);
-Napi::Value NewU64Array(Napi::Env env, std::vector<uint64_t>&& v);
 
 }  // namespace binding
 }  // namespace neardup

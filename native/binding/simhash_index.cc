@@ -67,7 +67,7 @@ struct FindFirstManyOp {
   Napi::Value Resolve(Napi::Env env) {
     Napi::Object o = Napi::Object::New(env);
     const size_t n = found.size();
-    o.Set("ids", NewU64Array(env, std::move(ids)));
+    o.Set("ids", NewBigUint64Array(env, std::move(ids)));
     o.Set("found", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(found)), 0));
     return o;
   }
@@ -85,7 +85,7 @@ struct FindAllManyOp {
     Napi::Object o = Napi::Object::New(env);
     const size_t n = offsets.size();
     o.Set("offsets", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(offsets)), 0));
-    o.Set("ids", NewU64Array(env, std::move(ids)));
+    o.Set("ids", NewBigUint64Array(env, std::move(ids)));
     return o;
   }
 };
@@ -220,14 +220,14 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
   Napi::Value Has(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
-    return Napi::Boolean::New(env, st->index->Contains(GetU64Value(env, info[0], "id")));
+    return Napi::Boolean::New(env, st->index->Contains(ToUint64(env, info[0], "id")));
   }
 
   Napi::Value FindFirst(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
     uint64_t id = 0;
-    if (!st->index->FindFirst(GetU64Value(env, info[0], "fingerprint"), &id)) return env.Null();
+    if (!st->index->FindFirst(ToUint64(env, info[0], "fingerprint"), &id)) return env.Null();
     return Napi::BigInt::New(env, id);
   }
 
@@ -235,8 +235,8 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     Napi::Env env = info.Env();
     StatePtr st = Live(env);
     std::vector<uint64_t> ids;
-    st->index->FindAll(GetU64Value(env, info[0], "fingerprint"), &ids);
-    return NewU64Array(env, std::move(ids));
+    st->index->FindAll(ToUint64(env, info[0], "fingerprint"), &ids);
+    return NewBigUint64Array(env, std::move(ids));
   }
 
   template <typename Op>

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "text/docs.h"
+
 namespace neardup {
 namespace binding {
 
@@ -22,6 +24,8 @@ class TextBatch {
   const uint8_t* data(size_t i) const { return ptrs_[i]; }
   size_t length(size_t i) const { return lens_[i]; }
   uint64_t total_bytes() const { return total_; }
+  // The batch as the core's document view (valid while this batch lives).
+  Docs docs() const { return Docs{ptrs_.data(), lens_.data(), ptrs_.size()}; }
 
  private:
   void AddBytes(Napi::Env env, const Napi::Value& v, size_t index, const char* what);
