@@ -1,6 +1,8 @@
 // Loads the addon (a prebuild from prebuilds/ or the local build/, via node-gyp-build) and types it once,
 // at the boundary. Everything else in lib/ talks to the native code through `native` only.
 import * as path from 'node:path';
+import type { ParagraphFilterOptions, ParagraphFilterStats } from './paragraphs';
+import type { ShingleHashOptions } from './shingles';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const load: (dir: string) => unknown = require('node-gyp-build');
@@ -14,18 +16,8 @@ export interface PackedTexts {
   offsets: Uint32Array | BigUint64Array;
 }
 
-export interface NativeShingleOptions {
-  unit?: 'char' | 'word';
-  n?: number;
-  split?: 'whitespace' | 'nonword';
-  lowercase?: boolean;
-  stripPunctuation?: boolean;
-  foldWhitespace?: boolean;
-  short?: 'whole' | 'none';
-  hash?: 'fast64' | 'murmur3_32' | 'murmur3_64' | 'sha1_32' | 'md5_64';
-  seed?: number | bigint;
-  dedupe?: boolean;
-}
+// Shingle options cross the boundary as they are (documented in shingles.ts).
+export type NativeShingleOptions = ShingleHashOptions;
 
 export interface NativeShingleResult {
   hashes: BigUint64Array | Uint32Array;
@@ -160,36 +152,9 @@ export interface NativeSignatureWriter {
   readonly records: number;
 }
 
-export interface NativeParagraphFilterOptions {
-  n?: number;
-  threshold?: number;
-  smoothing?: boolean;
-  maxStub?: number;
-  withinDocument?: boolean;
-  keepUniqueShort?: boolean;
-  seen?: 'exact' | 'approx';
-  fpRate?: number;
-  expectedBytes?: number;
-  dropAll?: boolean;
-  docTag?: string;
-  parTag?: string;
-  output?: 'none' | 'mark' | 'strip';
-}
-
-export interface NativeParagraphFilterStats {
-  documents: number;
-  removedDocuments: number;
-  paragraphs: number;
-  duplicateParagraphs: number;
-  tokens: number;
-  removedTokens: number;
-  lines: number;
-  seenKind: 'exact' | 'approx';
-  seenSize: number;
-  seenBytes: number;
-  seenStages?: number;
-  fpBound?: number;
-}
+// The paragraph filter's options and statistics cross the boundary as they are (documented in paragraphs.ts).
+export type NativeParagraphFilterOptions = ParagraphFilterOptions;
+export type NativeParagraphFilterStats = ParagraphFilterStats;
 
 export interface NativeParagraphFilter {
   pushVertical(chunk: Uint8Array, final: boolean): Promise<{ flags: Uint8Array; text: Buffer }>;
