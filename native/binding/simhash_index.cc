@@ -16,9 +16,8 @@ namespace neardup {
 namespace binding {
 namespace {
 
-struct IndexState {
+struct IndexState : Closable {
   std::unique_ptr<simhash::Index> index;
-  std::atomic<bool> closed{false};
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
@@ -108,7 +107,7 @@ class IndexWorker : public PromiseWorker {
 
  protected:
   Status Run() override {
-    if (state_->closed.load()) return Status(Code::kCancelled, "the index was closed before this operation ran");
+    if (state_->closed.load()) return Cancelled("index");
     return op_.Run(*state_->index, slots_, stop());
   }
   Napi::Value Resolve(Napi::Env env) override { return op_.Resolve(env); }
@@ -161,10 +160,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
   }
 
  private:
-  StatePtr Live(Napi::Env env) {
-    if (!state_ || state_->closed.load()) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the SimhashIndex is closed");
-    return state_;
-  }
+  StatePtr Live(Napi::Env env) { return LiveState(env, state_, "SimhashIndex"); }
   static void Check(Napi::Env env, const Status& s) {
     if (!s.ok()) {
       if (s.code() == Code::kInvalidArgument) ThrowRangeError(env, s.message());
@@ -285,10 +281,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    if (state_) {
-      state_->closed.store(true);
-      state_.reset();
-    }
+    CloseState(&state_);
     return info.Env().Undefined();
   }
 
