@@ -118,6 +118,27 @@ class IndexWorker : public PromiseWorker {
   size_t slots_;
 };
 
+// SimhashIndex.openAsync: maps (and verifies) the file on a pool thread, then builds the JS object with the
+// class it was called on.
+class OpenWorker : public PromiseWorker {
+ public:
+  OpenWorker(Napi::Env env, Napi::Function ctor, std::string path, bool verify)
+      : PromiseWorker(env), ctor_(Napi::Persistent(ctor)), path_(std::move(path)), verify_(verify) {}
+
+ protected:
+  Status Run() override { return simhash::Index::Open(path_, verify_, &ix_); }
+  Napi::Value Resolve(Napi::Env env) override {
+    auto ext = Napi::External<std::unique_ptr<simhash::Index>>::New(env, &ix_);
+    return ctor_.Value().New({ext});
+  }
+
+ private:
+  Napi::FunctionReference ctor_;
+  std::string path_;
+  bool verify_;
+  std::unique_ptr<simhash::Index> ix_;
+};
+
 class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -125,6 +146,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
         env, "SimhashIndex",
         {
             StaticMethod<&SimhashIndexWrap::Open>("open"),
+            StaticMethod<&SimhashIndexWrap::OpenAsync>("openAsync"),
             InstanceMethod<&SimhashIndexWrap::Insert>("insert"),
             InstanceMethod<&SimhashIndexWrap::InsertAsync>("insertAsync"),
             InstanceMethod<&SimhashIndexWrap::Remove>("remove"),
@@ -184,6 +206,14 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     if (!s.ok()) throw StatusError(env, s);
     auto ext = Napi::External<std::unique_ptr<simhash::Index>>::New(env, &ix);
     return info.This().As<Napi::Function>().New({ext});
+  }
+
+  static Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::string path = PathArg(env, info[0]);
+    Napi::Object o = OptionsObject(env, info[1], "options");
+    const bool verify = GetBool(o, "verify", true);
+    return (new OpenWorker(env, info.This().As<Napi::Function>(), std::move(path), verify))->QueueAndGetPromise();
   }
 
   // Runs op now (the sync twin: JS thread, one slot) or queues it on the pool (async: returns a Promise).
