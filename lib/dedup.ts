@@ -1,7 +1,7 @@
 // Near-duplicate removal with MinHash LSH: signatures -> band keys -> buckets (in memory, or spilled to
 // sorted runs under a memory budget) -> candidate pairs (optionally verified) -> clusters. The kept
 // document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
-import { nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync } from './errors';
 import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
@@ -56,6 +56,7 @@ export class DedupSession {
   private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
   private readonly shingle: ShingleOptions;
   private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
   constructor(readonly options: DedupOptions = {}) {
     const profile = options.profile ?? 'fast';
@@ -95,6 +96,7 @@ export class DedupSession {
    * a caller may start the next add() (and parse its input) before this one resolves.
    */
   add(texts: (string | null)[]): Promise<void> {
+    this.open();
     const strs = texts.map((t) => t ?? '');
     const valid = Uint8Array.from(texts, (t) => (t === null ? 0 : 1));
     const sigP = minhash(strs, this.mh);
@@ -104,8 +106,10 @@ export class DedupSession {
     shP?.catch(() => undefined);
     const done = this.tail.then(async () => {
       const sig = await sigP;
+      this.open();
       if (shP) {
         const sh = await shP;
+        this.open();
         await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes as BigUint64Array, sh.offsets));
       } else {
         await nativeCall(this.handle.add(sig.signatures, valid));
@@ -117,13 +121,27 @@ export class DedupSession {
 
   /** Waits for every add() so far, then clusters. */
   async finish(): Promise<DedupResult> {
+    this.open();
     await this.tail;
+    this.open();
     const r = await nativeCall(this.handle.finish());
     return { ...r, b: this.b, r: this.r, numPerm: this.numPerm };
   }
 
+  /**
+   * Ends the session and returns at once (also while finish() runs: that finish() still resolves with its
+   * result, and the session's memory and temporary files go when it returns). Work handed to the thread pool
+   * but not started rejects with ERR_NEARDUP_CANCELLED, add()s still waiting in this object with
+   * ERR_NEARDUP_CLOSED; later calls throw ERR_NEARDUP_CLOSED.
+   */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.handle.close();
+  }
+
+  private open(): void {
+    if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the dedup session is closed');
   }
 }
 

@@ -153,7 +153,11 @@ export class LshIndex {
   save(path: string): Promise<void> {
     return nativeCall(this.open().save(path));
   }
-  /** Releases the index (waits for running inserts/queries). Further calls throw ERR_NEARDUP_CLOSED. */
+  /**
+   * Releases the index and returns at once. Calls already handed to the thread pool settle: a running one
+   * completes (with its result), one still queued rejects with ERR_NEARDUP_CANCELLED; the memory goes when
+   * the last of them is done. Later calls throw ERR_NEARDUP_CLOSED.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;

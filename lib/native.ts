@@ -121,6 +121,7 @@ export interface NativeSimhashIndex {
 export interface NativeSimhashIndexClass {
   new (options?: { blocks?: number; distance?: number }): NativeSimhashIndex;
   open(path: string, options?: { verify?: boolean }): NativeSimhashIndex;
+  openAsync(path: string, options?: { verify?: boolean }): Promise<NativeSimhashIndex>;
 }
 
 export interface NativeMinHashOptions extends Omit<NativeShingleOptions, 'hash' | 'seed' | 'dedupe'> {
@@ -181,8 +182,9 @@ export interface NativeBinding {
   simhashFingerprints(texts: TextInput, options?: NativeSimhashOptions): Promise<BigUint64Array>;
   simhashFingerprintsSync(texts: TextInput, options?: NativeSimhashOptions): BigUint64Array;
   simhashCompute(features: BigUint64Array, weights?: Float64Array): bigint;
-  simhashFindAll(ids: BigUint64Array, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
-  simhashFindAllSync(ids: BigUint64Array, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
+  /** ids undefined: document i has id i. */
+  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
+  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
   simhashPickBlocks(n: number, distance: number): number;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */

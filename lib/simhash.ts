@@ -75,12 +75,7 @@ export interface SimhashFindAllResult {
 
 function findAllArgs(fingerprints: U64Input, options: SimhashFindAllOptions = {}) {
   const fps = toU64(fingerprints);
-  let ids: BigUint64Array;
-  if (options.ids !== undefined) ids = toU64(options.ids);
-  else {
-    ids = new BigUint64Array(fps.length);
-    for (let i = 0; i < fps.length; i++) ids[i] = BigInt(i);
-  }
+  const ids = options.ids !== undefined ? toU64(options.ids) : undefined; // undefined: the native side uses 0..n-1
   const distance = options.distance ?? 3;
   const blocks = options.blocks ?? (Number.isInteger(distance) && distance >= 0 && distance <= 8 ? pickSimhashBlocks(fps.length, distance) : 6);
   return { fps, ids, opts: { blocks, distance, clusters: Boolean(options.clusters) } };
@@ -159,6 +154,15 @@ export class SimhashIndex {
   static open(path: string, options?: { verify?: boolean }): SimhashIndex {
     const h = nativeSync(() => native.SimhashIndex.open(path, options));
     return new SimhashIndex(undefined, h);
+  }
+
+  /**
+   * open() on the thread pool: the mapping and, with verify (default true), the checksum pass over the whole
+   * file happen off the JS thread. Rejects with ERR_NEARDUP_IO / ERR_NEARDUP_CORRUPT / ERR_NEARDUP_UNSUPPORTED.
+   */
+  static openAsync(path: string, options?: { verify?: boolean }): Promise<SimhashIndex> {
+    // argument mistakes throw here, as every other call does; run-time failures reject
+    return nativeCall(native.SimhashIndex.openAsync(path, options)).then((h) => new SimhashIndex(undefined, h));
   }
 
   /** Adds entries; fails without changing anything when an id is already present or repeated. */

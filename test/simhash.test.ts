@@ -7,6 +7,7 @@ import {
   SimhashIndex, hammingDistance, pickSimhashBlocks, shingleHashesSync, simhashCompute, simhashFindAll,
   simhashFindAllSync, simhashFingerprints, simhashFingerprintsSync,
 } from '../lib/index';
+import { native } from '../lib/native';
 import * as ref from './reference/simhash';
 
 const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors', 'simhash-py', 'vectors.json');
@@ -219,6 +220,49 @@ test('index: save / open round trip, mutation after open, corrupt files', async 
   back.close();
   again.close();
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('openAsync: maps and verifies on the pool; same answers as open(); corrupt/missing files reject', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-simh-async-'));
+  const file = path.join(dir, 'a.simh');
+  const fps = BigUint64Array.from({ length: 3000 }, (_, i) => BigInt.asUintN(64, BigInt(i) * 0x9e3779b97f4a7c15n));
+  const ids = BigUint64Array.from(fps, (_, i) => BigInt(i) + 7n);
+  const ix = new SimhashIndex({ blocks: 6, distance: 3 });
+  ix.insert(ids, fps);
+  ix.saveSync(file);
+  const sync = SimhashIndex.open(file);
+  const pending = SimhashIndex.openAsync(file);
+  assert.ok(pending instanceof Promise);
+  const opened = await pending;
+  assert.ok(opened instanceof SimhashIndex);
+  assert.equal(opened.stats(), sync.stats());
+  assert.equal(await opened.findAllMany(fps), await sync.findAllMany(fps));
+  assert.is(opened.findFirst(fps[10]), 17n);
+  assert.ok((await SimhashIndex.openAsync(file, { verify: false })).has(7n));
+  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);
+  const flipped = fs.readFileSync(file);
+  flipped[flipped.length - 100] ^= 0xff;
+  fs.writeFileSync(path.join(dir, 'flip.simh'), flipped);
+  assert.is(await code(SimhashIndex.openAsync(path.join(dir, 'flip.simh'))), 'ERR_NEARDUP_CORRUPT');
+  assert.is(await code(SimhashIndex.openAsync(path.join(dir, 'missing.simh'))), 'ERR_NEARDUP_IO');
+  assert.throws(() => SimhashIndex.openAsync(''), (e: Error) => e instanceof TypeError);
+  opened.close();
+  assert.throws(() => opened.stats(), (e: Error) => (e as { code?: string }).code === 'ERR_NEARDUP_CLOSED');
+  ix.close();
+  sync.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('simhashFindAll without ids: the native side numbers fingerprints 0..n-1', async () => {
+  const fps = BigUint64Array.from({ length: 500 }, (_, i) => BigInt.asUintN(64, BigInt(i % 60) * 0x9e3779b97f4a7c15n) ^ BigInt(i % 3));
+  const ids = BigUint64Array.from(fps, (_, i) => BigInt(i));
+  const opts = { blocks: 6, distance: 3, clusters: true };
+  const explicit = await native.simhashFindAll(ids, fps, opts);
+  assert.ok(explicit.pairs.length > 0);
+  assert.equal(await native.simhashFindAll(undefined, fps, opts), explicit);
+  assert.equal(native.simhashFindAllSync(undefined, fps, opts), explicit);
+  assert.equal(await simhashFindAll(fps, { distance: 3, blocks: 6, clusters: true }), { pairs: explicit.pairs, clusters: { offsets: explicit.clusterOffsets!, ids: explicit.clusterIds! } });
+  assert.throws(() => native.simhashFindAllSync(ids.subarray(1), fps, opts), (e: Error) => e instanceof RangeError);
 });
 
 test.run();

@@ -64,6 +64,38 @@ class PromiseWorker : public Napi::AsyncWorker {
   Status status_;
 };
 
+// The native state behind a closable JS object (an index, a session, a filter). The JS object and every
+// worker handed work hold a shared_ptr; close() raises `closed` and drops the object's reference, so it
+// returns at once and the state is freed by whichever holder lets go last. Work that has not started when
+// `closed` is raised returns Cancelled(); running work finishes (or stops between chunks on teardown).
+struct Closable {
+  std::atomic<bool> closed{false};
+};
+
+// The object's state if it is still open; throws ERR_NEARDUP_CLOSED ("the <what> is closed") otherwise.
+template <typename S>
+std::shared_ptr<S> LiveState(Napi::Env env, const std::shared_ptr<S>& s, const char* what) {
+  if (!s || s->closed.load()) {
+    Napi::Error e = Napi::Error::New(env, std::string("the ") + what + " is closed");
+    e.Value().Set("code", Napi::String::New(env, "ERR_NEARDUP_CLOSED"));
+    throw e;
+  }
+  return s;
+}
+
+// Raises the closed flag and drops the object's reference (Closable's close()).
+template <typename S>
+void CloseState(std::shared_ptr<S>* s) {
+  if (*s) {
+    (*s)->closed.store(true);
+    s->reset();
+  }
+}
+
+inline Status Cancelled(const char* what) {
+  return Status(Code::kCancelled, std::string("the ") + what + " was closed before this operation ran");
+}
+
 // Runs the same work synchronously (the *Sync twins): single-threaded on the calling thread.
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve);

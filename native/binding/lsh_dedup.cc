@@ -12,11 +12,17 @@ namespace neardup {
 namespace binding {
 namespace {
 
-struct DedupState {
+// The session behind a JS object (Closable: close() returns at once; a running add() or finish() keeps the
+// session, and its temporary files, until it returns).
+struct DedupState : Closable {
   std::mutex mu;
   std::unique_ptr<lsh::Dedup> dedup;
-  bool finished = false, closed = false;
+  bool finished = false;  // under mu
 };
+
+Status Unavailable(const DedupState& st) {
+  return st.closed.load() ? Cancelled("dedup session") : Status(Code::kCancelled, "the dedup session is finished");
+}
 
 template <typename T>
 std::vector<T> CopyTyped(Napi::Env env, const Napi::Value& v, napi_typedarray_type type, const char* what) {
@@ -38,7 +44,7 @@ class AddWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed || st_->finished) return Status(Code::kCancelled, "the dedup session is finished or closed");
+    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
     return st_->dedup->Add(sigs.data(), n, valid.empty() ? nullptr : valid.data(), shingles.empty() && offsets.empty() ? nullptr : shingles.data(),
                            offsets.empty() ? nullptr : offsets.data(), slots_, stop());
   }
@@ -56,7 +62,7 @@ class FinishWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed || st_->finished) return Status(Code::kCancelled, "the dedup session is finished or closed");
+    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
     st_->finished = true;
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
     st_->dedup.reset();  // temporary files go now
@@ -138,7 +144,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   // add(signatures, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array)
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto* w = new AddWorker(env, st_);
+    auto* w = new AddWorker(env, LiveState(env, st_, "dedup session"));
     std::unique_ptr<AddWorker> guard(w);
     {
       // one copy, straight from the typed array into the worker's buffer
@@ -170,12 +176,14 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     return w->QueueAndGetPromise();
   }
 
-  Napi::Value Finish(const Napi::CallbackInfo& info) { return (new FinishWorker(info.Env(), st_))->QueueAndGetPromise(); }
+  Napi::Value Finish(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return (new FinishWorker(env, LiveState(env, st_, "dedup session")))->QueueAndGetPromise();
+  }
 
+  // Returns at once, also while finish() runs (it completes and resolves; the session goes with it).
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    st_->closed = true;
-    st_->dedup.reset();
+    CloseState(&st_);
     return info.Env().Undefined();
   }
 

@@ -13,16 +13,16 @@ namespace neardup {
 namespace binding {
 namespace {
 
-// The index behind a JS object; workers hold a shared_ptr, so close() never frees it under them.
-struct LshState {
+// The index behind a JS object (Closable: workers hold a shared_ptr, close() never waits for them and never
+// frees the index under them). `mu` orders inserts (exclusive) against queries (shared).
+struct LshState : Closable {
   std::shared_mutex mu;
   std::unique_ptr<lsh::Index> index;         // mutable
   std::unique_ptr<lsh::FrozenIndex> frozen;  // loaded, read-only
-  bool closed = false;
   const lsh::Params& params() const { return index ? index->params() : frozen->params(); }
 };
 
-Status Closed() { return Status(Code::kCancelled, "the index is closed"); }
+Status Closed() { return Cancelled("index"); }
 
 
 // Copies signatures (Uint32Array for 32-bit profiles, BigUint64Array for fast) and checks their shape.
@@ -70,7 +70,7 @@ class InsertWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::unique_lock<std::shared_mutex> lock(st_->mu);
-    if (st_->closed) return Closed();
+    if (st_->closed.load()) return Closed();
     return st_->index->Insert(ids_.data(), sigs_.data(), ids_.size(), slots_, stop());
   }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
@@ -90,7 +90,7 @@ class QueryWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::shared_lock<std::shared_mutex> lock(st_->mu);
-    if (st_->closed) return Closed();
+    if (st_->closed.load()) return Closed();
     const size_t sb = st_->params().signature_bytes();
     std::vector<std::vector<uint64_t>> per(n_);
     parallel::ParallelFor(
@@ -134,7 +134,7 @@ class SaveWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::shared_lock<std::shared_mutex> lock(st_->mu);
-    if (st_->closed) return Closed();
+    if (st_->closed.load()) return Closed();
     return st_->index->Save(path_);
   }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
@@ -182,100 +182,99 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   }
 
  private:
-  void CheckOpen(Napi::Env env) {
-    if (st_->closed) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the index is closed");
-  }
-  void CheckMutable(Napi::Env env, const char* what) {
-    CheckOpen(env);
-    if (!st_->index) throw CodedError(env, "ERR_NEARDUP_UNSUPPORTED", std::string(what) + ": a loaded index is read-only");
+  std::shared_ptr<LshState> Live(Napi::Env env) { return LiveState(env, st_, "index"); }
+  std::shared_ptr<LshState> Mutable(Napi::Env env, const char* what) {
+    auto st = Live(env);
+    if (!st->index) throw CodedError(env, "ERR_NEARDUP_UNSUPPORTED", std::string(what) + ": a loaded index is read-only");
+    return st;
   }
 
   Napi::Value Insert(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckMutable(env, "insert");
+    auto st = Mutable(env, "insert");
     auto ids = Ids(env, info[0]);
     size_t n = 0;
-    auto sigs = Signatures(env, info[1], st_->params(), &n);
+    auto sigs = Signatures(env, info[1], st->params(), &n);
     if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
-    return (new InsertWorker(env, st_, std::move(ids), std::move(sigs)))->QueueAndGetPromise();
+    return (new InsertWorker(env, st, std::move(ids), std::move(sigs)))->QueueAndGetPromise();
   }
 
   Napi::Value InsertSync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckMutable(env, "insertSync");
+    auto st = Mutable(env, "insertSync");
     auto ids = Ids(env, info[0]);
     size_t n = 0;
-    auto sigs = Signatures(env, info[1], st_->params(), &n);
+    auto sigs = Signatures(env, info[1], st->params(), &n);
     if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
     return RunSync(
         env,
         [&] {
-          std::unique_lock<std::shared_mutex> lock(st_->mu);
-          return st_->index->Insert(ids.data(), sigs.data(), n, 1, nullptr);
+          std::unique_lock<std::shared_mutex> lock(st->mu);
+          return st->index->Insert(ids.data(), sigs.data(), n, 1, nullptr);
         },
         [](Napi::Env e) { return e.Undefined(); });
   }
 
   Napi::Value Query(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckOpen(env);
+    auto st = Live(env);
     size_t n = 0;
-    auto sig = Signatures(env, info[0], st_->params(), &n);
+    auto sig = Signatures(env, info[0], st->params(), &n);
     if (n != 1) ThrowRangeError(env, "query takes exactly one signature (use queryBatch for many)");
     std::vector<uint64_t> out;
     {
-      std::shared_lock<std::shared_mutex> lock(st_->mu);
-      if (st_->index) st_->index->Query(sig.data(), &out);
-      else st_->frozen->Query(sig.data(), &out);
+      std::shared_lock<std::shared_mutex> lock(st->mu);
+      if (st->index) st->index->Query(sig.data(), &out);
+      else st->frozen->Query(sig.data(), &out);
     }
     return NewBigUint64Array(env, std::move(out));
   }
 
   Napi::Value QueryBatch(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckOpen(env);
+    auto st = Live(env);
     size_t n = 0;
-    auto sigs = Signatures(env, info[0], st_->params(), &n);
-    return (new QueryWorker(env, st_, std::move(sigs), n))->QueueAndGetPromise();
+    auto sigs = Signatures(env, info[0], st->params(), &n);
+    return (new QueryWorker(env, st, std::move(sigs), n))->QueueAndGetPromise();
   }
 
   Napi::Value Remove(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckMutable(env, "remove");
+    auto st = Mutable(env, "remove");
     if (!info[0].IsBigInt()) ThrowTypeError(env, "Expected id to be a bigint");
     bool lossless = false;
     const uint64_t id = info[0].As<Napi::BigInt>().Uint64Value(&lossless);
     if (!lossless) ThrowRangeError(env, "id must be from 0 to 2^64-1");
-    std::unique_lock<std::shared_mutex> lock(st_->mu);
-    return Napi::Boolean::New(env, st_->index->Remove(id));
+    std::unique_lock<std::shared_mutex> lock(st->mu);
+    return Napi::Boolean::New(env, st->index->Remove(id));
   }
 
   Napi::Value Size(const Napi::CallbackInfo& info) {
-    CheckOpen(info.Env());
-    std::shared_lock<std::shared_mutex> lock(st_->mu);
-    return Napi::Number::New(info.Env(), static_cast<double>(st_->index ? st_->index->size() : st_->frozen->size()));
+    auto st = Live(info.Env());
+    std::shared_lock<std::shared_mutex> lock(st->mu);
+    return Napi::Number::New(info.Env(), static_cast<double>(st->index ? st->index->size() : st->frozen->size()));
   }
 
   Napi::Value CandidatePairs(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckOpen(env);
+    auto st = Live(env);
     std::vector<lsh::Pair> pairs;
     {
-      std::shared_lock<std::shared_mutex> lock(st_->mu);
-      if (st_->index) st_->index->CandidatePairs(&pairs);
-      else st_->frozen->CandidatePairs(&pairs);
+      std::shared_lock<std::shared_mutex> lock(st->mu);
+      if (st->index) st->index->CandidatePairs(&pairs);
+      else st->frozen->CandidatePairs(&pairs);
     }
     return PairsObject(env, pairs);
   }
 
   Napi::Value Clusters(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckOpen(env);
+    auto st = Live(env);
     std::vector<uint64_t> ids, reps;
     {
-      std::shared_lock<std::shared_mutex> lock(st_->mu);
-      if (st_->index) st_->index->Clusters(&ids, &reps);
-      else st_->frozen->Clusters(&ids, &reps);
+      std::shared_lock<std::shared_mutex> lock(st->mu);
+      if (st->index) st->index->Clusters(&ids, &reps);
+      else st->frozen->Clusters(&ids, &reps);
     }
     Napi::Object o = Napi::Object::New(env);
     o.Set("ids", NewBigUint64Array(env, std::move(ids)));
@@ -285,30 +284,27 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
 
   Napi::Value Save(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckMutable(env, "save");
+    auto st = Mutable(env, "save");
     if (!info[0].IsString()) ThrowTypeError(env, "Expected path to be a string");
-    return (new SaveWorker(env, st_, info[0].As<Napi::String>().Utf8Value()))->QueueAndGetPromise();
+    return (new SaveWorker(env, st, info[0].As<Napi::String>().Utf8Value()))->QueueAndGetPromise();
   }
 
   Napi::Value Params(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    CheckOpen(env);
-    const lsh::Params& p = st_->params();
+    auto st = Live(env);
+    const lsh::Params& p = st->params();
     static const char* names[] = {"fast", "datasketch", "doubri"};
     Napi::Object o = Napi::Object::New(env);
     o.Set("profile", names[static_cast<int>(p.profile)]);
     o.Set("numPerm", p.num_perm);
     o.Set("b", p.b);
     o.Set("r", p.r);
-    o.Set("readOnly", Napi::Boolean::New(env, !st_->index));
+    o.Set("readOnly", Napi::Boolean::New(env, !st->index));
     return o;
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    std::unique_lock<std::shared_mutex> lock(st_->mu);  // waits for running workers
-    st_->closed = true;
-    st_->index.reset();
-    st_->frozen.reset();
+    CloseState(&st_);  // returns at once: running workers keep the index until they finish
     return info.Env().Undefined();
   }
 

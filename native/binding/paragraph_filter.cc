@@ -15,9 +15,8 @@ namespace neardup {
 namespace binding {
 namespace {
 
-struct FilterState {
+struct FilterState : Closable {
   std::mutex mu;
-  std::atomic<bool> closed{false};
   std::unique_ptr<filter::Deduper> deduper;
   std::unique_ptr<filter::VerticalFilter> vertical;
   // A snapshot of the statistics taken after each operation, so stats() never waits for running work.
@@ -65,7 +64,7 @@ std::string GetTag(const Napi::Object& o, const char* key, const char* def) {
   return s;
 }
 
-Status ClosedStatus() { return Status(Code::kCancelled, "the paragraph filter is closed"); }
+Status ClosedStatus() { return Cancelled("paragraph filter"); }
 
 class Filter : public Napi::ObjectWrap<Filter> {
  public:
@@ -104,10 +103,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
   }
 
  private:
-  std::shared_ptr<FilterState> Live(Napi::Env env) {
-    if (!state_) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the paragraph filter is closed");
-    return state_;
-  }
+  std::shared_ptr<FilterState> Live(Napi::Env env) { return LiveState(env, state_, "paragraph filter"); }
 
   Napi::Value PushVertical(const Napi::CallbackInfo& info);
   Napi::Value PushParagraphs(const Napi::CallbackInfo& info);
@@ -128,10 +124,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
     return env.Undefined();
   }
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    if (state_) {
-      state_->closed.store(true);
-      state_.reset();  // pending workers keep their own reference
-    }
+    CloseState(&state_);  // pending workers keep their own reference
     return info.Env().Undefined();
   }
 

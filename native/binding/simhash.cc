@@ -122,15 +122,17 @@ struct FindAllResult {
   std::vector<uint64_t> cluster_ids;
 };
 
+// ids == nullptr: document i has id i.
 Status RunFindAll(const uint64_t* ids, const uint64_t* fps, size_t n, const FindAllConfig& c, size_t slots,
                   const std::atomic<bool>* stop, FindAllResult* r) {
+  auto id = [ids](size_t i) -> uint64_t { return ids ? ids[i] : i; };
   std::vector<std::pair<uint32_t, uint32_t>> idx;
   Status s = simhash::AllPairs(fps, n, c.blocks, c.distance, slots, stop, &idx);
   if (!s.ok()) return s;
   std::vector<std::pair<uint64_t, uint64_t>> p;
   p.reserve(idx.size());
   for (const auto& e : idx) {
-    const uint64_t a = ids[e.first], b = ids[e.second];
+    const uint64_t a = id(e.first), b = id(e.second);
     if (a != b) p.emplace_back(std::min(a, b), std::max(a, b));
   }
   std::sort(p.begin(), p.end());
@@ -153,7 +155,7 @@ Status RunFindAll(const uint64_t* ids, const uint64_t* fps, size_t n, const Find
         slot[labels[i]] = static_cast<int64_t>(groups.size());
         groups.emplace_back();
       }
-      groups[slot[labels[i]]].push_back(ids[i]);
+      groups[slot[labels[i]]].push_back(id(i));
     }
     for (auto& g : groups) {
       std::sort(g.begin(), g.end());
@@ -181,24 +183,35 @@ Napi::Value FindAllResultObject(Napi::Env env, FindAllResult& r, bool clusters) 
   return o;
 }
 
+// The ids argument of simhashFindAll: undefined or null means 0..n-1 (returns a view with data == nullptr).
+U64View FindAllIds(Napi::Env env, const Napi::Value& v, size_t n) {
+  if (v.IsUndefined() || v.IsNull()) return U64View{nullptr, n};
+  const U64View ids = GetU64Array(env, v, "ids");
+  if (ids.size != n) ThrowRangeError(env, "ids and fingerprints must have the same length");
+  return ids;
+}
+
 class FindAllWorker : public PromiseWorker {
  public:
   FindAllWorker(Napi::Env env, const Napi::CallbackInfo& info) : PromiseWorker(env), config_(ParseFindAll(env, info[2])) {
-    const U64View ids = GetU64Array(env, info[0], "ids");
     const U64View fps = GetU64Array(env, info[1], "fingerprints");
-    if (ids.size != fps.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
-    ids_.assign(ids.data, ids.data + ids.size);
+    const U64View ids = FindAllIds(env, info[0], fps.size);
+    if (ids.data) ids_.assign(ids.data, ids.data + ids.size);
+    default_ids_ = !ids.data;
     fps_.assign(fps.data, fps.data + fps.size);
     slots_ = parallel::MaxSlots();
   }
 
  protected:
-  Status Run() override { return RunFindAll(ids_.data(), fps_.data(), fps_.size(), config_, slots_, stop(), &r_); }
+  Status Run() override {
+    return RunFindAll(default_ids_ ? nullptr : ids_.data(), fps_.data(), fps_.size(), config_, slots_, stop(), &r_);
+  }
   Napi::Value Resolve(Napi::Env env) override { return FindAllResultObject(env, r_, config_.clusters); }
 
  private:
   FindAllConfig config_;
   std::vector<uint64_t> ids_, fps_;
+  bool default_ids_ = false;
   size_t slots_ = 1;
   FindAllResult r_;
 };
@@ -210,9 +223,8 @@ Napi::Value FindAll(const Napi::CallbackInfo& info) {
 Napi::Value FindAllSync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const FindAllConfig c = ParseFindAll(env, info[2]);
-  const U64View ids = GetU64Array(env, info[0], "ids");
   const U64View fps = GetU64Array(env, info[1], "fingerprints");
-  if (ids.size != fps.size) ThrowRangeError(env, "ids and fingerprints must have the same length");
+  const U64View ids = FindAllIds(env, info[0], fps.size);
   FindAllResult r;
   return RunSync(
       env, [&] { return RunFindAll(ids.data, fps.data, fps.size, c, 1, nullptr, &r); },

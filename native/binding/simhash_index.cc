@@ -16,9 +16,8 @@ namespace neardup {
 namespace binding {
 namespace {
 
-struct IndexState {
+struct IndexState : Closable {
   std::unique_ptr<simhash::Index> index;
-  std::atomic<bool> closed{false};
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
@@ -108,7 +107,7 @@ class IndexWorker : public PromiseWorker {
 
  protected:
   Status Run() override {
-    if (state_->closed.load()) return Status(Code::kCancelled, "the index was closed before this operation ran");
+    if (state_->closed.load()) return Cancelled("index");
     return op_.Run(*state_->index, slots_, stop());
   }
   Napi::Value Resolve(Napi::Env env) override { return op_.Resolve(env); }
@@ -119,6 +118,27 @@ class IndexWorker : public PromiseWorker {
   size_t slots_;
 };
 
+// SimhashIndex.openAsync: maps (and verifies) the file on a pool thread, then builds the JS object with the
+// class it was called on.
+class OpenWorker : public PromiseWorker {
+ public:
+  OpenWorker(Napi::Env env, Napi::Function ctor, std::string path, bool verify)
+      : PromiseWorker(env), ctor_(Napi::Persistent(ctor)), path_(std::move(path)), verify_(verify) {}
+
+ protected:
+  Status Run() override { return simhash::Index::Open(path_, verify_, &ix_); }
+  Napi::Value Resolve(Napi::Env env) override {
+    auto ext = Napi::External<std::unique_ptr<simhash::Index>>::New(env, &ix_);
+    return ctor_.Value().New({ext});
+  }
+
+ private:
+  Napi::FunctionReference ctor_;
+  std::string path_;
+  bool verify_;
+  std::unique_ptr<simhash::Index> ix_;
+};
+
 class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -126,6 +146,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
         env, "SimhashIndex",
         {
             StaticMethod<&SimhashIndexWrap::Open>("open"),
+            StaticMethod<&SimhashIndexWrap::OpenAsync>("openAsync"),
             InstanceMethod<&SimhashIndexWrap::Insert>("insert"),
             InstanceMethod<&SimhashIndexWrap::InsertAsync>("insertAsync"),
             InstanceMethod<&SimhashIndexWrap::Remove>("remove"),
@@ -161,10 +182,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
   }
 
  private:
-  StatePtr Live(Napi::Env env) {
-    if (!state_ || state_->closed.load()) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the SimhashIndex is closed");
-    return state_;
-  }
+  StatePtr Live(Napi::Env env) { return LiveState(env, state_, "SimhashIndex"); }
   static void Check(Napi::Env env, const Status& s) {
     if (!s.ok()) {
       if (s.code() == Code::kInvalidArgument) ThrowRangeError(env, s.message());
@@ -188,6 +206,14 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     if (!s.ok()) throw StatusError(env, s);
     auto ext = Napi::External<std::unique_ptr<simhash::Index>>::New(env, &ix);
     return info.This().As<Napi::Function>().New({ext});
+  }
+
+  static Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::string path = PathArg(env, info[0]);
+    Napi::Object o = OptionsObject(env, info[1], "options");
+    const bool verify = GetBool(o, "verify", true);
+    return (new OpenWorker(env, info.This().As<Napi::Function>(), std::move(path), verify))->QueueAndGetPromise();
   }
 
   // Runs op now (the sync twin: JS thread, one slot) or queues it on the pool (async: returns a Promise).
@@ -285,10 +311,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    if (state_) {
-      state_->closed.store(true);
-      state_.reset();
-    }
+    CloseState(&state_);
     return info.Env().Undefined();
   }
 
