@@ -13,6 +13,7 @@
 
 #include "hash/fast64.h"
 #include "io/file.h"
+#include "packed_corpus.h"
 #include "minhash/sha1_shingle.h"
 #include "minhash/signature.h"
 
@@ -39,21 +40,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: minhash_bench PACKED_FILE [repeats] [docs] [case-filter]\n");
     return 2;
   }
-  io::MappedFile f;
-  Status st = f.Open(argv[1]);
-  if (!st.ok()) {
-    std::fprintf(stderr, "%s\n", st.message().c_str());
-    return 1;
-  }
+  PackedCorpus corpus;
+  if (!corpus.Open(argv[1])) return 1;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
-  uint64_t n;
-  std::memcpy(&n, f.data(), 8);
+  uint64_t n = corpus.count;
   if (argc > 3 && std::atoll(argv[3]) > 0) n = std::min<uint64_t>(n, std::strtoull(argv[3], nullptr, 10));
   const char* only = argc > 4 ? argv[4] : nullptr;
-  const uint64_t* off = reinterpret_cast<const uint64_t*>(f.data() + 8);
-  uint64_t total_docs;
-  std::memcpy(&total_docs, f.data(), 8);
-  const uint8_t* base = f.data() + 8 + 8 * (total_docs + 1);
+  const uint64_t* off = corpus.offsets;
+  const uint8_t* base = corpus.base;
   const double mb = double(off[n]) / 1e6;
 
   struct Case {

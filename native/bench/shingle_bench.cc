@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "packed_corpus.h"
 #include "parallel/pool.h"
 #include "text/shingle.h"
 
@@ -21,18 +22,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: shingle_bench PACKED_FILE [threads] [repeats]\n");
     return 2;
   }
-  io::MappedFile f;
-  Status st = f.Open(argv[1]);
-  if (!st.ok()) {
-    std::fprintf(stderr, "%s\n", st.message().c_str());
-    return 1;
-  }
+  PackedCorpus corpus;
+  if (!corpus.Open(argv[1])) return 1;
   const size_t threads = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 1;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
-  uint64_t n;
-  std::memcpy(&n, f.data(), 8);
-  const uint64_t* off = reinterpret_cast<const uint64_t*>(f.data() + 8);
-  const uint8_t* base = f.data() + 8 + 8 * (n + 1);
+  const uint64_t n = corpus.count;
+  const uint64_t* off = corpus.offsets;
+  const uint8_t* base = corpus.base;
   const double mb = double(off[n]) / 1e6;
   struct Case {
     const char* name;

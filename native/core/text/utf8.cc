@@ -27,30 +27,10 @@ bool IsAscii(const uint8_t* p, size_t n) {
   return true;
 }
 
-size_t FirstInvalid(const uint8_t* p, size_t n) {
-  const uint8_t* end = p + n;
-  size_t i = 0;
-  while (i < n) {
-    if (i + 8 <= n) {
-      uint64_t a;
-      std::memcpy(&a, p + i, 8);
-      if ((a & 0x8080808080808080ull) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    uint32_t cp;
-    bool valid;
-    const size_t k = Decode(p + i, end, &cp, &valid);
-    if (!valid) return i;
-    i += k;
-  }
-  return n;
-}
+namespace {
 
-bool IsValid(const uint8_t* p, size_t n) { return FirstInvalid(p, n) == n; }
-
-bool CountIfValid(const uint8_t* p, size_t n, size_t* count) {
+// Scans for the first invalid byte (returned; n when valid), counting code points before it.
+size_t Scan(const uint8_t* p, size_t n, size_t* cps_out) {
   const uint8_t* end = p + n;
   size_t i = 0, cps = 0;
   while (i < n) {
@@ -66,10 +46,26 @@ bool CountIfValid(const uint8_t* p, size_t n, size_t* count) {
     uint32_t cp;
     bool valid;
     const size_t k = Decode(p + i, end, &cp, &valid);
-    if (!valid) return false;
+    if (!valid) break;
     i += k;
     cps++;
   }
+  *cps_out = cps;
+  return i < n ? i : n;
+}
+
+}  // namespace
+
+size_t FirstInvalid(const uint8_t* p, size_t n) {
+  size_t cps;
+  return Scan(p, n, &cps);
+}
+
+bool IsValid(const uint8_t* p, size_t n) { return FirstInvalid(p, n) == n; }
+
+bool CountIfValid(const uint8_t* p, size_t n, size_t* count) {
+  size_t cps;
+  if (Scan(p, n, &cps) != n) return false;
   *count = cps;
   return true;
 }
