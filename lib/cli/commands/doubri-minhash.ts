@@ -5,7 +5,7 @@ import { NeardupError } from '../../errors';
 import { SignatureWriter, doubriHashHeader } from '../../minhash';
 import { Progress } from '../progress';
 import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Command } from '../common';
-import { signJsonl } from './minhash';
+import { signJsonlToFile } from './minhash';
 
 export const doubriMinhashCommand: Command = {
   name: 'minhash',
@@ -32,13 +32,7 @@ error (doubri aborts); the file appears only when complete (temporary file + ren
     const input = inputOptionsFrom(values);
     const w = new SignatureWriter(positionals[0], { format: 'doubri', numPerm: 800, profile: 'doubri-v1' });
     const progress = new Progress('neardup doubri minhash');
-    try {
-      for await (const b of signJsonl(['-'], input, { profile: 'doubri-v1' }, progress)) w.append(b.signatures);
-      w.commit();
-    } catch (e) {
-      w.abort();
-      throw e;
-    }
+    await signJsonlToFile(w, ['-'], input, { profile: 'doubri-v1' }, progress);
     progress.done();
     return 0;
   },

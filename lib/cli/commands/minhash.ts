@@ -43,6 +43,23 @@ export async function* signJsonl(
   }
 }
 
+/** Signs JSONL straight into a signature file: committed (renamed into place) only when every line is done. */
+export async function signJsonlToFile(
+  writer: SignatureWriter,
+  files: string[],
+  input: { field: string; onBadLine: OnBadLine },
+  options: MinHashOptions,
+  progress?: Progress,
+): Promise<void> {
+  try {
+    for await (const b of signJsonl(files, input, options, progress)) writer.append(b.signatures);
+    writer.commit();
+  } catch (e) {
+    writer.abort();
+    throw e;
+  }
+}
+
 export const minhashCommand: Command = {
   name: 'minhash',
   summary: 'MinHash signatures of each JSONL line (fast, doubri-v1 or datasketch profile)',
@@ -103,14 +120,7 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
       await out.flush();
     } else {
       const meta = { profile, numPerm, seed: seed.toString(), ...shingle, field: input.field };
-      const w = new SignatureWriter(output, { format, numPerm, profile, meta });
-      try {
-        for await (const b of signJsonl(files, input, options, progress)) w.append(b.signatures);
-        w.commit();
-      } catch (e) {
-        w.abort();
-        throw e;
-      }
+      await signJsonlToFile(new SignatureWriter(output, { format, numPerm, profile, meta }), files, input, options, progress);
     }
     progress.done();
     return 0;
