@@ -189,28 +189,36 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     return st;
   }
 
+  // insert/insertSync arguments: ids and one signature per id.
+  struct InsertArgs {
+    std::vector<uint64_t> ids;
+    std::vector<uint8_t> sigs;
+  };
+  static InsertArgs ParseInsert(Napi::Env env, const Napi::CallbackInfo& info, const LshState& st) {
+    InsertArgs a;
+    a.ids = Ids(env, info[0]);
+    size_t n = 0;
+    a.sigs = Signatures(env, info[1], st.params(), &n);
+    if (n != a.ids.size()) ThrowRangeError(env, "expected one signature per id");
+    return a;
+  }
+
   Napi::Value Insert(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto st = Mutable(env, "insert");
-    auto ids = Ids(env, info[0]);
-    size_t n = 0;
-    auto sigs = Signatures(env, info[1], st->params(), &n);
-    if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
-    return (new InsertWorker(env, st, std::move(ids), std::move(sigs)))->QueueAndGetPromise();
+    InsertArgs a = ParseInsert(env, info, *st);
+    return (new InsertWorker(env, st, std::move(a.ids), std::move(a.sigs)))->QueueAndGetPromise();
   }
 
   Napi::Value InsertSync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto st = Mutable(env, "insertSync");
-    auto ids = Ids(env, info[0]);
-    size_t n = 0;
-    auto sigs = Signatures(env, info[1], st->params(), &n);
-    if (n != ids.size()) ThrowRangeError(env, "expected one signature per id");
+    InsertArgs a = ParseInsert(env, info, *st);
     return RunSync(
         env,
         [&] {
           std::unique_lock<std::shared_mutex> lock(st->mu);
-          return st->index->Insert(ids.data(), sigs.data(), n, 1, nullptr);
+          return st->index->Insert(a.ids.data(), a.sigs.data(), a.ids.size(), 1, nullptr);
         },
         [](Napi::Env e) { return e.Undefined(); });
   }

@@ -17,6 +17,20 @@ using namespace neardup::filter;
 
 static std::string TmpPath(const char* name) { return std::string("/tmp/neardup-filter-test-") + std::to_string(getpid()) + name; }
 
+// Every inserted key must be found (no false negatives); returns the false-positive rate measured on
+// `probes` fresh random keys.
+static double MembersFoundAndFpRate(const ApproxSeenSet& s, const std::vector<uint64_t>& keys, std::mt19937_64& r,
+                                    size_t probes) {
+  std::vector<uint8_t> out(keys.size());
+  s.ContainsBatch(keys.data(), keys.size(), out.data());
+  size_t found = 0;
+  for (uint8_t o : out) found += o;
+  EXPECT_EQ(found, keys.size());
+  size_t fp = 0;
+  for (size_t i = 0; i < probes; i++) fp += s.Contains(r());
+  return double(fp) / probes;
+}
+
 TEST(exact_set_membership_and_growth) {
   ExactSeenSet s;
   std::mt19937_64 r(1);
@@ -42,15 +56,7 @@ TEST(approx_set_no_false_negatives_and_fp_within_bound) {
   s.InsertBatch(keys.data(), keys.size());
   EXPECT(s.stages() >= 5);
   EXPECT(s.fp_bound() < 0.01);
-  std::vector<uint8_t> out(keys.size());
-  s.ContainsBatch(keys.data(), keys.size(), out.data());
-  size_t found = 0;
-  for (uint8_t o : out) found += o;
-  EXPECT_EQ(found, keys.size());
-  size_t fp = 0;
-  const size_t probes = 200000;
-  for (size_t i = 0; i < probes; i++) fp += s.Contains(r());
-  const double rate = double(fp) / probes;
+  const double rate = MembersFoundAndFpRate(s, keys, r, 200000);
   std::printf("approx: %zu stages, %.2f bits/key, measured FP %.4f (bound %.4f)\n", s.stages(),
               8.0 * s.memory_bytes() / keys.size(), rate, s.fp_bound());
   EXPECT(rate <= 0.01);
@@ -67,15 +73,7 @@ TEST(approx_set_sized_from_progress_is_compact_and_within_bound) {
     s.SetProgress((i + 1000) * 100, keys.size() * 100);
     s.InsertBatch(keys.data() + i, 1000);
   }
-  std::vector<uint8_t> out(keys.size());
-  s.ContainsBatch(keys.data(), keys.size(), out.data());
-  size_t found = 0;
-  for (uint8_t o : out) found += o;
-  EXPECT_EQ(found, keys.size());
-  size_t fp = 0;
-  const size_t probes = 400000;
-  for (size_t i = 0; i < probes; i++) fp += s.Contains(r());
-  const double rate = double(fp) / probes;
+  const double rate = MembersFoundAndFpRate(s, keys, r, 400000);
   const double bits = 8.0 * s.memory_bytes() / keys.size();
   std::printf("approx (progress): %zu stages, %.2f bits/key, measured FP %.4f (bound %.4f)\n", s.stages(), bits,
               rate, s.fp_bound());
