@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
 export const corpusPath =
-  process.env.NEARDUP_BENCH_CORPUS ?? path.join(__dirname, '..', '..', 'shared', 'corpora', 'spamassassin.jsonl.gz');
+  process.env.NEARDUP_BENCH_CORPUS ?? path.join(__dirname, '..', 'test', 'fixtures', 'corpora', 'spamassassin.jsonl.gz');
 
 export function loadTexts(file = corpusPath): string[] {
   let raw = fs.readFileSync(file);

@@ -22,7 +22,7 @@ const runs = opt('runs', 3);
 const peerDocs = opt('peer-docs', 150);
 if (threads > 0) setThreads(threads);
 
-const corpus = path.join(__dirname, '..', '..', 'shared', 'corpora', 'spamassassin.jsonl.gz');
+const corpus = path.join(__dirname, '..', 'test', 'fixtures', 'corpora', 'spamassassin.jsonl.gz');
 const texts = zlib.gunzipSync(fs.readFileSync(corpus)).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l).text as string);
 const buffers = texts.map((t) => Buffer.from(t, 'utf8'));
 const totalBytes = buffers.reduce((s, b) => s + b.length, 0);

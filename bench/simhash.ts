@@ -95,7 +95,7 @@ for (const [m, k] of [[6, 3], [5, 3]]) {
 }
 
 // Fingerprinting: the SpamAssassin corpus.
-const corpus = path.join(__dirname, '..', '..', 'shared', 'corpora', 'spamassassin.jsonl.gz');
+const corpus = path.join(__dirname, '..', 'test', 'fixtures', 'corpora', 'spamassassin.jsonl.gz');
 const texts = zlib.gunzipSync(fs.readFileSync(corpus)).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).text as string);
 const bytes = texts.reduce((a, t) => a + Buffer.byteLength(t), 0);
 const sub = texts.slice(0, quick ? 300 : 1500);

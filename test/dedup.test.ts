@@ -157,7 +157,7 @@ test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped
   }
 });
 
-const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors');
+const VECTORS = path.join(__dirname, 'fixtures', 'vectors');
 const jsonlTexts = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l).text as string);
 
 test('doubri-v1 profile, doubri banding (40 bands of 20 values): flags equal doubri-self on groupA', async () => {

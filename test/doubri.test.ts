@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { readHashRecords, referenceSelf } from './reference/groups-ref';
 import { cli } from './cli-helper';
 
-const V = path.join(__dirname, '..', '..', 'shared', 'vectors', 'doubri-v1');
+const V = path.join(__dirname, 'fixtures', 'vectors', 'doubri-v1');
 
 function setup(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-doubri-'));

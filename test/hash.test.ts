@@ -16,7 +16,7 @@ import { BATTERY_COUNTS, BATTERY_SEEDS, battery, batteryKeys } from './helpers/b
 
 const test = suite('hash');
 const root = path.join(__dirname, '..');
-const DOUBRI = path.join(root, '..', 'shared', 'vectors', 'doubri-v1');
+const DOUBRI = path.join(root, 'test', 'fixtures', 'vectors', 'doubri-v1');
 
 test('SMHasher verification values through the reference', () => {
   assert.is(smhasherVerification(x86_32Bytes, 4), 0xb0f57ee3);

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LshIndex, optimalParam, NeardupError } from '../lib/index';
 
-const D = path.join(__dirname, '..', '..', 'shared', 'vectors', 'datasketch-legacy');
+const D = path.join(__dirname, 'fixtures', 'vectors', 'datasketch-legacy');
 const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')) as {
   optimal_param: { num_perm: number; threshold: number; b: number; r: number }[];
   cases: { shingles: string; num_perm: number; seed: number; signatures: number[][];

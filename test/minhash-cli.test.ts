@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { minhashSync, readSignatureFile } from '../lib/index';
 
 const ROOT = path.join(__dirname, '..');
-const VECTORS = path.join(ROOT, '..', 'shared', 'vectors');
+const VECTORS = path.join(ROOT, 'test', 'fixtures', 'vectors');
 const DOUBRI = path.join(VECTORS, 'doubri-v1');
 const DS_DIR = path.join(VECTORS, 'datasketch-legacy');
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-mhcli-'));

@@ -11,7 +11,7 @@ import {
 } from '../lib/index';
 import { datasketchRef, doubriRef, fastRef, pyShingles } from './reference/minhash';
 
-const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors');
+const VECTORS = path.join(__dirname, 'fixtures', 'vectors');
 const DOUBRI = path.join(VECTORS, 'doubri-v1');
 const DS = path.join(VECTORS, 'datasketch-legacy', 'vectors.json');
 

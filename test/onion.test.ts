@@ -9,7 +9,7 @@ import { ParagraphFilter, dedupVertical, type ParagraphFilterOptions } from '../
 import { refVertical, type RefOptions } from './reference/onion';
 import { generate } from './support/gen-vertical';
 
-const VEC = path.join(__dirname, '..', '..', 'shared', 'vectors', 'onion');
+const VEC = path.join(__dirname, 'fixtures', 'vectors', 'onion');
 const CLI = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
 const sample = zlib.gunzipSync(fs.readFileSync(path.join(VEC, 'sample.vert.gz')));
 const CASES: [string, ParagraphFilterOptions, string[]][] = [

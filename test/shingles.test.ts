@@ -153,7 +153,7 @@ test('a big async batch (many documents, all cores) equals the sync result and t
 // Independent truth from Python: datasketch's vectors hold text.lower().split() word 5-shingles and
 // text.lower() char 5-shingles, and hash them with sha1_32.
 test('datasketch-legacy: word and char 5-shingles of Python lower()/split()', () => {
-  const file = path.join(__dirname, '..', '..', 'shared', 'vectors', 'datasketch-legacy', 'vectors.json');
+  const file = path.join(__dirname, 'fixtures', 'vectors', 'datasketch-legacy', 'vectors.json');
   const v = JSON.parse(fs.readFileSync(file, 'utf8')) as { texts: string[]; word5_shingles: string[][]; char5_shingles_first14: string[][] };
   const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
   v.texts.forEach((t, i) => {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { simhashFingerprintsSync } from '../lib/index';
 
-const V = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'shared', 'vectors', 'simhash-py', 'vectors.json'), 'utf8'));
+const V = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'vectors', 'simhash-py', 'vectors.json'), 'utf8'));
 const CLI = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 const run = (args: string[], input: string) =>
   spawnSync(process.execPath, ['--import', 'tsx', CLI, 'simhash', ...args], { input, encoding: 'utf8' });

@@ -10,7 +10,7 @@ import {
 import { native } from '../lib/native';
 import * as ref from './reference/simhash';
 
-const VECTORS = path.join(__dirname, '..', '..', 'shared', 'vectors', 'simhash-py', 'vectors.json');
+const VECTORS = path.join(__dirname, 'fixtures', 'vectors', 'simhash-py', 'vectors.json');
 const V = JSON.parse(fs.readFileSync(VECTORS, 'utf8'));
 const SEOMOZ_SHINGLES = { unit: 'word', n: 4, split: 'nonword', lowercase: true, short: 'none', hash: 'md5_64' } as const;
 

@@ -19,7 +19,7 @@ function tee(cmd, args) {
 
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
 let passed = 0, failed = 0;
-const uvu = await tee(process.execPath, ['--expose-gc', '--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern]);
+const uvu = await tee(process.execPath, ['--expose-gc', '--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern, '-i', 'fixtures', '-i', 'reference', '-i', 'helpers', '-i', 'support']);
 const u = strip(uvu.out);
 const total = Number(/Total:\s+(\d+)/.exec(u)?.[1] ?? 0);
 const ok = Number(/Passed:\s+(\d+)/.exec(u)?.[1] ?? 0);

@@ -5,8 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
-export const SHARED = path.join(__dirname, '..', '..', '..', 'shared');
-export const SPAM = path.join(SHARED, 'corpora', 'spamassassin.jsonl.gz');
+export const FIXTURES = path.join(__dirname, '..', 'fixtures');
+export const SPAM = path.join(FIXTURES, 'corpora', 'spamassassin.jsonl.gz');
 
 export function loadSpam(limit = Infinity): { id: string; text: string }[] {
   const lines = zlib.gunzipSync(fs.readFileSync(SPAM)).toString('utf8').split('\n');
