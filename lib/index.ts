@@ -3,7 +3,7 @@ export { NeardupError, type NeardupErrorCode } from './errors';
 export {
   shingleHashes, shingleHashesSync, packTexts,
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
-  type TextInput, type PackedTexts,
+  type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './shingles';
 export { LshIndex, optimalParam, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
 export { dedup, DedupSession, type DedupOptions, type DedupResult, type DedupProfile, type DedupVerify } from './dedup';
