@@ -2,10 +2,14 @@
 // sorted runs under a memory budget) -> candidate pairs (optionally verified) -> clusters. The kept
 // document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
 import { NeardupError, nativeCall, nativeSync } from './errors';
-import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
+import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
 import { minhash } from './minhash';
+import {
+  checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
+  type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
+} from './batching';
 
 export type DedupProfile = 'fast' | 'doubri-v1' | 'datasketch';
 export type DedupVerify = 'none' | 'estimate' | 'exact';
@@ -39,9 +43,42 @@ export interface DedupOptions extends ShingleOptions {
   tmp?: string;
 }
 
-export interface DedupResult extends NativeDedupResult {
+/**
+ * The outcome of a dedup run. Documents are numbered 0..N-1 in the order they were given (null slots
+ * included). A cluster is a connected component of the reported pairs (candidates sharing a band, and with
+ * `verify`, only those at or above the threshold); its representative is its first document, the one kept.
+ */
+export interface DedupResult {
+  /**
+   * Per document: the number of its cluster's first document (itself when it is kept: a unique document, the
+   * first of a cluster, or a null slot). Keep document i iff representative[i] === i.
+   */
+  representative: Uint32Array;
+  /** Per document: 1 when it is a near-duplicate of an earlier document (to be removed), else 0. */
+  duplicate: Uint8Array;
+  /** With `pairs`: the reported pairs (pairA[i] < pairB[i]), in no particular order. Empty otherwise. */
+  pairA: Uint32Array;
+  pairB: Uint32Array;
+  /** With `pairs`: each pair's MinHash estimate of Jaccard similarity (fraction of equal signature values). */
+  pairEstimate: Float32Array;
+  /** With `pairs` and verify 'exact': each pair's exact Jaccard similarity of shingle sets. Empty otherwise. */
+  pairExact: Float32Array;
+  /** Pairs sharing a band (0 unless pairs are enumerated: with `verify` or `pairs`). */
+  candidatePairs: number;
+  /** Pairs kept after verification (all candidates without `verify`; 0 unless pairs are enumerated). */
+  keptPairs: number;
+  /** Documents that are not their cluster's representative (the sum of duplicate). */
+  duplicates: number;
+  /** Clusters of two or more documents. */
+  clusters: number;
+  /** Bytes spilled to `tmp` under the `memory` budget (0 in memory). */
+  spilledBytes: number;
+  /** Sorted runs written under the `memory` budget. */
+  runs: number;
+  /** The banding used: b bands of r values (see DedupOptions.banding). */
   b: number;
   r: number;
+  /** Values per signature. */
   numPerm: number;
 }
 
@@ -91,26 +128,35 @@ export class DedupSession {
   }
 
   /**
-   * Adds documents in order; null = a skipped line (keeps its number, never matches). The signatures are
-   * computed on the thread pool at once; the documents enter the index in the order of the add() calls, so
-   * a caller may start the next add() (and parse its input) before this one resolves.
+   * Adds documents in order; null = a skipped line (keeps its number, never matches). Strings are encoded to
+   * UTF-8 once, in slices that yield to the event loop; packed input (packTexts) is used as it is. The
+   * signatures (and, with verify 'exact', the shingle sets) are computed on the thread pool from that one
+   * encoding; the documents enter the index in the order of the add() calls, so a caller may start the next
+   * add() (and parse its input) before this one resolves. Bytes given must not change until it resolves.
    */
-  add(texts: (string | null)[]): Promise<void> {
+  add(texts: ReadonlyArray<DocumentInput> | PackedTexts): Promise<void> {
     this.open();
-    const strs = texts.map((t) => t ?? '');
-    const valid = Uint8Array.from(texts, (t) => (t === null ? 0 : 1));
-    const sigP = minhash(strs, this.mh);
-    const shP = this.options.verify === 'exact' ? shingleHashes(strs, { ...this.shingle, hash: 'fast64', dedupe: true }) : undefined;
+    return this.addEncoded(isPacked(texts) ? Promise.resolve(packedBatch(texts)) : encodeBatch(texts));
+  }
+
+  /** @internal add() of a batch being encoded. */
+  addEncoded(batch: Promise<EncodedBatch>): Promise<void> {
+    this.open();
+    const sigP = batch.then((b) => minhash(b.packed, this.mh));
+    const shP = this.options.verify === 'exact'
+      ? batch.then((b) => shingleHashes(b.packed, { ...this.shingle, hash: 'fast64', dedupe: true }))
+      : undefined;
     // observed below, in order; these only keep an early rejection from being reported as unhandled
     sigP.catch(() => undefined);
     shP?.catch(() => undefined);
     const done = this.tail.then(async () => {
+      const { valid } = await batch;
       const sig = await sigP;
       this.open();
       if (shP) {
         const sh = await shP;
         this.open();
-        await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes as BigUint64Array, sh.offsets));
+        await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes, sh.offsets));
       } else {
         await nativeCall(this.handle.add(sig.signatures, valid));
       }
@@ -125,7 +171,10 @@ export class DedupSession {
     await this.tail;
     this.open();
     const r = await nativeCall(this.handle.finish());
-    return { ...r, b: this.b, r: this.r, numPerm: this.numPerm };
+    const rep = r.representative;
+    const duplicate = new Uint8Array(rep.length);
+    for (let i = 0; i < rep.length; i++) duplicate[i] = rep[i] === i ? 0 : 1;
+    return { ...r, duplicate, b: this.b, r: this.r, numPerm: this.numPerm };
   }
 
   /**
@@ -145,20 +194,45 @@ export class DedupSession {
   }
 }
 
-/** Deduplicates an array of texts in one call. */
-export async function dedup(texts: (string | null)[], options: DedupOptions = {}): Promise<DedupResult> {
-  const s = new DedupSession(options);
+function packedBatch(p: PackedTexts): EncodedBatch {
+  const n = p.offsets.length - 1;
+  return { packed: p, count: Math.max(n, 0), bytes: n > 0 ? Number(p.offsets[n]) - Number(p.offsets[0]) : 0 };
+}
+
+/** Options of dedup(): the run's options, plus an AbortSignal and a progress callback. */
+export interface DedupCallOptions extends DedupOptions, LongCallOptions {}
+
+/**
+ * Deduplicates documents in one call: an array (strings, UTF-8 bytes, null for a skipped slot), packed input
+ * (packTexts), or an iterable / async iterable of documents, read once in order (e.g. a generator over a
+ * file). Documents are encoded once, in slices that yield to the event loop, and signed and indexed on the
+ * native thread pool in batches of at most 4096 documents or about 4 MiB of text, two batches in flight.
+ * `signal` stops the run (ERR_NEARDUP_ABORTED; temporary files are removed); `onProgress` is called after
+ * each batch is indexed.
+ */
+export async function dedup(documents: DocumentSource, options: DedupCallOptions = {}): Promise<DedupResult> {
+  const { signal: sig, onProgress, ...runOptions } = options;
+  const signal = checkSignal(sig);
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw Object.assign(new TypeError('onProgress must be a function'), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });
+  throwIfAborted(signal);
+  const s = new DedupSession(runOptions);
+  const total = knownTotal(documents);
+  let done = 0, bytes = 0;
   try {
-    const step = 4096;
     const pending: Promise<void>[] = [];
-    for (let i = 0; i < texts.length; i += step) {
-      const p = s.add(texts.slice(i, i + step));
+    for await (const batch of encodedBatches(documents, signal)) {
+      const p = s.addEncoded(Promise.resolve(batch)).then(() => {
+        done += batch.count;
+        bytes += batch.bytes;
+        if (!signal?.aborted) onProgress?.({ documents: done, total, bytes });
+      });
       p.catch(() => undefined);
       pending.push(p);
-      if (pending.length >= 2) await pending.shift();
+      if (pending.length >= 2) await raceAbort(pending.shift()!, signal);
     }
-    await Promise.all(pending);
-    return await s.finish();
+    await raceAbort(Promise.all(pending), signal);
+    return await raceAbort(s.finish(), signal);
   } finally {
     s.close();
   }

@@ -6,7 +6,10 @@ export {
   type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './shingles';
 export { LshIndex, optimalParam, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
-export { dedup, DedupSession, type DedupOptions, type DedupResult, type DedupProfile, type DedupVerify } from './dedup';
+export {
+  dedup, DedupSession, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
+} from './dedup';
+export type { DocumentInput, DocumentSource, BatchProgress, LongCallOptions } from './batching';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
