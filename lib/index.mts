@@ -10,5 +10,6 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
+  readJsonl,
 } from './index.js';
 export type * from './index.js';

@@ -28,3 +28,5 @@ export {
 } from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';
+// The CLI's JSONL reader (plain or gzip, line-aligned batches, bad lines reported with file:line).
+export { readJsonl, type JsonlOptions, type JsonlBatch, type OnBadLine } from './cli/jsonl';

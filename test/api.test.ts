@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Readable } from 'node:stream';
-import { dedup, packTexts, NeardupError, type DedupResult } from '../lib/index';
+import { dedup, minhashStream, minhashSync, packTexts, NeardupError, type DedupResult } from '../lib/index';
 import { rng } from './reference/random';
 
 /** n distinct random texts of about `len` characters; every 10th slot (from 5) is an exact copy of an earlier one. */
@@ -166,6 +166,44 @@ test('dedup(…, { verify: "exact" }) on a large input leaves the event loop run
   }
   if (process.env.NEARDUP_TEST_VERBOSE) console.log(`longest event-loop stall: ${worst.toFixed(0)} ms`);
   assert.ok(worst < 500, `the event loop stalled for ${worst.toFixed(0)} ms`);
+});
+
+test('minhashStream: documents from arrays, packed input and async iterables, cut into batches', async () => {
+  const { texts } = corpus(6000, 150, 21);
+  const docs = texts.map((t, i) => (i % 101 === 7 ? null : t));
+  const want = minhashSync(docs.map((d) => d ?? ''), { numPerm: 32 }).signatures;
+  for (let i = 0; i < docs.length; i++) if (docs[i] === null) want.fill(0xffffffff, i * 32, (i + 1) * 32);
+  const collect = async (src: Parameters<typeof minhashStream>[0]) => {
+    const parts: Uint32Array[] = [];
+    const progress: number[] = [];
+    for await (const r of minhashStream(src, { numPerm: 32, onProgress: (p) => progress.push(p.documents) })) parts.push(r.signatures);
+    const all = new Uint32Array(parts.reduce((a, p) => a + p.length, 0));
+    let at = 0;
+    for (const p of parts) { all.set(p, at); at += p.length; }
+    return { all, batches: parts.length, progress };
+  };
+  const a = await collect(docs);
+  assert.ok(a.batches >= 2, `${a.batches} batches`);
+  assert.equal(a.all, want);
+  assert.is(a.progress[a.progress.length - 1], docs.length);
+  assert.equal((await collect((async function* () { yield* docs; })())).all, want);
+  assert.equal((await collect(docs.values())).all, want);
+  const full = minhashSync(texts, { numPerm: 32 }).signatures;
+  assert.equal((await collect(packTexts(texts))).all, full);
+  // batches, as before
+  assert.equal((await collect([texts.slice(0, 100), texts.slice(100, 250)].values())).all, full.subarray(0, 250 * 32));
+  try {
+    for await (const _ of minhashStream(['x', ['y']] as unknown as string[], {})) { /* */ }
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, TypeError);
+  }
+  try {
+    for await (const _ of minhashStream(docs, { signal: AbortSignal.abort() })) { /* */ }
+    assert.unreachable();
+  } catch (e) {
+    assert.is((e as NeardupError).code, 'ERR_NEARDUP_ABORTED');
+  }
 });
 
 test.run();
