@@ -56,8 +56,9 @@ export interface DedupResult {
   representative: Uint32Array;
   /** Per document: 1 when it is a near-duplicate of an earlier document (to be removed), else 0. */
   duplicate: Uint8Array;
-  /** With `pairs`: the reported pairs (pairA[i] < pairB[i]), in no particular order. Empty otherwise. */
+  /** With `pairs`: the first document of each reported pair (pairA[i] < pairB[i]), in no particular order; empty otherwise. */
   pairA: Uint32Array;
+  /** With `pairs`: the second document of each reported pair. */
   pairB: Uint32Array;
   /** With `pairs`: each pair's MinHash estimate of Jaccard similarity (fraction of equal signature values). */
   pairEstimate: Float32Array;
@@ -75,8 +76,9 @@ export interface DedupResult {
   spilledBytes: number;
   /** Sorted runs written under the `memory` budget. */
   runs: number;
-  /** The banding used: b bands of r values (see DedupOptions.banding). */
+  /** The banding used: number of bands (see DedupOptions.banding). */
   b: number;
+  /** Values per band (rows). */
   r: number;
   /** Values per signature. */
   numPerm: number;

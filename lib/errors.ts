@@ -25,6 +25,10 @@ export interface NeardupErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * Every run-time failure of neardup (bad input data, I/O, corrupt files, closed objects, aborted calls): `code`
+ * says which, `file`/`line`/`offset` where, when known. Argument mistakes are TypeError/RangeError instead.
+ */
 export class NeardupError extends Error {
   readonly code: NeardupErrorCode;
   readonly file?: string;

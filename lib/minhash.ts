@@ -42,6 +42,7 @@ export interface MinHashOptions extends ShingleOptions {
 export interface MinHashResult {
   /** count x numPerm values, document-major. */
   signatures: Uint32Array;
+  /** Values per signature (k). */
   numPerm: number;
   /** Number of documents. */
   count: number;
