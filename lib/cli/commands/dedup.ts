@@ -143,7 +143,7 @@ ${INPUT_USAGE}`,
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
-      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
+      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); } })) {
         const p = session.add(batch.texts);
         p.catch(() => undefined);  // awaited below
         pending.push(p);

@@ -8,7 +8,7 @@ import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
-  parse, shingleOptionsFrom, type Command,
+  parse, shingleOptionsFrom, usageErrorText, type Command,
 } from '../common';
 
 const PROFILES: Record<'default' | 'seomoz', ShingleOptions> = {
@@ -27,7 +27,8 @@ Options:
   --weighting count|binary  every occurrence of a shingle votes (default) or each distinct one once
 ${SHINGLE_USAGE}
   (the shingle defaults are the profile's)
-${INPUT_USAGE}`;
+${INPUT_USAGE}
+At the end, a JSON summary on stderr: documents, bad_lines, skipped, profile, input_bytes, seconds.`;
 
 const FIND_ALL_USAGE = `Usage: neardup simhash find-all [--blocks M] [--distance K] [--ids] [--clusters] [FILE...]
 
@@ -68,8 +69,13 @@ async function fingerprint(args: string[]): Promise<number> {
   const input = inputOptionsFrom(values);
   const out = new Output();
   const progress = new Progress('neardup simhash fingerprint');
-  let docs = 0;
-  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], { ...input, onProgress: (bytes) => progress.update({ bytes, docs }) })) {
+  const start = Date.now();
+  let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
+  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], {
+    ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
+  })) {
+    badLines += batch.bad.size;
+    for (const t of batch.texts) if (t === null) skipped++;
     const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
     const lines: string[] = [];
     for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '0' : fps[i].toString());
@@ -78,6 +84,9 @@ async function fingerprint(args: string[]): Promise<number> {
   }
   await out.flush();
   progress.done();
+  process.stderr.write(JSON.stringify({
+    documents: docs, bad_lines: badLines, skipped, profile, input_bytes: bytesRead, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  }) + '\n');
   return 0;
 }
 
@@ -160,7 +169,7 @@ Run 'neardup simhash <sub> --help' for each sub-command's options.`,
       return await fn(rest);
     } catch (e) {
       if (e instanceof UsageError) {
-        process.stderr.write(`neardup simhash ${sub}: ${e.message}\n\n${sub === 'fingerprint' ? FINGERPRINT_USAGE : FIND_ALL_USAGE}\n`);
+        process.stderr.write(usageErrorText(`neardup simhash ${sub}`, e));
         return 2;
       }
       throw e;
