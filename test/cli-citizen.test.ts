@@ -186,6 +186,10 @@ test('minhash and simhash fingerprint print a JSON summary on stderr', () => {
   const ss = JSON.parse(s.stderr.trim().split('\n').pop()!);
   assert.equal([ss.documents, ss.bad_lines, ss.skipped, ss.profile], [4, 1, 1, 'default']);
   assert.is(s.stdout.toString().trim().split('\n').length, 4);
+  const fa = cli(dir, ['simhash', 'find-all', '--distance', '2'], '0\n3\n3\n255\n\n7\n');
+  assert.is(fa.code, 0, fa.stderr);
+  assert.is(fa.stdout.toString(), '0 3\n3 7\n');
+  assert.equal(JSON.parse(fa.stderr.trim()), { ...JSON.parse(fa.stderr.trim()), lines: 5, fingerprints: 4, pairs: 2, distance: 2 });
 });
 
 test.run();

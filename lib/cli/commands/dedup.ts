@@ -66,8 +66,8 @@ Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band ar
 connected components) and keeps the first line of each. FILEs are JSONL, plain or gzip, read in order as one
 corpus ('-' or no FILE: stdin). Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates,
 clusters, candidate_pairs and reported_pairs (null unless --verify or --pairs), profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
-peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
-all cores).
+peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS
+(default: all cores).
 
 Outputs (any of):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice)

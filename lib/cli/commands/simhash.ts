@@ -39,7 +39,10 @@ Options:
   --blocks M     number of blocks, K < M <= 64 (default: chosen for the input size)
   --distance K   maximum Hamming distance, 0..8 (default 3)
   --ids          lines are "id fingerprint"; prints id pairs, including ids with identical fingerprints
-  --clusters     print connected components instead of pairs: one line of space-separated members each`;
+  --clusters     print connected components instead of pairs: one line of space-separated members each
+
+At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs,
+clusters (with --clusters), distance, seconds.`;
 
 const U64_MAX = (1n << 64n) - 1n;
 function parseU64(s: string, file: string, line: number, what: string): bigint {
@@ -110,6 +113,8 @@ async function findAll(args: string[]): Promise<number> {
     }
   }
   const withIds = Boolean(values.ids);
+  const start = Date.now();
+  let lines = 0;
   const ids: bigint[] = [];
   const fps: bigint[] = [];
   const seen = new Set<bigint>();
@@ -119,6 +124,7 @@ async function findAll(args: string[]): Promise<number> {
       line++;
       const text = raw.toString('latin1').trim();
       if (text === '') continue;
+      lines++;
       if (withIds) {
         const parts = text.split(/\s+/);
         if (parts.length !== 2) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint"`, { file, line });
@@ -143,6 +149,10 @@ async function findAll(args: string[]): Promise<number> {
     for (let i = 0; i < r.pairs.length; i += 2) await out.write(`${r.pairs[i]} ${r.pairs[i + 1]}\n`);
   }
   await out.flush();
+  process.stderr.write(JSON.stringify({
+    lines, fingerprints: fps.length, pairs: r.pairs.length / 2, ...(r.clusters ? { clusters: r.clusters.offsets.length - 1 } : {}),
+    distance, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  }) + '\n');
   return 0;
 }
 
