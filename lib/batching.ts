@@ -160,7 +160,7 @@ export async function* encodedBatches(source: DocumentSource, signal?: AbortSign
     throw argError(TypeError, 'documents must be an array, packed input ({ data, offsets }) or an (async) iterable');
   let docs: DocumentInput[] = [];
   let bytes = 0;
-  for await (const d of it as AsyncIterable<DocumentInput>) {
+  for await (const d of abortable(it, signal)) {
     docs.push(d);
     bytes += docBytes(d);
     if (docs.length >= BATCH_DOCS || bytes >= BATCH_BYTES) {
@@ -172,6 +172,33 @@ export async function* encodedBatches(source: DocumentSource, signal?: AbortSign
   }
   throwIfAborted(signal);
   if (docs.length) yield await encodeBatch(docs, signal);
+}
+
+/**
+ * The items of an (async) iterable; with a signal, a next() that is still waiting (a source that stalls)
+ * loses to the abort, and the source is then told to stop (return()) without waiting for it.
+ */
+export async function* abortable<T>(source: Iterable<T> | AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  if (!signal) {
+    yield* source as AsyncIterable<T>;
+    return;
+  }
+  const it: Iterator<T> | AsyncIterator<T> = typeof (source as AsyncIterable<T>)[Symbol.asyncIterator] === 'function'
+    ? (source as AsyncIterable<T>)[Symbol.asyncIterator]()
+    : (source as Iterable<T>)[Symbol.iterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const r = await raceAbort(Promise.resolve(it.next()), signal);
+      if (r.done) {
+        finished = true;
+        return;
+      }
+      yield r.value;
+    }
+  } finally {
+    if (!finished && it.return) Promise.resolve().then(() => it.return!()).catch(() => undefined);
+  }
 }
 
 /** Total documents of a source, when it says (arrays, packed input). */

@@ -11,7 +11,7 @@ import { NeardupError, nativeCall, nativeSync } from './errors';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 import {
-  BATCH_BYTES, BATCH_DOCS, checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
+  BATCH_BYTES, BATCH_DOCS, abortable, checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
 } from './batching';
 
@@ -132,7 +132,7 @@ export async function* minhashStream(
   let mode: 'docs' | 'batches' | undefined;
   let docs: DocumentInput[] = [];
   let size = 0;
-  for await (const item of it) {
+  for await (const item of abortable(it, signal)) {
     mode ??= isDoc(item) ? 'docs' : 'batches';
     if (mode !== (isDoc(item) ? 'docs' : 'batches'))
       throw Object.assign(new TypeError('minhashStream: the source mixes documents and batches'), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });

@@ -145,6 +145,25 @@ test('dedup: an AbortSignal stops the run with ERR_NEARDUP_ABORTED', async () =>
   } catch (e) {
     assert.is((e as NeardupError).code, 'ERR_NEARDUP_ABORTED');
   }
+  // a source that stalls (waits forever): the abort still settles the call, and the source is told to stop
+  const ac3 = new AbortController();
+  let returned = false;
+  const stalled: AsyncIterable<string> = {
+    [Symbol.asyncIterator]: () => ({
+      i: 0,
+      next() { return this.i++ < 10 ? Promise.resolve({ value: texts[this.i], done: false }) : new Promise<IteratorResult<string>>(() => undefined); },
+      return() { returned = true; return Promise.resolve({ value: undefined, done: true }); },
+    }),
+  };
+  setTimeout(() => ac3.abort(), 50);
+  try {
+    await dedup(stalled, { signal: ac3.signal });
+    assert.unreachable();
+  } catch (e) {
+    assert.is((e as NeardupError).code, 'ERR_NEARDUP_ABORTED');
+  }
+  await new Promise((r) => setImmediate(r));
+  assert.ok(returned, 'the source was told to stop');
   assert.ok(full < 60_000);
 });
 
