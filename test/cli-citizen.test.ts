@@ -166,6 +166,13 @@ test('paragraphs: JSONL is detected by its first line (file or stdin), plain tex
   // a line starting with '{' that is not JSON is text
   const braces = '{ not json\n\n{ not json\n';
   assert.is(cli(dir, ['paragraphs', '-n', '1', '--no-smoothing'], braces).stdout.toString(), '{ not json\n');
+  // vertical text is recognised by its <doc> tag
+  const vert = '<doc>\n<p>\na\nb\nc\n</p>\n</doc>\n<doc id="2">\n<p>\na\nb\nc\n</p>\n</doc>\n';
+  const v1 = cli(dir, ['paragraphs', '-n', '2', '--no-smoothing', '--format', 'vertical', '--mark'], vert);
+  assert.is(v1.code, 0, v1.stderr);
+  assert.match(v1.stdout.toString(), /^0\t<doc>\n/);
+  assert.is(cli(dir, ['paragraphs', '-n', '2', '--no-smoothing', '--mark'], vert).stdout.toString(), v1.stdout.toString());
+  assert.is(cli(dir, ['paragraphs', '-n', '2', '--no-smoothing', '--mark', write('v.data', vert)]).stdout.toString(), v1.stdout.toString());
   const gz = cli(dir, args, zlib.gzipSync(input));
   assert.is(gz.code, 2);
   assert.match(gz.stderr, /gzip on standard input: give --format/);
