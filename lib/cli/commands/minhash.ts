@@ -3,6 +3,7 @@ import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } fr
 import type { ShingleOptions } from '../../shingles';
 import { readJsonl, type OnBadLine } from '../jsonl';
 import { Progress } from '../progress';
+import { NativeOutput, checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -43,6 +44,18 @@ export async function* signJsonl(
   }
 }
 
+/** Runs `write` with the path the addon should write for `file` ('-', devices: staged, then copied out). */
+export async function writeNative(file: string, write: (path: string) => Promise<void>): Promise<void> {
+  const out = NativeOutput.prepare(file);
+  try {
+    await write(out.path);
+  } catch (e) {
+    out.abort();
+    throw e;
+  }
+  await out.finish();
+}
+
 /** Signs JSONL straight into a signature file: committed (renamed into place) only when every line is done. */
 export async function signJsonlToFile(
   writer: SignatureWriter,
@@ -75,7 +88,8 @@ Options:
   --shingle word|char       same as --unit (datasketch default: word = text.lower().split() n-grams)
   --keep-case               datasketch: do not lower-case (its default is Python's text.lower())
   -o, --output jsonl|PATH   'jsonl' (default): one JSON array of k numbers per line on stdout
-                            (null for a skipped bad line); PATH: a binary signature file
+                            (null for a skipped bad line); PATH: a binary signature file, written
+                            complete or not at all ('-': the binary file on stdout; an input is refused)
   --format neardup|doubri   binary file format: neardup "MHSG" (default) or doubri's .hash
                             (docs/FORMAT.md section 5)
 ${SHINGLE_USAGE}
@@ -106,6 +120,7 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
     const format = oneOf('format', values.format, ['neardup', 'doubri'] as const, 'neardup');
     if (values.format !== undefined && output === 'jsonl') throw new UsageError('--format applies to a binary --output PATH');
     const files = positionals.length ? positionals : ['-'];
+    checkFiles({ inputs: files, outputs: output === 'jsonl' ? [] : [{ option: '-o', file: output }], stdout: output === 'jsonl' });
     const options: MinHashOptions = { ...shingle, profile, numPerm, seed };
     const progress = new Progress('neardup minhash');
 
@@ -120,7 +135,7 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
       await out.flush();
     } else {
       const meta = { profile, numPerm, seed: seed.toString(), ...shingle, field: input.field };
-      await signJsonlToFile(new SignatureWriter(output, { format, numPerm, profile, meta }), files, input, options, progress);
+      await writeNative(output, (p) => signJsonlToFile(new SignatureWriter(p, { format, numPerm, profile, meta }), files, input, options, progress));
     }
     progress.done();
     return 0;
