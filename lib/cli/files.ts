@@ -67,6 +67,15 @@ function statFd(fd: number): Stat | undefined {
   }
 }
 
+function sameFile(a: Stat | undefined, b: Stat | undefined): boolean {
+  return a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+}
+
+/** True for '-' and for another name of this process's standard output (/dev/stdout, /proc/self/fd/1). */
+export function isStdout(file: string): boolean {
+  return file === STDIO || sameFile(statPath(file), statFd(1));
+}
+
 export interface FilePlan {
   /** Files read ('-' is standard input). */
   inputs: readonly string[];
@@ -111,7 +120,7 @@ export function checkFiles(plan: FilePlan): void {
     }
     // Two outputs into one file (or both to standard output) would overwrite or interleave each other.
     let key: string | undefined;
-    if (o.file === STDIO) key = st?.isFile() ? `${st.dev}:${st.ino}` : 'stdout';
+    if (o.file === STDIO || (st && !st.isFile() && sameFile(st, statFd(1)))) key = st?.isFile() ? `${st.dev}:${st.ino}` : 'stdout';
     else if (st?.isFile()) key = `${st.dev}:${st.ino}`;
     else if (!st) key = `path:${path.resolve(resolveTarget(o.file))}`;
     if (key !== undefined) {

@@ -3,7 +3,7 @@ import { NeardupError } from '../../errors';
 import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
-import { OutputFile, checkFiles, watchSpillFolders } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
@@ -95,7 +95,7 @@ ${INPUT_USAGE}`,
     if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
     const outputs = (['kept', 'flags', 'clusters', 'pairs'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
-    const summaryToStderr = outputs.some((o) => o.file === '-');
+    const summaryToStderr = outputs.some((o) => isStdout(o.file));
     checkFiles({ inputs: positionals, outputs, stdout: !summaryToStderr });
     if (!values.kept && !values.flags && !values.clusters && !values.pairs)
       process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');

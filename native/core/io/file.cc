@@ -105,7 +105,7 @@ Status AtomicFile::Open(const std::string& path) {
     if (fd_ >= 0 || errno != EEXIST) break;
   }
   if (fd_ < 0) {
-    s = Errno("cannot create", tmp_);
+    s = Errno("cannot create a temporary file for", path_);
     tmp_.clear();  // not ours: never removed
     return s;
   }
@@ -121,7 +121,7 @@ Status AtomicFile::Flush() {
     const ssize_t k = ::write(fd_, buf_.data() + off, buf_.size() - off);
     if (k < 0) {
       if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
+      return Errno("cannot write", path_);
     }
     off += static_cast<size_t>(k);
   }
@@ -156,7 +156,7 @@ Status AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
     const ssize_t k = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
     if (k < 0) {
       if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
+      return Errno("cannot write", path_);
     }
     p += k;
     n -= static_cast<size_t>(k);
@@ -172,10 +172,10 @@ Status AtomicFile::Commit() {
   if (uid_ >= 0 && ::geteuid() == 0 && (::fchown(fd_, static_cast<uid_t>(uid_), static_cast<gid_t>(gid_)) != 0))
     return Errno("cannot set the owner of", tmp_);
   if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0) return Errno("cannot set the mode of", tmp_);
-  if (::fsync(fd_) != 0) return Errno("cannot sync", tmp_);
+  if (::fsync(fd_) != 0) return Errno("cannot write", path_);
   if (::close(fd_) != 0) {
     fd_ = -1;
-    return Errno("cannot close", tmp_);
+    return Errno("cannot write", path_);
   }
   fd_ = -1;
   if (::rename(tmp_.c_str(), target_.c_str()) != 0) return Errno("cannot rename to", path_);
