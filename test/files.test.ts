@@ -188,7 +188,15 @@ test('a link to standard output (like /dev/stdout) is written in place and stays
   assert.is(f.code, 0, f.stderr);
   assert.match(f.stdout.toString(), /^([01]\n){30}/);
   assert.ok(fs.lstatSync(path.join(dir, 'out-link')).isSymbolicLink());
-  assert.equal(fs.readdirSync(dir).sort(), ['d.jsonl', 'out-link', 'ref.bin']);
+  // Standard output redirected to a file (> or >>): the link is written through, the redirection kept.
+  fs.writeFileSync(path.join(dir, 'log.bin'), 'head:');
+  const fd = fs.openSync(path.join(dir, 'log.bin'), 'a');
+  const a = cliFds(dir, ['minhash', 'd.jsonl', '-o', 'out-link'], 'pipe', fd);
+  fs.closeSync(fd);
+  assert.is(a.code, 0, a.stderr);
+  assert.equal(fs.readFileSync(path.join(dir, 'log.bin')), Buffer.concat([Buffer.from('head:'), fs.readFileSync(path.join(dir, 'ref.bin'))]));
+  assert.ok(fs.lstatSync(path.join(dir, 'out-link')).isSymbolicLink());
+  assert.equal(fs.readdirSync(dir).sort(), ['d.jsonl', 'log.bin', 'out-link', 'ref.bin']);
 });
 
 test('a FIFO output is written in place (not replaced by a file)', async () => {

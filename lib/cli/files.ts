@@ -310,12 +310,11 @@ function kindOf(file: string): { kind: 'stdout' } | { kind: 'inplace'; target: s
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError('cannot open', file, e);
   }
   if (st?.isDirectory()) throw new NeardupError('ERR_NEARDUP_IO', `cannot write '${file}': ${MESSAGES.EISDIR} (EISDIR)`, { file });
-  if (st && !st.isFile()) {
-    // Our own standard output by another name (/dev/stdout, /proc/self/fd/1: a socket cannot be reopened).
-    const out = statFd(1);
-    if (out && BigInt(st.dev) === out.dev && BigInt(st.ino) === out.ino) return { kind: 'stdout' };
-    return { kind: 'inplace', target: file };  // a device, FIFO or socket: written in place
-  }
+  // Our own standard output by another name (/dev/stdout, /proc/self/fd/1): written through it, which keeps
+  // the shell's redirection (> or >>) and works for a socket, which cannot be reopened.
+  const out = statFd(1);
+  if (st && out && BigInt(st.dev) === out.dev && BigInt(st.ino) === out.ino) return { kind: 'stdout' };
+  if (st && !st.isFile()) return { kind: 'inplace', target: file };  // a device, FIFO or socket: written in place
   return { kind: 'atomic', target: resolveTarget(file), st };
 }
 
