@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LshIndex, readSignatureFile } from '../lib/index';
 import { cli } from './cli-helper';
+import { OutputFile, checkFiles, cleanStaleTemps, processAlive, resolveTarget } from '../lib/cli/files';
 
 const MAIN = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 const TSX = pathToFileURL(require.resolve('tsx')).href;
@@ -128,6 +129,63 @@ test('every command checks: minhash -o, doubri minhash, paragraphs --save-seen, 
   assert.is(r.code, 0, r.stderr);
   r = cli(dir, ['paragraphs', 'p.txt', '--load-seen', 'seen.bin', '--save-seen', 'seen.bin']);
   assert.is(r.code, 0, r.stderr);
+});
+
+test('checkFiles in process: inputs vs outputs by inode, missing files, replaceable inputs, distinct outputs', () => {
+  const dir = freshDir();
+  const a = path.join(dir, 'a'), b = path.join(dir, 'b');
+  fs.writeFileSync(a, 'x');
+  fs.writeFileSync(b, 'y');
+  fs.linkSync(a, path.join(dir, 'a-hard'));
+  const refuse = (plan: Parameters<typeof checkFiles>[0], re: RegExp) => {
+    try {
+      checkFiles(plan);
+      assert.unreachable('should refuse');
+    } catch (e) {
+      assert.is((e as { code?: string }).code, 'ERR_NEARDUP_INVALID_ARGUMENT');
+      assert.match((e as Error).message, re);
+    }
+  };
+  checkFiles({ inputs: [a], outputs: [{ option: '-o', file: b }] });
+  checkFiles({ inputs: [a, path.join(dir, 'missing')], outputs: [{ option: '-o', file: path.join(dir, 'new') }] });
+  refuse({ inputs: [a], outputs: [{ option: '-o', file: path.join(dir, 'a-hard') }] }, /-o '.*a-hard' is the input/);
+  refuse({ inputs: [b, a], outputs: [{ option: '--x', file: b }] }, /--x '.*b' is the input '.*b'/);
+  checkFiles({ inputs: [a], outputs: [{ option: '--save', file: a }], replaceable: [a] });
+  refuse({ inputs: [], outputs: [{ option: '--p', file: path.join(dir, 'n') }, { option: '--q', file: path.join(dir, '.', 'n') }] }, /same file/);
+  fs.symlinkSync('n2', path.join(dir, 'dangling'));
+  refuse({ inputs: [], outputs: [{ option: '--p', file: path.join(dir, 'n2') }, { option: '--q', file: path.join(dir, 'dangling') }] }, /same file/);
+  assert.is(resolveTarget(path.join(dir, 'dangling')), path.join(dir, 'n2'));
+  fs.symlinkSync('loop', path.join(dir, 'loop'));
+  assert.throws(() => resolveTarget(path.join(dir, 'loop')), /ELOOP/);
+});
+
+test('OutputFile in process: commit replaces atomically, abort keeps the old file, stale temps of dead PIDs go', async () => {
+  const dir = freshDir();
+  const p = path.join(dir, 'out.txt');
+  fs.writeFileSync(p, 'old');
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  assert.ok(!processAlive(dead));
+  assert.ok(processAlive(process.pid));
+  fs.writeFileSync(path.join(dir, `.out.txt.neardup-tmp-${dead}-abcdef`), 'stale');
+  fs.writeFileSync(path.join(dir, `.out.txt.neardup-tmp-${dead}-XYZ`), 'not our name pattern');
+  const o = OutputFile.open(p);
+  const names = fs.readdirSync(dir).sort();
+  assert.ok(!names.includes(`.out.txt.neardup-tmp-${dead}-abcdef`), 'stale temp removed');
+  const mine = names.filter((f) => f.startsWith(`.out.txt.neardup-tmp-${process.pid}-`));
+  assert.is(mine.length, 1);
+  assert.match(mine[0], /-[0-9a-f]{16}$/);
+  assert.is(fs.statSync(path.join(dir, mine[0])).mode & 0o777, 0o600);
+  await o.write('new ');
+  await o.write(Buffer.from('data'));
+  assert.is(fs.readFileSync(p, 'utf8'), 'old', 'not visible before commit');
+  await o.commit();
+  assert.is(fs.readFileSync(p, 'utf8'), 'new data');
+  const q = OutputFile.open(p);
+  await q.write('half');
+  q.abort();
+  assert.is(fs.readFileSync(p, 'utf8'), 'new data');
+  assert.equal(fs.readdirSync(dir).sort(), [`.out.txt.neardup-tmp-${dead}-XYZ`, 'out.txt']);
+  assert.is(cleanStaleTemps(dir), 0);
 });
 
 // ---------------------------------------------------------------------------------------------------------
