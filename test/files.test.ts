@@ -347,6 +347,23 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
   });
 }
 
+test('SIGINT while the addon writes minhash -o: exit 130, its temporary file removed, the old file kept', async () => {
+  const dir = freshDir();
+  fs.writeFileSync(path.join(dir, 'd.jsonl'), corpus(60000));
+  fs.writeFileSync(path.join(dir, 'sig.bin'), 'previous');
+  const child = spawn(process.execPath, [...ARGV, 'minhash', '--profile', 'doubri-v1', 'd.jsonl', '-o', 'sig.bin'],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const closed = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  const temp = () => fs.readdirSync(dir).filter((f) => f.startsWith('.sig.bin.neardup-tmp-'));
+  assert.ok(await waitFor(() => temp().length > 0, 60000), "the addon started writing");
+  child.kill('SIGINT');
+  assert.is(await closed, 130, stderr);
+  assert.equal(fs.readdirSync(dir).sort(), ['d.jsonl', 'sig.bin']);
+  assert.is(fs.readFileSync(path.join(dir, 'sig.bin'), 'utf8'), 'previous');
+});
+
 test('kill -9 leaves a spill folder and temporary files: the next run removes them (not those of live processes)', async () => {
   const dir = freshDir();
   const tmp = path.join(dir, 'tmp');
