@@ -532,3 +532,15 @@ export class NativeOutput {
     }
   }
 }
+
+/** Runs `write` with the path the addon should write for `file` ('-', devices: staged, then copied out). */
+export async function writeNative(file: string, write: (path: string) => Promise<void>): Promise<void> {
+  const out = NativeOutput.prepare(file);
+  try {
+    await write(out.path);
+  } catch (e) {
+    out.abort();
+    throw e;
+  }
+  await out.finish();
+}

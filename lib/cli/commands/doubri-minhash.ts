@@ -5,8 +5,8 @@ import { NeardupError } from '../../errors';
 import { SignatureWriter, doubriHashHeader } from '../../minhash';
 import { Progress } from '../progress';
 import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Command } from '../common';
-import { signJsonlToFile, writeNative } from './minhash';
-import { checkFiles } from '../files';
+import { signJsonlToFile } from './minhash';
+import { checkFiles, writeNative } from '../files';
 
 export const doubriMinhashCommand: Command = {
   name: 'minhash',

@@ -6,10 +6,10 @@ import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-
 import { openInput, readLines } from '../jsonl';
 import { Output, UsageError, parse, type Command } from '../common';
 import { checkFiles } from '../files';
+import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
 /** doubri's 40 index files of a prefix: PREFIX.00000 .. PREFIX.00039. */
 const indexFiles = (prefix: string) => Array.from({ length: 40 }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
-import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
 async function readStdinText(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -3,7 +3,7 @@ import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } fr
 import type { ShingleOptions } from '../../shingles';
 import { readJsonl, type OnBadLine } from '../jsonl';
 import { Progress } from '../progress';
-import { NativeOutput, checkFiles } from '../files';
+import { checkFiles, writeNative } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -42,18 +42,6 @@ export async function* signJsonl(
     docs += batch.texts.length;
     yield { texts: batch.texts, signatures: r.signatures, numPerm: r.numPerm };
   }
-}
-
-/** Runs `write` with the path the addon should write for `file` ('-', devices: staged, then copied out). */
-export async function writeNative(file: string, write: (path: string) => Promise<void>): Promise<void> {
-  const out = NativeOutput.prepare(file);
-  try {
-    await write(out.path);
-  } catch (e) {
-    out.abort();
-    throw e;
-  }
-  await out.finish();
 }
 
 /** Signs JSONL straight into a signature file: committed (renamed into place) only when every line is done. */

@@ -4,8 +4,7 @@ import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
-import { writeNative } from './minhash';
-import { checkFiles } from '../files';
+import { checkFiles, writeNative } from '../files';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
