@@ -127,6 +127,7 @@ const docBytes = (d: DocumentInput) => (d === null || d === undefined ? 0 : type
  * one document each). String lengths stand in for their UTF-8 sizes when cutting (within 3x).
  */
 export async function* encodedBatches(source: DocumentSource, signal?: AbortSignal): AsyncGenerator<EncodedBatch> {
+  checkSource(source);
   if (isPacked(source)) {
     const n = source.offsets.length - 1;
     if (n < 0) throw argError(RangeError, 'packed input: offsets must hold documents + 1 values');
@@ -199,6 +200,13 @@ export async function* abortable<T>(source: Iterable<T> | AsyncIterable<T>, sign
   } finally {
     if (!finished && it.return) Promise.resolve().then(() => it.return!()).catch(() => undefined);
   }
+}
+
+/** A string or a byte array is iterable, but as one document it is a mistake, not a source: say so. */
+export function checkSource(source: unknown): void {
+  if (typeof source === 'string' || source instanceof Uint8Array)
+    throw argError(TypeError, 'documents must be an array, packed input ({ data, offsets }) or an (async) iterable of documents, not a single ' +
+      (typeof source === 'string' ? 'string' : 'Uint8Array'));
 }
 
 /** Total documents of a source, when it says (arrays, packed input). */

@@ -11,7 +11,7 @@ import { NeardupError, nativeCall, nativeSync } from './errors';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 import {
-  BATCH_BYTES, BATCH_DOCS, abortable, checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
+  BATCH_BYTES, BATCH_DOCS, abortable, checkSignal, checkSource, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
 } from './batching';
 
@@ -110,6 +110,7 @@ export async function* minhashStream(
 ): AsyncGenerator<MinHashResult> {
   const { signal: sig, onProgress, ...mh } = options ?? {};
   const signal = checkSignal(sig);
+  checkSource(source);
   throwIfAborted(signal);
   const total = knownTotal(source as DocumentSource);
   let documents = 0, bytes = 0;

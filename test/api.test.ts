@@ -80,7 +80,7 @@ test('dedup: packed input, Uint8Arrays, iterables, async iterables and streams g
 });
 
 test('dedup: bad documents and sources are argument errors', async () => {
-  for (const bad of [[1] as unknown, [{}], 42, { data: new Uint8Array(2), offsets: new Uint32Array([0, 3]) }]) {
+  for (const bad of [[1] as unknown, [{}], 42, 'one text', Buffer.from('one text'), { data: new Uint8Array(2), offsets: new Uint32Array([0, 3]) }]) {
     try {
       await dedup(bad as string[]);
       assert.unreachable(`accepted ${JSON.stringify(bad)}`);
