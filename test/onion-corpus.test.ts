@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
-import { dedupVertical, type ParagraphFilterOptions } from '../lib/index';
+import { ParagraphFilter, dedupVertical, type ParagraphFilterOptions } from '../lib/index';
 import { loadSpam, toVertical } from './support/vertical';
 
 const VEC = path.join(__dirname, 'fixtures', 'vectors', 'onion');
@@ -117,6 +117,33 @@ test('CLI errors: a missing -f file, a hash file with a partial hash, hashdup wi
   assert.is(r.status, 2);
   assert.match(r.stderr.toString(), /refusing to overwrite an input/);
   assert.is(fs.statSync(path.join(dir, 'bad.hashes')).size, 12);
+});
+
+async function rejects(p: Promise<unknown>, re: RegExp): Promise<void> {
+  let err: unknown = null;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err instanceof Error, 'expected a rejection');
+  assert.match((err as Error).message, re);
+}
+
+test("API: ngramHash 'onion' options are checked", async () => {
+  assert.throws(() => new ParagraphFilter({ trimBits: 32 }), RangeError);
+  assert.throws(() => new ParagraphFilter({ ngramHash: 'onion', trimBits: 0 }), RangeError);
+  assert.throws(() => new ParagraphFilter({ ngramHash: 'onion', trimBits: 65 }), RangeError);
+  const plain = new ParagraphFilter();
+  await rejects(plain.addDuplicateNgrams(new Uint8Array(8)), /ngramHash: 'onion'/);
+  plain.close();
+  const f = new ParagraphFilter({ ngramHash: 'onion' });
+  await rejects(f.addDuplicateNgrams(new Uint8Array(9)), /8 bytes each/);
+  assert.is(await f.addDuplicateNgrams(new Uint8Array(16)), 1); // two zero hashes: one key
+  await rejects(f.saveSeen(path.join(dir, 'x.seen')), /not available/);
+  await f.pushVertical('<doc>\na\n</doc>\n', false);
+  await rejects(f.addDuplicateNgrams(new Uint8Array(8)), /before the first document/);
+  f.close();
 });
 
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
