@@ -114,7 +114,7 @@ test('CLI errors: a missing -f file, a hash file with a partial hash, hashdup wi
   r = run(['onion', 'hashdup']);
   assert.is(r.status, 2);
   r = run(['onion', 'hashdup', '-o', 'bad.hashes', 'bad.hashes']);
-  assert.is(r.status, 2);
+  assert.is(r.status, 1);
   assert.match(r.stderr.toString(), /refusing to overwrite an input/);
   assert.is(fs.statSync(path.join(dir, 'bad.hashes')).size, 12);
 });

@@ -7,6 +7,7 @@ import { native } from '../../native';
 import { ParagraphFilter, type ParagraphFilterStats } from '../../paragraphs';
 import { openInput } from '../jsonl';
 import { UsageError, floatOption, intOption, parse, type Command } from '../common';
+import { OutputFile, checkFiles } from '../files';
 
 /**
  * Streams a vertical file through a filter created with output 'mark' or 'strip', writing the text out.
@@ -111,86 +112,6 @@ function ioError(what: string, file: string, e: unknown): NeardupError {
   return new NeardupError('ERR_NEARDUP_IO', `cannot ${what} '${file}': ${(e as Error).message}`, { file, cause: e });
 }
 
-/** Refuses an output that is one of the inputs (same device and inode), before anything is read. */
-function refuseOverwrite(output: string, inputs: string[]): void {
-  let o: fs.Stats;
-  try {
-    o = fs.statSync(output);
-  } catch {
-    return; // does not exist yet
-  }
-  for (const f of inputs) {
-    if (f === '-') continue;
-    try {
-      const st = fs.statSync(f);
-      if (st.dev === o.dev && st.ino === o.ino)
-        throw new UsageError(`the output '${output}' is the input '${f}': refusing to overwrite an input`);
-    } catch (e) {
-      if (e instanceof UsageError) throw e;
-    }
-  }
-}
-
-/**
- * Output files that appear only when complete: each is written to a temporary name beside it and renamed
- * into place by commit(); abort() (or a failure) removes the temporaries and leaves existing files alone.
- */
-class AtomicFiles {
-  private readonly tmp: string[];
-  private readonly fds: number[] = [];
-  constructor(private readonly paths: string[]) {
-    const tag = `.neardup-tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    this.tmp = paths.map((p) => path.join(path.dirname(p), '.' + path.basename(p) + tag));
-    try {
-      for (const t of this.tmp) this.fds.push(fs.openSync(t, 'wx', 0o666));
-    } catch (e) {
-      const failed = this.tmp[this.fds.length];
-      this.abort();
-      throw ioError('create a file beside', failed, e);
-    }
-  }
-  write(i: number, data: Uint8Array): void {
-    let at = 0;
-    while (at < data.length) {
-      try {
-        at += fs.writeSync(this.fds[i], data, at, data.length - at);
-      } catch (e) {
-        throw ioError('write', this.paths[i], e);
-      }
-    }
-  }
-  commit(): void {
-    for (let i = 0; i < this.fds.length; i++) {
-      try {
-        fs.fsyncSync(this.fds[i]);
-      } catch {
-        /* not every target supports fsync */
-      }
-      fs.closeSync(this.fds[i]);
-    }
-    this.fds.length = 0;
-    for (let i = 0; i < this.tmp.length; i++) {
-      try {
-        fs.renameSync(this.tmp[i], this.paths[i]);
-      } catch (e) {
-        this.abort();
-        throw ioError('write', this.paths[i], e);
-      }
-    }
-  }
-  abort(): void {
-    for (const fd of this.fds) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        /* already closed */
-      }
-    }
-    this.fds.length = 0;
-    for (const t of this.tmp) fs.rmSync(t, { force: true });
-  }
-}
-
 /** Reads a file (or stdin) in pieces that end at a line boundary (the last one may not). */
 async function* lineChunks(file: string): AsyncGenerator<Buffer> {
   const input = await openInput(file);
@@ -259,27 +180,28 @@ async function runHashgen(args: string[]): Promise<number> {
   const count = intOption('c', values.count, 10, 1, 4096);
   const prefix = values.output === undefined ? 'hashes.' : String(values.output);
   const outputs = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
-  for (const o of outputs) refuseOverwrite(o, [file]);
+  checkFiles({ inputs: [file], outputs: outputs.map((o) => ({ option: '-o', file: o })) });
   const total = plainSize(file);
   const quiet = Boolean(values.quiet);
-  const files = new AtomicFiles(outputs);
+  const files: OutputFile[] = [];
   const gen = new native.OnionHashgen({ n, files: count });
   try {
+    for (const o of outputs) files.push(OutputFile.open(o));
     let done = 0;
     let next = 64 << 20;
     for await (const chunk of lineChunks(file)) {
       const parts = await gen.push(chunk);
-      parts.forEach((b, i) => files.write(i, b));
+      for (let i = 0; i < parts.length; i++) if (parts[i].length) await files[i].write(Buffer.from(parts[i].buffer, parts[i].byteOffset, parts[i].length));
       done += chunk.length;
       if (!quiet && done >= next) {
         process.stderr.write(onionProgressLine('hashgen', null, done, total > 0 ? (100 * done) / total : -1, false));
         next += 64 << 20;
       }
     }
-    files.commit();
+    for (const f of files) await f.commit();
     if (!quiet) process.stderr.write(onionProgressLine('hashgen', null, done, 100, false));
   } catch (e) {
-    files.abort();
+    for (const f of files) f.abort();
     throw e;
   } finally {
     gen.close();
@@ -298,8 +220,8 @@ async function runHashdup(args: string[]): Promise<number> {
   }
   if (positionals.length === 0) throw new UsageError('hashdup: no input (give the files hashgen wrote)');
   const output = values.output === undefined ? 'duphashes' : String(values.output);
-  refuseOverwrite(output, positionals);
-  const out = new AtomicFiles([output]);
+  checkFiles({ inputs: positionals, outputs: [{ option: '-o', file: output }] });
+  const out = OutputFile.open(output);
   try {
     for (let i = 0; i < positionals.length; i++) {
       const f = positionals[i];
@@ -311,10 +233,11 @@ async function runHashdup(args: string[]): Promise<number> {
       }
       if (data.length % 8 !== 0)
         throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${f}' is not a file of 64-bit hashes: ${data.length} bytes is not a multiple of 8`, { file: f });
-      out.write(0, await native.onionDuplicateHashes(data));
+      const d = await native.onionDuplicateHashes(data);
+      if (d.length) await out.write(Buffer.from(d.buffer, d.byteOffset, d.length));
       if (!values.quiet) process.stderr.write(`[${ctime()}] hashdup: ${i + 1} / ${positionals.length} files processed\n`);
     }
-    out.commit();
+    await out.commit();
   } catch (e) {
     out.abort();
     throw e;
@@ -415,6 +338,8 @@ neardup extension: --seen exact|approx and --fp-rate P choose the seen-set (defa
     }
     if (positionals.length > 1) throw new UsageError('expected at most one input file');
     const file = positionals[0] ?? '-';
+    const hashFile = values['hash-file'] === undefined ? undefined : String(values['hash-file']);
+    checkFiles({ inputs: hashFile === undefined ? [file] : [file, hashFile], outputs: [], stdout: true });
     const interval = intOption('b', values.buffer, 16777216, 1, Number.MAX_SAFE_INTEGER);
     const tag = (name: string, v: unknown, def: string): string => {
       if (v === undefined) return def;
@@ -444,7 +369,7 @@ neardup extension: --seen exact|approx and --fp-rate P choose the seen-set (defa
       output: values.strip ? 'strip' : 'mark',
     });
     try {
-      if (values['hash-file'] !== undefined) await loadDuplicateNgrams(String(values['hash-file']), filter, quiet);
+      if (hashFile !== undefined) await loadDuplicateNgrams(hashFile, filter, quiet);
       const total = plainSize(file);
       let next = interval;
       let done = 0;
