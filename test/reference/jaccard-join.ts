@@ -28,7 +28,7 @@ export function internSets(sets: string[][]): Uint32Array[] {
   });
 }
 
-function jaccardSorted(x: Uint32Array, y: Uint32Array): number {
+function jaccardSorted(x: ArrayLike<number>, y: ArrayLike<number>): number {
   if (x.length + y.length === 0) return 1;
   let i = 0, j = 0, inter = 0;
   while (i < x.length && j < y.length) {
@@ -39,35 +39,45 @@ function jaccardSorted(x: Uint32Array, y: Uint32Array): number {
   return inter / (x.length + y.length - inter);
 }
 
-/** Every pair [a, b, J] (a < b) with J >= t, sorted. sets: sorted distinct ids. Two empty sets have J = 1. */
-export function jaccardJoin(sets: Uint32Array[], t: number): [number, number, number][] {
+/** Every pair [a, b, J] (a < b) with J >= t, sorted. sets: sorted distinct numbers (ids or hashes). Two empty sets have J = 1. */
+export function jaccardJoin(sets: ArrayLike<number>[], t: number): [number, number, number][] {
+  // Tokens renamed by rank (rarest first): each set sorted by rank starts with its prefix, and the renamed
+  // sets are still sorted distinct sets with the same intersections.
   const freq = new Map<number, number>();
-  for (const s of sets) for (const v of s) freq.set(v, (freq.get(v) ?? 0) + 1);
+  for (const s of sets) for (let k = 0; k < s.length; k++) freq.set(s[k], (freq.get(s[k]) ?? 0) + 1);
+  const tokens = Float64Array.from(freq.keys());
+  const byFreq = Array.from(tokens.keys()).sort((x, y) => (freq.get(tokens[x])! - freq.get(tokens[y])!) || tokens[x] - tokens[y]);
+  const rank = new Map<number, number>();
+  byFreq.forEach((ti, r) => rank.set(tokens[ti], r));
+  freq.clear();
+  const ranked = sets.map((s) => Uint32Array.from(s as ArrayLike<number>, (v) => rank.get(v)!).sort());
+  rank.clear();
   const index = new Map<number, number[]>();
   const empty: number[] = [];
   const out: [number, number, number][] = [];
   const seen = new Int32Array(sets.length).fill(-1);
-  for (let b = 0; b < sets.length; b++) {
-    const s = sets[b];
+  for (let b = 0; b < ranked.length; b++) {
+    const s = ranked[b];
     if (s.length === 0) {
       for (const a of empty) out.push([a, b, 1]);
       empty.push(b);
       continue;
     }
-    const ordered = Array.from(s).sort((x, y) => (freq.get(x)! - freq.get(y)!) || x - y);
     const p = Math.min(s.length, s.length - Math.floor(t * s.length) + 1);
     for (let k = 0; k < p; k++) {
-      const list = index.get(ordered[k]);
+      const list = index.get(s[k]);
       if (list) {
         for (const a of list) {
           if (seen[a] === b) continue;
           seen[a] = b;
-          const j = jaccardSorted(sets[a], s);
+          const na = ranked[a].length;
+          if (Math.min(na, s.length) < t * Math.max(na, s.length) - 1e-9) continue;  // J <= min/max
+          const j = jaccardSorted(ranked[a], s);
           if (j >= t) out.push([a, b, j]);
         }
         list.push(b);
       } else {
-        index.set(ordered[k], [b]);
+        index.set(s[k], [b]);
       }
     }
   }
