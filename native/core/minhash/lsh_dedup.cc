@@ -81,7 +81,7 @@ void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<u
 
 }  // namespace
 
-Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uint64_t* shingles, const uint32_t* offsets,
+Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
                   size_t slots, const std::atomic<bool>* stop) {
   if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
   if (o_.verify == Verify::kExact && (!shingles || !offsets))
@@ -94,21 +94,21 @@ Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uin
   s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
   if (!s.ok()) return s;
   if (o_.verify == Verify::kExact) {
-    // Each document's set: sorted, distinct.
-    std::vector<uint64_t> sets(shingles, shingles + offsets[n]);
+    // Each document's set: sorted, distinct (in place).
+    uint64_t* sets = shingles;
     std::vector<uint32_t> counts(n);
     std::vector<std::vector<uint64_t>> tmp(slots);
     std::vector<std::vector<uint32_t>> cnt(slots);
     parallel::ParallelFor(n, 64, slots, [&](size_t b, size_t e, size_t slot) {
       for (size_t i = b; i < e; i++) {
-        uint64_t* lo = sets.data() + offsets[i];
-        uint64_t* hi = sets.data() + offsets[i + 1];
+        uint64_t* lo = sets + offsets[i];
+        uint64_t* hi = sets + offsets[i + 1];
         SortHashes(lo, static_cast<size_t>(hi - lo), &tmp[slot], &cnt[slot]);
         counts[i] = static_cast<uint32_t>(std::unique(lo, hi) - lo);
       }
     }, stop);
     for (size_t i = 0; i < n; i++) {
-      s = Store(&sh_mem_, sh_file_.get(), sets.data() + offsets[i], counts[i] * 8);
+      s = Store(&sh_mem_, sh_file_.get(), sets + offsets[i], counts[i] * 8);
       if (!s.ok()) return s;
       sh_off_.push_back(sh_off_.back() + counts[i]);
     }
@@ -228,7 +228,6 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     std::sort(cand.begin(), cand.end());
     cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     out->candidate_pairs = cand.size();
-    // Signatures (and shingle sets) for verification: in memory, or the temporary files mapped.
     // Signatures for the estimates: in memory, or the temporary file mapped. Shingle sets (exact): in memory,
     // or read back from their temporary file per pair into per-slot buffers (page cache, not the heap).
     io::MappedFile sig_map;

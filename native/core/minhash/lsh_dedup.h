@@ -60,9 +60,9 @@ class Dedup {
   explicit Dedup(const DedupOptions& o);
   Status Init();
   // n documents: signatures (n x signature_bytes), valid (nullable; 0 = a skipped line that never matches),
-  // and for Verify::kExact their shingle hashes (any order, repeats allowed): doc i is
-  // shingles[offsets[i] .. offsets[i+1]).
-  Status Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uint64_t* shingles, const uint32_t* offsets,
+  // and for Verify::kExact their shingle hashes (any order, repeats allowed; each document's range is sorted in
+  // place): doc i is shingles[offsets[i] .. offsets[i+1]).
+  Status Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
              size_t slots, const std::atomic<bool>* stop);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
   uint64_t docs() const { return docs_; }
