@@ -103,6 +103,30 @@ test('components vs kept: a chain A~B~C with A !~ C drops C only with components
   assert.equal(Array.from(comp.representative), [0, 0, 0]);
 });
 
+test('--profile doubri-v1 flags equal the doubri drop-in (minhash | init | self) on SpamAssassin bodies; components differ', async () => {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'neardup-dq-doubri-'));
+  try {
+    const bodies = spamBodies().slice(0, 2500);
+    fs.writeFileSync(path.join(dir, 'in.jsonl'), bodies.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+    const steps: [string[], string | undefined][] = [[['doubri', 'minhash', 'in.hash'], 'in.jsonl'], [['doubri', 'init', 'in.hash'], undefined]];
+    for (const [args, stdin] of steps) {
+      const r = cli(dir, args, stdin ? fs.readFileSync(path.join(dir, stdin)) : undefined);
+      assert.is(r.code, 0, r.stderr);
+      if (args[1] === 'init') fs.writeFileSync(path.join(dir, 'in.hash.f'), r.stdout);
+    }
+    const self = cli(dir, ['doubri', 'self', 'idx'], 'in.hash\n');
+    assert.is(self.code, 0, self.stderr);
+    const expected = fs.readFileSync(path.join(dir, 'in.hash.f'), 'latin1');
+    const kept = await dedup(bodies, { profile: 'doubri-v1' });
+    assert.equal([kept.settings.verify, kept.settings.clustering, kept.settings.shingle.lowercase, kept.b, kept.r], ['none', 'kept', false, 40, 20]);
+    assert.is(Array.from(kept.representative, (r, i) => (r === i ? '1' : '0')).join(''), expected);
+    const comp = await dedup(bodies, { profile: 'doubri-v1', clustering: 'components' });
+    assert.ok(comp.duplicates > kept.duplicates, `components drop ${comp.duplicates}, doubri ${kept.duplicates}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('CLI: defaults and --fast in the summary; same shingle and case options as minhash', () => {
   const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'neardup-dq-'));
   try {
