@@ -53,7 +53,11 @@ export interface DedupOptions extends ShingleOptions {
   pairs?: boolean;
   /** Memory budget for band keys in bytes (spills sorted runs to `tmp` beyond it). 0 or absent: all in memory. */
   memory?: number;
-  /** Folder for temporary files (default: the system temp folder). */
+  /**
+   * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
+   * go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when the session ends; such folders of dead
+   * processes are removed when a session starts.
+   */
   tmp?: string;
 }
 
