@@ -148,7 +148,7 @@ class SignatureWriter : public Napi::ObjectWrap<SignatureWriter> {
   explicit SignatureWriter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SignatureWriter>(info) {
     Napi::Env env = info.Env();
     if (!info[0].IsString()) ThrowTypeError(env, "Expected first argument to be a file path");
-    const std::string path = info[0].As<Napi::String>().Utf8Value();
+    const std::string path = CheckPath(env, info[0].As<Napi::String>().Utf8Value(), "path");
     Napi::Object o = OptionsObject(env, info[1], "options");
     const auto format = static_cast<minhash::FileFormat>(GetEnum(o, "format", 0, {"neardup", "doubri"}));
     k_ = GetUint32(o, "numPerm", 128, 1, minhash::kMaxPerm);

@@ -59,7 +59,10 @@ Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t 
                                           " is not supported (this build reads up to " +
                                           std::to_string(max_version) + ")");
   const uint32_t hsize = LoadLe32(d + 20);
-  if (hsize < kHeaderSize || hsize > size) return corrupt("bad header size " + std::to_string(hsize));
+  // Every writer writes a 64-byte header with the reserved word 0; anything else is damage, not a newer
+  // writer (a newer layout gets a new version).
+  if (hsize != kHeaderSize) return corrupt("bad header size " + std::to_string(hsize) + " at offset 20 (expected 64)");
+  if (LoadLe32(d + 56) != 0) return corrupt("reserved header field at offset 56 is not 0");
   FileHeader h;
   std::memcpy(h.kind, d + 8, 4);
   h.version = version;

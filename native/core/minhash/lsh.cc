@@ -322,7 +322,9 @@ Status FrozenIndex::Load(const std::string& path, bool verify_checksum) {
   if (h.payload_size < kPreamble) return Status(Code::kCorrupt, "'" + path + "': payload too short");
   uint32_t pre[6];
   std::memcpy(pre, p, sizeof pre);
+  if (h.flags != 0) return Status(Code::kCorrupt, "'" + path + "': unknown header flags " + std::to_string(h.flags) + " (offset 36)");
   if (pre[0] > 2) return Status(Code::kCorrupt, "'" + path + "': unknown profile " + std::to_string(pre[0]));
+  if (pre[5] != 0) return Status(Code::kCorrupt, "'" + path + "': reserved field at offset 84 is not 0");
   p_.profile = static_cast<Profile>(pre[0]);
   p_.value_bytes = pre[1];
   p_.num_perm = pre[2];
@@ -330,9 +332,13 @@ Status FrozenIndex::Load(const std::string& path, bool verify_checksum) {
   p_.r = pre[4];
   s = Validate(p_);
   if (!s.ok()) return Status(Code::kCorrupt, "'" + path + "': " + s.message());
+  if (p_.num_perm > (1u << 16))  // the most LshIndex accepts when it is built
+    return Status(Code::kCorrupt, "'" + path + "': num_perm " + std::to_string(p_.num_perm) + " exceeds 65536 (offset 72)");
   std::memcpy(&n_, p + 24, 8);
-  const uint64_t expect = kPreamble + n_ * 8 + uint64_t(p_.b) * n_ * 16;
-  if (n_ > h.payload_size || expect != h.payload_size)
+  if (h.params[0] != n_ || h.params[1] != p_.b)
+    return Status(Code::kCorrupt, "'" + path + "': header params (offset 40) disagree with the payload's n and b");
+  // n * (8 + 16 b) without overflow: n is at most the payload size, b at most num_perm (Validate).
+  if (n_ > h.payload_size / (8 + 16 * uint64_t(p_.b)) || kPreamble + n_ * (8 + 16 * uint64_t(p_.b)) != h.payload_size)
     return Status(Code::kCorrupt, "'" + path + "': payload size does not match " + std::to_string(n_) + " ids");
   ids_ = reinterpret_cast<const uint64_t*>(p + kPreamble);
   tables_ = reinterpret_cast<const Slot*>(p + kPreamble + n_ * 8);

@@ -556,6 +556,8 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   const uint64_t count = LoadLe64(data + base);
   const uint32_t m = LoadLe32(data + base + 8), k = LoadLe32(data + base + 12);
   const uint32_t tables = LoadLe32(data + base + 16), s = LoadLe32(data + base + 20);
+  if (h.flags != 0) return corrupt(36, "unknown header flags " + std::to_string(h.flags));
+  if (LoadLe64(data + base + 24) != 0) return corrupt(base + 24, "reserved field is not 0");
   if (m != h.params[0] || k != h.params[1]) return corrupt(base + 8, "blocks/distance disagree with the header");
   st = ValidateParams(m, k);
   if (!st.ok()) return corrupt(base + 8, st.message());
@@ -579,6 +581,7 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
     const uint32_t d = LoadLe32(data + at);
     if (d > 30 || d > ix->layout_.table(t).prefix_bits || (count == 0 && d != 0))
       return corrupt(at, "table " + std::to_string(t) + ": bad directory bits " + std::to_string(d));
+    if (LoadLe32(data + at + 4) != 0) return corrupt(at + 4, "table " + std::to_string(t) + ": reserved field is not 0");
     at += 8;
     const uint64_t nb = (uint64_t{1} << d) + 1;
     if (!(st = need(at, nb * 4, "a table directory")).ok()) return st;
