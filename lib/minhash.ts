@@ -174,7 +174,6 @@ export function doubriHashHeader(head: Buffer, fileSize: number, file: string): 
 }
 
 const PROFILES: MinHashProfile[] = ['fast', 'doubri-v1', 'datasketch'];
-const MAGIC = Buffer.from([0x4e, 0x44, 0x55, 0x50, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** Bytes read per system call by readSignatureFile (fs reads are limited to 2 GiB each). */
 const READ_CHUNK = 64 << 20;
@@ -234,36 +233,18 @@ function readSignatureFd(fd: number, path: string): SignatureFile {
     }
     return { sig, crc: crc ?? 0 };
   };
-  if (isDoubriHash(head)) {
-    if (head[7] !== 4) throw corrupt(`${head[7]} bytes per value; only 4 is supported`, 7);
-    const { count, numPerm } = doubriHashHeader(head, size, path);
-    return { format: 'doubri', count, numPerm, signatures: signatures(24, count * numPerm, undefined).sig };
-  }
-  if (head.length < 64 || !head.subarray(0, 8).equals(MAGIC)) throw corrupt('not a signature file (bad magic)');
-  if (head.subarray(8, 12).toString('latin1') !== 'MHSG') throw corrupt(`is a '${head.subarray(8, 12).toString('latin1')}' file, expected 'MHSG'`, 8);
-  if (head.readUInt32LE(16) !== 0x01020304) throw corrupt('unsupported byte order mark', 16);
-  if (native.crc32c(head.subarray(0, 60)) !== head.readUInt32LE(60)) throw corrupt('header checksum mismatch', 60);
-  const version = head.readUInt32LE(12);
-  if (version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${path}': MHSG version ${version} is not supported`, { file: path });
-  if (head.readUInt32LE(20) !== 64) throw corrupt(`bad header size ${head.readUInt32LE(20)} (expected 64)`, 20);
-  if (head.readUInt32LE(56) !== 0) throw corrupt('reserved header field is not 0', 56);
-  const payload = head.readBigUInt64LE(24);
-  if (64n + payload !== BigInt(size)) throw corrupt(`truncated or extended file: header announces ${payload} payload bytes, file has ${size - 64}`, 24);
-  const flags = head.readUInt32LE(36);
-  if (flags >= PROFILES.length) throw corrupt(`unknown profile id ${flags} in the header flags`, 36);
-  const count = head.readBigUInt64LE(40), numPerm = head.readBigUInt64LE(48);
-  if (numPerm === 0n || numPerm > 65536n) throw corrupt(`bad values per record ${numPerm}`, 48);
-  const sigBytes = count * numPerm * 4n;
-  if (sigBytes > payload) throw corrupt(`header announces ${count} records of ${numPerm} values, more than the payload holds`, 40);
-  const trailer = Buffer.alloc(Number(payload - sigBytes));
-  const { sig, crc: sigCrc } = signatures(64, Number(count * numPerm), 0);
-  readAt(trailer, 64 + Number(sigBytes));
-  if (native.crc32c(trailer, sigCrc) !== head.readUInt32LE(32)) throw corrupt('payload checksum mismatch', 32);
+  const h = nativeSync(() => native.signatureFileHeader(head, size, path));
+  if (h.format === 'doubri')
+    return { format: 'doubri', count: h.count, numPerm: h.numPerm, signatures: signatures(h.valuesOffset, h.count * h.numPerm, undefined).sig };
+  const trailer = Buffer.alloc(size - h.trailerOffset);
+  const { sig, crc: sigCrc } = signatures(h.valuesOffset, h.count * h.numPerm, 0);
+  readAt(trailer, h.trailerOffset);
+  if (native.crc32c(trailer, sigCrc) !== h.payloadCrc) throw corrupt('payload checksum mismatch', 32);
   let meta: unknown;
   try {
     meta = JSON.parse(trailer.toString('utf8') || '{}');
   } catch {
-    throw corrupt('bad options trailer', 64 + Number(sigBytes));
+    throw corrupt('bad options trailer', h.trailerOffset);
   }
-  return { format: 'neardup', count: Number(count), numPerm: Number(numPerm), profile: PROFILES[flags], meta, signatures: sig };
+  return { format: 'neardup', count: h.count, numPerm: h.numPerm, profile: PROFILES[h.profile], meta, signatures: sig };
 }

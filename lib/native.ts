@@ -193,6 +193,11 @@ export interface NativeBinding {
   murmur3MinSeq(keys: TextInput, firstSeed: number, count: number): Uint32Array;
   /** Sets (and returns) the largest result ArrayBuffer; NEARDUP_TEST_MAX_RESULT_BYTES caps it (tests). */
   setMaxResultBytes(maxBytes?: number): number;
+  /** The checked header of a signature file, from its first min(64, fileSize) bytes (readSignatureFile). */
+  signatureFileHeader(head: Uint8Array, fileSize: number, name: string): {
+    format: 'neardup' | 'doubri'; count: number; numPerm: number; profile: number;
+    valuesOffset: number; trailerOffset: number; payloadCrc: number;
+  };
   /** CRC-32C of bytes, continuing from crc (default 0). */
   crc32c(bytes: Uint8Array, crc?: number): number;
   minhash(texts: TextInput, options?: NativeMinHashOptions): Promise<NativeMinHashResult>;

@@ -460,12 +460,17 @@ Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint3
   io::MappedFile f;
   Status s = f.Open(path);
   if (!s.ok()) return s;
+  return ParseSeenSet(f.data(), f.size(), path, out, n_out);  // copies what it keeps: the map may go
+}
+
+Status ParseSeenSet(const uint8_t* data, size_t size, const std::string& path, std::unique_ptr<SeenSet>* out,
+                    uint32_t* n_out) {
   io::FileHeader h;
-  s = io::DecodeHeader(f.data(), f.size(), kKind, kVersion, /*verify_payload=*/true, path, &h);
+  Status s = io::DecodeHeader(data, size, kKind, kVersion, /*verify_payload=*/true, path, &h);
   if (!s.ok()) return s;
   if (h.params[0] < 1 || h.params[0] > 4096)
     return Status(Code::kCorrupt, "'" + path + "': bad n-gram length " + std::to_string(h.params[0]));
-  const uint8_t* payload = f.data() + io::kHeaderSize;
+  const uint8_t* payload = data + io::kHeaderSize;
   if (h.flags == static_cast<uint32_t>(SeenKind::kExact)) {
     if (h.params[1] != 0) return Status(Code::kCorrupt, "'" + path + "': params[1] (offset 48) of an exact set is not 0");
     auto set = std::unique_ptr<ExactSeenSet>(new ExactSeenSet());

@@ -160,6 +160,9 @@ std::unique_ptr<SeenSet> MakeSeenSet(SeenKind kind, double fp_rate);
 Status SaveSeenSet(const SeenSet& set, uint32_t n, const std::string& path);
 // Loads a saved set. *n_out receives the n-gram length it was built for.
 Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint32_t* n_out);
+// The same over a file image in memory (fuzzing); `name` names it in errors.
+Status ParseSeenSet(const uint8_t* data, size_t size, const std::string& name, std::unique_ptr<SeenSet>* out,
+                    uint32_t* n_out);
 
 }  // namespace filter
 }  // namespace neardup

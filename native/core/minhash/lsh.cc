@@ -315,10 +315,14 @@ Status Index::Save(const std::string& path) const {
 Status FrozenIndex::Load(const std::string& path, bool verify_checksum) {
   Status s = map_.Open(path);
   if (!s.ok()) return s;
+  return LoadBytes(map_.data(), map_.size(), path, verify_checksum);
+}
+
+Status FrozenIndex::LoadBytes(const uint8_t* data, size_t size, const std::string& path, bool verify_checksum) {
   io::FileHeader h;
-  s = io::DecodeHeader(map_.data(), map_.size(), kKind, kVersion, verify_checksum, path, &h);
+  Status s = io::DecodeHeader(data, size, kKind, kVersion, verify_checksum, path, &h);
   if (!s.ok()) return s;
-  const uint8_t* p = map_.data() + io::kHeaderSize;
+  const uint8_t* p = data + io::kHeaderSize;
   if (h.payload_size < kPreamble) return Status(Code::kCorrupt, "'" + path + "': payload too short");
   uint32_t pre[6];
   std::memcpy(pre, p, sizeof pre);

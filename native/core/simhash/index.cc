@@ -535,10 +535,16 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   auto map = std::make_unique<io::MappedFile>();
   Status st = map->Open(path);
   if (!st.ok()) return st;
-  const uint8_t* data = map->data();
-  const size_t size = map->size();
+  st = OpenBytes(map->data(), map->size(), path, verify, out);
+  if (st.ok()) (*out)->map_ = std::move(map);
+  return st;
+}
+
+Status Index::OpenBytes(const uint8_t* data, size_t size, const std::string& path, bool verify,
+                        std::unique_ptr<Index>* out) {
+  if (!kLittleEndianHost) return Status(Code::kUnsupported, "opening a simhash index needs a little-endian host");
   io::FileHeader h;
-  st = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
+  Status st = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
   if (!st.ok()) return st;
   const uint64_t base = size - h.payload_size;
   const uint64_t end = size;
@@ -607,7 +613,6 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   ix->mapped_ = true;
   ix->alive_.assign((count + 63) / 64, ~uint64_t{0});
   ix->delta_.lo = ix->delta_.hi = static_cast<uint32_t>(count);
-  ix->map_ = std::move(map);
   *out = std::move(ix);
   return Status::Ok();
 }
