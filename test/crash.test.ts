@@ -130,6 +130,21 @@ test('LshIndex.load() verifies the payload checksum by default (a flipped id bit
   lazy.close();
 });
 
+test('LshIndex.load() checks the tables against the ids: a stranger id with valid CRCs is refused', async () => {
+  const good = await savedLsh();
+  const n = Number(good.readBigUInt64LE(64 + 24));
+  const b = Buffer.from(good);
+  const lastEntryOfTable0 = 64 + 32 + 8 * n + 16 * (n - 1);
+  b.writeBigUInt64LE(999n, lastEntryOfTable0 + 8);  // id 999 was never inserted (the table stays sorted)
+  const f = path.join(tmp, 'stranger.lsh');
+  fs.writeFileSync(f, fixCrcs(b));
+  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /does not hold exactly the index's ids|not sorted/), 'stranger id');
+  const dup = Buffer.from(good);
+  dup.writeBigUInt64LE(dup.readBigUInt64LE(64 + 32), 64 + 40);  // ids[1] = ids[0]
+  fs.writeFileSync(f, fixCrcs(dup));
+  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /listed twice/), 'duplicate id');
+});
+
 test('loaders refuse header fields the writer cannot produce (CRCs fixed up)', async () => {
   const good = await savedLsh();
   const cases: [string, (b: Buffer) => void, RegExp][] = [

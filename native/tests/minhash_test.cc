@@ -37,7 +37,7 @@ TEST(mt19937_matches_std) {
 }
 
 TEST(datasketch_permutations_first_values) {
-  // From ../shared/vectors/datasketch-legacy/vectors.json, permutations_first8.
+  // From test/fixtures/vectors/datasketch-legacy/vectors.json, permutations_first8.
   uint64_t a[8], b[8];
   DatasketchPermutations(1, 8, a, b);
   EXPECT_EQ(a[0], 775169054918279404ull);
@@ -116,7 +116,7 @@ static std::vector<uint8_t> ReadBytes(const std::string& path) {
 }
 
 TEST(doubri_v1_edge_records) {
-  const std::vector<uint8_t> file = ReadBytes("../shared/vectors/doubri-v1/edge.hash");
+  const std::vector<uint8_t> file = ReadBytes("test/fixtures/vectors/doubri-v1/edge.hash");
   EXPECT(file.size() == 24 + 3200 * 14);
   if (file.size() != 24 + 3200 * 14) return;
   const char* texts[] = {"", "a", "abcd", "abcde", "EMPTY", "Madam, I'm Adam.", "Madam, I'm Adam.",
