@@ -5,7 +5,7 @@
       "target_name": "neardup",
       "sources": ["<@(neardup_core_sources)", "<@(neardup_binding_sources)"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "native/core"],
-      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NEARDUP_HAVE_NODE_OPENSSL=1"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED", "NEARDUP_HAVE_NODE_OPENSSL=1"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17", "-std=gnu++20"],
       "cflags": ["-O3", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"],

@@ -13,7 +13,9 @@ export type NeardupErrorCode =
   | 'ERR_NEARDUP_CLOSED'
   | 'ERR_NEARDUP_INTERNAL'
   /** A long call stopped by its AbortSignal (`cause`: the signal's reason). */
-  | 'ERR_NEARDUP_ABORTED';
+  | 'ERR_NEARDUP_ABORTED'
+  /** A result too large for one typed array (buffer.constants.MAX_LENGTH): split the batch. */
+  | 'ERR_NEARDUP_RESULT_TOO_LARGE';
 
 export interface NeardupErrorDetails {
   /** The file the problem is in, when there is one. */
@@ -48,6 +50,7 @@ export class NeardupError extends Error {
 const CODES = new Set<string>([
   'ERR_NEARDUP_INVALID_INPUT', 'ERR_NEARDUP_BAD_LINE', 'ERR_NEARDUP_IO', 'ERR_NEARDUP_CORRUPT',
   'ERR_NEARDUP_UNSUPPORTED', 'ERR_NEARDUP_CANCELLED', 'ERR_NEARDUP_CLOSED', 'ERR_NEARDUP_INTERNAL',
+  'ERR_NEARDUP_RESULT_TOO_LARGE',
 ]);
 
 /** Converts a coded Error from the addon into a NeardupError; argument errors pass through unchanged. */

@@ -110,9 +110,9 @@ export class LshIndex {
     this.handle = handle ?? nativeSync(() => new native.LshIndex(resolveParams(params)));
   }
 
-  /** Opens a saved index (memory-mapped, read-only). `verify` checks the payload checksum (reads it all). */
+  /** Opens a saved index (memory-mapped, read-only). `verify` (default true) checks the payload checksum before use (reads it all); `verify: false` skips it for huge trusted files. */
   static load(path: string, options: { verify?: boolean } = {}): LshIndex {
-    return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? false })));
+    return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
   }
 
   get params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean } {

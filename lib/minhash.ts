@@ -236,48 +236,77 @@ export function doubriHashHeader(head: Buffer, fileSize: number, file: string): 
 }
 
 const PROFILES: MinHashProfile[] = ['fast', 'doubri-v1', 'datasketch'];
-const MAGIC = Buffer.from([0x4e, 0x44, 0x55, 0x50, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Bytes read per system call by readSignatureFile (fs reads are limited to 2 GiB each). */
+const READ_CHUNK = 64 << 20;
 
 /**
- * Reads a whole signature file of either format into memory. Checks magic, kind, version and sizes; it does
- * not verify the CRC-32C checksums of the neardup format.
+ * Reads a whole signature file of either format into memory, in chunks (so files over 2 GiB work; the
+ * signatures must fit one Uint32Array). Checks magic, kind, version, header fields and sizes, and for the
+ * neardup format both CRC-32C checksums (header and payload), as docs/FORMAT.md requires of readers.
  */
 export function readSignatureFile(path: string): SignatureFile {
-  let buf: Buffer;
+  let fd: number;
   try {
-    buf = fs.readFileSync(path);
+    fd = fs.openSync(path, 'r');
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${path}': ${(e as Error).message}`, { file: path, cause: e });
   }
-  const corrupt = (why: string, offset = 0) => new NeardupError('ERR_NEARDUP_CORRUPT', `'${path}': ${why}`, { file: path, offset });
-  const copy = (at: number, n: number) => {
-    const out = new Uint32Array(n);
-    Buffer.from(out.buffer).set(buf.subarray(at, at + n * 4));
-    if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'big-endian hosts are not supported');
-    return out;
-  };
-  if (isDoubriHash(buf)) {
-    if (buf[7] !== 4) throw corrupt(`${buf[7]} bytes per value; only 4 is supported`, 7);
-    const { count, numPerm } = doubriHashHeader(buf, buf.length, path);
-    return { format: 'doubri', count, numPerm, signatures: copy(24, count * numPerm) };
+  try {
+    return readSignatureFd(fd, path);
+  } finally {
+    fs.closeSync(fd);
   }
-  if (buf.length < 64 || !buf.subarray(0, 8).equals(MAGIC)) throw corrupt('not a signature file (bad magic)');
-  if (buf.subarray(8, 12).toString('latin1') !== 'MHSG') throw corrupt(`is a '${buf.subarray(8, 12).toString('latin1')}' file, expected 'MHSG'`, 8);
-  const version = buf.readUInt32LE(12);
-  if (version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${path}': MHSG version ${version} is not supported`, { file: path });
-  const payload = Number(buf.readBigUInt64LE(24));
-  const headerSize = buf.readUInt32LE(20);
-  if (headerSize + payload !== buf.length) throw corrupt('truncated or extended file', 24);
-  const flags = buf.readUInt32LE(36);
-  const count = Number(buf.readBigUInt64LE(40));
-  const numPerm = Number(buf.readBigUInt64LE(48));
-  const sigBytes = count * numPerm * 4;
-  if (sigBytes > payload) throw corrupt('payload shorter than its signatures', 40);
+}
+
+function readSignatureFd(fd: number, path: string): SignatureFile {
+  const corrupt = (why: string, offset = 0) => new NeardupError('ERR_NEARDUP_CORRUPT', `'${path}': ${why}`, { file: path, offset });
+  const readAt = (into: Uint8Array, position: number) => {
+    for (let done = 0; done < into.length;) {
+      const n = Math.min(READ_CHUNK, into.length - done);
+      let got: number;
+      try {
+        got = fs.readSync(fd, into.subarray(done, done + n), 0, n, position + done);
+      } catch (e) {
+        throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${path}': ${(e as Error).message}`, { file: path, cause: e });
+      }
+      if (got === 0) throw corrupt(`file ended at offset ${position + done} while reading`, position + done);
+      done += got;
+    }
+  };
+  if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'big-endian hosts are not supported');
+  const size = fs.fstatSync(fd).size;
+  const head = Buffer.alloc(Math.min(64, size));
+  readAt(head, 0);
+  // The signatures, read straight into their array; `crc` (neardup format) is updated chunk by chunk.
+  const signatures = (at: number, values: number, crc: number | undefined): { sig: Uint32Array; crc: number } => {
+    let sig: Uint32Array;
+    try {
+      sig = new Uint32Array(values);
+    } catch (e) {
+      throw new NeardupError('ERR_NEARDUP_RESULT_TOO_LARGE',
+        `'${path}': ${values} signature values do not fit one typed array; split the file`, { file: path, cause: e });
+    }
+    const bytes = new Uint8Array(sig.buffer);
+    for (let done = 0; done < bytes.length; done += READ_CHUNK) {
+      const part = bytes.subarray(done, Math.min(bytes.length, done + READ_CHUNK));
+      readAt(part, at + done);
+      if (crc !== undefined) crc = native.crc32c(part, crc);
+    }
+    return { sig, crc: crc ?? 0 };
+  };
+  const h = nativeSync(() => native.signatureFileHeader(head, size, path));
+  if (h.format === 'doubri')
+    return { format: 'doubri', count: h.count, numPerm: h.numPerm, signatures: signatures(h.valuesOffset, h.count * h.numPerm, undefined).sig };
+  const trailer = Buffer.alloc(size - h.trailerOffset);
+  const { sig, crc: sigCrc } = signatures(h.valuesOffset, h.count * h.numPerm, 0);
+  readAt(trailer, h.trailerOffset);
+  if (native.crc32c(trailer, sigCrc) !== h.payloadCrc) throw corrupt('payload checksum mismatch', 32);
   let meta: unknown;
   try {
-    meta = JSON.parse(buf.subarray(headerSize + sigBytes).toString('utf8') || '{}');
+    meta = JSON.parse(trailer.toString('utf8') || '{}');
   } catch {
-    throw corrupt('bad options trailer', headerSize + sigBytes);
+    throw corrupt('bad options trailer', h.trailerOffset);
   }
-  return { format: 'neardup', count, numPerm, profile: PROFILES[flags], meta, signatures: copy(headerSize, count * numPerm) };
+  return { format: 'neardup', count: h.count, numPerm: h.numPerm, profile: PROFILES[h.profile], meta, signatures: sig };
 }

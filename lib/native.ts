@@ -201,6 +201,15 @@ export interface NativeBinding {
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;
   /** out[i] = min over keys of MurmurHash3_x86_32(key, firstSeed + i) (0xFFFFFFFF with no key). */
   murmur3MinSeq(keys: TextInput, firstSeed: number, count: number): Uint32Array;
+  /** Sets (and returns) the largest result ArrayBuffer; NEARDUP_TEST_MAX_RESULT_BYTES caps it (tests). */
+  setMaxResultBytes(maxBytes?: number): number;
+  /** The checked header of a signature file, from its first min(64, fileSize) bytes (readSignatureFile). */
+  signatureFileHeader(head: Uint8Array, fileSize: number, name: string): {
+    format: 'neardup' | 'doubri'; count: number; numPerm: number; profile: number;
+    valuesOffset: number; trailerOffset: number; payloadCrc: number;
+  };
+  /** CRC-32C of bytes, continuing from crc (default 0). */
+  crc32c(bytes: Uint8Array, crc?: number): number;
   minhash(texts: TextInput, options?: NativeMinHashOptions): Promise<NativeMinHashResult>;
   minhashSync(texts: TextInput, options?: NativeMinHashOptions): NativeMinHashResult;
   minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
@@ -209,3 +218,5 @@ export interface NativeBinding {
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;
+// Results are refused with ERR_NEARDUP_RESULT_TOO_LARGE beyond what one ArrayBuffer can hold here.
+native.setMaxResultBytes(require('node:buffer').constants.MAX_LENGTH);

@@ -162,7 +162,10 @@ export class ParagraphFilter {
     return this.enqueue((h) => h.saveSeen(path));
   }
 
-  /** Replaces the seen-set by a saved one (built with the same n). Its kind (exact/approx) is kept. */
+  /**
+   * Replaces the seen-set by a saved one (built with the same n). Its kind (exact/approx) is kept. Must come
+   * before the first push: afterwards it is an ERR_NEARDUP_INVALID_INPUT error (it would forget what was pushed).
+   */
   loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }> {
     this.live();
     return this.enqueue((h) => h.loadSeen(path));

@@ -1,6 +1,8 @@
 // The module entry point: sets up per-environment state and calls each exported class's Init.
 #include "addon.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "args.h"
@@ -87,6 +89,39 @@ void PromiseWorker::OnError(const Napi::Error& e) {
   }
 }
 
+void CheckResultSize(Napi::Env env, uint64_t bytes) {
+  const uint64_t max = State(env)->max_result_bytes.load();
+  if (bytes > max)
+    throw CodedError(env, "ERR_NEARDUP_RESULT_TOO_LARGE",
+                     "the result needs " + std::to_string(bytes) + " bytes, more than one ArrayBuffer can hold (" +
+                         std::to_string(max) + " bytes, buffer.constants.MAX_LENGTH): split the batch");
+}
+
+void ThrowExternalFailed(Napi::Env env, napi_status st) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (pending) throw Napi::Error::New(env);  // takes the pending exception
+  throw CodedError(env, "ERR_NEARDUP_INTERNAL", "could not create a result ArrayBuffer (napi status " +
+                                                    std::to_string(static_cast<int>(st)) + ")");
+}
+
+// setMaxResultBytes(n): the largest result ArrayBuffer (lib/native.ts passes buffer.constants.MAX_LENGTH);
+// NEARDUP_TEST_MAX_RESULT_BYTES, when set, caps it (tests). Returns the limit now in force.
+Napi::Value SetMaxResultBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto st = State(env);
+  if (!info[0].IsUndefined()) {
+    if (!info[0].IsNumber()) ThrowTypeError(env, "Expected maxBytes to be a number");
+    const double d = info[0].As<Napi::Number>().DoubleValue();
+    if (!(d >= 1 && d <= 9007199254740991.0)) ThrowRangeError(env, "maxBytes must be a positive safe integer");
+    uint64_t v = static_cast<uint64_t>(d);
+    const char* cap = std::getenv("NEARDUP_TEST_MAX_RESULT_BYTES");
+    if (cap != nullptr && *cap != '\0') v = std::min<uint64_t>(v, std::strtoull(cap, nullptr, 10));
+    st->max_result_bytes.store(v);
+  }
+  return Napi::Number::New(env, static_cast<double>(st->max_result_bytes.load()));
+}
+
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve) {
   Status s;
@@ -104,6 +139,9 @@ Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   auto* data = new InstanceData();
   env.SetInstanceData<InstanceData>(data);
+  if (const char* cap = std::getenv("NEARDUP_TEST_MAX_RESULT_BYTES"); cap != nullptr && *cap != '\0')
+    data->state->max_result_bytes.store(std::min<uint64_t>(data->state->max_result_bytes.load(), std::strtoull(cap, nullptr, 10)));
+  exports.Set("setMaxResultBytes", Napi::Function::New(env, SetMaxResultBytes, "setMaxResultBytes"));
   // The hook owns its own reference: it may run before or after the instance data is finalized.
   napi_add_env_cleanup_hook(
       env,

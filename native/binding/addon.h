@@ -30,6 +30,9 @@ struct AddonState {
   std::mutex mu;
   std::condition_variable cv;
   int executing = 0;
+  // The largest result ArrayBuffer handed to JavaScript, in bytes: buffer.constants.MAX_LENGTH (set by
+  // lib/native.ts through setMaxResultBytes), lowered by NEARDUP_TEST_MAX_RESULT_BYTES for tests.
+  std::atomic<uint64_t> max_result_bytes{uint64_t(1) << 32};
 
   // Called by the cleanup hook.
   void CloseAndWait();
@@ -100,8 +103,15 @@ inline Status Cancelled(const char* what) {
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve);
 
+// Throws ERR_NEARDUP_RESULT_TOO_LARGE when a result of `bytes` bytes cannot be one ArrayBuffer.
+void CheckResultSize(Napi::Env env, uint64_t bytes);
+// A failed external ArrayBuffer whose finalizer may or may not have run: throws without touching the data.
+[[noreturn]] void ThrowExternalFailed(Napi::Env env, napi_status st);
+
 // Moves a vector's storage into an ArrayBuffer without copying where the runtime allows external buffers,
-// copying otherwise.
+// copying otherwise. A result larger than an ArrayBuffer can hold is refused (CheckResultSize) before any
+// N-API call: once napi_create_external_arraybuffer fails, Node may already have run the finalizer, so the
+// storage is never touched again after a failure other than "external buffers not allowed".
 template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v);
 template <typename T>
@@ -113,7 +123,8 @@ Napi::Value NewBigUint64Array(Napi::Env env, V&& v) {
   const size_t n = v.size();
   Napi::ArrayBuffer ab = ToArrayBuffer(env, std::move(v));
   napi_value ta;
-  napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+  const napi_status st = napi_create_typedarray(env, napi_biguint64_array, n, ab, 0, &ta);
+  NAPI_THROW_IF_FAILED(env, st, Napi::Value());
   return Napi::Value(env, ta);
 }
 }  // namespace binding
@@ -126,6 +137,7 @@ namespace binding {
 
 template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v) {
+  CheckResultSize(env, static_cast<uint64_t>(v.size()) * sizeof(T));
   const size_t bytes = v.size() * sizeof(T);
   if (bytes > 0) {
     auto* owned = new std::vector<T>(std::move(v));
@@ -134,7 +146,10 @@ Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v) {
         env, owned->data(), bytes,
         [](napi_env, void*, void* hint) { delete static_cast<std::vector<T>*>(hint); }, owned, &ab);
     if (st == napi_ok) return Napi::ArrayBuffer(env, ab);
-    v = std::move(*owned);  // external buffers refused (e.g. a sandboxed runtime): copy instead
+    // Only "not allowed" (a sandboxed runtime) is refused before Node takes the finalizer: copy instead.
+    // Any other failure may have run it already, so `owned` is neither read nor freed here.
+    if (st != napi_no_external_buffers_allowed) ThrowExternalFailed(env, st);
+    v = std::move(*owned);
     delete owned;
   }
   Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);
@@ -144,6 +159,7 @@ Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, std::vector<T>&& v) {
 
 template <typename T>
 Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, RawBuffer<T>&& v) {
+  CheckResultSize(env, static_cast<uint64_t>(v.size()) * sizeof(T));
   const size_t bytes = v.size() * sizeof(T);
   if (bytes > 0) {
     napi_value ab;
@@ -152,6 +168,10 @@ Napi::ArrayBuffer ToArrayBuffer(Napi::Env env, RawBuffer<T>&& v) {
     if (st == napi_ok) {
       v.Release();
       return Napi::ArrayBuffer(env, ab);
+    }
+    if (st != napi_no_external_buffers_allowed) {
+      v.Release();  // the finalizer may have freed it already: never free (or read) it again
+      ThrowExternalFailed(env, st);
     }
   }
   Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, bytes);

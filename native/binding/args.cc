@@ -41,6 +41,18 @@ Napi::Error CodedError(Napi::Env env, const std::string& code, const std::string
   return e;
 }
 
+const std::string& CheckPath(Napi::Env env, const std::string& path, const std::string& what) {
+  if (path.find('\0') == std::string::npos) return path;
+  std::string shown;
+  for (char c : path) {
+    if (c == '\0') shown += "\\x00";
+    else shown.push_back(c);
+  }
+  throw WithCode(Napi::TypeError::New(env, "The argument '" + what + "' must be a string without null bytes. Received '" +
+                                               shown + "'"),
+                 "ERR_INVALID_ARG_VALUE");
+}
+
 Napi::Error StatusError(Napi::Env env, const Status& s) { return CodedError(env, CodeName(s.code()), s.message()); }
 
 Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what) {

@@ -18,6 +18,9 @@ namespace binding {
 // A runtime failure from the core (I/O, corrupt file, ...) as an Error with the status code.
 Napi::Error StatusError(Napi::Env env, const Status& s);
 Napi::Error CodedError(Napi::Env env, const std::string& code, const std::string& message);
+// A file path argument: throws a TypeError with code ERR_INVALID_ARG_VALUE (as Node's fs does) when it holds
+// a NUL byte, which would otherwise silently truncate the path at the system call. Returns `path`.
+const std::string& CheckPath(Napi::Env env, const std::string& path, const std::string& what);
 
 // Options objects: `undefined` means "all defaults"; anything else must be a plain object.
 Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what);

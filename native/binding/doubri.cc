@@ -16,7 +16,7 @@ std::vector<std::string> StringList(Napi::Env env, const Napi::Value& v, const c
   for (uint32_t i = 0; i < a.Length(); i++) {
     Napi::Value item = a.Get(i);
     if (!item.IsString()) ThrowTypeError(env, std::string("Expected ") + what + "[" + std::to_string(i) + "] to be a string");
-    out.push_back(item.As<Napi::String>().Utf8Value());
+    out.push_back(CheckPath(env, item.As<Napi::String>().Utf8Value(), std::string(what) + "[" + std::to_string(i) + "]"));
     if (out.back().empty()) ThrowRangeError(env, std::string(what) + "[" + std::to_string(i) + "] is empty");
   }
   return out;
@@ -24,7 +24,7 @@ std::vector<std::string> StringList(Napi::Env env, const Napi::Value& v, const c
 
 std::string NonEmptyString(Napi::Env env, const Napi::Value& v, const char* what) {
   if (!v.IsString()) ThrowTypeError(env, std::string("Expected ") + what + " to be a string");
-  std::string s = v.As<Napi::String>().Utf8Value();
+  std::string s = CheckPath(env, v.As<Napi::String>().Utf8Value(), what);
   if (s.empty()) ThrowRangeError(env, std::string(what) + " must not be empty");
   return s;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "args.h"
+#include "hash/crc32c.h"
 #include "hash/digest.h"
 #include "hash/fast64.h"
 #include "hash/murmur3.h"
@@ -80,11 +81,20 @@ Napi::Value MinSeq(const Napi::CallbackInfo& info) {
   return r;
 }
 
+// crc32c(bytes, crc = 0): CRC-32C of bytes continuing from crc (file checksums read in chunks).
+Napi::Value Crc32cBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Uint8Array a = BytesArg(env, info[0], "bytes");
+  const uint32_t init = info[1].IsUndefined() ? 0 : Uint32Arg(env, info[1], "crc", UINT32_MAX);
+  return Napi::Number::New(env, Crc32c(a.Data(), a.ByteLength(), init));
+}
+
 }  // namespace
 
 void Hashes::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("hashBytes", Napi::Function::New(env, HashBytes, "hashBytes"));
   exports.Set("murmur3MinSeq", Napi::Function::New(env, MinSeq, "murmur3MinSeq"));
+  exports.Set("crc32c", Napi::Function::New(env, Crc32cBytes, "crc32c"));
 }
 
 }  // namespace binding

@@ -131,7 +131,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     Napi::Value tmp = o.Get("tmp");
     if (!tmp.IsUndefined()) {
       if (!tmp.IsString()) ThrowTypeError(env, "Expected option 'tmp' to be a string");
-      d.tmp_dir = tmp.As<Napi::String>().Utf8Value();
+      d.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
     }
     Status s = lsh::Validate(d.params);
     if (!s.ok()) ThrowRangeError(env, s.message());

@@ -165,7 +165,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
       Napi::Value pv = o.Get("path");
       if (!pv.IsString()) ThrowTypeError(env, "Expected option 'path' to be a string");
       auto frozen = std::make_unique<lsh::FrozenIndex>();
-      Status s = frozen->Load(pv.As<Napi::String>().Utf8Value(), GetBool(o, "verify", false));
+      Status s = frozen->Load(CheckPath(env, pv.As<Napi::String>().Utf8Value(), "path"), GetBool(o, "verify", true));
       if (!s.ok()) throw StatusError(env, s);
       st_->frozen = std::move(frozen);
       return;
@@ -294,7 +294,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     Napi::Env env = info.Env();
     auto st = Mutable(env, "save");
     if (!info[0].IsString()) ThrowTypeError(env, "Expected path to be a string");
-    return (new SaveWorker(env, st, info[0].As<Napi::String>().Utf8Value()))->QueueAndGetPromise();
+    return (new SaveWorker(env, st, CheckPath(env, info[0].As<Napi::String>().Utf8Value(), "path")))->QueueAndGetPromise();
   }
 
   Napi::Value Params(const Napi::CallbackInfo& info) {

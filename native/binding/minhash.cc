@@ -148,7 +148,7 @@ class SignatureWriter : public Napi::ObjectWrap<SignatureWriter> {
   explicit SignatureWriter(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SignatureWriter>(info) {
     Napi::Env env = info.Env();
     if (!info[0].IsString()) ThrowTypeError(env, "Expected first argument to be a file path");
-    const std::string path = info[0].As<Napi::String>().Utf8Value();
+    const std::string path = CheckPath(env, info[0].As<Napi::String>().Utf8Value(), "path");
     Napi::Object o = OptionsObject(env, info[1], "options");
     const auto format = static_cast<minhash::FileFormat>(GetEnum(o, "format", 0, {"neardup", "doubri"}));
     k_ = GetUint32(o, "numPerm", 128, 1, minhash::kMaxPerm);
@@ -199,6 +199,32 @@ class SignatureWriter : public Napi::ObjectWrap<SignatureWriter> {
   bool open_ = false;
 };
 
+// signatureFileHeader(head, fileSize, name): the checked header of a signature file (readSignatureFile).
+Napi::Value SignatureFileHeader(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected head to be a Uint8Array");
+  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected fileSize to be a number");
+  if (!info[2].IsString()) ThrowTypeError(env, "Expected name to be a string");
+  Napi::Uint8Array head = info[0].As<Napi::Uint8Array>();
+  const double size = info[1].As<Napi::Number>().DoubleValue();
+  if (!(size >= 0 && size <= 9007199254740991.0)) ThrowRangeError(env, "fileSize must be a safe integer");
+  minhash::SignatureFileInfo h;
+  const Status s = minhash::DecodeSignatureHeader(head.Data(), head.ByteLength(), static_cast<uint64_t>(size),
+                                                  info[2].As<Napi::String>().Utf8Value(), &h);
+  if (!s.ok()) throw StatusError(env, s);
+  Napi::Object o = Napi::Object::New(env);
+  auto num = [&](const char* k, uint64_t v) { o.Set(k, Napi::Number::New(env, static_cast<double>(v))); };
+  o.Set("format", h.format == minhash::FileFormat::kDoubri ? "doubri" : "neardup");
+  num("count", h.count);
+  num("numPerm", h.num_perm);
+  num("profile", h.profile);
+  num("valuesOffset", h.values_offset);
+  num("trailerOffset", h.trailer_offset);
+  num("payloadCrc", h.payload_crc);
+  return o;
+}
+
 }  // namespace
 
 void MinHash::Init(Napi::Env env, Napi::Object exports) {
@@ -207,6 +233,7 @@ void MinHash::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("minhashShinglesSync", Napi::Function::New(env, MinHashShinglesSync, "minhashShinglesSync"));
   exports.Set("datasketchPermutations", Napi::Function::New(env, DatasketchPermutations, "datasketchPermutations"));
   exports.Set("SignatureWriter", SignatureWriter::Define(env));
+  exports.Set("signatureFileHeader", Napi::Function::New(env, SignatureFileHeader, "signatureFileHeader"));
 }
 
 }  // namespace binding

@@ -247,7 +247,7 @@ Napi::Value Filter::PushParagraphs(const Napi::CallbackInfo& info) {
 std::string PathArg(const Napi::CallbackInfo& info) {
   if (!info[0].IsString() || info[0].As<Napi::String>().Utf8Value().empty())
     ThrowTypeError(info.Env(), "Expected first argument to be a file path (a non-empty string)");
-  return info[0].As<Napi::String>().Utf8Value();
+  return CheckPath(info.Env(), info[0].As<Napi::String>().Utf8Value(), "path");
 }
 
 // Onion's -f: raw 64-bit hashes (little-endian, as Onion's hashdup writes them on x86).
@@ -325,6 +325,12 @@ class LoadWorker : public FilterWorker {
 
  protected:
   Status RunLocked() override {
+    // Loading replaces the seen set: after a push it would silently forget what those documents added.
+    const uint64_t docs = s_->deduper->stats().documents, seen = s_->deduper->seen().size();
+    if (docs > 0 || seen > 0)
+      return Status(Code::kInvalidInput, "loadSeen('" + path_ + "') must come before the first push: this filter has already seen " +
+                                             std::to_string(docs) + " documents (" + std::to_string(seen) +
+                                             " n-grams) that loading would forget; load into a new ParagraphFilter");
     std::unique_ptr<filter::SeenSet> set;
     uint32_t n = 0;
     Status st = filter::LoadSeenSet(path_, &set, &n);

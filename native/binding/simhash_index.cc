@@ -193,6 +193,7 @@ class SimhashIndexWrap : public Napi::ObjectWrap<SimhashIndexWrap> {
     if (!v.IsString()) ThrowTypeError(env, "Expected path to be a string");
     std::string p = v.As<Napi::String>().Utf8Value();
     if (p.empty()) ThrowTypeError(env, "path must not be empty");
+    CheckPath(env, p, "path");
     return p;
   }
 

@@ -16,7 +16,7 @@
 using namespace neardup;
 
 TEST(optimal_param_samples) {
-  // From ../shared/vectors/datasketch-legacy optimal_param.
+  // From test/fixtures/vectors/datasketch-legacy optimal_param.
   struct C { uint32_t k; double t; uint32_t b, r; } cases[] = {
       {16, 0.1, 15, 1}, {64, 0.3, 21, 3}, {128, 0.8, 9, 13}, {128, 0.5, 25, 5}, {200, 0.95, 4, 48}, {256, 0.9, 9, 28}};
   for (const C& c : cases) {

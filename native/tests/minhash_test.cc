@@ -37,7 +37,7 @@ TEST(mt19937_matches_std) {
 }
 
 TEST(datasketch_permutations_first_values) {
-  // From ../shared/vectors/datasketch-legacy/vectors.json, permutations_first8.
+  // From test/fixtures/vectors/datasketch-legacy/vectors.json, permutations_first8.
   uint64_t a[8], b[8];
   DatasketchPermutations(1, 8, a, b);
   EXPECT_EQ(a[0], 775169054918279404ull);

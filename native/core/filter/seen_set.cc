@@ -385,8 +385,11 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
   if (n < 16) return corrupt("approximate seen-set payload shorter than 16 bytes");
   const uint64_t ns = LoadLe64(p);
   initial_capacity_ = LoadLe64(p + 8);
-  if (initial_capacity_ < 1024 || initial_capacity_ > (uint64_t(1) << 40))
-    return corrupt("bad initial capacity " + std::to_string(initial_capacity_));
+  // The writer stores the capacity its first stage was (or will be) made with: 2^15 by default, never above
+  // kMaxInitialCapacity. Larger values would make the first insert into a loaded set allocate without bound.
+  if (initial_capacity_ < 1024 || initial_capacity_ > kMaxInitialCapacity)
+    return corrupt("bad initial capacity " + std::to_string(initial_capacity_) + " (offset 72; 1024.." +
+                   std::to_string(kMaxInitialCapacity) + ")");
   if (ns > 64) return corrupt("bad stage count " + std::to_string(ns));
   size_t at = 16;
   stages_.clear();
@@ -407,6 +410,12 @@ Status ApproxSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string&
     at += 48;
     if (k < 1 || k > 32 || s.blocks == 0 || s.count > s.capacity || !(s.target > 0 && s.target < 1))
       return corrupt("bad parameters in stage " + std::to_string(i));
+    // The writer sizes a stage at 1..64 bits per key of capacity (Design), capacity <= 2^40: so the
+    // capacity is bounded by the bits actually in the file, and growing from it (x4, capped) stays bounded.
+    if (s.capacity > (uint64_t(1) << 40) || s.capacity > s.blocks * 512 ||
+        s.blocks > std::max<uint64_t>(1, (s.capacity + 7) / 8))
+      return corrupt("stage " + std::to_string(i) + " capacity " + std::to_string(s.capacity) +
+                     " does not match its " + std::to_string(s.blocks) + " blocks");
     s.k = static_cast<uint32_t>(k);
     if (s.blocks > (n - at) / 64) return corrupt("truncated in the bits of stage " + std::to_string(i));
     s.bits = AllocBlocks(s.blocks);
@@ -451,13 +460,19 @@ Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint3
   io::MappedFile f;
   Status s = f.Open(path);
   if (!s.ok()) return s;
+  return ParseSeenSet(f.data(), f.size(), path, out, n_out);  // copies what it keeps: the map may go
+}
+
+Status ParseSeenSet(const uint8_t* data, size_t size, const std::string& path, std::unique_ptr<SeenSet>* out,
+                    uint32_t* n_out) {
   io::FileHeader h;
-  s = io::DecodeHeader(f.data(), f.size(), kKind, kVersion, /*verify_payload=*/true, path, &h);
+  Status s = io::DecodeHeader(data, size, kKind, kVersion, /*verify_payload=*/true, path, &h);
   if (!s.ok()) return s;
   if (h.params[0] < 1 || h.params[0] > 4096)
     return Status(Code::kCorrupt, "'" + path + "': bad n-gram length " + std::to_string(h.params[0]));
-  const uint8_t* payload = f.data() + io::kHeaderSize;
+  const uint8_t* payload = data + io::kHeaderSize;
   if (h.flags == static_cast<uint32_t>(SeenKind::kExact)) {
+    if (h.params[1] != 0) return Status(Code::kCorrupt, "'" + path + "': params[1] (offset 48) of an exact set is not 0");
     auto set = std::unique_ptr<ExactSeenSet>(new ExactSeenSet());
     s = set->Deserialize(payload, h.payload_size, path);
     if (!s.ok()) return s;

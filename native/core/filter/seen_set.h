@@ -111,6 +111,8 @@ class ApproxSeenSet final : public SeenSet {
  public:
   // fp_rate in (0, 0.5]; initial_capacity: keys of the first stage (>= 1024).
   explicit ApproxSeenSet(double fp_rate = 0.01, uint64_t initial_capacity = 1u << 15);
+  // The largest initial capacity a file may store (loaders refuse more).
+  static constexpr uint64_t kMaxInitialCapacity = uint64_t(1) << 20;
   SeenKind kind() const override { return SeenKind::kApprox; }
   void ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const override;
   void InsertBatch(const uint64_t* keys, size_t n) override;
@@ -158,6 +160,9 @@ std::unique_ptr<SeenSet> MakeSeenSet(SeenKind kind, double fp_rate);
 Status SaveSeenSet(const SeenSet& set, uint32_t n, const std::string& path);
 // Loads a saved set. *n_out receives the n-gram length it was built for.
 Status LoadSeenSet(const std::string& path, std::unique_ptr<SeenSet>* out, uint32_t* n_out);
+// The same over a file image in memory (fuzzing); `name` names it in errors.
+Status ParseSeenSet(const uint8_t* data, size_t size, const std::string& name, std::unique_ptr<SeenSet>* out,
+                    uint32_t* n_out);
 
 }  // namespace filter
 }  // namespace neardup

@@ -45,7 +45,19 @@ void EncodeHeader(const FileHeader& h, uint8_t out[kHeaderSize]) {
 
 Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t max_version, bool verify_payload,
                     const std::string& file, FileHeader* out) {
+  FileHeader h;
+  Status s = DecodeHeaderOnly(d, size, size, kind, max_version, file, &h);
+  if (!s.ok()) return s;
+  if (verify_payload && Crc32c(d + kHeaderSize, h.payload_size) != h.payload_crc)
+    return Status(Code::kCorrupt, "'" + file + "': payload checksum mismatch");
+  *out = h;
+  return Status::Ok();
+}
+
+Status DecodeHeaderOnly(const uint8_t* d, size_t head_len, uint64_t size, const char kind[4], uint32_t max_version,
+                        const std::string& file, FileHeader* out) {
   auto corrupt = [&](const std::string& why) { return Status(Code::kCorrupt, "'" + file + "': " + why); };
+  if (head_len < kHeaderSize && head_len < size) return Status(Code::kInternal, "DecodeHeaderOnly: short head");
   if (size < kHeaderSize) return corrupt("file is " + std::to_string(size) + " bytes, shorter than the 64-byte header");
   if (std::memcmp(d, kMagic, 8) != 0) return corrupt("not a neardup file (bad magic at offset 0)");
   if (std::memcmp(d + 8, kind, 4) != 0)
@@ -59,7 +71,10 @@ Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t 
                                           " is not supported (this build reads up to " +
                                           std::to_string(max_version) + ")");
   const uint32_t hsize = LoadLe32(d + 20);
-  if (hsize < kHeaderSize || hsize > size) return corrupt("bad header size " + std::to_string(hsize));
+  // Every writer writes a 64-byte header with the reserved word 0; anything else is damage, not a newer
+  // writer (a newer layout gets a new version).
+  if (hsize != kHeaderSize) return corrupt("bad header size " + std::to_string(hsize) + " at offset 20 (expected 64)");
+  if (LoadLe32(d + 56) != 0) return corrupt("reserved header field at offset 56 is not 0");
   FileHeader h;
   std::memcpy(h.kind, d + 8, 4);
   h.version = version;
@@ -71,8 +86,6 @@ Status DecodeHeader(const uint8_t* d, size_t size, const char kind[4], uint32_t 
   if (h.payload_size != size - hsize)
     return corrupt("truncated or extended: header announces " + std::to_string(h.payload_size) +
                    " payload bytes, file has " + std::to_string(size - hsize));
-  if (verify_payload && Crc32c(d + hsize, h.payload_size) != h.payload_crc)
-    return corrupt("payload checksum mismatch");
   *out = h;
   return Status::Ok();
 }

@@ -41,6 +41,10 @@ void EncodeHeader(const FileHeader& h, uint8_t out[kHeaderSize]);
 // `file` names the file in error messages.
 Status DecodeHeader(const uint8_t* data, size_t size, const char kind[4], uint32_t max_version,
                     bool verify_payload, const std::string& file, FileHeader* out);
+// The same checks but the payload CRC, from the first `head_len` bytes of a file of `file_size` bytes
+// (readers that stream the payload and check its CRC as they go).
+Status DecodeHeaderOnly(const uint8_t* head, size_t head_len, uint64_t file_size, const char kind[4],
+                        uint32_t max_version, const std::string& file, FileHeader* out);
 
 }  // namespace io
 }  // namespace neardup

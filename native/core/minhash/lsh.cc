@@ -315,14 +315,20 @@ Status Index::Save(const std::string& path) const {
 Status FrozenIndex::Load(const std::string& path, bool verify_checksum) {
   Status s = map_.Open(path);
   if (!s.ok()) return s;
+  return LoadBytes(map_.data(), map_.size(), path, verify_checksum);
+}
+
+Status FrozenIndex::LoadBytes(const uint8_t* data, size_t size, const std::string& path, bool verify_checksum) {
   io::FileHeader h;
-  s = io::DecodeHeader(map_.data(), map_.size(), kKind, kVersion, verify_checksum, path, &h);
+  Status s = io::DecodeHeader(data, size, kKind, kVersion, verify_checksum, path, &h);
   if (!s.ok()) return s;
-  const uint8_t* p = map_.data() + io::kHeaderSize;
+  const uint8_t* p = data + io::kHeaderSize;
   if (h.payload_size < kPreamble) return Status(Code::kCorrupt, "'" + path + "': payload too short");
   uint32_t pre[6];
   std::memcpy(pre, p, sizeof pre);
+  if (h.flags != 0) return Status(Code::kCorrupt, "'" + path + "': unknown header flags " + std::to_string(h.flags) + " (offset 36)");
   if (pre[0] > 2) return Status(Code::kCorrupt, "'" + path + "': unknown profile " + std::to_string(pre[0]));
+  if (pre[5] != 0) return Status(Code::kCorrupt, "'" + path + "': reserved field at offset 84 is not 0");
   p_.profile = static_cast<Profile>(pre[0]);
   p_.value_bytes = pre[1];
   p_.num_perm = pre[2];
@@ -330,12 +336,41 @@ Status FrozenIndex::Load(const std::string& path, bool verify_checksum) {
   p_.r = pre[4];
   s = Validate(p_);
   if (!s.ok()) return Status(Code::kCorrupt, "'" + path + "': " + s.message());
+  if (p_.num_perm > (1u << 16))  // the most LshIndex accepts when it is built
+    return Status(Code::kCorrupt, "'" + path + "': num_perm " + std::to_string(p_.num_perm) + " exceeds 65536 (offset 72)");
   std::memcpy(&n_, p + 24, 8);
-  const uint64_t expect = kPreamble + n_ * 8 + uint64_t(p_.b) * n_ * 16;
-  if (n_ > h.payload_size || expect != h.payload_size)
+  if (h.params[0] != n_ || h.params[1] != p_.b)
+    return Status(Code::kCorrupt, "'" + path + "': header params (offset 40) disagree with the payload's n and b");
+  // n * (8 + 16 b) without overflow: n is at most the payload size, b at most num_perm (Validate).
+  if (n_ > h.payload_size / (8 + 16 * uint64_t(p_.b)) || kPreamble + n_ * (8 + 16 * uint64_t(p_.b)) != h.payload_size)
     return Status(Code::kCorrupt, "'" + path + "': payload size does not match " + std::to_string(n_) + " ids");
   ids_ = reinterpret_cast<const uint64_t*>(p + kPreamble);
   tables_ = reinterpret_cast<const Slot*>(p + kPreamble + n_ * 8);
+  if (verify_checksum) {
+    // The whole file is read anyway: check the structure the writer guarantees, so that a file with valid
+    // checksums cannot make queries return ids that were never inserted. Ids are unique; each table is
+    // sorted by (key, id) and holds every id once (compared as a sum of mixed ids, a multiset hash).
+    std::vector<uint64_t> sorted(ids_, ids_ + n_);
+    std::sort(sorted.begin(), sorted.end());
+    for (uint64_t i = 1; i < n_; i++)
+      if (sorted[i] == sorted[i - 1])
+        return Status(Code::kCorrupt, "'" + path + "': id " + std::to_string(sorted[i]) + " is listed twice");
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < n_; i++) want += fast64::Mix64(ids_[i]);
+    for (uint32_t j = 0; j < p_.b; j++) {
+      const Slot* t = table(j);
+      uint64_t have = 0;
+      for (uint64_t i = 0; i < n_; i++) {
+        if (i > 0 && (t[i].key < t[i - 1].key || (t[i].key == t[i - 1].key && t[i].id <= t[i - 1].id)))
+          return Status(Code::kCorrupt, "'" + path + "': table " + std::to_string(j) + " is not sorted at entry " +
+                                            std::to_string(i) + " (offset " +
+                                            std::to_string(io::kHeaderSize + kPreamble + n_ * 8 + (uint64_t(j) * n_ + i) * 16) + ")");
+        have += fast64::Mix64(t[i].id);
+      }
+      if (have != want)
+        return Status(Code::kCorrupt, "'" + path + "': table " + std::to_string(j) + " does not hold exactly the index's ids");
+    }
+  }
   return Status::Ok();
 }
 

@@ -87,6 +87,9 @@ class Index {
 class FrozenIndex {
  public:
   Status Load(const std::string& path, bool verify_checksum);
+  // The same checks over a file image already in memory (fuzzing): `data` must outlive the index; `name`
+  // names it in errors.
+  Status LoadBytes(const uint8_t* data, size_t size, const std::string& name, bool verify_checksum);
   const Params& params() const { return p_; }
   size_t size() const { return n_; }
   void Query(const uint8_t* sig, std::vector<uint64_t>* out) const;

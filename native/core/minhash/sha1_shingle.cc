@@ -135,7 +135,9 @@ ND_SHA_TARGET void ManyShaNi(const std::string_view* keys, size_t n, uint32_t* o
 #define ND_SHA512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx2")))
 // GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers (a known false positive).
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning (clang warns about the unknown group)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // One SHA-1 lane job: a key and its output slot.
 struct Job {

@@ -71,7 +71,9 @@ NEARDUP_TARGET_AVX2 void DatasketchMinAvx2(const uint32_t* h, size_t n, const ui
 
 // GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers here (a known false positive).
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning (clang warns about the unknown group)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // The same with eight permutations per register (AVX-512 F+DQ) and a compare-to-mask correction.
 __attribute__((target("avx512f,avx512dq,avx2"))) void DatasketchMinAvx512(const uint32_t* h, size_t n,
                                                                           const uint64_t* a, const uint64_t* b,

@@ -19,6 +19,51 @@ constexpr bool kBigEndianHost =
 #endif
 }  // namespace
 
+Status DecodeSignatureHeader(const uint8_t* d, size_t head_len, uint64_t size, const std::string& name,
+                             SignatureFileInfo* out) {
+  auto corrupt = [&](uint64_t offset, const std::string& why) {
+    return Status(Code::kCorrupt, "'" + name + "': " + why + " (offset " + std::to_string(offset) + ")");
+  };
+  constexpr uint64_t kMaxValues = 65536;  // minhash::kMaxPerm: the most any writer stores per record
+  SignatureFileInfo info;
+  if (head_len >= kDoubriHeaderSize && std::memcmp(d, "MinHash", 7) == 0) {
+    if (d[7] != 4) return corrupt(7, std::to_string(d[7]) + " bytes per value; only 4 is supported");
+    info.format = FileFormat::kDoubri;
+    info.count = LoadLe64(d + 8);
+    info.num_perm = LoadLe64(d + 16);
+    if (info.num_perm == 0 || info.num_perm > kMaxValues)
+      return corrupt(16, "header announces " + std::to_string(info.num_perm) + " values per record (expected 1..65536)");
+    const uint64_t record = info.num_perm * 4;
+    if (info.count > (size - kDoubriHeaderSize) / record || kDoubriHeaderSize + info.count * record != size)
+      return corrupt(8, "header announces " + std::to_string(info.count) + " records of " +
+                            std::to_string(info.num_perm) + " values but the file has " + std::to_string(size) + " bytes");
+    info.values_offset = kDoubriHeaderSize;
+    info.trailer_offset = size;
+    *out = info;
+    return Status::Ok();
+  }
+  if (head_len < io::kHeaderSize || std::memcmp(d, io::kMagic, 8) != 0)
+    return corrupt(0, "not a signature file (neither a neardup nor a doubri .hash header)");
+  io::FileHeader h;
+  Status s = io::DecodeHeaderOnly(d, head_len, size, kSignatureKind, kSignatureVersion, name, &h);
+  if (!s.ok()) return s;
+  if (h.flags > 2) return corrupt(36, "unknown profile id " + std::to_string(h.flags) + " in the header flags");
+  info.count = h.params[0];
+  info.num_perm = h.params[1];
+  if (info.num_perm == 0 || info.num_perm > kMaxValues)
+    return corrupt(48, "header announces " + std::to_string(info.num_perm) + " values per record (expected 1..65536)");
+  const uint64_t record = info.num_perm * 4;
+  if (info.count > h.payload_size / record)
+    return corrupt(40, "header announces " + std::to_string(info.count) + " records of " +
+                           std::to_string(info.num_perm) + " values, more than the payload holds");
+  info.profile = h.flags;
+  info.values_offset = io::kHeaderSize;
+  info.trailer_offset = io::kHeaderSize + info.count * record;
+  info.payload_crc = h.payload_crc;
+  *out = info;
+  return Status::Ok();
+}
+
 Status SignatureFileWriter::Open(const std::string& path, FileFormat format, uint32_t k, uint32_t profile,
                                  std::string options_json) {
   if (k == 0) return Status(Code::kInvalidArgument, "a signature file needs at least one value per record");

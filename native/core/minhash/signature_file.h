@@ -23,6 +23,23 @@ constexpr char kSignatureKind[4] = {'M', 'H', 'S', 'G'};
 constexpr uint32_t kSignatureVersion = 1;
 constexpr size_t kDoubriHeaderSize = 24;
 
+// What a signature file's header says, checked against the file size.
+struct SignatureFileInfo {
+  FileFormat format = FileFormat::kNeardup;
+  uint64_t count = 0, num_perm = 0;
+  uint32_t profile = 0;          // kNeardup: the Profile id (0 fast, 1 doubri-v1, 2 datasketch)
+  uint64_t values_offset = 0;    // file offset of the first value
+  uint64_t trailer_offset = 0;   // kNeardup: the options JSON, to the end of the file
+  uint32_t payload_crc = 0;      // kNeardup: CRC-32C of everything after the 64-byte header
+};
+
+// Checks the header of a signature file of either format, given its first min(64, file_size) bytes
+// (`head_len` of them) and the file size: magic, kind, version, byte order, header CRC (kNeardup), header
+// size 64, reserved 0, a known profile id, 1..65536 values per record, 4-byte values (kDoubri), and sizes
+// that add up without overflow. The payload CRC is left to the caller (it streams the payload).
+Status DecodeSignatureHeader(const uint8_t* head, size_t head_len, uint64_t file_size, const std::string& name,
+                             SignatureFileInfo* out);
+
 class SignatureFileWriter {
  public:
   // profile: the Profile id stored in the header flags (kNeardup only); options_json: the trailer.

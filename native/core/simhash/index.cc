@@ -535,10 +535,16 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   auto map = std::make_unique<io::MappedFile>();
   Status st = map->Open(path);
   if (!st.ok()) return st;
-  const uint8_t* data = map->data();
-  const size_t size = map->size();
+  st = OpenBytes(map->data(), map->size(), path, verify, out);
+  if (st.ok()) (*out)->map_ = std::move(map);
+  return st;
+}
+
+Status Index::OpenBytes(const uint8_t* data, size_t size, const std::string& path, bool verify,
+                        std::unique_ptr<Index>* out) {
+  if (!kLittleEndianHost) return Status(Code::kUnsupported, "opening a simhash index needs a little-endian host");
   io::FileHeader h;
-  st = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
+  Status st = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
   if (!st.ok()) return st;
   const uint64_t base = size - h.payload_size;
   const uint64_t end = size;
@@ -556,6 +562,8 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   const uint64_t count = LoadLe64(data + base);
   const uint32_t m = LoadLe32(data + base + 8), k = LoadLe32(data + base + 12);
   const uint32_t tables = LoadLe32(data + base + 16), s = LoadLe32(data + base + 20);
+  if (h.flags != 0) return corrupt(36, "unknown header flags " + std::to_string(h.flags));
+  if (LoadLe64(data + base + 24) != 0) return corrupt(base + 24, "reserved field is not 0");
   if (m != h.params[0] || k != h.params[1]) return corrupt(base + 8, "blocks/distance disagree with the header");
   st = ValidateParams(m, k);
   if (!st.ok()) return corrupt(base + 8, st.message());
@@ -579,6 +587,7 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
     const uint32_t d = LoadLe32(data + at);
     if (d > 30 || d > ix->layout_.table(t).prefix_bits || (count == 0 && d != 0))
       return corrupt(at, "table " + std::to_string(t) + ": bad directory bits " + std::to_string(d));
+    if (LoadLe32(data + at + 4) != 0) return corrupt(at + 4, "table " + std::to_string(t) + ": reserved field is not 0");
     at += 8;
     const uint64_t nb = (uint64_t{1} << d) + 1;
     if (!(st = need(at, nb * 4, "a table directory")).ok()) return st;
@@ -604,7 +613,6 @@ Status Index::Open(const std::string& path, bool verify, std::unique_ptr<Index>*
   ix->mapped_ = true;
   ix->alive_.assign((count + 63) / 64, ~uint64_t{0});
   ix->delta_.lo = ix->delta_.hi = static_cast<uint32_t>(count);
-  ix->map_ = std::move(map);
   *out = std::move(ix);
   return Status::Ok();
 }

@@ -54,6 +54,9 @@ class Index {
   static Status Create(uint32_t blocks, uint32_t distance, std::unique_ptr<Index>* out);
   // Opens a file written by Save, memory-mapped. verify: check the payload CRC (reads the whole file).
   static Status Open(const std::string& path, bool verify, std::unique_ptr<Index>* out);
+  // The same checks over a file image in memory (fuzzing): `data` must outlive the index.
+  static Status OpenBytes(const uint8_t* data, size_t size, const std::string& name, bool verify,
+                          std::unique_ptr<Index>* out);
 
   uint32_t blocks() const { return layout_.blocks(); }
   uint32_t distance() const { return layout_.distance(); }

@@ -166,7 +166,9 @@ bool HasAvx512Words() {
 
 // GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers (a known false positive).
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning (clang warns about the unknown group)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // The word tokenizer on 64 ASCII bytes at a time (no stripped characters: every byte is a separator or a
 // token character). sep[b] is 1 for separator bytes, map[b] the normalised byte, for b < 128. Kept bytes:

@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if NEARDUP_X86_DISPATCH
+#include <cpuid.h>
+#endif
+
 namespace neardup {
 
 static CpuFeatures Detect() {
@@ -16,7 +20,10 @@ static CpuFeatures Detect() {
   f.popcnt = __builtin_cpu_supports("popcnt");
   f.bmi = __builtin_cpu_supports("bmi");
   f.bmi2 = __builtin_cpu_supports("bmi2");
-  f.sha = __builtin_cpu_supports("sha");
+  // CPUID leaf 7, EBX bit 29 (SHA extensions): read directly, because __builtin_cpu_supports("sha") is
+  // missing from clang before 16 (Debian 12 ships clang 14).
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  f.sha = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx >> 29 & 1) != 0;
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512dq = __builtin_cpu_supports("avx512dq");

@@ -1,0 +1,75 @@
+// Randomised check of the JSONL reader (lib/cli/jsonl.ts, TypeScript: no libFuzzer target). Seeded inputs
+// mix valid lines, invalid UTF-8, bad JSON, CRLF, NUL bytes, empty lines and long lines; the reader is fed
+// in random chunk sizes. Independent truth: the input split at '\n' by hand and JSON.parse per line.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Readable } from 'node:stream';
+import { parseLine, readLines } from '../lib/cli/jsonl';
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+const PIECES: Buffer[] = [
+  Buffer.from('{"text":"hello"}'), Buffer.from('{"text":"caf\u00e9 \ud83d\ude00"}'), Buffer.from('{"text":1}'),
+  Buffer.from('{"other":"x"}'), Buffer.from('[1,2]'), Buffer.from('null'), Buffer.from('{"text":"a\\nb"}'),
+  Buffer.from('{bad json'), Buffer.from([0xff, 0xfe]), Buffer.from([0xc3]), Buffer.from('\r'), Buffer.from('\0'),
+  Buffer.from('{"text":"' + 'x'.repeat(70000) + '"}'), Buffer.from(''), Buffer.from('{"text":"t"}\r'),
+];
+
+/** What a line must parse to, computed without the reader: a string, or 'bad'. */
+function truth(raw: Buffer): string {
+  if (raw.length === 0 || (raw.length === 1 && raw[0] === 0x0d)) return 'bad';
+  const s = raw.toString('utf8');
+  if (!Buffer.from(s, 'utf8').equals(raw)) return 'bad';
+  try {
+    const o = JSON.parse(s);
+    return o !== null && typeof o === 'object' && !Array.isArray(o) && typeof o.text === 'string' ? 'ok:' + o.text : 'bad';
+  } catch {
+    return 'bad';
+  }
+}
+
+test('readLines + parseLine agree with a hand split and JSON.parse on 300 random inputs in random chunks', async () => {
+  const r = rng(14);
+  for (let iter = 0; iter < 300; iter++) {
+    const parts: Buffer[] = [];
+    const lines = Math.floor(r() * 12);
+    for (let i = 0; i < lines; i++) {
+      const k = Math.floor(r() * 3);
+      for (let j = 0; j < k + 1; j++) parts.push(PIECES[Math.floor(r() * PIECES.length)]);
+      if (i < lines - 1 || r() < 0.5) parts.push(Buffer.from('\n'));
+    }
+    const input = Buffer.concat(parts);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < input.length;) {
+      const n = 1 + Math.floor(r() * (r() < 0.3 ? 4 : 5000));
+      chunks.push(input.subarray(at, at + n));
+      at += n;
+    }
+    const got: Buffer[] = [];
+    for await (const line of readLines(Readable.from(chunks), 'fuzz')) got.push(Buffer.from(line));
+    const want = input.length === 0 ? [] : (input[input.length - 1] === 0x0a ? input.subarray(0, -1) : input).toString('latin1').split('\n').map((s) => Buffer.from(s, 'latin1'));
+    assert.is(got.length, want.length, `iteration ${iter}: line count`);
+    for (let i = 0; i < want.length; i++) {
+      assert.ok(got[i].equals(want[i]), `iteration ${iter}, line ${i + 1}: bytes`);
+      let parsed: string;
+      try {
+        parsed = 'ok:' + parseLine(got[i], 'text');
+      } catch (e) {
+        assert.type(e, 'string', `iteration ${iter}, line ${i + 1}: a bad line is reported as a reason string`);
+        parsed = 'bad';
+      }
+      assert.is(parsed, truth(want[i]), `iteration ${iter}, line ${i + 1}: parse`);
+    }
+  }
+});
+
+test.run();
