@@ -30,7 +30,8 @@
       "native/core/filter/seen_set.cc",
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
-      "native/core/filter/paragraph_batch.cc"
+      "native/core/filter/paragraph_batch.cc",
+      "native/core/postings/store.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
