@@ -31,7 +31,8 @@
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
-      "native/core/postings/store.cc"
+      "native/core/postings/store.cc",
+      "native/core/postings/blot.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
@@ -46,7 +47,8 @@
       "native/binding/simhash_index.cc",
       "native/binding/hashes.cc",
       "native/binding/minhash.cc",
-      "native/binding/paragraph_filter.cc"
+      "native/binding/paragraph_filter.cc",
+      "native/binding/posting_index.cc"
     ]
   }
 }
