@@ -7,7 +7,9 @@ import { dedupCommand } from './commands/dedup';
 import { simhashCommand } from './commands/simhash';
 import { onionCommand } from './commands/onion';
 import { paragraphsCommand } from './commands/paragraphs';
+import { dupiCommand } from './commands/dupi';
 
 export const commands: Command[] = [
   shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand, paragraphsCommand, onionCommand,
 ];
+commands.push(dupiCommand);
