@@ -161,7 +161,7 @@ export class DupiIndex {
     return new DupiIndex(root, cfg, docs, ix);
   }
 
-  /** Adds files (absolute paths) in order; reads and blots them in batches of about 64 MiB. */
+  /** Adds files (absolute paths) in order; reads and blots them in batches of about 16 MiB. */
   async add(files: string[], options: { memory?: number; tmp?: string } = {}): Promise<void> {
     const batch: Buffer[] = [];
     const names: string[] = [];
@@ -187,7 +187,7 @@ export class DupiIndex {
       batch.push(data);
       names.push(f);
       bytes += data.length;
-      if (bytes >= 64 << 20) await flush();
+      if (bytes >= 16 << 20) await flush();
     }
     await flush();
     if (this.ix.info().segments > 1) await this.ix.merge();

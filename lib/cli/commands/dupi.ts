@@ -123,8 +123,8 @@ async function runExtract(root: string, args: string[], out: Output): Promise<nu
   try {
     const order = await ix.extractOrder(sigma);
     if (f.json) await out.write('[');
-    for (let i = 0; i < order.length; i += 4096) {
-      const chunk = order.slice(i, i + 4096);
+    for (let i = 0; i < order.length; i += 256) {
+      const chunk = order.slice(i, i + 256);
       if (f.b && !f.json) {
         await out.write(chunk.map((b) => b.toString(16) + '\n').join(''));
         continue;
