@@ -313,12 +313,19 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
 Status Segment::Open(const std::string& path, bool verify) {
   Status s = file_.Open(path);
   if (!s.ok()) return s;
+  return Attach(file_.data(), file_.size(), path, verify);
+}
+
+Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+  data_ = data;
+  size_ = size;
+  name_ = path;
   io::FileHeader h;
-  s = io::DecodeHeader(file_.data(), file_.size(), kSegmentKind, kSegmentVersion, verify, path, &h);
+  Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
   if (!s.ok()) return s;
   if (h.payload_size < kTrailerSize) return Corrupt(path, io::kHeaderSize, "payload shorter than its trailer");
-  const uint8_t* t = file_.data() + file_.size() - kTrailerSize;
-  const uint64_t trailer_at = file_.size() - kTrailerSize;
+  const uint8_t* t = data_ + size_ - kTrailerSize;
+  const uint64_t trailer_at = size_ - kTrailerSize;
   num_keys_ = LoadLe64(t);
   num_posts_ = LoadLe64(t + 8);
   lists_bytes_ = LoadLe64(t + 16);
@@ -330,7 +337,7 @@ Status Segment::Open(const std::string& path, bool verify) {
     return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
   if (num_posts_ < num_keys_ || lists_bytes_ < num_posts_)
     return Corrupt(path, trailer_at, "post count does not fit the lists");
-  lists_ = file_.data() + io::kHeaderSize;
+  lists_ = data_ + io::kHeaderSize;
   table_ = lists_ + lists_bytes_;
   if (verify) {
     if (Crc32c(lists_, lists_bytes_) != LoadLe32(t + 24)) return Corrupt(path, io::kHeaderSize, "lists checksum");

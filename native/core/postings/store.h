@@ -89,6 +89,8 @@ class Segment {
   // verify: check the payload checksum now (reads the whole file); otherwise only the header and the
   // trailer are checked at open, and each list is bounds-checked as it is decoded.
   Status Open(const std::string& path, bool verify);
+  // Reads a segment held in memory (it must outlive this object); `path` names it in errors.
+  Status Attach(const uint8_t* data, size_t size, const std::string& path, bool verify);
   uint64_t num_keys() const { return num_keys_; }
   uint64_t num_posts() const { return num_posts_; }
   KeyEntry entry(uint64_t i) const;
@@ -96,10 +98,13 @@ class Segment {
   int64_t Find(uint32_t key) const;
   // Appends the list of entry i (ascending ids) to out.
   Status Decode(uint64_t i, std::vector<uint32_t>* out) const;
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return name_; }
 
  private:
   io::MappedFile file_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string name_;
   const uint8_t* lists_ = nullptr;
   const uint8_t* table_ = nullptr;
   uint64_t lists_bytes_ = 0, num_keys_ = 0, num_posts_ = 0;
