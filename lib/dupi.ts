@@ -144,17 +144,16 @@ export class DupiIndex {
     writeAtomic(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
     PostingIndex.create(path.join(root, 'postings'));
     const ix = await PostingIndex.open(path.join(root, 'postings'));
-    const docs: DupiDoc[] = [{ Path: '', Start: 0, End: 0 }];
-    await ix.append([[]]);  // id 0: dupi's dummy record
-    writeAtomic(path.join(root, 'docs.json'), JSON.stringify(docs));
-    return new DupiIndex(root, cfg, docs, ix);
+    // id 0 is dupi's dummy record: added with the first batch of documents (one segment for one batch)
+    writeAtomic(path.join(root, 'docs.json'), JSON.stringify([]));
+    return new DupiIndex(root, cfg, [], ix);
   }
 
   static async open(root: string): Promise<DupiIndex> {
     const cfg = readJson<DupiConfig>(path.join(root, 'cfg.json'));
     const docs = readJson<DupiDoc[]>(path.join(root, 'docs.json'));
     const ix = await PostingIndex.open(path.join(root, 'postings'));
-    if (ix.info().nextId !== docs.length) {
+    if (ix.info().nextId !== docs.length || docs.length === 0) {
       ix.close();
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${root}': docs.json lists ${docs.length} documents, the postings ${ix.info().nextId}`, { file: root });
     }
@@ -166,12 +165,16 @@ export class DupiIndex {
     const batch: Buffer[] = [];
     const names: string[] = [];
     let bytes = 0;
+    if (this.docs.length === 0) {
+      batch.push(Buffer.alloc(0));
+      names.push('');
+    }
     const flush = async () => {
       if (batch.length === 0) return;
       const ids = await this.ix.appendTexts(batch, { blot: this.blotOptions(), keyModulus: this.modulus, memory: options.memory, tmp: options.tmp });
       ids.forEach((id, i) => {
         if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
-        this.docs.push({ Path: names[i], Start: 0, End: batch[i].length });
+        this.docs.push({ Path: names[i], Start: 0, End: batch[i].length });  // id 0: Path '' (dupi's dummy)
       });
       batch.length = 0;
       names.length = 0;
