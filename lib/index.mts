@@ -9,5 +9,6 @@ export const {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
+  PostingIndex, blot, PassageIndex,
 } = cjs;
 export type * from './index.js';

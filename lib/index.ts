@@ -25,3 +25,8 @@ export {
 } from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';
+export {
+  PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
+  type AppendOptions, type AppendTextsOptions,
+} from './postings';
+export { PassageIndex, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';
