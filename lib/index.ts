@@ -29,4 +29,4 @@ export {
   PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
   type AppendOptions, type AppendTextsOptions,
 } from './postings';
-export { PassageIndex, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';
+export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';

@@ -40,6 +40,16 @@ export interface Passage {
   docs: PassageDoc[];
 }
 
+export interface PairSummary {
+  a: unknown;
+  b: unknown;
+  /** Distinct windows the two documents share. */
+  shared: number;
+  /** Fraction of each document's bytes inside its shared windows. */
+  coverA: number;
+  coverB: number;
+}
+
 export interface QueryMatch {
   id: unknown;
   /** Distinct windows shared with the query document. */
@@ -250,6 +260,50 @@ export class PassageIndex {
       matches.sort((x, y) => y.shared - x.shared);
       out.push(matches);
     }
+    return out;
+  }
+
+  /**
+   * Pairs of documents sharing at least minShared distinct windows: the count and the fraction of each
+   * document's bytes covered by the shared windows. Windows held by more than maxDocs documents are not used
+   * to form pairs (boilerplate; their pair count is quadratic) but still count once a pair is found.
+   */
+  async pairs(options: { minShared?: number; maxDocs?: number } = {}): Promise<PairSummary[]> {
+    const minShared = options.minShared ?? 1;
+    const maxDocs = options.maxDocs ?? 1000;
+    const { keys, counts } = await this.ix.keyCounts();
+    const use: number[] = [];
+    for (let i = 0; i < keys.length; i++) if (counts[i] >= 2 && counts[i] <= maxDocs) use.push(keys[i]);
+    const pairCount = new Map<number, number>();
+    for (let i = 0; i < use.length; i += 4096) {
+      const r = await this.ix.lookup(use.slice(i, i + 4096));
+      for (let c = 0; c + 1 < r.offsets.length; c++) {
+        const list = r.docs.subarray(r.offsets[c], r.offsets[c + 1]);
+        for (let x = 0; x < list.length; x++) {
+          for (let y = x + 1; y < list.length; y++) {
+            const k = list[x] * 4294967296 + list[y];
+            pairCount.set(k, (pairCount.get(k) ?? 0) + 1);
+          }
+        }
+      }
+    }
+    const out: PairSummary[] = [];
+    for (const [k, n] of pairCount) {
+      if (n < minShared) continue;
+      const a = Math.floor(k / 4294967296), b = k % 4294967296;
+      const da = await this.blotsOf(a), db = await this.blotsOf(b);
+      const sa = new Set(da.blots), sb = new Set(db.blots);
+      let shared = 0;
+      for (const x of sa) if (sb.has(x)) shared++;
+      const cover = (d: typeof da, other: Set<number>, len: number) => {
+        const spans: Array<[number, number]> = [];
+        for (let j = 0; j < d.blots.length; j++) if (other.has(d.blots[j])) spans.push([d.begins[j], d.ends[j]]);
+        const bytes = mergeSpans(spans).reduce((t, s) => t + s[1] - s[0], 0);
+        return len ? bytes / len : 0;
+      };
+      out.push({ a: this.ids[a], b: this.ids[b], shared, coverA: cover(da, sb, this.where[a].length), coverB: cover(db, sa, this.where[b].length) });
+    }
+    out.sort((x, y) => y.shared - x.shared);
     return out;
   }
 

@@ -211,6 +211,14 @@ test('neardup passages index (gzip, --id-field, two runs) / extract / query', ()
     assert.is(m.shared, nWindows);
     assert.equal(m.querySpans, [[4, 4 + shared.length]]);
   }
+  const pairs = ok(['passages', 'pairs', 'ix', '--min-shared', '2']).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(pairs.map((p) => [p.a, p.b].join()).sort(), ['a,b', 'a,d', 'b,d']);
+  for (const p of pairs) {
+    assert.is(p.shared, nWindows);
+    const len = (k: string) => Buffer.byteLength(docs.find((x) => x.key === k)!.body);
+    assert.is(p.coverA, shared.length / len(p.a));
+    assert.is(p.coverB, shared.length / len(p.b));
+  }
 });
 
 test.run();

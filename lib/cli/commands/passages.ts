@@ -8,6 +8,7 @@ import { parseSize } from './dupi';
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N]
        neardup passages query DIR [--min-shared N] [options] [FILE...]
+       neardup passages pairs DIR [--min-shared N] [--max-docs M]
 
 Windows of words ("blots", hashed with an order-sensitive hash by default) shared between documents.
 Input: JSONL (plain or gzip; '-' or nothing for stdin), one document per line.
@@ -21,7 +22,10 @@ extract  prints the windows shared by the most documents first, one JSON line ea
          {"blot","count","docs":[{"id","begin","end","text"}]} (byte ranges in each document's UTF-8 text),
          down to max(--min-docs (2), round(mean + S*sd)) documents (dupi's cut-off; --sigma default 2).
 query    for each input document: {"id","matches":[{"id","shared","querySpans","docSpans"}]}: the indexed
-         documents sharing at least --min-shared (1) windows, most first, with the merged byte ranges.`;
+         documents sharing at least --min-shared (1) windows, most first, with the merged byte ranges.
+pairs    every pair of indexed documents sharing at least --min-shared (1) windows, most first:
+         {"a","b","shared","coverA","coverB"} (cover = fraction of the document's bytes in shared windows).
+         Windows held by more than --max-docs (1000) documents do not form pairs.`;
 
 const INPUT = {
   field: { type: 'string' as const },
@@ -116,6 +120,23 @@ export const passagesCommand: Command = {
       await out.flush();
       return 0;
     }
-    throw new UsageError(`unknown verb '${verb}' (index, extract, query)`);
+    if (verb === 'pairs') {
+      const r = parse(rest, { 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' } });
+      if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+      if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
+      const ix = await PassageIndex.open(r.positionals[0]);
+      try {
+        const pairs = await ix.pairs({
+          minShared: intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1),
+          maxDocs: intOption('max-docs', r.values['max-docs'], 1000, 2, 2 ** 32 - 1),
+        });
+        for (const p of pairs) await out.write(JSON.stringify(p) + '\n');
+      } finally {
+        ix.close();
+      }
+      await out.flush();
+      return 0;
+    }
+    throw new UsageError(`unknown verb '${verb}' (index, extract, query, pairs)`);
   },
 };
