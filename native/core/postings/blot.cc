@@ -1,6 +1,7 @@
 #include "postings/blot.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "text/normalize.h"
@@ -85,6 +86,15 @@ void Blotter::Run(const uint8_t* d, size_t n) {
     const uint8_t* p = d;
     const uint8_t* last = d;
     while (p < end) {
+      if (end - p >= 8) {  // ASCII fast path, 8 bytes at a time
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        if ((w & 0x8080808080808080ull) == 0) {
+          p += 8;
+          last = p - 1;
+          continue;
+        }
+      }
       uint32_t cp;
       bool valid;
       last = p;
@@ -93,52 +103,70 @@ void Blotter::Run(const uint8_t* d, size_t n) {
     }
     end = last;
   }
+  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32) on the way.
   const uint8_t* p = d;
   int cur = -1;  // class of the open token
+  uint32_t h = 0;
   while (p < end) {
+    const uint8_t b0 = *p;
     uint32_t cp;
-    bool valid;
-    const size_t len = utf8::Decode(p, end, &cp, &valid);
-    const bool w = valid && (dupi ? DupiIsWord(cp) : text::IsWord(cp));
-    const uint32_t at = uint32_t(p - d);
+    bool valid = true;
+    size_t len = 1;
+    bool w;
+    if (b0 < 0x80) {
+      cp = b0;
+      w = (b0 >= '0' && b0 <= '9') || ((b0 | 0x20) >= 'a' && (b0 | 0x20) <= 'z') || (!dupi && b0 == '_');
+    } else {
+      len = utf8::Decode(p, end, &cp, &valid);
+      w = valid && (dupi ? DupiIsWord(cp) : text::IsWord(cp));
+    }
     if (cur != int(w)) {
+      const uint32_t at = uint32_t(p - d);
       if (!tokens_.empty()) tokens_.back().end = at;
+      if (cur == 1) hashes_.push_back(h);
       tokens_.push_back(Token{at, at, w});
-      if (w) words_.push_back(uint32_t(tokens_.size() - 1));
+      if (w) {
+        words_.push_back(uint32_t(tokens_.size() - 1));
+        h = 0x811C9DC5u;
+      }
       cur = int(w);
+    }
+    if (w) {
+      if (cp < 0x80) {
+        const uint8_t lo = (cp >= 'A' && cp <= 'Z') ? uint8_t(cp + 32) : uint8_t(cp);
+        h = (h * 0x01000193u) ^ lo;
+      } else {
+        uint8_t buf[12];
+        size_t m = 0;
+        if (dupi) {
+          m = EncodeUtf8(DupiLower(cp), buf);
+        } else {
+          uint32_t lo[3];
+          const size_t k = text::Lower(cp, lo);
+          for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], buf + m);
+        }
+        h = Fnv1(buf, m, h);
+      }
     }
     p += len;
   }
+  if (cur == 1) hashes_.push_back(h);
   if (!tokens_.empty()) tokens_.back().end = uint32_t(end - d);
-  // Word hashes: FNV-1 32 of the lower-cased UTF-8 bytes.
-  for (uint32_t ti : words_) {
-    const Token& t = tokens_[ti];
-    uint32_t h = 0x811C9DC5u;
-    const uint8_t* q = d + t.begin;
-    const uint8_t* qe = d + t.end;
-    while (q < qe) {
-      uint32_t cp;
-      bool valid;
-      q += utf8::Decode(q, qe, &cp, &valid);
-      uint8_t b[12];
-      size_t m = 0;
-      if (dupi) {
-        m = EncodeUtf8(DupiLower(cp), b);
-      } else {
-        uint32_t lo[3];
-        const size_t k = text::Lower(cp, lo);
-        for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], b + m);
-      }
-      h = Fnv1(b, m, h);
-    }
-    hashes_.push_back(h);
-  }
   const size_t W = hashes_.size();
   const size_t S = o_.seq_len, I = o_.interleave, span = S * I;
   if (S == 0 || I == 0) return;
   if (dupi) {
     if (W <= span) return;
     // Ring of span entries; blot_k = XOR of h_k, h_{k-I}, ..., h_{k-(S-1)I} (indices >= 0), for k >= span.
+    if (o_.hash == WindowHash::kXor && I == 1) {
+      uint32_t x = 0;
+      for (size_t k = 0; k < W; k++) {
+        x ^= hashes_[k];
+        if (k >= S) x ^= hashes_[k - S];
+        if (k >= span) blots_.push_back(x);
+      }
+      return;
+    }
     for (size_t k = span; k < W; k++) {
       uint32_t x = 0;
       if (o_.hash == WindowHash::kXor) {

@@ -181,13 +181,17 @@ void SegmentWriter::Abort() {
 
 // --------------------------------------------------------------------------------------------- builder
 
+// Pairs take 8 bytes, plus 8 for the radix sort's second buffer.
 SegmentBuilder::SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
-    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / 8, 4096) : 0), tmp_(std::move(tmp_dir)) {}
+    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / 16, 4096) : 0), tmp_(std::move(tmp_dir)) {}
 
 SegmentBuilder::~SegmentBuilder() = default;
 
 Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
+  if (int64_t(doc) < last_doc_) docs_in_order_ = false;
+  last_doc_ = doc;
   for (size_t i = 0; i < n; i++) {
+    max_key_ = std::max(max_key_, keys[i]);
     mem_.push_back(uint64_t(keys[i]) << 32 | doc);
     if (budget_pairs_ && mem_.size() >= budget_pairs_) {
       Status s = Spill();
@@ -197,9 +201,38 @@ Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
   return Status::Ok();
 }
 
-Status SegmentBuilder::Spill() {
-  std::sort(mem_.begin(), mem_.end());
+// Sorts mem_ by (key, doc) and drops repeats. When the docs came in order, a stable LSD radix sort on the
+// key's significant bits (11 per pass) gives the same order as a full sort, in a few linear passes.
+void SegmentBuilder::SortMem() {
+  if (!docs_in_order_ || mem_.size() < 4096) {
+    std::sort(mem_.begin(), mem_.end());
+  } else {
+    unsigned bits = 0;
+    while (bits < 32 && (uint64_t(max_key_) >> bits) != 0) bits++;
+    scratch_.resize(mem_.size());
+    std::vector<size_t> count(1 << 11);
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+      std::fill(count.begin(), count.end(), 0);
+      for (uint64_t v : mem_) count[(v >> (32 + shift)) & 2047]++;
+      size_t at = 0;
+      for (auto& c : count) {
+        const size_t k = c;
+        c = at;
+        at += k;
+      }
+      for (uint64_t v : mem_) scratch_[count[(v >> (32 + shift)) & 2047]++] = v;
+      mem_.swap(scratch_);
+    }
+    std::vector<uint64_t>().swap(scratch_);
+  }
   mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
+  docs_in_order_ = true;
+  last_doc_ = -1;
+  max_key_ = 0;
+}
+
+Status SegmentBuilder::Spill() {
+  SortMem();
   if (!spill_) {
     spill_ = std::make_unique<lsh::TempFile>();
     Status s = spill_->Create(tmp_.empty() ? "." : tmp_, "pst-run");
@@ -239,8 +272,7 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
     return Status::Ok();
   };
   if (runs_.empty()) {
-    std::sort(mem_.begin(), mem_.end());
-    mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
+    SortMem();
     s = emit_sorted(mem_.data(), mem_.size());
     if (!s.ok()) return s;
     std::vector<uint64_t>().swap(mem_);

@@ -68,9 +68,14 @@ class SegmentBuilder {
 
  private:
   Status Spill();
+  void SortMem();
   uint64_t budget_pairs_;
   std::string tmp_;
-  std::vector<uint64_t> mem_;  // key << 32 | doc
+  std::vector<uint64_t> mem_, scratch_;  // key << 32 | doc
+  // Docs of the pairs in mem_ came in non-decreasing order: a stable radix sort on the key bits suffices.
+  bool docs_in_order_ = true;
+  int64_t last_doc_ = -1;
+  uint32_t max_key_ = 0;
   std::unique_ptr<lsh::TempFile> spill_;
   struct Run {
     uint64_t begin;                 // pair index in the spill file
