@@ -32,7 +32,8 @@
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
       "native/core/postings/store.cc",
-      "native/core/postings/blot.cc"
+      "native/core/postings/blot.cc",
+      "native/core/io/temp_names.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
