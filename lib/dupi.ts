@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
-import { PostingIndex, blot, goSortByCountDesc, type BlotOptions } from './postings';
+import { PostingIndex, blot, goSortByCountDesc, writeIndexFile, type BlotOptions } from './postings';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -38,23 +38,6 @@ export interface DupiStats {
 
 const SHARD_VALUES = 65536;
 
-/** Writes a small file by temporary name + rename (never a torn file under the final name). */
-function writeAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
-  try {
-    const fd = fs.openSync(tmp, 'wx');
-    try {
-      fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    try { fs.unlinkSync(tmp); } catch { /* not created */ }
-    throw new NeardupError('ERR_NEARDUP_IO', `cannot write '${file}': ${(e as Error).message}`, { file, cause: e });
-  }
-}
 
 function readJson<T>(file: string): T {
   let text: string;
@@ -141,11 +124,11 @@ export class DupiIndex {
     } catch (e) {
       throw new NeardupError('ERR_NEARDUP_IO', `cannot create the index root '${root}': ${(e as Error).message}`, { file: root, cause: e });
     }
-    writeAtomic(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
+    await writeIndexFile(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
     PostingIndex.create(path.join(root, 'postings'));
     const ix = await PostingIndex.open(path.join(root, 'postings'));
     // id 0 is dupi's dummy record: added with the first batch of documents (one segment for one batch)
-    writeAtomic(path.join(root, 'docs.json'), JSON.stringify([]));
+    await writeIndexFile(path.join(root, 'docs.json'), JSON.stringify([]));
     return new DupiIndex(root, cfg, [], ix);
   }
 
@@ -194,7 +177,7 @@ export class DupiIndex {
     }
     await flush();
     if (this.ix.info().segments > 1) await this.ix.merge();
-    writeAtomic(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
+    await writeIndexFile(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
   }
 
   /** Per shard, the doc count of every in-shard value (counts[s][v] for reduced blot v * n + s). */

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
-import { PostingIndex, blot, type BlotOptions, type WindowHash } from './postings';
+import { PostingIndex, blot, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 
 export interface PassageIndexOptions {
   /** Words per window. Default 10. */
@@ -59,22 +59,6 @@ export interface QueryMatch {
   docSpans: Array<[number, number]>;
 }
 
-function writeAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
-  try {
-    const fd = fs.openSync(tmp, 'wx');
-    try {
-      fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    try { fs.unlinkSync(tmp); } catch { /* not created */ }
-    throw new NeardupError('ERR_NEARDUP_IO', `cannot write '${file}': ${(e as Error).message}`, { file, cause: e });
-  }
-}
 
 function mergeSpans(spans: Array<[number, number]>): Array<[number, number]> {
   spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -107,7 +91,7 @@ export class PassageIndex {
       fs.mkdirSync(dir, { recursive: true });
       const meta: Meta = { version: 1, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', batches: [] };
       if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'));
-      writeAtomic(metaFile, JSON.stringify(meta) + '\n');
+      await writeIndexFile(metaFile, JSON.stringify(meta) + '\n');
     }
     let meta: Meta;
     try {
@@ -154,12 +138,12 @@ export class PassageIndex {
       lines.push(JSON.stringify({ n: first + i, id: d.id, offset: off, length: d.text.length }));
       off += d.text.length;
     });
-    writeAtomic(path.join(this.dir, names.texts), Buffer.concat(docs.map((d) => d.text)));
-    writeAtomic(path.join(this.dir, names.docs), lines.join('\n') + '\n');
+    await writeIndexFile(path.join(this.dir, names.texts), Buffer.concat(docs.map((d) => d.text)));
+    await writeIndexFile(path.join(this.dir, names.docs), lines.join('\n') + '\n');
     const got = await this.ix.appendTexts(docs.map((d) => d.text), { blot: this.blotOptions, memory: options.memory, tmp: options.tmp });
     if (got.length !== docs.length || got[0] !== first) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
     this.meta.batches.push({ ...names, first, count: docs.length });
-    writeAtomic(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
+    await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
     docs.forEach((d, i) => {
       this.ids.push(d.id);
       this.where.push({ batch: k - 1, offset: offsets[i], length: d.text.length });

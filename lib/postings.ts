@@ -2,6 +2,7 @@
 // (native/core/postings; docs/FORMAT.md sections 9 and 10).
 import { nativeCall, nativeSync } from './errors';
 import { native, type TextInput } from './native';
+import { OutputFile } from './cli/files';
 
 export type BlotProfile = 'dupi' | 'neardup';
 export type WindowHash = 'xor' | 'ordered';
@@ -133,5 +134,17 @@ export class PostingIndex {
 
   close(): void {
     this.n.close();
+  }
+}
+
+/** @internal Writes a small index file through the CLI's output rules (temporary name, sync, rename: never torn). */
+export async function writeIndexFile(file: string, data: string | Uint8Array): Promise<void> {
+  const out = OutputFile.open(file);
+  try {
+    await out.write(typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    await out.commit();
+  } catch (e) {
+    out.abort();
+    throw e;
   }
 }
