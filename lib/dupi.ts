@@ -1,5 +1,5 @@
 // go-air/dupi's index, on neardup's posting store: the same documents, blots, posting lists, statistics and
-// extract order (test/fixtures/vectors/dupi/README.md is the specification; docs/FORMAT.md section 10 says
+// extract order (test/fixtures/vectors/dupi/README.md is the specification; docs/FORMAT.md section 11 says
 // where neardup's output differs on purpose).
 //
 // An index root holds cfg.json (dupi's configuration, same fields), docs.json (document id -> absolute path,

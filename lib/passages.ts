@@ -1,5 +1,5 @@
 // Shared passages for new users: a folder holding a PostingIndex of blots (neardup profile) plus the indexed
-// documents' texts, so results can name each document's matching bytes (docs/FORMAT.md section 10).
+// documents' texts, so results can name each document's matching bytes (docs/FORMAT.md section 11).
 //
 //   DIR/passages.json   {"version":1,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count"}]}
 //   DIR/texts-K.bin     the UTF-8 texts of batch K back to back

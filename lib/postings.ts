@@ -1,5 +1,5 @@
 // Shared passages: blots (hashed windows of words) and the memory-mapped posting-list store
-// (native/core/postings; docs/FORMAT.md sections 9 and 10).
+// (native/core/postings; docs/FORMAT.md sections 10 and 11).
 import { nativeCall, nativeSync } from './errors';
 import { native, type TextInput } from './native';
 import { OutputFile } from './cli/files';

@@ -33,7 +33,8 @@
       "native/core/filter/paragraph_batch.cc",
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
-      "native/core/io/temp_names.cc"
+      "native/core/io/temp_names.cc",
+      "native/core/filter/onion_hash.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",

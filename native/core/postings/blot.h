@@ -1,4 +1,4 @@
-// Blots: hashes of windows of words (dupi's scheme, docs/FORMAT.md section 10), and the pieces of dupi's
+// Blots: hashes of windows of words (dupi's scheme, docs/FORMAT.md section 11), and the pieces of dupi's
 // extract order (Go 1.19's sort.Slice on 65,536 counts, and the per-shard merge).
 //
 // Two profiles. kDupi reproduces go-air/dupi exactly: its Unicode 13 word tables, invalid UTF-8 = no

@@ -1,4 +1,4 @@
-// Posting-list store: 32-bit key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 9).
+// Posting-list store: 32-bit key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10).
 //
 // SegmentBuilder builds one immutable segment in bounded memory: (key, doc) pairs are collected up to the
 // memory budget, sorted, and spilled as sorted runs into one temporary file (each run's key space split into
