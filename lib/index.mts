@@ -11,5 +11,6 @@ export {
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
   readJsonl,
+  PostingIndex, blot, PassageIndex,
 } from './index.js';
 export type * from './index.js';

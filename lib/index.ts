@@ -30,3 +30,8 @@ export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';
 // The CLI's JSONL reader (plain or gzip, line-aligned batches, bad lines reported with file:line).
 export { readJsonl, type JsonlOptions, type JsonlBatch, type OnBadLine } from './cli/jsonl';
+export {
+  PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
+  type AppendOptions, type AppendTextsOptions,
+} from './postings';
+export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';

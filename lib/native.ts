@@ -173,6 +173,17 @@ export interface NativeParagraphFilter {
   close(): void;
 }
 
+export interface NativePostingIndex {
+  append(keys: Uint32Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
+  appendTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
+  delete(ids: Uint32Array): Promise<void>;
+  merge(): Promise<void>;
+  lookup(keys: Uint32Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
+  keyCounts(): Promise<{ keys: Uint32Array; counts: Uint32Array }>;
+  info(): import('./postings').PostingIndexInfo;
+  close(): void;
+}
+
 export interface NativeBinding {
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
@@ -215,6 +226,10 @@ export interface NativeBinding {
   minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
+  blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
+  goSortByCountDesc(counts: Uint32Array): Uint32Array;
+  createPostingIndex(dir: string): void;
+  openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

@@ -31,6 +31,8 @@
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
+      "native/core/postings/store.cc",
+      "native/core/postings/blot.cc",
       "native/core/io/temp_names.cc",
       "native/core/filter/onion_hash.cc"
     ],
@@ -47,7 +49,8 @@
       "native/binding/simhash_index.cc",
       "native/binding/hashes.cc",
       "native/binding/minhash.cc",
-      "native/binding/paragraph_filter.cc"
+      "native/binding/paragraph_filter.cc",
+      "native/binding/posting_index.cc"
     ]
   }
 }

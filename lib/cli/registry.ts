@@ -7,7 +7,10 @@ import { dedupCommand } from './commands/dedup';
 import { simhashCommand } from './commands/simhash';
 import { onionCommand } from './commands/onion';
 import { paragraphsCommand } from './commands/paragraphs';
+import { dupiCommand } from './commands/dupi';
+import { passagesCommand } from './commands/passages';
 
 export const commands: Command[] = [
   shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand, paragraphsCommand, onionCommand,
 ];
+commands.push(dupiCommand, passagesCommand);

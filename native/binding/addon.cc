@@ -12,6 +12,7 @@
 #include "hashes.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
+#include "posting_index.h"
 #include "runtime.h"
 #include "shingles.h"
 #include "simhash.h"
@@ -161,6 +162,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Hashes::Init(env, exports);
   MinHash::Init(env, exports);
   ParagraphFilter::Init(env, exports);
+  PostingIndexClass::Init(env, exports);
   return exports;
 }
 

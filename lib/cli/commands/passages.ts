@@ -1,0 +1,142 @@
+// neardup passages index|extract|query: shared passages between documents (JSONL in, JSONL out).
+import { NeardupError } from '../../errors';
+import { PassageIndex } from '../../passages';
+import { readJsonl, parseLine } from '../jsonl';
+import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
+import { parseSize } from './dupi';
+
+const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
+       neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N]
+       neardup passages query DIR [--min-shared N] [options] [FILE...]
+       neardup passages pairs DIR [--min-shared N] [--max-docs M]
+
+Windows of words ("blots", hashed with an order-sensitive hash by default) shared between documents.
+Input: JSONL (plain or gzip; '-' or nothing for stdin), one document per line.
+  --field NAME        the text field (default text)
+  --id-field NAME     the id field (default: "FILE:LINE")
+
+index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
+         --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build;
+         the result does not depend on it), --tmp DIR (spill files), --no-merge (keep a new segment).
+extract  prints the windows shared by the most documents first, one JSON line each:
+         {"blot","count","docs":[{"id","begin","end","text"}]} (byte ranges in each document's UTF-8 text),
+         down to max(--min-docs (2), round(mean + S*sd)) documents (dupi's cut-off; --sigma default 2).
+query    for each input document: {"id","matches":[{"id","shared","querySpans","docSpans"}]}: the indexed
+         documents sharing at least --min-shared (1) windows, most first, with the merged byte ranges.
+pairs    every pair of indexed documents sharing at least --min-shared (1) windows, most first:
+         {"a","b","shared","coverA","coverB"} (cover = fraction of the document's bytes in shared windows).
+         Windows held by more than --max-docs (1000) documents do not form pairs.`;
+
+const INPUT = {
+  field: { type: 'string' as const },
+  'id-field': { type: 'string' as const },
+};
+
+async function* readDocs(files: string[], field: string, idField: string | undefined): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+  for await (const b of readJsonl(files.length ? files : ['-'], { field })) {
+    const out: Array<{ id: unknown; text: Buffer }> = [];
+    b.texts.forEach((t, i) => {
+      const line = b.firstLine + i;
+      let id: unknown = `${b.file === '-' ? '<stdin>' : b.file}:${line}`;
+      if (idField !== undefined) {
+        const o = JSON.parse(b.raw[i].toString('utf8')) as Record<string, unknown>;
+        if (!(idField in o)) {
+          throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${b.file}:${line}: field '${idField}' is missing`, { file: b.file, line });
+        }
+        id = o[idField];
+      }
+      out.push({ id, text: Buffer.from(t ?? '', 'utf8') });
+    });
+    yield out;
+  }
+}
+void parseLine;
+
+export const passagesCommand: Command = {
+  name: 'passages',
+  summary: 'passages shared between documents: index, extract, query (posting lists of word windows)',
+  usage: USAGE,
+  async run(args) {
+    const [verb, ...rest] = args;
+    if (verb === undefined || verb === '-h' || verb === '--help') {
+      process.stdout.write(USAGE + '\n');
+      return verb === undefined ? 2 : 0;
+    }
+    const out = new Output();
+    if (verb === 'index') {
+      const r = parse(rest, {
+        ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
+        memory: { type: 'string' }, tmp: { type: 'string' }, 'no-merge': { type: 'boolean' },
+      });
+      if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+      if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
+      const seqLen = r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000);
+      const hash = r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered');
+      const memory = r.values.memory === undefined ? 0 : parseSize(String(r.values.memory));
+      const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
+      try {
+        for await (const docs of readDocs(r.positionals, String(r.values.field ?? 'text'), r.values['id-field'] as string | undefined)) {
+          await ix.add(docs, { memory, tmp: r.values.tmp as string | undefined });
+        }
+        if (!r.values['no-merge']) await ix.merge();
+      } finally {
+        ix.close();
+      }
+      return 0;
+    }
+    if (verb === 'extract') {
+      const r = parse(rest, { sigma: { type: 'string' }, 'min-docs': { type: 'string' }, limit: { type: 'string' } });
+      if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+      if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
+      const ix = await PassageIndex.open(r.positionals[0]);
+      try {
+        const it = ix.extract({
+          sigma: floatOption('sigma', r.values.sigma, 2, 0, 1e6),
+          minDocs: intOption('min-docs', r.values['min-docs'], 2, 2, 2 ** 32 - 1),
+          limit: r.values.limit === undefined ? undefined : intOption('limit', r.values.limit, 0, 0, 2 ** 53),
+        });
+        for await (const p of it) await out.write(JSON.stringify(p) + '\n');
+      } finally {
+        ix.close();
+      }
+      await out.flush();
+      return 0;
+    }
+    if (verb === 'query') {
+      const r = parse(rest, { ...INPUT, 'min-shared': { type: 'string' } });
+      if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+      if (r.positionals.length < 1) throw new UsageError('expected DIR and input files');
+      const [dir, ...files] = r.positionals;
+      const minShared = intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1);
+      const ix = await PassageIndex.open(dir);
+      try {
+        for await (const docs of readDocs(files, String(r.values.field ?? 'text'), r.values['id-field'] as string | undefined)) {
+          const res = await ix.query(docs.map((d) => d.text), { minShared });
+          for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
+        }
+      } finally {
+        ix.close();
+      }
+      await out.flush();
+      return 0;
+    }
+    if (verb === 'pairs') {
+      const r = parse(rest, { 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' } });
+      if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+      if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
+      const ix = await PassageIndex.open(r.positionals[0]);
+      try {
+        const pairs = await ix.pairs({
+          minShared: intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1),
+          maxDocs: intOption('max-docs', r.values['max-docs'], 1000, 2, 2 ** 32 - 1),
+        });
+        for (const p of pairs) await out.write(JSON.stringify(p) + '\n');
+      } finally {
+        ix.close();
+      }
+      await out.flush();
+      return 0;
+    }
+    throw new UsageError(`unknown verb '${verb}' (index, extract, query, pairs)`);
+  },
+};

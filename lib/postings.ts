@@ -1,0 +1,150 @@
+// Shared passages: blots (hashed windows of words) and the memory-mapped posting-list store
+// (native/core/postings; docs/FORMAT.md sections 10 and 11).
+import { nativeCall, nativeSync } from './errors';
+import { native, type TextInput } from './native';
+import { OutputFile } from './cli/files';
+
+export type BlotProfile = 'dupi' | 'neardup';
+export type WindowHash = 'xor' | 'ordered';
+
+export interface BlotOptions {
+  /**
+   * 'neardup' (default): current Unicode word characters, invalid UTF-8 bytes separate words, every word
+   * counts, window j = words j..j+seqLen-1. 'dupi': go-air/dupi exactly (Unicode 13 tables, last code point
+   * dropped, invalid UTF-8 = no blots, word 0 never counted).
+   */
+  profile?: BlotProfile;
+  /** 'ordered' (default for 'neardup'): order-sensitive; 'xor' (dupi's, default for 'dupi'). */
+  hash?: WindowHash;
+  /** Words per window (per ring when interleaved). Default 10. */
+  seqLen?: number;
+  /** dupi's interleaved blotter: rings of seqLen words, word k in ring k mod interleave. Default 1. */
+  interleave?: number;
+}
+
+export interface BlotResult {
+  /** All blots of all documents (32-bit), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
+  blots: Uint32Array;
+  docOffsets: Uint32Array;
+  /** Byte range of each blot's text: the hashed words (dupi: the word before the window, then the window). */
+  textBegins: Uint32Array;
+  textEnds: Uint32Array;
+  /** dupi's `blot -offsets` ranges (token j .. token j + window of the unfiltered token list). */
+  tokenBegins: Uint32Array;
+  tokenEnds: Uint32Array;
+}
+
+/** Blots every document (on the native pool). */
+export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult> {
+  return nativeCall(native.blotBatch(texts, options));
+}
+
+/** Go 1.19's sort.Slice of 0..n-1 by descending count (not stable: Go's tie order). */
+export function goSortByCountDesc(counts: Uint32Array): Uint32Array {
+  return nativeSync(() => native.goSortByCountDesc(counts));
+}
+
+export interface PostingIndexInfo {
+  /** Ids below nextId were given out. */
+  nextId: number;
+  liveDocs: number;
+  segments: number;
+  tombstones: number;
+  freeIds: number;
+  /** Posts and keys summed over segments (before tombstones are dropped). */
+  posts: number;
+  keys: number;
+}
+
+export interface AppendOptions {
+  /** Memory cap in bytes for the (key, doc) pairs of the build (0 = none). Default 0. */
+  memory?: number;
+  /** Folder for spill runs (default: the index folder). */
+  tmp?: string;
+}
+
+export interface AppendTextsOptions extends AppendOptions {
+  blot?: BlotOptions;
+  /** Keys = blot mod keyModulus (dupi: shards x 65536); 0 = the full 32-bit blots. Default 0. */
+  keyModulus?: number;
+}
+
+/**
+ * An inverted index 32-bit key -> ascending doc ids, stored in a folder (manifest + memory-mapped segments).
+ * append() adds a segment (documents get the freed ids first, then new ones), delete() records tombstones,
+ * merge() rewrites everything as one segment (byte for byte what a fresh build gives). Lookups run on the
+ * pool and may run concurrently with each other.
+ */
+export class PostingIndex {
+  private constructor(private readonly n: import('./native').NativePostingIndex, readonly dir: string) {}
+
+  /** Creates an empty index folder (the folder may exist, but must not hold an index). */
+  static create(dir: string): void {
+    nativeSync(() => native.createPostingIndex(dir));
+  }
+
+  /** Opens an index; verify checks every checksum and list (reads everything). */
+  static async open(dir: string, options: { verify?: boolean } = {}): Promise<PostingIndex> {
+    const n = await nativeCall(native.openPostingIndex(dir, options.verify === true));
+    return new PostingIndex(n, dir);
+  }
+
+  /** Adds documents given as key lists; returns their ids. */
+  append(docs: ReadonlyArray<ArrayLike<number>>, options: AppendOptions = {}): Promise<Uint32Array> {
+    let total = 0;
+    for (const d of docs) total += d.length;
+    const keys = new Uint32Array(total);
+    const offsets = new Uint32Array(docs.length + 1);
+    let at = 0;
+    docs.forEach((d, i) => {
+      keys.set(d, at);
+      at += d.length;
+      offsets[i + 1] = at;
+    });
+    return nativeCall(this.n.append(keys, offsets, options.memory ?? 0, options.tmp));
+  }
+
+  /** Blots documents and adds them; returns their ids. */
+  appendTexts(texts: TextInput, options: AppendTextsOptions = {}): Promise<Uint32Array> {
+    return nativeCall(this.n.appendTexts(texts, options.blot ?? {}, options.keyModulus ?? 0, options.memory ?? 0, options.tmp));
+  }
+
+  /** Deletes live documents (their ids are dropped from the lists and freed by the next merge). */
+  delete(ids: ArrayLike<number>): Promise<void> {
+    return nativeCall(this.n.delete(Uint32Array.from(ids)));
+  }
+
+  merge(): Promise<void> {
+    return nativeCall(this.n.merge());
+  }
+
+  /** The live documents of each key: key i's are docs[offsets[i] .. offsets[i+1]). */
+  lookup(keys: ArrayLike<number>): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
+    return nativeCall(this.n.lookup(Uint32Array.from(keys)));
+  }
+
+  /** Every key with live documents (ascending) and its count. */
+  keyCounts(): Promise<{ keys: Uint32Array; counts: Uint32Array }> {
+    return nativeCall(this.n.keyCounts());
+  }
+
+  info(): PostingIndexInfo {
+    return nativeSync(() => this.n.info());
+  }
+
+  close(): void {
+    this.n.close();
+  }
+}
+
+/** @internal Writes a small index file through the CLI's output rules (temporary name, sync, rename: never torn). */
+export async function writeIndexFile(file: string, data: string | Uint8Array): Promise<void> {
+  const out = OutputFile.open(file);
+  try {
+    await out.write(typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    await out.commit();
+  } catch (e) {
+    out.abort();
+    throw e;
+  }
+}

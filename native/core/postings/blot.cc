@@ -1,0 +1,423 @@
+#include "postings/blot.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "text/normalize.h"
+#include "text/utf8.h"
+
+namespace neardup {
+namespace postings {
+
+namespace {
+#include "postings/dupi_unicode13.inc"
+
+size_t EncodeUtf8(uint32_t c, uint8_t* o) {
+  if (c < 0x80) {
+    o[0] = uint8_t(c);
+    return 1;
+  }
+  if (c < 0x800) {
+    o[0] = uint8_t(0xC0 | (c >> 6));
+    o[1] = uint8_t(0x80 | (c & 0x3F));
+    return 2;
+  }
+  if (c < 0x10000) {
+    o[0] = uint8_t(0xE0 | (c >> 12));
+    o[1] = uint8_t(0x80 | ((c >> 6) & 0x3F));
+    o[2] = uint8_t(0x80 | (c & 0x3F));
+    return 3;
+  }
+  o[0] = uint8_t(0xF0 | (c >> 18));
+  o[1] = uint8_t(0x80 | ((c >> 12) & 0x3F));
+  o[2] = uint8_t(0x80 | ((c >> 6) & 0x3F));
+  o[3] = uint8_t(0x80 | (c & 0x3F));
+  return 4;
+}
+
+inline uint32_t Rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+inline uint32_t Fmix(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+}  // namespace
+
+bool DupiIsWord(uint32_t c) {
+  if (c < 0x80) return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  size_t lo = 0, hi = sizeof(kDupiWord) / sizeof(kDupiWord[0]);
+  while (lo < hi) {
+    const size_t m = (lo + hi) / 2;
+    if (kDupiWord[m][1] < c)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo < sizeof(kDupiWord) / sizeof(kDupiWord[0]) && kDupiWord[lo][0] <= c;
+}
+
+uint32_t DupiLower(uint32_t c) {
+  if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+  size_t lo = 0, hi = sizeof(kDupiLower) / sizeof(kDupiLower[0]);
+  while (lo < hi) {
+    const size_t m = (lo + hi) / 2;
+    if (kDupiLower[m][0] < c)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo < sizeof(kDupiLower) / sizeof(kDupiLower[0]) && kDupiLower[lo][0] == c ? kDupiLower[lo][1] : c;
+}
+
+void Blotter::Run(const uint8_t* d, size_t n) {
+  tokens_.clear();
+  words_.clear();
+  hashes_.clear();
+  blots_.clear();
+  const bool dupi = o_.profile == BlotProfile::kDupi;
+  const uint8_t* end = d + n;
+  if (dupi) {
+    // Invalid UTF-8 anywhere: no tokens. Otherwise the last code point is dropped.
+    const uint8_t* p = d;
+    const uint8_t* last = d;
+    while (p < end) {
+      if (end - p >= 8) {  // ASCII fast path, 8 bytes at a time
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        if ((w & 0x8080808080808080ull) == 0) {
+          p += 8;
+          last = p - 1;
+          continue;
+        }
+      }
+      uint32_t cp;
+      bool valid;
+      last = p;
+      p += utf8::Decode(p, end, &cp, &valid);
+      if (!valid) return;
+    }
+    end = last;
+  }
+  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32) on the way.
+  const uint8_t* p = d;
+  int cur = -1;  // class of the open token
+  uint32_t h = 0;
+  while (p < end) {
+    const uint8_t b0 = *p;
+    uint32_t cp;
+    bool valid = true;
+    size_t len = 1;
+    bool w;
+    if (b0 < 0x80) {
+      cp = b0;
+      w = (b0 >= '0' && b0 <= '9') || ((b0 | 0x20) >= 'a' && (b0 | 0x20) <= 'z') || (!dupi && b0 == '_');
+    } else {
+      len = utf8::Decode(p, end, &cp, &valid);
+      w = valid && (dupi ? DupiIsWord(cp) : text::IsWord(cp));
+    }
+    if (cur != int(w)) {
+      const uint32_t at = uint32_t(p - d);
+      if (!tokens_.empty()) tokens_.back().end = at;
+      if (cur == 1) hashes_.push_back(h);
+      tokens_.push_back(Token{at, at, w});
+      if (w) {
+        words_.push_back(uint32_t(tokens_.size() - 1));
+        h = 0x811C9DC5u;
+      }
+      cur = int(w);
+    }
+    if (w) {
+      if (cp < 0x80) {
+        const uint8_t lo = (cp >= 'A' && cp <= 'Z') ? uint8_t(cp + 32) : uint8_t(cp);
+        h = (h * 0x01000193u) ^ lo;
+      } else {
+        uint8_t buf[12];
+        size_t m = 0;
+        if (dupi) {
+          m = EncodeUtf8(DupiLower(cp), buf);
+        } else {
+          uint32_t lo[3];
+          const size_t k = text::Lower(cp, lo);
+          for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], buf + m);
+        }
+        h = Fnv1(buf, m, h);
+      }
+    }
+    p += len;
+  }
+  if (cur == 1) hashes_.push_back(h);
+  if (!tokens_.empty()) tokens_.back().end = uint32_t(end - d);
+  const size_t W = hashes_.size();
+  const size_t S = o_.seq_len, I = o_.interleave, span = S * I;
+  if (S == 0 || I == 0) return;
+  if (dupi) {
+    if (W <= span) return;
+    // Ring of span entries; blot_k = XOR of h_k, h_{k-I}, ..., h_{k-(S-1)I} (indices >= 0), for k >= span.
+    if (o_.hash == WindowHash::kXor && I == 1) {
+      uint32_t x = 0;
+      for (size_t k = 0; k < W; k++) {
+        x ^= hashes_[k];
+        if (k >= S) x ^= hashes_[k - S];
+        if (k >= span) blots_.push_back(x);
+      }
+      return;
+    }
+    for (size_t k = span; k < W; k++) {
+      uint32_t x = 0;
+      if (o_.hash == WindowHash::kXor) {
+        for (size_t t = 0; t < S; t++) x ^= hashes_[k - t * I];
+      } else {
+        for (size_t t = S; t-- > 0;) x = Rotl(x, 5) ^ hashes_[k - t * I], x *= 0x27d4eb2du;
+        x = Fmix(x);
+      }
+      blots_.push_back(x);
+    }
+    return;
+  }
+  if (W < span) return;
+  if (o_.hash == WindowHash::kXor && I == 1) {
+    uint32_t x = 0;
+    for (size_t k = 0; k < W; k++) {
+      x ^= hashes_[k];
+      if (k >= S) x ^= hashes_[k - S];
+      if (k + 1 >= S) blots_.push_back(x);
+    }
+    return;
+  }
+  for (size_t j = 0; j + span <= W; j++) {
+    const size_t k = j + span - 1;  // last word of the window
+    uint32_t x = 0;
+    if (o_.hash == WindowHash::kXor) {
+      for (size_t t = 0; t < S; t++) x ^= hashes_[k - t * I];
+    } else {
+      for (size_t t = S; t-- > 0;) x = Rotl(x, 5) ^ hashes_[k - t * I], x *= 0x27d4eb2du;
+      x = Fmix(x);
+    }
+    blots_.push_back(x);
+  }
+}
+
+uint32_t Blotter::first_word(size_t j) const { return uint32_t(j); }
+
+uint32_t Blotter::last_word(size_t j) const {
+  const size_t span = size_t(o_.seq_len) * o_.interleave;
+  return uint32_t(o_.profile == BlotProfile::kDupi ? j + span : j + span - 1);
+}
+
+// ------------------------------------------------------------------------ Go 1.19 sort.Slice (pdqsort)
+//
+// Written from the description of Go's algorithm (sort/zsortfunc.go, Go 1.19): insertion sort up to 12
+// elements, heap sort once `limit` bad pivots were taken, pattern breaking with Go's xorshift after an
+// unbalanced partition, Tukey ninther for 50+ elements, partial insertion sort when the slice looks
+// sorted, and the "equal elements" partition when the pivot equals the element before the slice.
+
+namespace {
+
+struct GoSorter {
+  std::vector<uint32_t>& v;
+  const uint32_t* cnt;
+  bool Less(long i, long j) const { return cnt[v[size_t(i)]] > cnt[v[size_t(j)]]; }
+  void Swap(long i, long j) { std::swap(v[size_t(i)], v[size_t(j)]); }
+
+  void InsertionSort(long a, long b) {
+    for (long i = a + 1; i < b; i++)
+      for (long j = i; j > a && Less(j, j - 1); j--) Swap(j, j - 1);
+  }
+  void SiftDown(long lo, long hi, long first) {
+    long root = lo;
+    for (;;) {
+      long child = 2 * root + 1;
+      if (child >= hi) return;
+      if (child + 1 < hi && Less(first + child, first + child + 1)) child++;
+      if (!Less(first + root, first + child)) return;
+      Swap(first + root, first + child);
+      root = child;
+    }
+  }
+  void HeapSort(long a, long b) {
+    const long first = a, hi = b - a;
+    for (long i = (hi - 1) / 2; i >= 0; i--) SiftDown(i, hi, first);
+    for (long i = hi - 1; i >= 0; i--) {
+      Swap(first, first + i);
+      SiftDown(0, i, first);
+    }
+  }
+  static unsigned BitLen(uint64_t x) {
+    unsigned n = 0;
+    while (x) n++, x >>= 1;
+    return n;
+  }
+  void BreakPatterns(long a, long b) {
+    const long length = b - a;
+    if (length < 8) return;
+    uint64_t r = uint64_t(length);
+    const uint64_t modulus = uint64_t(1) << BitLen(uint64_t(length));
+    for (long idx = a + (length / 4) * 2 - 1; idx <= a + (length / 4) * 2 + 1; idx++) {
+      r ^= r << 13;
+      r ^= r >> 17;
+      r ^= r << 5;
+      long other = long(r & (modulus - 1));
+      if (other >= length) other -= length;
+      Swap(idx, a + other);
+    }
+  }
+  long Order2(long a, long b, long* lo_out, int* swaps) {
+    if (Less(b, a)) {
+      ++*swaps;
+      *lo_out = b;
+      return a;
+    }
+    *lo_out = a;
+    return b;
+  }
+  long Median(long a, long b, long c, int* swaps) {
+    long x, y;
+    y = Order2(a, b, &x, swaps);
+    a = x, b = y;
+    y = Order2(b, c, &x, swaps);
+    b = x, c = y;
+    y = Order2(a, b, &x, swaps);
+    a = x, b = y;
+    return b;
+  }
+  // hint: 0 unknown, 1 increasing, 2 decreasing
+  long ChoosePivot(long a, long b, int* hint) {
+    const long l = b - a;
+    int swaps = 0;
+    long i = a + l / 4 * 1, j = a + l / 4 * 2, k = a + l / 4 * 3;
+    if (l >= 8) {
+      if (l >= 50) {
+        i = Median(i - 1, i, i + 1, &swaps);
+        j = Median(j - 1, j, j + 1, &swaps);
+        k = Median(k - 1, k, k + 1, &swaps);
+      }
+      j = Median(i, j, k, &swaps);
+    }
+    *hint = swaps == 0 ? 1 : swaps == 12 ? 2 : 0;
+    return j;
+  }
+  void ReverseRange(long a, long b) {
+    for (long i = a, j = b - 1; i < j; i++, j--) Swap(i, j);
+  }
+  bool PartialInsertionSort(long a, long b) {
+    long i = a + 1;
+    for (int step = 0; step < 5; step++) {
+      while (i < b && !Less(i, i - 1)) i++;
+      if (i == b) return true;
+      if (b - a < 50) return false;
+      Swap(i, i - 1);
+      if (i - a >= 2) {
+        for (long j = i - 1; j >= 1; j--) {  // sic: Go 1.19 stops at 1, not a + 1
+          if (!Less(j, j - 1)) break;
+          Swap(j, j - 1);
+        }
+      }
+      if (b - i >= 2) {
+        for (long j = i + 1; j < b; j++) {
+          if (!Less(j, j - 1)) break;
+          Swap(j, j - 1);
+        }
+      }
+    }
+    return false;
+  }
+  long PartitionEqual(long a, long b, long pivot) {
+    Swap(a, pivot);
+    long i = a + 1, j = b - 1;
+    for (;;) {
+      while (i <= j && !Less(a, i)) i++;
+      while (i <= j && Less(a, j)) j--;
+      if (i > j) break;
+      Swap(i, j);
+      i++, j--;
+    }
+    return i;
+  }
+  long Partition(long a, long b, long pivot, bool* already) {
+    Swap(a, pivot);
+    long i = a + 1, j = b - 1;
+    while (i <= j && Less(i, a)) i++;
+    while (i <= j && !Less(j, a)) j--;
+    if (i > j) {
+      Swap(j, a);
+      *already = true;
+      return j;
+    }
+    Swap(i, j);
+    i++, j--;
+    for (;;) {
+      while (i <= j && Less(i, a)) i++;
+      while (i <= j && !Less(j, a)) j--;
+      if (i > j) break;
+      Swap(i, j);
+      i++, j--;
+    }
+    Swap(j, a);
+    *already = false;
+    return j;
+  }
+  void Pdq(long a, long b, int limit) {
+    bool was_balanced = true, was_partitioned = true;
+    for (;;) {
+      const long length = b - a;
+      if (length <= 12) {
+        InsertionSort(a, b);
+        return;
+      }
+      if (limit == 0) {
+        HeapSort(a, b);
+        return;
+      }
+      if (!was_balanced) {
+        BreakPatterns(a, b);
+        limit--;
+      }
+      int hint;
+      long pivot = ChoosePivot(a, b, &hint);
+      if (hint == 2) {
+        ReverseRange(a, b);
+        pivot = (b - 1) - (pivot - a);
+        hint = 1;
+      }
+      if (was_balanced && was_partitioned && hint == 1) {
+        if (PartialInsertionSort(a, b)) return;
+      }
+      if (a > 0 && !Less(a - 1, pivot)) {
+        a = PartitionEqual(a, b, pivot);
+        continue;
+      }
+      bool already;
+      const long mid = Partition(a, b, pivot, &already);
+      was_partitioned = already;
+      const long left = mid - a, right = b - mid;
+      const long balance = length / 8;
+      if (left < right) {
+        was_balanced = left >= balance;
+        Pdq(a, mid, limit);
+        a = mid + 1;
+      } else {
+        was_balanced = right >= balance;
+        Pdq(mid + 1, b, limit);
+        b = mid;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void GoSortByCountDesc(const uint32_t* counts, uint32_t n, std::vector<uint32_t>* perm) {
+  perm->resize(n);
+  for (uint32_t i = 0; i < n; i++) (*perm)[i] = i;
+  if (n <= 1) return;
+  GoSorter s{*perm, counts};
+  s.Pdq(0, long(n), int(GoSorter::BitLen(n)));
+}
+
+}  // namespace postings
+}  // namespace neardup

@@ -1,0 +1,693 @@
+#include "postings/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+
+#include "hash/crc32c.h"
+#include "io/header.h"
+#include "minhash/spill.h"
+#include "util/endian.h"
+
+namespace neardup {
+namespace postings {
+
+namespace {
+
+constexpr size_t kKeySpillAt = 1 << 20;    // key-table bytes kept in memory before spilling
+constexpr unsigned kBucketBits = 8;        // spill runs: buckets by the key's top 8 bits
+constexpr size_t kBuckets = size_t(1) << kBucketBits;
+constexpr size_t kReadPairs = 8192;        // per-run read buffer during the merge (64 KiB)
+
+std::string Hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+Status Corrupt(const std::string& file, uint64_t offset, const std::string& what) {
+  return Status(Code::kCorrupt, "'" + file + "' is corrupt at offset " + std::to_string(offset) + " (" +
+                                    Hex(offset) + "): " + what);
+}
+
+// Reads pairs of one bucket of one run from the spill file through a small buffer.
+struct RunCursor {
+  int fd = -1;
+  uint64_t next = 0, end = 0;  // pair indexes in the file
+  std::vector<uint64_t> buf;
+  size_t pos = 0;
+  Status Fill(const std::string& path) {
+    const uint64_t n = std::min<uint64_t>(kReadPairs, end - next);
+    buf.resize(n);
+    size_t got = 0;
+    while (got < n * 8) {
+      const ssize_t k = ::pread(fd, reinterpret_cast<char*>(buf.data()) + got, n * 8 - got, (next * 8) + got);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': " + std::strerror(errno));
+      got += size_t(k);
+    }
+    next += n;
+    pos = 0;
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------- writer
+
+SegmentWriter::SegmentWriter() = default;
+SegmentWriter::~SegmentWriter() = default;
+
+Status SegmentWriter::Open(const std::string& path, const std::string& tmp_dir) {
+  tmp_dir_ = tmp_dir;
+  if (tmp_dir_.empty()) {
+    const size_t slash = path.rfind('/');
+    tmp_dir_ = slash == std::string::npos ? "." : path.substr(0, slash);
+  }
+  lists_bytes_ = keys_ = posts_ = 0;
+  lists_crc_ = keys_crc_ = 0;
+  last_key_ = -1;
+  key_buf_.clear();
+  key_spill_.reset();
+  Status s = out_.Open(path);
+  if (!s.ok()) return s;
+  uint8_t zero[io::kHeaderSize] = {0};
+  return out_.Write(zero, sizeof zero);
+}
+
+Status SegmentWriter::FlushKeys() {
+  if (!key_spill_) {
+    key_spill_ = std::make_unique<lsh::TempFile>();
+    Status s = key_spill_->Create(tmp_dir_, "pst-keys");
+    if (!s.ok()) return s;
+  }
+  Status s = key_spill_->Append(key_buf_.data(), key_buf_.size());
+  key_buf_.clear();
+  return s;
+}
+
+Status SegmentWriter::Add(uint32_t key, const uint32_t* ids, size_t n) {
+  if (n == 0 || int64_t(key) <= last_key_) return Status(Code::kInternal, "segment lists out of order");
+  last_key_ = key;
+  enc_.resize(n * 5);
+  size_t len = 0;
+  uint32_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0 && ids[i] <= prev) return Status(Code::kInternal, "segment list not ascending");
+    len += PutVarint(ids[i] - prev, enc_.data() + len);
+    prev = ids[i];
+  }
+  uint8_t e[kKeyEntrySize];
+  StoreLe32(e, key);
+  StoreLe32(e + 4, uint32_t(n));
+  StoreLe64(e + 8, lists_bytes_);
+  key_buf_.insert(key_buf_.end(), e, e + kKeyEntrySize);
+  keys_crc_ = Crc32c(e, kKeyEntrySize, keys_crc_);
+  lists_crc_ = Crc32c(enc_.data(), len, lists_crc_);
+  lists_bytes_ += len;
+  keys_++;
+  posts_ += n;
+  if (key_buf_.size() >= kKeySpillAt) {
+    Status s = FlushKeys();
+    if (!s.ok()) return s;
+  }
+  return out_.Write(enc_.data(), len);
+}
+
+Status SegmentWriter::Commit() {
+  // payload = lists | key table | trailer; the payload CRC continues the lists CRC over the rest.
+  uint32_t crc = lists_crc_;
+  if (key_spill_) {
+    Status s = key_spill_->Finish();
+    if (!s.ok()) return s;
+    const int fd = ::open(key_spill_->path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status(Code::kIo, "cannot read '" + key_spill_->path() + "': " + std::strerror(errno));
+    std::vector<uint8_t> buf(1 << 16);
+    for (;;) {
+      const ssize_t k = ::read(fd, buf.data(), buf.size());
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) {
+        ::close(fd);
+        return Status(Code::kIo, "cannot read '" + key_spill_->path() + "': " + std::strerror(errno));
+      }
+      if (k == 0) break;
+      crc = Crc32c(buf.data(), size_t(k), crc);
+      Status s = out_.Write(buf.data(), size_t(k));
+      if (!s.ok()) {
+        ::close(fd);
+        return s;
+      }
+    }
+    ::close(fd);
+    key_spill_.reset();
+  }
+  crc = Crc32c(key_buf_.data(), key_buf_.size(), crc);
+  Status s = out_.Write(key_buf_.data(), key_buf_.size());
+  if (!s.ok()) return s;
+  key_buf_.clear();
+  uint8_t t[kTrailerSize];
+  StoreLe64(t, keys_);
+  StoreLe64(t + 8, posts_);
+  StoreLe64(t + 16, lists_bytes_);
+  StoreLe32(t + 24, lists_crc_);
+  StoreLe32(t + 28, keys_crc_);
+  crc = Crc32c(t, kTrailerSize, crc);
+  s = out_.Write(t, kTrailerSize);
+  if (!s.ok()) return s;
+  io::FileHeader h;
+  std::memcpy(h.kind, kSegmentKind, 4);
+  h.version = kSegmentVersion;
+  h.payload_size = out_.written() - io::kHeaderSize;
+  h.payload_crc = crc;
+  h.params[0] = keys_;
+  h.params[1] = posts_;
+  uint8_t hb[io::kHeaderSize];
+  io::EncodeHeader(h, hb);
+  s = out_.WriteAt(0, hb, sizeof hb);
+  if (!s.ok()) return s;
+  return out_.Commit();
+}
+
+void SegmentWriter::Abort() {
+  out_.Abort();
+  key_spill_.reset();
+}
+
+// --------------------------------------------------------------------------------------------- builder
+
+// Pairs take 8 bytes, plus 8 for the radix sort's second buffer.
+SegmentBuilder::SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
+    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / 16, 4096) : 0), tmp_(std::move(tmp_dir)) {}
+
+SegmentBuilder::~SegmentBuilder() = default;
+
+Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
+  if (int64_t(doc) < last_doc_) docs_in_order_ = false;
+  last_doc_ = doc;
+  for (size_t i = 0; i < n; i++) {
+    max_key_ = std::max(max_key_, keys[i]);
+    mem_.push_back(uint64_t(keys[i]) << 32 | doc);
+    if (budget_pairs_ && mem_.size() >= budget_pairs_) {
+      Status s = Spill();
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// Sorts mem_ by (key, doc) and drops repeats. When the docs came in order, a stable LSD radix sort on the
+// key's significant bits (11 per pass) gives the same order as a full sort, in a few linear passes.
+void SegmentBuilder::SortMem() {
+  if (!docs_in_order_ || mem_.size() < 4096) {
+    std::sort(mem_.begin(), mem_.end());
+  } else {
+    unsigned bits = 0;
+    while (bits < 32 && (uint64_t(max_key_) >> bits) != 0) bits++;
+    scratch_.resize(mem_.size());
+    std::vector<size_t> count(1 << 11);
+    for (unsigned shift = 0; shift < bits; shift += 11) {
+      std::fill(count.begin(), count.end(), 0);
+      for (uint64_t v : mem_) count[(v >> (32 + shift)) & 2047]++;
+      size_t at = 0;
+      for (auto& c : count) {
+        const size_t k = c;
+        c = at;
+        at += k;
+      }
+      for (uint64_t v : mem_) scratch_[count[(v >> (32 + shift)) & 2047]++] = v;
+      mem_.swap(scratch_);
+    }
+    std::vector<uint64_t>().swap(scratch_);
+  }
+  mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
+  docs_in_order_ = true;
+  last_doc_ = -1;
+  max_key_ = 0;
+}
+
+Status SegmentBuilder::Spill() {
+  SortMem();
+  if (!spill_) {
+    spill_ = std::make_unique<lsh::TempFile>();
+    Status s = spill_->Create(tmp_.empty() ? "." : tmp_, "pst-run");
+    if (!s.ok()) return s;
+  }
+  Run run;
+  run.begin = spill_->size() / 8;
+  run.bucket.resize(kBuckets + 1);
+  size_t at = 0;
+  for (size_t b = 0; b < kBuckets; b++) {
+    run.bucket[b] = at;
+    while (at < mem_.size() && (mem_[at] >> (64 - kBucketBits)) == b) at++;
+  }
+  run.bucket[kBuckets] = at;
+  Status s = spill_->Append(mem_.data(), mem_.size() * 8);
+  if (!s.ok()) return s;
+  runs_.push_back(std::move(run));
+  mem_.clear();
+  return Status::Ok();
+}
+
+Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* stop) {
+  SegmentWriter w;
+  Status s = w.Open(path, tmp_);
+  if (!s.ok()) return s;
+  std::vector<uint32_t> ids;
+  auto emit_sorted = [&](const uint64_t* p, size_t n) -> Status {
+    // p: ascending distinct pairs; one list per key.
+    size_t i = 0;
+    while (i < n) {
+      const uint32_t key = uint32_t(p[i] >> 32);
+      ids.clear();
+      while (i < n && uint32_t(p[i] >> 32) == key) ids.push_back(uint32_t(p[i++]));
+      Status st = w.Add(key, ids.data(), ids.size());
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  };
+  if (runs_.empty()) {
+    SortMem();
+    s = emit_sorted(mem_.data(), mem_.size());
+    if (!s.ok()) return s;
+    std::vector<uint64_t>().swap(mem_);
+    return w.Commit();
+  }
+  if (!mem_.empty()) {
+    s = Spill();
+    if (!s.ok()) return s;
+  }
+  std::vector<uint64_t>().swap(mem_);
+  s = spill_->Finish();
+  if (!s.ok()) return s;
+  const int fd = ::open(spill_->path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(Code::kIo, "cannot read '" + spill_->path() + "': " + std::strerror(errno));
+  std::vector<RunCursor> cur(runs_.size());
+  for (auto& c : cur) c.fd = fd;
+  // Merge bucket by bucket: a heap of (next pair, run).
+  using Item = std::pair<uint64_t, size_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  bool have = false;
+  uint32_t key = 0;
+  uint64_t last = 0;
+  bool have_last = false;
+  for (size_t b = 0; b < kBuckets && s.ok(); b++) {
+    if (stop && stop->load()) {
+      s = Status(Code::kCancelled, "cancelled");
+      break;
+    }
+    for (size_t r = 0; r < runs_.size() && s.ok(); r++) {
+      cur[r].next = runs_[r].begin + runs_[r].bucket[b];
+      cur[r].end = runs_[r].begin + runs_[r].bucket[b + 1];
+      cur[r].buf.clear();
+      cur[r].pos = 0;
+      if (cur[r].next < cur[r].end) {
+        s = cur[r].Fill(spill_->path());
+        if (s.ok()) heap.push({cur[r].buf[0], r});
+      }
+    }
+    while (!heap.empty() && s.ok()) {
+      const Item it = heap.top();
+      heap.pop();
+      RunCursor& c = cur[it.second];
+      if (++c.pos == c.buf.size()) {
+        if (c.next < c.end) s = c.Fill(spill_->path());
+      }
+      if (c.pos < c.buf.size()) heap.push({c.buf[c.pos], it.second});
+      if (have_last && it.first == last) continue;
+      last = it.first;
+      have_last = true;
+      const uint32_t k = uint32_t(it.first >> 32);
+      if (have && k != key) {
+        s = w.Add(key, ids.data(), ids.size());
+        ids.clear();
+      }
+      have = true;
+      key = k;
+      ids.push_back(uint32_t(it.first));
+    }
+  }
+  ::close(fd);
+  if (s.ok() && have) s = w.Add(key, ids.data(), ids.size());
+  spill_.reset();
+  runs_.clear();
+  if (!s.ok()) return s;
+  return w.Commit();
+}
+
+// --------------------------------------------------------------------------------------------- reader
+
+Status Segment::Open(const std::string& path, bool verify) {
+  Status s = file_.Open(path);
+  if (!s.ok()) return s;
+  return Attach(file_.data(), file_.size(), path, verify);
+}
+
+Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+  data_ = data;
+  size_ = size;
+  name_ = path;
+  io::FileHeader h;
+  Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
+  if (!s.ok()) return s;
+  if (h.payload_size < kTrailerSize) return Corrupt(path, io::kHeaderSize, "payload shorter than its trailer");
+  const uint8_t* t = data_ + size_ - kTrailerSize;
+  const uint64_t trailer_at = size_ - kTrailerSize;
+  num_keys_ = LoadLe64(t);
+  num_posts_ = LoadLe64(t + 8);
+  lists_bytes_ = LoadLe64(t + 16);
+  if (num_keys_ != h.params[0] || num_posts_ != h.params[1])
+    return Corrupt(path, trailer_at, "trailer counts differ from the header");
+  const uint64_t body = h.payload_size - kTrailerSize;
+  if (lists_bytes_ > body || (body - lists_bytes_) / kKeyEntrySize != num_keys_ ||
+      (body - lists_bytes_) % kKeyEntrySize != 0)
+    return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
+  if (num_posts_ < num_keys_ || lists_bytes_ < num_posts_)
+    return Corrupt(path, trailer_at, "post count does not fit the lists");
+  lists_ = data_ + io::kHeaderSize;
+  table_ = lists_ + lists_bytes_;
+  if (verify) {
+    if (Crc32c(lists_, lists_bytes_) != LoadLe32(t + 24)) return Corrupt(path, io::kHeaderSize, "lists checksum");
+    if (Crc32c(table_, num_keys_ * kKeyEntrySize) != LoadLe32(t + 28))
+      return Corrupt(path, io::kHeaderSize + lists_bytes_, "key table checksum");
+    // Structure: keys ascending, offsets ascending from 0, every list decodes to its count.
+    std::vector<uint32_t> tmp;
+    for (uint64_t i = 0; i < num_keys_; i++) {
+      const KeyEntry e = entry(i);
+      if (i > 0 && e.key <= entry(i - 1).key)
+        return Corrupt(path, io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize, "keys not ascending");
+      tmp.clear();
+      s = Decode(i, &tmp);
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+KeyEntry Segment::entry(uint64_t i) const {
+  const uint8_t* p = table_ + i * kKeyEntrySize;
+  return KeyEntry{LoadLe32(p), LoadLe32(p + 4), LoadLe64(p + 8)};
+}
+
+int64_t Segment::Find(uint32_t key) const {
+  uint64_t lo = 0, hi = num_keys_;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (LoadLe32(table_ + mid * kKeyEntrySize) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < num_keys_ && LoadLe32(table_ + lo * kKeyEntrySize) == key) return int64_t(lo);
+  return -1;
+}
+
+Status Segment::Decode(uint64_t i, std::vector<uint32_t>* out) const {
+  const KeyEntry e = entry(i);
+  const uint64_t end = i + 1 < num_keys_ ? LoadLe64(table_ + (i + 1) * kKeyEntrySize + 8) : lists_bytes_;
+  const uint64_t entry_at = io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize;
+  if (e.offset > end || end > lists_bytes_) return Corrupt(path(), entry_at, "list offset out of range");
+  if (e.count == 0 || e.count > end - e.offset) return Corrupt(path(), entry_at, "list count does not fit its bytes");
+  const uint8_t* p = lists_ + e.offset;
+  const uint8_t* q = lists_ + end;
+  uint64_t prev = 0;
+  for (uint32_t k = 0; k < e.count; k++) {
+    uint64_t v = 0;
+    unsigned shift = 0;
+    for (;;) {
+      if (p == q || shift > 28)
+        return Corrupt(path(), io::kHeaderSize + (p - lists_), "bad varint in the list of key " + Hex(e.key));
+      const uint8_t b = *p++;
+      v |= uint64_t(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) break;
+    }
+    if ((k > 0 && v == 0) || prev + v > 0xffffffffu)
+      return Corrupt(path(), io::kHeaderSize + (p - lists_), "doc ids not ascending in the list of key " + Hex(e.key));
+    prev += v;
+    out->push_back(uint32_t(prev));
+  }
+  if (p != q) return Corrupt(path(), io::kHeaderSize + (p - lists_), "list of key " + Hex(e.key) + " longer than its count");
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------- index
+
+namespace {
+
+std::string ManifestPath(const std::string& dir) { return dir + "/MANIFEST"; }
+
+bool Contains(const std::vector<uint32_t>& v, uint32_t x) { return std::binary_search(v.begin(), v.end(), x); }
+
+}  // namespace
+
+Status PostingIndex::Create(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return Status(Code::kIo, "cannot create the folder '" + dir + "': " + std::strerror(errno));
+  struct stat st;
+  if (::stat(ManifestPath(dir).c_str(), &st) == 0)
+    return Status(Code::kInvalidArgument, "'" + dir + "' already holds an index");
+  PostingIndex x;
+  x.dir_ = dir;
+  return x.WriteManifest({});
+}
+
+Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
+  std::vector<uint8_t> p(24);
+  StoreLe64(p.data(), generation_);
+  StoreLe32(p.data() + 8, next_id_);
+  StoreLe32(p.data() + 12, uint32_t(names.size()));
+  StoreLe32(p.data() + 16, uint32_t(tombstones_.size()));
+  StoreLe32(p.data() + 20, uint32_t(free_.size()));
+  auto put32 = [&](uint32_t v) {
+    uint8_t b[4];
+    StoreLe32(b, v);
+    p.insert(p.end(), b, b + 4);
+  };
+  for (const auto& n : names) {
+    put32(uint32_t(n.size()));
+    p.insert(p.end(), n.begin(), n.end());
+  }
+  for (uint32_t v : tombstones_) put32(v);
+  for (uint32_t v : free_) put32(v);
+  io::FileHeader h;
+  std::memcpy(h.kind, kManifestKind, 4);
+  h.version = kManifestVersion;
+  h.payload_size = p.size();
+  h.payload_crc = Crc32c(p.data(), p.size());
+  h.params[0] = generation_;
+  h.params[1] = names.size();
+  uint8_t hb[io::kHeaderSize];
+  io::EncodeHeader(h, hb);
+  io::AtomicFile f;
+  Status s = f.Open(ManifestPath(dir_));
+  if (s.ok()) s = f.Write(hb, sizeof hb);
+  if (s.ok()) s = f.Write(p.data(), p.size());
+  if (s.ok()) s = f.Commit();
+  return s;
+}
+
+Status PostingIndex::Open(const std::string& dir, bool verify) {
+  dir_ = dir;
+  const std::string mp = ManifestPath(dir);
+  std::string m;
+  Status s = io::ReadFile(mp, &m);
+  if (!s.ok()) return s;
+  const uint8_t* d = reinterpret_cast<const uint8_t*>(m.data());
+  io::FileHeader h;
+  s = io::DecodeHeader(d, m.size(), kManifestKind, kManifestVersion, true, mp, &h);
+  if (!s.ok()) return s;
+  const uint8_t* p = d + io::kHeaderSize;
+  const uint8_t* end = d + m.size();
+  if (end - p < 24) return Corrupt(mp, io::kHeaderSize, "manifest shorter than its counts");
+  generation_ = LoadLe64(p);
+  next_id_ = LoadLe32(p + 8);
+  const uint32_t nseg = LoadLe32(p + 12), ntomb = LoadLe32(p + 16), nfree = LoadLe32(p + 20);
+  p += 24;
+  names_.clear();
+  segs_.clear();
+  for (uint32_t i = 0; i < nseg; i++) {
+    if (end - p < 4) return Corrupt(mp, p - d, "truncated segment name");
+    const uint32_t len = LoadLe32(p);
+    p += 4;
+    if (uint64_t(end - p) < len || len == 0 || len > 255) return Corrupt(mp, p - d, "bad segment name length");
+    std::string name(reinterpret_cast<const char*>(p), len);
+    if (name.find('/') != std::string::npos || name[0] == '.') return Corrupt(mp, p - d, "bad segment name");
+    p += len;
+    names_.push_back(name);
+  }
+  if (uint64_t(end - p) != 4ull * (uint64_t(ntomb) + nfree)) return Corrupt(mp, p - d, "id lists do not fill the manifest");
+  tombstones_.resize(ntomb);
+  free_.resize(nfree);
+  for (auto& v : tombstones_) v = LoadLe32(p), p += 4;
+  for (auto& v : free_) v = LoadLe32(p), p += 4;
+  auto check = [&](const std::vector<uint32_t>& v) {
+    for (size_t i = 0; i < v.size(); i++)
+      if (v[i] >= next_id_ || (i > 0 && v[i] <= v[i - 1])) return false;
+    return true;
+  };
+  if (!check(tombstones_) || !check(free_)) return Corrupt(mp, io::kHeaderSize, "id lists not ascending or out of range");
+  for (const auto& n : names_) {
+    auto seg = std::make_unique<Segment>();
+    s = seg->Open(dir + "/" + n, verify);
+    if (!s.ok()) return s;
+    segs_.push_back(std::move(seg));
+  }
+  return Status::Ok();
+}
+
+bool PostingIndex::IsLive(uint32_t id) const {
+  return id < next_id_ && !Contains(tombstones_, id) && !Contains(free_, id);
+}
+
+uint64_t PostingIndex::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
+
+Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes,
+                            const std::string& tmp_dir, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
+  ids->clear();
+  size_t reuse = std::min(docs.size(), free_.size());
+  if (uint64_t(next_id_) + (docs.size() - reuse) > 0xffffffffull)
+    return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
+  for (size_t i = 0; i < docs.size(); i++) ids->push_back(i < reuse ? free_[i] : uint32_t(next_id_ + (i - reuse)));
+  SegmentBuilder b(memory_bytes, tmp_dir);
+  Status s;
+  for (size_t i = 0; i < docs.size() && s.ok(); i++) s = b.Add((*ids)[i], docs[i].data(), docs[i].size());
+  if (!s.ok()) return s;
+  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  s = b.Finish(dir_ + "/" + name, stop);
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(dir_ + "/" + name, false);
+  if (!s.ok()) {
+    ::unlink((dir_ + "/" + name).c_str());
+    return s;
+  }
+  const uint64_t old_gen = generation_;
+  const uint32_t old_next = next_id_;
+  const std::vector<uint32_t> old_free = free_;
+  generation_++;
+  next_id_ = uint32_t(next_id_ + (docs.size() - reuse));
+  free_.erase(free_.begin(), free_.begin() + reuse);
+  std::vector<std::string> names = names_;
+  names.push_back(name);
+  s = WriteManifest(names);
+  if (!s.ok()) {
+    generation_ = old_gen;
+    next_id_ = old_next;
+    free_ = old_free;
+    ::unlink((dir_ + "/" + name).c_str());
+    return s;
+  }
+  names_ = std::move(names);
+  segs_.push_back(std::move(seg));
+  return Status::Ok();
+}
+
+Status PostingIndex::Delete(const std::vector<uint32_t>& ids) {
+  std::vector<uint32_t> add(ids);
+  std::sort(add.begin(), add.end());
+  for (size_t i = 0; i < add.size(); i++) {
+    if (!IsLive(add[i]) || (i > 0 && add[i] == add[i - 1]))
+      return Status(Code::kInvalidArgument, "document " + std::to_string(add[i]) + " is not in the index");
+  }
+  const std::vector<uint32_t> old = tombstones_;
+  std::vector<uint32_t> merged;
+  std::merge(old.begin(), old.end(), add.begin(), add.end(), std::back_inserter(merged));
+  tombstones_ = std::move(merged);
+  Status s = WriteManifest(names_);
+  if (!s.ok()) tombstones_ = old;
+  return s;
+}
+
+Status PostingIndex::ForEach(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) const {
+  // k-way merge of the segments' key tables.
+  std::vector<uint64_t> pos(segs_.size(), 0);
+  std::vector<uint32_t> docs, live;
+  for (;;) {
+    bool any = false;
+    uint32_t key = 0;
+    for (size_t i = 0; i < segs_.size(); i++) {
+      if (pos[i] >= segs_[i]->num_keys()) continue;
+      const uint32_t k = segs_[i]->entry(pos[i]).key;
+      if (!any || k < key) key = k;
+      any = true;
+    }
+    if (!any) return Status::Ok();
+    docs.clear();
+    for (size_t i = 0; i < segs_.size(); i++) {
+      if (pos[i] >= segs_[i]->num_keys() || segs_[i]->entry(pos[i]).key != key) continue;
+      Status s = segs_[i]->Decode(pos[i], &docs);
+      if (!s.ok()) return s;
+      pos[i]++;
+    }
+    if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
+    live.clear();
+    for (uint32_t d : docs)
+      if (!Contains(tombstones_, d) && (live.empty() || live.back() != d)) live.push_back(d);
+    if (live.empty()) continue;
+    Status s = fn(key, live);
+    if (!s.ok()) return s;
+  }
+}
+
+Status PostingIndex::Lookup(uint32_t key, std::vector<uint32_t>* out) const {
+  out->clear();
+  std::vector<uint32_t> docs;
+  for (const auto& seg : segs_) {
+    const int64_t i = seg->Find(key);
+    if (i < 0) continue;
+    Status s = seg->Decode(uint64_t(i), &docs);
+    if (!s.ok()) return s;
+  }
+  if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
+  for (uint32_t d : docs)
+    if (!Contains(tombstones_, d) && (out->empty() || out->back() != d)) out->push_back(d);
+  return Status::Ok();
+}
+
+Status PostingIndex::Merge(const std::atomic<bool>* stop) {
+  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  const std::string path = dir_ + "/" + name;
+  SegmentWriter w;
+  Status s = w.Open(path, dir_);
+  if (!s.ok()) return s;
+  s = ForEach([&](uint32_t key, const std::vector<uint32_t>& docs) {
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    return w.Add(key, docs.data(), docs.size());
+  });
+  if (s.ok()) s = w.Commit();
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    ::unlink(path.c_str());
+    return s;
+  }
+  const auto old_t = tombstones_, old_f = free_;
+  std::vector<uint32_t> fr;
+  std::merge(free_.begin(), free_.end(), tombstones_.begin(), tombstones_.end(), std::back_inserter(fr));
+  free_ = std::move(fr);
+  tombstones_.clear();
+  generation_++;
+  s = WriteManifest({name});
+  if (!s.ok()) {
+    generation_--;
+    tombstones_ = old_t;
+    free_ = old_f;
+    ::unlink(path.c_str());
+    return s;
+  }
+  for (const auto& n : names_) ::unlink((dir_ + "/" + n).c_str());
+  names_ = {name};
+  segs_.clear();
+  segs_.push_back(std::move(seg));
+  return Status::Ok();
+}
+
+}  // namespace postings
+}  // namespace neardup

@@ -1,0 +1,169 @@
+// Posting-list store: 32-bit key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10).
+//
+// SegmentBuilder builds one immutable segment in bounded memory: (key, doc) pairs are collected up to the
+// memory budget, sorted, and spilled as sorted runs into one temporary file (each run's key space split into
+// buckets by the key's top bits, with the bucket offsets kept); Finish() merges the runs bucket by bucket
+// (a k-way merge reading each run's bucket through a small buffer) and streams the lists to the output.
+// The bytes written do not depend on the budget. Segment is the memory-mapped reader (many concurrent
+// readers; only the key-table entries and lists a query touches are read). PostingIndex is a folder with a
+// manifest, segments (one per append), tombstones (deleted ids) and free ids (deleted ids dropped by a
+// merge, reused by later appends). A merge writes exactly the segment a fresh build of the live documents
+// with the same ids writes.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/file.h"
+#include "util/status.h"
+
+namespace neardup {
+namespace lsh {
+class TempFile;
+}
+namespace postings {
+
+constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
+constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
+constexpr uint32_t kSegmentVersion = 1;
+constexpr uint32_t kManifestVersion = 1;
+constexpr size_t kKeyEntrySize = 16;  // u32 key, u32 count, u64 list offset
+constexpr size_t kTrailerSize = 32;
+
+// Streams lists (ascending keys) into a segment file written with io::AtomicFile.
+class SegmentWriter {
+ public:
+  SegmentWriter();
+  ~SegmentWriter();
+  Status Open(const std::string& path, const std::string& tmp_dir);
+  // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
+  Status Add(uint32_t key, const uint32_t* ids, size_t n);
+  Status Commit();
+  void Abort();
+  uint64_t posts() const { return posts_; }
+  uint64_t keys() const { return keys_; }
+
+ private:
+  Status FlushKeys();
+  io::AtomicFile out_;
+  std::string tmp_dir_;
+  std::unique_ptr<lsh::TempFile> key_spill_;
+  std::vector<uint8_t> enc_, key_buf_;
+  uint64_t lists_bytes_ = 0, keys_ = 0, posts_ = 0;
+  uint32_t lists_crc_ = 0, keys_crc_ = 0;
+  int64_t last_key_ = -1;
+};
+
+class SegmentBuilder {
+ public:
+  // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder).
+  SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir);
+  ~SegmentBuilder();
+  Status Add(uint32_t doc, const uint32_t* keys, size_t n);
+  Status Finish(const std::string& path, const std::atomic<bool>* stop = nullptr);
+  size_t runs() const { return runs_.size(); }
+
+ private:
+  Status Spill();
+  void SortMem();
+  uint64_t budget_pairs_;
+  std::string tmp_;
+  std::vector<uint64_t> mem_, scratch_;  // key << 32 | doc
+  // Docs of the pairs in mem_ came in non-decreasing order: a stable radix sort on the key bits suffices.
+  bool docs_in_order_ = true;
+  int64_t last_doc_ = -1;
+  uint32_t max_key_ = 0;
+  std::unique_ptr<lsh::TempFile> spill_;
+  struct Run {
+    uint64_t begin;                 // pair index in the spill file
+    std::vector<uint64_t> bucket;   // pair index (relative to begin) of each bucket; size kBuckets + 1
+  };
+  std::vector<Run> runs_;
+};
+
+struct KeyEntry {
+  uint32_t key, count;
+  uint64_t offset;
+};
+
+class Segment {
+ public:
+  // verify: check the payload checksum now (reads the whole file); otherwise only the header and the
+  // trailer are checked at open, and each list is bounds-checked as it is decoded.
+  Status Open(const std::string& path, bool verify);
+  // Reads a segment held in memory (it must outlive this object); `path` names it in errors.
+  Status Attach(const uint8_t* data, size_t size, const std::string& path, bool verify);
+  uint64_t num_keys() const { return num_keys_; }
+  uint64_t num_posts() const { return num_posts_; }
+  KeyEntry entry(uint64_t i) const;
+  // Index of key in the key table, or -1.
+  int64_t Find(uint32_t key) const;
+  // Appends the list of entry i (ascending ids) to out.
+  Status Decode(uint64_t i, std::vector<uint32_t>* out) const;
+  const std::string& path() const { return name_; }
+
+ private:
+  io::MappedFile file_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string name_;
+  const uint8_t* lists_ = nullptr;
+  const uint8_t* table_ = nullptr;
+  uint64_t lists_bytes_ = 0, num_keys_ = 0, num_posts_ = 0;
+};
+
+class PostingIndex {
+ public:
+  // Creates an empty index folder (fails if it holds a manifest already).
+  static Status Create(const std::string& dir);
+  Status Open(const std::string& dir, bool verify);
+
+  // Adds documents (docs[i] = its keys, any order, repeats allowed). Ids: the free ids ascending first,
+  // then next_id onwards; written to ids. One new segment.
+  Status Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
+                std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr);
+  // Marks live ids as deleted (refuses unknown, free or already deleted ids).
+  Status Delete(const std::vector<uint32_t>& ids);
+  // Rewrites all segments as one, dropping tombstones (their ids become free).
+  Status Merge(const std::atomic<bool>* stop = nullptr);
+
+  // Live documents holding key (ascending).
+  Status Lookup(uint32_t key, std::vector<uint32_t>* out) const;
+  // Every key with at least one live document, ascending, and its live list.
+  Status ForEach(const std::function<Status(uint32_t key, const std::vector<uint32_t>& docs)>& fn) const;
+
+  uint32_t next_id() const { return next_id_; }
+  bool IsLive(uint32_t id) const;
+  uint64_t live_docs() const;
+  const std::vector<uint32_t>& tombstones() const { return tombstones_; }
+  const std::vector<uint32_t>& free_ids() const { return free_; }
+  size_t num_segments() const { return segs_.size(); }
+  const Segment& segment(size_t i) const { return *segs_[i]; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  Status WriteManifest(const std::vector<std::string>& names);
+  std::string dir_;
+  uint64_t generation_ = 0;
+  uint32_t next_id_ = 0;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<Segment>> segs_;
+  std::vector<uint32_t> tombstones_, free_;  // ascending
+};
+
+// Varint helpers (LEB128, 7 bits per byte, low first).
+inline size_t PutVarint(uint32_t v, uint8_t* p) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = uint8_t(v);
+  return n;
+}
+
+}  // namespace postings
+}  // namespace neardup

@@ -1,0 +1,224 @@
+// The posting store through the API (PostingIndex) against a brute-force map, the neardup blot profile
+// against a pure-TypeScript reference, and `neardup passages` end to end.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { PostingIndex, blot } from '../lib/postings';
+import { NeardupError } from '../lib/errors';
+import { cli } from './cli-helper';
+
+const test = suite('postings');
+let dir = '';
+test.before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-postings-')); });
+test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0);
+  };
+}
+
+test('append / delete / merge: lookups and key counts equal a brute-force map at every step', async () => {
+  const next = rng(5);
+  const d = path.join(dir, 'api');
+  PostingIndex.create(d);
+  const ix = await PostingIndex.open(d);
+  const live = new Map<number, number[]>();
+  for (let step = 0; step < 12; step++) {
+    const op = next() % 3;
+    if (op === 0 || live.size === 0) {
+      const docs = Array.from({ length: 1 + (next() % 40) }, () => Array.from({ length: next() % 30 }, () => (next() % 7 === 0 ? next() : next() % 300)));
+      const ids = await ix.append(docs, { memory: next() % 2 ? 32768 : 0 });
+      ids.forEach((id, i) => { assert.not.ok(live.has(id)); live.set(id, docs[i]); });
+    } else if (op === 1) {
+      const del = [...live.keys()].filter(() => next() % 4 === 0);
+      await ix.delete(del);
+      del.forEach((id) => live.delete(id));
+    } else {
+      await ix.merge();
+      assert.is(ix.info().segments, 1);
+      assert.is(ix.info().tombstones, 0);
+    }
+    const ref = new Map<number, Set<number>>();
+    for (const [id, keys] of live) for (const k of keys) (ref.get(k) ?? ref.set(k, new Set()).get(k)!).add(id);
+    const { keys, counts } = await ix.keyCounts();
+    const want = [...ref.keys()].sort((a, b) => a - b);
+    assert.equal(Array.from(keys), want);
+    assert.equal(Array.from(counts), want.map((k) => ref.get(k)!.size));
+    const r = await ix.lookup(want);
+    want.forEach((k, i) => assert.equal(Array.from(r.docs.subarray(r.offsets[i], r.offsets[i + 1])), [...ref.get(k)!].sort((a, b) => a - b)));
+    assert.is(ix.info().liveDocs, live.size);
+  }
+  const err = await ix.delete([ix.info().nextId + 5]).then(() => null, (x) => x);
+  assert.match(String(err?.message), /not in the index/);
+  ix.close();
+});
+
+test('bounded-memory build writes the same segment bytes as an unbounded one', async () => {
+  const next = rng(9);
+  const texts = Array.from({ length: 300 }, () => Array.from({ length: 200 }, () => 'w' + (next() % 500)).join(' '));
+  const bytes: Buffer[] = [];
+  for (const memory of [0, 32768]) {
+    const d = path.join(dir, 'mem' + memory);
+    PostingIndex.create(d);
+    const ix = await PostingIndex.open(d);
+    await ix.appendTexts(texts, { memory });
+    ix.close();
+    const seg = fs.readdirSync(d).filter((f) => f.endsWith('.pst'));
+    assert.is(seg.length, 1);
+    bytes.push(fs.readFileSync(path.join(d, seg[0])));
+  }
+  assert.ok(bytes[0].equals(bytes[1]));
+});
+
+test('a corrupt or truncated segment is refused naming the file (verify) and the offset', async () => {
+  const d = path.join(dir, 'corrupt');
+  PostingIndex.create(d);
+  const ix = await PostingIndex.open(d);
+  await ix.appendTexts(Array.from({ length: 50 }, (_, i) => `doc ${i} ` + 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu '.repeat(3)));
+  ix.close();
+  const seg = path.join(d, fs.readdirSync(d).find((f) => f.endsWith('.pst'))!);
+  const good = fs.readFileSync(seg);
+  const flipped = Buffer.from(good);
+  flipped[100] ^= 4;
+  fs.writeFileSync(seg, flipped);
+  const e = await PostingIndex.open(d, { verify: true }).then(() => null, (x) => x);
+  assert.instance(e, NeardupError);
+  assert.is(e.code, 'ERR_NEARDUP_CORRUPT');
+  assert.ok(e.message.includes(seg), e.message);
+  fs.writeFileSync(seg, good.subarray(0, good.length - 7));
+  const e2 = await PostingIndex.open(d).then(() => null, (x) => x);
+  assert.is(e2?.code, 'ERR_NEARDUP_CORRUPT');
+  assert.ok(e2.message.includes(seg), e2.message);
+  fs.writeFileSync(seg, good);
+});
+
+// Pure-TS reference of the neardup profile (valid UTF-8 inputs).
+function fnv1(bytes: Uint8Array, h = 0x811c9dc5): number {
+  for (const b of bytes) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
+  return h;
+}
+function fmix(h: number): number {
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
+  return h >>> 0;
+}
+function refBlots(text: string, seqLen: number, hash: 'xor' | 'ordered'): { blots: number[]; ranges: Array<[number, number]> } {
+  const words: Array<{ h: number; b: number; e: number }> = [];
+  const re = /[\p{L}\p{N}_]+/gu;
+  for (const m of text.matchAll(re)) {
+    const lower = [...m[0]].map((c) => c.toLowerCase()).join('');
+    const b = Buffer.byteLength(text.slice(0, m.index!));
+    words.push({ h: fnv1(Buffer.from(lower)), b, e: b + Buffer.byteLength(m[0]) });
+  }
+  const blots: number[] = [], ranges: Array<[number, number]> = [];
+  for (let j = 0; j + seqLen <= words.length; j++) {
+    let x = 0;
+    for (let t = 0; t < seqLen; t++) {
+      if (hash === 'xor') x = (x ^ words[j + t].h) >>> 0;
+      else x = Math.imul(((x << 5) | (x >>> 27)) ^ words[j + t].h, 0x27d4eb2d) >>> 0;
+    }
+    blots.push(hash === 'xor' ? x : fmix(x));
+    ranges.push([words[j].b, words[j + seqLen - 1].e]);
+  }
+  return { blots, ranges };
+}
+
+test('neardup profile == the TypeScript reference (ordered and xor, windows 1..12, Unicode, sizes)', async () => {
+  const next = rng(3);
+  const vocab = ['alpha', 'Beta', 'ÇA', 'Σίσυφος', 'straße', 'İstanbul', '東京', '١٢٣', 'x_y', 'don', 't', 'KELVIN', 'ǅemal', 'e\u0301t\u00e9'];
+  const seps = [' ', ', ', '\n', ' — ', "'", '\u00a0', '!! ', '\t'];
+  const texts: string[] = [];
+  for (let i = 0; i < 120; i++) {
+    const n = next() % 40;
+    let s = next() % 2 ? '' : seps[next() % seps.length];
+    for (let k = 0; k < n; k++) s += vocab[next() % vocab.length] + seps[next() % seps.length];
+    texts.push(s);
+  }
+  for (const hash of ['ordered', 'xor'] as const) {
+    for (const seqLen of [1, 3, 10, 12]) {
+      const r = await blot(texts, { profile: 'neardup', hash, seqLen });
+      texts.forEach((t, i) => {
+        const ref = refBlots(t, seqLen, hash);
+        const a = r.docOffsets[i], b = r.docOffsets[i + 1];
+        assert.equal(Array.from(r.blots.subarray(a, b)), ref.blots, `${hash} ${seqLen} ${JSON.stringify(t)}`);
+        assert.equal(Array.from(r.textBegins.subarray(a, b), (x, j) => [x, r.textEnds[a + j]]), ref.ranges);
+      });
+    }
+  }
+});
+
+test('the ordered window hash sees word order and repeats; xor does not (dupi)', async () => {
+  const base = 'one two three four five six seven eight nine ten';
+  const swapped = 'two one three four five six seven eight nine ten';
+  const rep = 'spam spam spam spam spam spam spam spam spam spam';
+  const o = await blot([base, swapped, rep], { seqLen: 10 });
+  assert.is.not(o.blots[0], o.blots[1]);
+  assert.is.not(o.blots[2], 0);
+  const x = await blot([base, swapped, rep], { seqLen: 10, hash: 'xor' });
+  assert.is(x.blots[0], x.blots[1]);
+  assert.is(x.blots[2], 0);
+});
+
+test('neardup passages index (gzip, --id-field, two runs) / extract / query', () => {
+  const w = path.join(dir, 'cli');
+  fs.mkdirSync(w);
+  const shared = 'the committee agreed that the proposal should be sent back to the working group for another review';
+  const docs = [
+    { key: 'a', body: `Dear all, ${shared}. Thanks.` },
+    { key: 'b', body: `Minutes: ${shared}; next meeting Monday.` },
+    { key: 'c', body: 'An unrelated note about lunch plans and the weather this weekend in the hills nearby.' },
+    { key: 'd', body: `FWD: ${shared.toUpperCase()}` },
+  ];
+  const jl = (xs: typeof docs) => xs.map((d) => JSON.stringify({ key: d.key, body: d.body })).join('\n') + '\n';
+  fs.writeFileSync(path.join(w, 'one.jsonl.gz'), zlib.gzipSync(jl(docs.slice(0, 2))));
+  fs.writeFileSync(path.join(w, 'two.jsonl'), jl(docs.slice(2)));
+  fs.writeFileSync(path.join(w, 'all.jsonl'), jl(docs));
+  const ok = (args: string[], input?: string) => {
+    const r = cli(w, args, input);
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout.toString();
+  };
+  ok(['passages', 'index', '-o', 'ix', '--field', 'body', '--id-field', 'key', 'one.jsonl.gz']);
+  ok(['passages', 'index', '-o', 'ix', '--field', 'body', '--id-field', 'key', 'two.jsonl']);
+  ok(['passages', 'index', '-o', 'ix1', '--field', 'body', '--id-field', 'key', '--memory', '64K', 'all.jsonl']);
+  const ex = ok(['passages', 'extract', 'ix', '--sigma', '0']);
+  assert.is(ok(['passages', 'extract', 'ix1', '--sigma', '0']), ex);
+  const lines = ex.trim().split('\n').map((l) => JSON.parse(l));
+  const nWindows = shared.split(' ').length - 9;
+  assert.is(lines.length, nWindows);  // every window of the shared passage, shared by a, b and d (case folded)
+  for (const p of lines) {
+    assert.is(p.count, 3);
+    assert.equal(p.docs.map((d: { id: string }) => d.id), ['a', 'b', 'd']);
+    for (const d of p.docs) {
+      const body = Buffer.from(docs.find((x) => x.key === d.id)!.body);
+      assert.is(body.subarray(d.begin, d.end).toString(), d.text);
+      assert.is(d.text.toLowerCase().split(' ').length, 10);
+    }
+  }
+  const q = ok(['passages', 'query', 'ix', '--field', 'body', '--id-field', 'key'], JSON.stringify({ key: 'q', body: `Re: ${shared} (quoted)` }) + '\n');
+  const res = JSON.parse(q);
+  assert.is(res.id, 'q');
+  assert.equal(res.matches.map((m: { id: string }) => m.id).sort(), ['a', 'b', 'd']);
+  for (const m of res.matches) {
+    assert.is(m.shared, nWindows);
+    assert.equal(m.querySpans, [[4, 4 + shared.length]]);
+  }
+  const pairs = ok(['passages', 'pairs', 'ix', '--min-shared', '2']).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(pairs.map((p) => [p.a, p.b].join()).sort(), ['a,b', 'a,d', 'b,d']);
+  for (const p of pairs) {
+    assert.is(p.shared, nWindows);
+    const len = (k: string) => Buffer.byteLength(docs.find((x) => x.key === k)!.body);
+    assert.is(p.coverA, shared.length / len(p.a));
+    assert.is(p.coverB, shared.length / len(p.b));
+  }
+});
+
+test.run();
