@@ -1,7 +1,7 @@
 // Near-duplicate removal with MinHash LSH: signatures -> band keys -> buckets (in memory, or spilled to
 // sorted runs under a memory budget) -> candidate pairs (optionally verified) -> clusters. The kept
 // document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
-import { NeardupError, nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
@@ -63,7 +63,7 @@ export class DedupSession {
     const threshold = options.threshold ?? 0.8;
     const verify = options.verify ?? 'none';
     const banding = options.banding ?? 'auto';
-    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw new RangeError("banding must be 'auto', 'datasketch' or 'recall'");
+    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw invalidArgument(RangeError, "banding must be 'auto', 'datasketch' or 'recall'");
     const explicit = options.b !== undefined || options.r !== undefined;
     const doubriDefault = profile === 'doubri-v1' && options.threshold === undefined;
     const forRecall = !explicit && !doubriDefault && (banding === 'recall' || (banding === 'auto' && verify !== 'none'));

@@ -7,7 +7,7 @@
 // signatures[i*numPerm .. (i+1)*numPerm). Its bytes (signatures.buffer, host order = little-endian on
 // every supported platform) read in Python as numpy.frombuffer(buf, dtype='<u4').reshape(count, numPerm).
 import * as fs from 'node:fs';
-import { NeardupError, nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 
@@ -85,7 +85,7 @@ export function signatureAt(result: Pick<MinHashResult, 'signatures' | 'numPerm'
 /** The MinHash estimate of Jaccard similarity: the fraction of equal values. */
 export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
   if (a.length !== b.length || a.length === 0)
-    throw new RangeError('estimateJaccard: signatures must have the same, non-zero length');
+    throw invalidArgument(RangeError, 'estimateJaccard: signatures must have the same, non-zero length');
   let eq = 0;
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) eq++;
   return eq / a.length;

@@ -177,6 +177,7 @@ export interface NativeBinding {
   LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
+  lshOptimalParamAsync(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): Promise<{ b: number; r: number }>;
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
   doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
   simhashFingerprints(texts: TextInput, options?: NativeSimhashOptions): Promise<BigUint64Array>;

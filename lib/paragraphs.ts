@@ -1,5 +1,5 @@
 // Streaming paragraph dedup (Onion semantics) with an exact or approximate seen-set. See docs/paragraphs.md.
-import { NeardupError, fromNative } from './errors';
+import { NeardupError, fromNative, invalidArgument } from './errors';
 import { native, type NativeParagraphFilter, type TextInput } from './native';
 
 export interface ParagraphFilterOptions {
@@ -115,9 +115,9 @@ export class ParagraphFilter {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     this.live();
     // Validate now (a TypeError/RangeError for the caller), run in order.
-    if (!(bytes instanceof Uint8Array)) throw new TypeError('Expected a Uint8Array or a string of vertical text');
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected a Uint8Array or a string of vertical text');
     if (!final && bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== 0x0a)
-      throw new RangeError('A chunk that is not final must end with a newline (split input at line boundaries)');
+      throw invalidArgument(RangeError, 'A chunk that is not final must end with a newline (split input at line boundaries)');
     return this.enqueue((h) => h.pushVertical(bytes, final));
   }
 

@@ -1,5 +1,5 @@
 // The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
-import { nativeCall, nativeSync } from './errors';
+import { nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type TextInput } from './native';
 
 export type { TextInput, PackedTexts } from './native';
@@ -79,7 +79,7 @@ export function packTexts(texts: ReadonlyArray<string | Uint8Array>): { data: Bu
     total += b.byteLength;
     return b;
   });
-  if (total > 0xffffffff) throw new RangeError('packTexts: more than 4 GiB of text; use BigUint64Array offsets');
+  if (total > 0xffffffff) throw invalidArgument(RangeError, 'packTexts: more than 4 GiB of text; use BigUint64Array offsets');
   const data = Buffer.allocUnsafe(total);
   const offsets = new Uint32Array(parts.length + 1);
   let at = 0;

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LshIndex, optimalParam, NeardupError } from '../lib/index';
+import { LshIndex, optimalParam, optimalParamAsync, NeardupError } from '../lib/index';
 
 const D = path.join(__dirname, 'fixtures', 'vectors', 'datasketch-legacy');
 const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')) as {
@@ -17,6 +17,29 @@ const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')
 test('optimalParam reproduces datasketch for every (num_perm, threshold) in the vectors', () => {
   assert.is(vectors.optimal_param.length, 70);
   for (const c of vectors.optimal_param) assert.equal(optimalParam(c.threshold, c.num_perm), { b: c.b, r: c.r }, JSON.stringify(c));
+});
+
+test('optimalParamAsync agrees with the vectors; numPerm 65536 is fast (was ~30 min), argument errors are coded', async () => {
+  for (const c of vectors.optimal_param.filter((_, i) => i % 7 === 0)) {
+    assert.equal(await optimalParamAsync(c.threshold, c.num_perm), { b: c.b, r: c.r }, JSON.stringify(c));
+  }
+  const t0 = performance.now();
+  const big = await optimalParamAsync(0.8, 65536);
+  const sync = optimalParam(0.8, 65536);
+  // generous bound for a loaded machine: the exhaustive scan needed minutes for 4096
+  assert.ok(performance.now() - t0 < 3000, `took ${performance.now() - t0} ms`);
+  assert.equal(big, sync);
+  assert.ok(big.b * big.r <= 65536 && big.b > 1 && big.r > 1);
+  for (const bad of [() => optimalParam(1.5, 128), () => optimalParam(0.5, 0), () => optimalParam(0.5, 65537), () => optimalParam(0.5, 128, [0.7, 0.7])]) {
+    try {
+      bad();
+      assert.unreachable('accepted');
+    } catch (e) {
+      assert.is((e as { code?: string }).code, 'ERR_NEARDUP_INVALID_ARGUMENT', String(e));
+    }
+  }
+  const rejected = await optimalParamAsync(0.5, 0).then(() => undefined, (e: { code?: string }) => e.code);
+  assert.is(rejected, 'ERR_NEARDUP_INVALID_ARGUMENT');
 });
 
 const flat = (sigs: number[][]) => Uint32Array.from(sigs.flat());

@@ -1,5 +1,6 @@
 #include "lsh_index.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <shared_mutex>
@@ -319,23 +320,64 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   std::shared_ptr<LshState> st_;
 };
 
-Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
+struct OptimalParamArgs {
+  double t, fp, fn;
+  uint32_t num_perm;
+};
+
+OptimalParamArgs ParseOptimalParamArgs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber()) ThrowTypeError(env, "Expected threshold to be a number");
   if (!info[1].IsNumber()) ThrowTypeError(env, "Expected numPerm to be a number");
-  const double t = info[0].As<Napi::Number>().DoubleValue();
+  for (int i = 2; i < 4; i++)
+    if (!info[i].IsUndefined() && !info[i].IsNumber()) ThrowTypeError(env, "Expected the weights to be numbers");
+  OptimalParamArgs a;
+  a.t = info[0].As<Napi::Number>().DoubleValue();
   const double np = info[1].As<Napi::Number>().DoubleValue();
-  const double fp = info[2].IsUndefined() ? 0.5 : info[2].ToNumber().DoubleValue();
-  const double fn = info[3].IsUndefined() ? 0.5 : info[3].ToNumber().DoubleValue();
+  a.fp = info[2].IsUndefined() ? 0.5 : info[2].As<Napi::Number>().DoubleValue();
+  a.fn = info[3].IsUndefined() ? 0.5 : info[3].As<Napi::Number>().DoubleValue();
   if (!(np >= 1 && np <= 65536) || np != static_cast<double>(static_cast<uint32_t>(np)))
     ThrowRangeError(env, "numPerm must be an integer from 1 to 65536");
-  uint32_t b = 0, r = 0;
-  Status s = lsh::OptimalParam(t, static_cast<uint32_t>(np), fp, fn, &b, &r);
-  if (!s.ok()) ThrowRangeError(env, s.message());
+  a.num_perm = static_cast<uint32_t>(np);
+  if (!(a.t > 0 && a.t < 1)) ThrowRangeError(env, "threshold must be in (0, 1)");
+  if (!(a.fp >= 0 && a.fn >= 0) || std::fabs(a.fp + a.fn - 1.0) > 1e-9)
+    ThrowRangeError(env, "the weights must be non-negative and sum to 1");
+  return a;
+}
+
+Napi::Object BandsObject(Napi::Env env, uint32_t b, uint32_t r) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("b", b);
   o.Set("r", r);
   return o;
+}
+
+// Milliseconds even for numPerm 65536 (minhash/banding.h).
+Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const OptimalParamArgs a = ParseOptimalParamArgs(info);
+  uint32_t b = 0, r = 0;
+  Status s = lsh::OptimalParam(a.t, a.num_perm, a.fp, a.fn, &b, &r);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return BandsObject(env, b, r);
+}
+
+class OptimalParamWorker : public PromiseWorker {
+ public:
+  OptimalParamWorker(Napi::Env env, const OptimalParamArgs& a) : PromiseWorker(env), a_(a) {}
+
+ protected:
+  Status Run() override { return lsh::OptimalParam(a_.t, a_.num_perm, a_.fp, a_.fn, &b_, &r_); }
+  Napi::Value Resolve(Napi::Env env) override { return BandsObject(env, b_, r_); }
+
+ private:
+  OptimalParamArgs a_;
+  uint32_t b_ = 0, r_ = 0;
+};
+
+Napi::Value OptimalParamAsync(const Napi::CallbackInfo& info) {
+  const OptimalParamArgs a = ParseOptimalParamArgs(info);
+  return (new OptimalParamWorker(info.Env(), a))->QueueAndGetPromise();
 }
 
 }  // namespace
@@ -343,6 +385,7 @@ Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
 void LshIndexBinding::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("LshIndex", LshIndexWrap::Define(env));
   exports.Set("lshOptimalParam", Napi::Function::New(env, OptimalParam, "lshOptimalParam"));
+  exports.Set("lshOptimalParamAsync", Napi::Function::New(env, OptimalParamAsync, "lshOptimalParamAsync"));
 }
 
 }  // namespace binding

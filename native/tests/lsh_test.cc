@@ -1,4 +1,5 @@
 // Core tests for LSH: datasketch's (b, r), union-find roots, index pairs vs brute force, spill == memory.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -25,6 +26,101 @@ TEST(optimal_param_samples) {
   }
   uint32_t b, r;
   EXPECT(!lsh::OptimalParam(1.5, 128, 0.5, 0.5, &b, &r).ok());
+}
+
+// The reference: the integrals by composite Gauss-Legendre quadrature (exact for these polynomials of
+// degree b*r up to rounding) and datasketch's exhaustive scan, as the core did before the closed form.
+namespace {
+double GaussLegendreArea(double lo, double hi, uint32_t b, uint32_t r, bool one_minus) {
+  static double x[32], w[32];
+  static bool init = false;
+  if (!init) {
+    for (int i = 0; i < 32; i++) {
+      double z = std::cos(M_PI * (i + 0.75) / 32.5), dp = 0;
+      for (int it = 0; it < 100; it++) {
+        double p0 = 1, p1 = z;
+        for (int k = 2; k <= 32; k++) {
+          const double p2 = ((2.0 * k - 1) * z * p1 - (k - 1.0) * p0) / k;
+          p0 = p1;
+          p1 = p2;
+        }
+        dp = 32 * (z * p1 - p0) / (z * z - 1);
+        const double dz = p1 / dp;
+        z -= dz;
+        if (std::fabs(dz) < 1e-16) break;
+      }
+      x[i] = z;
+      w[i] = 2 / ((1 - z * z) * dp * dp);
+    }
+    init = true;
+  }
+  const int panels = int(uint64_t(b) * r / 64) + 2;
+  const double h = (hi - lo) / panels;
+  double total = 0;
+  for (int p = 0; p < panels; p++) {
+    const double mid = lo + p * h + h / 2;
+    for (int i = 0; i < 32; i++) {
+      const double q = std::pow(1 - std::pow(mid + h / 2 * x[i], double(r)), double(b));
+      total += w[i] * (one_minus ? 1 - q : q) * h / 2;
+    }
+  }
+  return total;
+}
+
+void ExhaustiveOptimal(double t, uint32_t n, double wfp, double wfn, uint32_t* b, uint32_t* r) {
+  double best = INFINITY;
+  for (uint32_t bb = 1; bb <= n; bb++)
+    for (uint32_t rr = 1; rr <= n / bb; rr++) {
+      const double e = wfp * GaussLegendreArea(0, t, bb, rr, true) + wfn * GaussLegendreArea(t, 1, bb, rr, false);
+      if (e < best) best = e, *b = bb, *r = rr;
+    }
+}
+}  // namespace
+
+TEST(banding_areas_match_quadrature) {
+  std::mt19937 rng(7);
+  double worst = 0;
+  for (int i = 0; i < 3000; i++) {
+    const uint32_t b = 1 + rng() % (i < 1500 ? 64 : 4096), r = 1 + rng() % (i % 3 == 0 ? 200 : 24);
+    const double t = 0.01 + 0.98 * (rng() % 10000) / 10000.0;
+    double fp, fn;
+    lsh::BandingAreas(t, b, r, &fp, &fn);
+    worst = std::max(worst, std::fabs(fp - GaussLegendreArea(0, t, b, r, true)));
+    worst = std::max(worst, std::fabs(fn - GaussLegendreArea(t, 1, b, r, false)));
+  }
+  // the reference itself sums up to ~400k rounded terms
+  EXPECT(worst < 1e-11);
+  if (!(worst < 1e-11)) std::fprintf(stderr, "worst area error %g\n", worst);
+}
+
+TEST(optimal_param_equals_exhaustive_scan) {
+  const double ts[] = {0.05, 0.1, 0.3, 0.5, 0.62, 0.75, 0.8, 0.85, 0.9, 0.97};
+  const double ws[][2] = {{0.5, 0.5}, {0.1, 0.9}, {0.9, 0.1}, {0, 1}, {1, 0}};
+  for (uint32_t n : {1u, 2u, 7u, 16u, 33u, 64u, 100u, 128u}) {
+    for (double t : ts) {
+      for (const auto& w : ws) {
+        if (n > 64 && w[0] != 0.5) continue;
+        uint32_t b = 0, r = 0, eb = 0, er = 0;
+        EXPECT(lsh::OptimalParam(t, n, w[0], w[1], &b, &r).ok());
+        if (w[1] == 0) {
+          // FP alone falls strictly with r: the optimum is (1, n). The quadrature's FP underflows to exactly
+          // 0 from some r on (t^(r+1)/(r+1) below rounding), a tie it resolves to the first such r.
+          eb = 1, er = n;
+        } else {
+          ExhaustiveOptimal(t, n, w[0], w[1], &eb, &er);
+        }
+        EXPECT_EQ(b, eb);
+        EXPECT_EQ(r, er);
+      }
+    }
+  }
+}
+
+TEST(optimal_param_large_num_perm) {
+  uint32_t b = 0, r = 0;
+  EXPECT(lsh::OptimalParam(0.8, 65536, 0.5, 0.5, &b, &r).ok());
+  EXPECT(b >= 1 && r >= 1 && uint64_t(b) * r <= 65536);
+  EXPECT(!lsh::OptimalParam(0.8, (1u << 20) + 1, 0.5, 0.5, &b, &r).ok());
 }
 
 TEST(union_find_root_is_first) {

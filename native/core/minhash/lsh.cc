@@ -19,55 +19,6 @@ constexpr char kKind[4] = {'L', 'S', 'H', 'I'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kPreamble = 32;
 
-// Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n), computed once.
-struct GaussLegendre {
-  static constexpr int kN = 64;
-  double x[kN], w[kN];
-  GaussLegendre() {
-    for (int i = 0; i < kN; i++) {
-      double z = std::cos(M_PI * (i + 0.75) / (kN + 0.5)), dp = 0;
-      for (int it = 0; it < 100; it++) {
-        double p0 = 1, p1 = z;
-        for (int k = 2; k <= kN; k++) {
-          const double p2 = ((2.0 * k - 1) * z * p1 - (k - 1.0) * p0) / k;
-          p0 = p1;
-          p1 = p2;
-        }
-        dp = kN * (z * p1 - p0) / (z * z - 1);
-        const double dz = p1 / dp;
-        z -= dz;
-        if (std::fabs(dz) < 1e-16) break;
-      }
-      x[i] = z;
-      w[i] = 2 / ((1 - z * z) * dp * dp);
-    }
-  }
-};
-
-const GaussLegendre& Rule() {
-  static const GaussLegendre rule;
-  return rule;
-}
-
-// Composite Gauss-Legendre with 64 points per panel. The integrands are polynomials of degree b*r, and an
-// n-point rule is exact for degree <= 2n-1, so ceil((b*r+1)/128) panels integrate them exactly up to
-// rounding (~1e-16), far below the 1.49e-8 tolerance of the scipy.integrate.quad that datasketch uses (its
-// results for these smooth integrands agree to that accuracy). Two extra panels guard against rounding.
-template <typename F>
-double Integrate(F f, double lo, double hi, uint64_t degree) {
-  const GaussLegendre& g = Rule();
-  const int kPanels = static_cast<int>(degree / (2 * GaussLegendre::kN)) + 2;
-  const double h = (hi - lo) / kPanels;
-  double total = 0;
-  for (int p = 0; p < kPanels; p++) {
-    const double a = lo + p * h, mid = a + h / 2, half = h / 2;
-    double s = 0;
-    for (int i = 0; i < GaussLegendre::kN; i++) s += g.w[i] * f(mid + half * g.x[i]);
-    total += s * half;
-  }
-  return total;
-}
-
 inline uint64_t LoadU64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -91,37 +42,6 @@ Status Validate(const Params& p) {
                                               std::to_string(p.num_perm));
   if (p.profile != Profile::kFast && p.value_bytes != 4)
     return Status(Code::kInvalidArgument, "the datasketch and doubri profiles have 32-bit values");
-  return Status::Ok();
-}
-
-double FalsePositiveArea(double t, uint32_t b, uint32_t r) {
-  return Integrate([&](double s) { return 1 - std::pow(1 - std::pow(s, r), b); }, 0.0, t, uint64_t(b) * r);
-}
-
-double FalseNegativeArea(double t, uint32_t b, uint32_t r) {
-  return Integrate([&](double s) { return std::pow(1 - std::pow(s, r), b); }, t, 1.0, uint64_t(b) * r);
-}
-
-Status OptimalParam(double threshold, uint32_t num_perm, double fp_weight, double fn_weight, uint32_t* b,
-                    uint32_t* r) {
-  if (!(threshold > 0 && threshold < 1)) return Status(Code::kInvalidArgument, "threshold must be in (0, 1)");
-  if (num_perm == 0) return Status(Code::kInvalidArgument, "num_perm must be at least 1");
-  if (!(fp_weight >= 0 && fn_weight >= 0) || std::fabs(fp_weight + fn_weight - 1.0) > 1e-9)
-    return Status(Code::kInvalidArgument, "the weights must be non-negative and sum to 1");
-  double best = INFINITY;
-  *b = 1;
-  *r = num_perm;
-  for (uint32_t bb = 1; bb <= num_perm; bb++) {
-    const uint32_t max_r = num_perm / bb;
-    for (uint32_t rr = 1; rr <= max_r; rr++) {
-      const double err = fp_weight * FalsePositiveArea(threshold, bb, rr) + fn_weight * FalseNegativeArea(threshold, bb, rr);
-      if (err < best) {
-        best = err;
-        *b = bb;
-        *r = rr;
-      }
-    }
-  }
   return Status::Ok();
 }
 

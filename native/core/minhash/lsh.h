@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "minhash/banding.h"  // OptimalParam, FalsePositiveArea, FalseNegativeArea
 #include "util/status.h"
 
 namespace neardup {
@@ -33,13 +34,6 @@ struct Params {
 };
 
 Status Validate(const Params& p);
-
-// datasketch's _optimal_param: minimises fp_weight*FP + fn_weight*FN over b = 1..num_perm,
-// r = 1..floor(num_perm/b) (first minimum wins), FP = int_0^t 1-(1-s^r)^b ds, FN = int_t^1 (1-s^r)^b ds.
-Status OptimalParam(double threshold, uint32_t num_perm, double fp_weight, double fn_weight, uint32_t* b,
-                    uint32_t* r);
-double FalsePositiveArea(double threshold, uint32_t b, uint32_t r);
-double FalseNegativeArea(double threshold, uint32_t b, uint32_t r);
 
 // keys[j] for j < b of one signature.
 void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys);
