@@ -3,7 +3,7 @@ import cjs from './index.js';
 
 export const {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
-  doubriSelf, doubriOther, LshIndex, optimalParam, optimalParamAsync, recallParam, collisionProbability, dedup, DedupSession,
+  doubriSelf, doubriOther, LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, dedup, DedupSession,
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
   simhashFindAllSync, SimhashIndex,
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,

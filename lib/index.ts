@@ -5,7 +5,7 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts,
 } from './shingles';
-export { LshIndex, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
+export { LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
 export { dedup, DedupSession, type DedupOptions, type DedupResult, type DedupProfile, type DedupVerify } from './dedup';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {

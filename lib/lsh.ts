@@ -110,6 +110,17 @@ export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: num
 
 type Sig = Uint32Array | BigUint64Array;
 
+/** The default cap of LshIndex.queryBatch (ids in all) and candidatePairs (pairs): 2^25. */
+export const DEFAULT_MAX_RESULTS = 2 ** 25;
+
+function capOption(options: unknown, key: 'maxPairs' | 'maxResults'): number {
+  if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
+  const v = (options as Record<string, unknown>)[key] ?? DEFAULT_MAX_RESULTS;
+  if (typeof v !== 'number') throw invalidArgument(TypeError, `Expected ${key} to be a number`);
+  if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(RangeError, `${key} must be a non-negative integer`);
+  return v;
+}
+
 function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
   if (ids instanceof BigUint64Array) return ids;
   const out = new BigUint64Array(ids.length);
@@ -154,16 +165,43 @@ export class LshIndex {
   query(signature: Sig): BigUint64Array {
     return this.call(() => this.handle.query(signature));
   }
-  /** Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). */
-  queryBatch(signatures: Sig): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
-    return nativeCall(this.open().queryBatch(signatures));
+  /**
+   * Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). The total number of ids is
+   * capped by `maxResults` (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 256 MiB of ids): beyond it the
+   * call rejects with ERR_NEARDUP_TOO_MANY_RESULTS (near-identical documents make results quadratic).
+   */
+  queryBatch(signatures: Sig, options: { maxResults?: number } = {}): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
+    const h = this.open();
+    return nativeCall(h.queryBatch(signatures, capOption(options, 'maxResults')));
   }
   remove(id: bigint | number): boolean {
     return this.call(() => this.handle.remove(BigInt(id)));
   }
-  /** Every pair of ids (a < b) sharing a band, sorted. */
-  candidatePairs(): { a: BigUint64Array; b: BigUint64Array } {
-    return this.call(() => this.handle.candidatePairs());
+  /**
+   * Every pair of ids (a < b) sharing a band, sorted. At most `maxPairs` (default DEFAULT_MAX_RESULTS,
+   * 2^25 pairs = 512 MiB), else ERR_NEARDUP_TOO_MANY_RESULTS; memory stays about the pairs returned. Runs on
+   * the calling thread: for large indexes use candidatePairsStream (or clusters()).
+   */
+  candidatePairs(options: { maxPairs?: number } = {}): { a: BigUint64Array; b: BigUint64Array } {
+    const max = capOption(options, 'maxPairs');
+    return this.call(() => this.handle.candidatePairs(max));
+  }
+  /**
+   * The same pairs, in the same order, as chunks of at most `chunkPairs` (default 65536) computed on the
+   * thread pool; no cap, and memory stays one chunk (plus 8 bytes per id per band for a loaded index).
+   * The index must not change while the pairs are read (a later chunk then rejects).
+   */
+  async *candidatePairsStream(options: { chunkPairs?: number } = {}): AsyncGenerator<{ a: BigUint64Array; b: BigUint64Array }> {
+    if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
+    const chunk = options.chunkPairs ?? 65536;
+    if (!Number.isInteger(chunk) || chunk < 1 || chunk > 2 ** 28) throw invalidArgument(RangeError, 'chunkPairs must be an integer from 1 to 2^28');
+    const stream = this.call(() => this.handle.pairStream());
+    for (;;) {
+      if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the index is closed');
+      const { a, b, done } = await nativeCall(stream.next(chunk));
+      if (a.length > 0) yield { a, b };
+      if (done) return;
+    }
   }
   /** Ids in insertion order and, for each, its cluster's first inserted id (connected components of candidate pairs). */
   clusters(): { ids: BigUint64Array; representatives: BigUint64Array } {

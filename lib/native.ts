@@ -41,10 +41,11 @@ export interface NativeLshIndex {
   insert(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): Promise<void>;
   insertSync(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): void;
   query(signature: Uint32Array | BigUint64Array): BigUint64Array;
-  queryBatch(signatures: Uint32Array | BigUint64Array): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
+  queryBatch(signatures: Uint32Array | BigUint64Array, maxResults: number): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
   remove(id: bigint): boolean;
   size(): number;
-  candidatePairs(): { a: BigUint64Array; b: BigUint64Array };
+  candidatePairs(maxPairs: number): { a: BigUint64Array; b: BigUint64Array };
+  pairStream(): { next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }> };
   clusters(): { ids: BigUint64Array; representatives: BigUint64Array };
   save(path: string): Promise<void>;
   params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean };

@@ -139,4 +139,50 @@ test('argument errors: wrong array type, b*r > numPerm, threshold and (b, r) tog
   idx.close();
 });
 
+
+test('caps on quadratic outputs: maxPairs / maxResults (ERR_NEARDUP_TOO_MANY_RESULTS), candidatePairsStream equals candidatePairs', async () => {
+  // 3000 identical signatures: 4,498,500 pairs, 9,000,000 query results; memory must stay small
+  const k = 16, n = 3000;
+  const sigs = new Uint32Array(n * k);
+  for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) sigs[i * k + j] = i < n - 5 ? j : 1000 * i + j;  // 5 loners
+  const idx = new LshIndex({ numPerm: k, b: 4, r: 4 });
+  idx.insertSync(BigUint64Array.from({ length: n }, (_, i) => BigInt(i)), sigs);
+  const m = n - 5, total = (m * (m - 1)) / 2;
+  const tooMany = (e: unknown) => (e as NeardupError).code === 'ERR_NEARDUP_TOO_MANY_RESULTS' && /maxPairs/.test((e as Error).message);
+  assert.throws(() => idx.candidatePairs({ maxPairs: total - 1 }), tooMany);
+  const all = idx.candidatePairs({ maxPairs: total });
+  assert.is(all.a.length, total);
+  // brute force on the structure: every pair of the first m ids, sorted
+  let at = 0, ok = true;
+  for (let x = 0; x < m && ok; x++) for (let y = x + 1; y < m; y++, at++) if (all.a[at] !== BigInt(x) || all.b[at] !== BigInt(y)) { ok = false; break; }
+  assert.ok(ok);
+  let streamed = 0, chunks = 0, inOrder = true;
+  for await (const c of idx.candidatePairsStream({ chunkPairs: 100000 })) {
+    assert.ok(c.a.length <= 100000 && c.a.length === c.b.length);
+    for (let i = 0; i < c.a.length; i += 997) if (c.a[i] !== all.a[streamed + i] || c.b[i] !== all.b[streamed + i]) inOrder = false;
+    streamed += c.a.length;
+    chunks++;
+  }
+  assert.ok(inOrder);
+  assert.is(streamed, total);
+  assert.is(chunks, Math.ceil(total / 100000));
+  // queryBatch: 3000 queries x 2995 ids each
+  const rej = await idx.queryBatch(sigs, { maxResults: 1000 }).then(() => undefined, (e: NeardupError) => e.code);
+  assert.is(rej, 'ERR_NEARDUP_TOO_MANY_RESULTS');
+  const q = await idx.queryBatch(sigs.subarray(0, 10 * k), { maxResults: 10 * m });
+  assert.is(q.ids.length, 10 * m);
+  // the default cap lets ordinary results through
+  assert.is((await idx.queryBatch(sigs.subarray(0, k))).ids.length, m);
+  // bad caps are argument errors
+  for (const bad of [-1, 1.5, NaN]) assert.throws(() => idx.candidatePairs({ maxPairs: bad }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
+  assert.throws(() => idx.queryBatch(sigs, { maxResults: '5' as unknown as number }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
+  // a change while streaming stops the stream
+  const it = idx.candidatePairsStream({ chunkPairs: 10 });
+  await it.next();
+  idx.remove(0n);
+  const changed = await it.next().then(() => undefined, (e: NeardupError) => e.code);
+  assert.is(changed, 'ERR_NEARDUP_INVALID_ARGUMENT');
+  idx.close();
+});
+
 test.run();

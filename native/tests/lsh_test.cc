@@ -173,6 +173,49 @@ TEST(index_pairs_match_brute_force) {
         }
   EXPECT(!expect.empty());
   EXPECT(pairs == expect);
+
+  // the cap: exactly the count passes, one less fails with kTooManyResults and an empty output
+  EXPECT(idx.CandidatePairs(&pairs, expect.size()).ok());
+  EXPECT(pairs == expect);
+  Status capped = idx.CandidatePairs(&pairs, expect.size() - 1);
+  EXPECT(capped.code() == Code::kTooManyResults);
+  EXPECT(pairs.empty());
+
+  // the stream in chunks of 1, 3 and 1000 pairs (mutable and saved/frozen) gives the same pairs, in order
+  char dir[] = "/tmp/neardup-lsh-pairs-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/i.lsh";
+  EXPECT(idx.Save(path).ok());
+  lsh::FrozenIndex frozen;
+  EXPECT(frozen.Load(path, true).ok());
+  std::vector<lsh::Pair> fpairs;
+  EXPECT(frozen.CandidatePairs(&fpairs).ok());
+  EXPECT(fpairs == expect);
+  for (size_t chunk : {size_t(1), size_t(3), size_t(1000)}) {
+    for (int which = 0; which < 2; which++) {
+      lsh::PairStream stream = which ? lsh::PairStream(frozen) : lsh::PairStream(idx);
+      std::vector<lsh::Pair> got;
+      bool done = false;
+      size_t calls = 0;
+      while (!done) {
+        const size_t before = got.size();
+        EXPECT(stream.Next(chunk, &got, &done).ok());
+        EXPECT(got.size() - before <= chunk);
+        calls++;
+      }
+      EXPECT(got == expect);
+      EXPECT(calls >= expect.size() / chunk);
+    }
+  }
+  std::remove(path.c_str());
+  rmdir(dir);
+  // a changed index stops the stream
+  lsh::PairStream stream(idx);
+  std::vector<lsh::Pair> got;
+  bool done = false;
+  EXPECT(stream.Next(1, &got, &done).ok());
+  EXPECT(idx.Remove(expect[0].second));
+  EXPECT(!stream.Next(1, &got, &done).ok());
 }
 
 TEST(spill_equals_memory) {

@@ -97,6 +97,8 @@ double EstimateJaccard(const Params& p, const uint8_t* a, const uint8_t* b) {
   return static_cast<double>(eq) / p.num_perm;
 }
 
+Status CollectPairs(PairStream* stream, uint64_t max_pairs, std::vector<Pair>* out);
+
 // ---- Index -------------------------------------------------------------------------------------------------
 
 Index::Index(const Params& p) : p_(p), tables_(p.b) {}
@@ -118,6 +120,7 @@ Status Index::Insert(const uint64_t* ids, const uint8_t* sigs, size_t n, size_t 
     for (uint32_t j = 0; j < p_.b; j++) tables_[j][e.keys[j]].push_back(ids[i]);
     entries_.emplace(ids[i], std::move(e));
   }
+  version_++;
   return Status::Ok();
 }
 
@@ -144,23 +147,13 @@ bool Index::Remove(uint64_t id) {
     if (v.empty()) tables_[j].erase(bucket);
   }
   entries_.erase(it);
+  version_++;
   return true;
 }
 
-void Index::CandidatePairs(std::vector<Pair>* out) const {
-  out->clear();
-  std::vector<uint64_t> ids;
-  for (const auto& table : tables_) {
-    for (const auto& kv : table) {
-      if (kv.second.size() < 2) continue;
-      ids.assign(kv.second.begin(), kv.second.end());
-      std::sort(ids.begin(), ids.end());
-      for (size_t x = 0; x < ids.size(); x++)
-        for (size_t y = x + 1; y < ids.size(); y++) out->emplace_back(ids[x], ids[y]);
-    }
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
+Status Index::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
+  PairStream stream(*this);
+  return CollectPairs(&stream, max_pairs, out);
 }
 
 void Index::IdsInInsertionOrder(std::vector<uint64_t>* ids) const {
@@ -272,17 +265,9 @@ void FrozenIndex::Query(const uint8_t* sig, std::vector<uint64_t>* out) const {
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
-void FrozenIndex::CandidatePairs(std::vector<Pair>* out) const {
-  out->clear();
-  for (uint32_t j = 0; j < p_.b; j++) {
-    const Slot* t = table(j);
-    ForEachBucket(&t[0].key, n_, 2, [&](size_t lo, size_t hi) {
-      for (size_t x = lo; x < hi; x++)
-        for (size_t y = x + 1; y < hi; y++) out->emplace_back(std::min(t[x].id, t[y].id), std::max(t[x].id, t[y].id));
-    });
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
+Status FrozenIndex::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
+  PairStream stream(*this);
+  return CollectPairs(&stream, max_pairs, out);
 }
 
 void FrozenIndex::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const {
@@ -298,6 +283,95 @@ void FrozenIndex::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* re
   }
   reps->resize(n_);
   for (uint64_t i = 0; i < n_; i++) (*reps)[i] = ids_[uf.Find(static_cast<uint32_t>(i))];
+}
+
+// ---- PairStream --------------------------------------------------------------------------------------------
+
+PairStream::PairStream(const Index& index) : index_(&index), version_(index.version()) {
+  ids_.reserve(index.entries_.size());
+  for (const auto& kv : index.entries_) ids_.push_back(kv.first);
+  std::sort(ids_.begin(), ids_.end());
+}
+
+PairStream::PairStream(const FrozenIndex& frozen) : frozen_(&frozen) {
+  const uint64_t n = frozen.n_;
+  const uint32_t b = frozen.p_.b;
+  ids_.assign(frozen.ids_, frozen.ids_ + n);
+  std::sort(ids_.begin(), ids_.end());
+  keys_.assign(n * b, 0);
+  for (uint32_t j = 0; j < b; j++) {
+    const FrozenIndex::Slot* t = frozen.table(j);
+    for (uint64_t x = 0; x < n; x++) {
+      const size_t i = std::lower_bound(ids_.begin(), ids_.end(), t[x].id) - ids_.begin();
+      if (i < n && ids_[i] == t[x].id) keys_[i * b + j] = t[x].key;
+    }
+  }
+}
+
+void PairStream::Partners(size_t i) {
+  partners_.clear();
+  const uint64_t id = ids_[i];
+  if (index_) {
+    const auto& keys = index_->entries_.at(id).keys;
+    for (uint32_t j = 0; j < index_->p_.b; j++) {
+      auto it = index_->tables_[j].find(keys[j]);
+      if (it == index_->tables_[j].end()) continue;
+      for (uint64_t y : it->second)
+        if (y > id) partners_.push_back(y);
+    }
+  } else {
+    const uint32_t b = frozen_->p_.b;
+    const uint64_t n = frozen_->n_;
+    for (uint32_t j = 0; j < b; j++) {
+      const FrozenIndex::Slot* t = frozen_->table(j);
+      const uint64_t key = keys_[i * b + j];
+      const FrozenIndex::Slot* it =
+          std::lower_bound(t, t + n, key, [](const FrozenIndex::Slot& x, uint64_t k) { return x.key < k; });
+      for (; it != t + n && it->key == key; ++it)
+        if (it->id > id) partners_.push_back(it->id);
+    }
+  }
+  std::sort(partners_.begin(), partners_.end());
+  partners_.erase(std::unique(partners_.begin(), partners_.end()), partners_.end());
+  partner_pos_ = 0;
+}
+
+Status PairStream::Next(size_t max_pairs, std::vector<Pair>* out, bool* done) {
+  if (index_ && index_->version() != version_)
+    return Status(Code::kInvalidArgument, "the index changed while its candidate pairs were being listed");
+  size_t added = 0;
+  while (added < max_pairs) {
+    if (partner_pos_ == partners_.size()) {
+      if (next_ == ids_.size()) break;
+      Partners(next_++);
+      continue;
+    }
+    const uint64_t a = ids_[next_ - 1];
+    const size_t m = std::min(max_pairs - added, partners_.size() - partner_pos_);
+    for (size_t k = 0; k < m; k++) out->emplace_back(a, partners_[partner_pos_ + k]);
+    partner_pos_ += m;
+    added += m;
+  }
+  *done = partner_pos_ == partners_.size() && next_ == ids_.size();
+  return Status::Ok();
+}
+
+Status CollectPairs(PairStream* stream, uint64_t max_pairs, std::vector<Pair>* out) {
+  out->clear();
+  bool done = false;
+  while (!done) {
+    const uint64_t room = max_pairs - std::min<uint64_t>(max_pairs, out->size());
+    // one more than fits, to tell "exactly max_pairs" from "too many"
+    Status s = stream->Next(static_cast<size_t>(std::min<uint64_t>(room, 1 << 20) + 1), out, &done);
+    if (!s.ok()) return s;
+    if (out->size() > max_pairs) {
+      out->clear();
+      out->shrink_to_fit();
+      return Status(Code::kTooManyResults, "more than " + std::to_string(max_pairs) +
+                                               " candidate pairs (raise maxPairs, or read them with candidatePairsStream)");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace lsh
