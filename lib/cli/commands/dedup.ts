@@ -70,7 +70,8 @@ peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: N
 all cores).
 
 Outputs (any of):
-  --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice); bad lines
+                            (--on-bad-line skip|empty) are never copied
   --flags FILE              one line per input line: 1 keep, 0 duplicate
   --clusters FILE           one line per input line: the 0-based line number of its cluster's first line
   --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
@@ -140,6 +141,7 @@ ${INPUT_USAGE}`,
     });
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
+    const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
@@ -147,6 +149,7 @@ ${INPUT_USAGE}`,
         const p = session.add(batch.texts);
         p.catch(() => undefined);  // awaited below
         pending.push(p);
+        for (const i of batch.bad.keys()) badLines.push(docs + i);
         docs += batch.texts.length;
         bad += batch.bad.size;
         if (pending.length >= 2) await pending.shift();
@@ -177,9 +180,15 @@ ${INPUT_USAGE}`,
         const f = new FileOut(String(values.kept));
         let line = 0;
         const nl = Buffer.from('\n');
+        let nextBad = 0;
         for (const file of positionals) {
-          for await (const raw of readLines(await openInput(file), file)) {
-            if (line < rep.length && rep[line] === line) { f.write(raw); f.write(nl); }
+          let first = true;
+          for await (let raw of readLines(await openInput(file), file)) {
+            if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
+            first = false;
+            const isBad = nextBad < badLines.length && badLines[nextBad] === line;
+            if (isBad) nextBad++;
+            else if (line < rep.length && rep[line] === line) { f.write(raw); f.write(nl); }
             line++;
           }
         }
