@@ -34,7 +34,13 @@ export interface DedupOptions extends ShingleOptions {
   verify?: DedupVerify;
   /** Collect the reported pairs. */
   pairs?: boolean;
-  /** Memory budget for band keys in bytes (spills sorted runs to `tmp` beyond it). 0 or absent: all in memory. */
+  /**
+   * Memory budget in bytes for band keys, signatures and shingle sets (spilled to `tmp` beyond it). 0 or
+   * absent: all in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
+   * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
+   * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
+   * these two limits a budget under 64 MiB counts as 64 MiB).
+   */
   memory?: number;
   tmp?: string;
 }
@@ -47,6 +53,54 @@ export interface DedupResult extends NativeDedupResult {
 
 const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1': 'doubri', datasketch: 'datasketch' };
 
+/**
+ * Working memory of one document, in bytes per byte of its UTF-8 text (peak RSS growth measured on one
+ * 20-60 MB line of words, plus margin; bench notes in docs/lsh.md): shingling and signing hold the text, its
+ * shingle offsets and hashes at once, and --verify exact also its sorted shingle set.
+ */
+export function bytesPerDocumentByte(profile: DedupProfile = 'fast', verify: DedupVerify = 'none'): number {
+  if (verify === 'exact') return 64;
+  return profile === 'doubri-v1' ? 60 : profile === 'datasketch' ? 20 : 6;
+}
+
+/** Bytes each document costs outside the `memory` budget (its cluster representative, flags and offsets). */
+export const BYTES_PER_DOCUMENT = 16;
+
+/** Budgets under 64 MiB count as 64 MiB for the per-document limits (tiny budgets that force spilling still work). */
+export const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
+const limitBudget = (memory: number) => Math.max(memory, MIN_LIMIT_BUDGET);
+
+/**
+ * With a `memory` budget, the largest document (UTF-8 bytes) whose working memory fits it, and the most
+ * documents whose fixed cost fits it; Infinity without a budget.
+ */
+export function dedupLimits(options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): { documentBytes: number; documents: number } {
+  if (!options.memory) return { documentBytes: Infinity, documents: Infinity };
+  const m = limitBudget(options.memory);
+  return { documentBytes: Math.floor(m / bytesPerDocumentByte(options.profile, options.verify)), documents: Math.floor(m / BYTES_PER_DOCUMENT) };
+}
+
+function formatBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
+}
+
+/** The error for a document over dedupLimits().documentBytes (`where`: "file:line: " or "document i: "). */
+export function documentTooLarge(where: string, bytes: number, options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): NeardupError {
+  const f = bytesPerDocumentByte(options.profile, options.verify);
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${where}a document of ${formatBytes(bytes)} needs about ${f} bytes of working memory per byte with these options, ` +
+    `more than the memory budget of ${formatBytes(limitBudget(options.memory!))} allows (documents up to ${formatBytes(Math.floor(limitBudget(options.memory!) / f))}); ` +
+    'raise the budget (--memory) or split the document');
+}
+
+/** The error for more documents than dedupLimits().documents. */
+export function tooManyDocuments(count: number, options: Pick<DedupOptions, 'memory'>): NeardupError {
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${count} documents cost about ${BYTES_PER_DOCUMENT} bytes each outside the spilled data (their cluster representatives ` +
+    `and flags), more than the memory budget of ${formatBytes(limitBudget(options.memory!))} allows (up to ` +
+    `${Math.floor(limitBudget(options.memory!) / BYTES_PER_DOCUMENT)} documents); raise the budget (--memory)`);
+}
+
 /** A dedup run fed in batches (documents numbered in the order they are added). */
 export class DedupSession {
   readonly b: number;
@@ -56,6 +110,7 @@ export class DedupSession {
   private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
   private readonly shingle: ShingleOptions;
   private tail: Promise<unknown> = Promise.resolve();
+  private added = 0;
   private closed = false;
 
   constructor(readonly options: DedupOptions = {}) {
@@ -97,6 +152,20 @@ export class DedupSession {
    */
   add(texts: (string | null)[]): Promise<void> {
     this.open();
+    if (this.options.memory) {
+      // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
+      const lim = dedupLimits(this.options);
+      if (this.added + texts.length > lim.documents) return Promise.reject(tooManyDocuments(this.added + texts.length, this.options));
+      for (let i = 0; i < texts.length; i++) {
+        const t = texts[i];
+        // a string of L UTF-16 units has at most 3L UTF-8 bytes: measure exactly only near the limit
+        if (t !== null && t.length * 3 > lim.documentBytes) {
+          const bytes = Buffer.byteLength(t, 'utf8');
+          if (bytes > lim.documentBytes) return Promise.reject(documentTooLarge(`document ${this.added + i}: `, bytes, this.options));
+        }
+      }
+    }
+    this.added += texts.length;
     const strs = texts.map((t) => t ?? '');
     const valid = Uint8Array.from(texts, (t) => (t === null ? 0 : 1));
     const sigP = minhash(strs, this.mh);

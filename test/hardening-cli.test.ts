@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
-import { NeardupError, simhashFingerprintsSync } from '../lib/index';
+import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../lib/index';
+import { dedupLimits } from '../lib/dedup';
 import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/cli/jsonl';
 import { cli } from './cli-helper';
 
@@ -109,6 +110,35 @@ test('dedup --kept never copies bad lines (skip and empty)', () => {
     assert.is(r.code, 0, r.stderr);
     assert.is(fs.readFileSync(path.join(dir, 'kept.jsonl'), 'utf8'), `${good}\n`, mode);
   }
+});
+
+test('--memory bounds per-document work: an oversized document or too many documents stop with the limit stated', async () => {
+  assert.equal(dedupLimits({}), { documentBytes: Infinity, documents: Infinity });
+  const lim = dedupLimits({ memory: 128 * 2 ** 20 });
+  assert.equal(lim, { documentBytes: Math.floor((128 * 2 ** 20) / 6), documents: 8 * 2 ** 20 });
+  assert.is(dedupLimits({ memory: 4096 }).documentBytes, Math.floor((64 * 2 ** 20) / 6));  // small budgets count as 64 MiB
+  assert.is(dedupLimits({ memory: 128 * 2 ** 20, verify: 'exact' }).documentBytes, 2 * 2 ** 20);
+  // 1.2 MiB document, verify exact, 64 MiB budget (1 MiB documents at most): refused, before any work
+  const big = 'word '.repeat(250_000);
+  const s = new DedupSession({ memory: 64 * 2 ** 20, verify: 'exact' });
+  try {
+    const e = await s.add(['small', big]).then(() => undefined, (x: NeardupError) => x);
+    assert.instance(e, NeardupError);
+    assert.is(e!.code, 'ERR_NEARDUP_INVALID_INPUT');
+    assert.match(e!.message, /^document 1: a document of 1\.2 MiB needs about 64 bytes .* \(documents up to 1\.0 MiB\)/);
+  } finally {
+    s.close();
+  }
+  // without a budget it is fine
+  const r = await dedup(['small', big], { verify: 'exact' });
+  assert.is(r.representative.length, 2);
+  // the CLI names file:line
+  fs.writeFileSync(path.join(dir, 'm.jsonl'), `{"text": "a b c"}\n${JSON.stringify({ text: big })}\n`);
+  const c = cli(dir, ['dedup', '--verify', 'exact', '--memory', '64M', 'm.jsonl']);
+  assert.is(c.code, 1);
+  assert.match(c.stderr, /m\.jsonl:2: a document of 1\.2 MiB needs about 64 bytes of working memory per byte/);
+  const ok = cli(dir, ['dedup', '--memory', '64M', 'm.jsonl']);
+  assert.is(ok.code, 0, ok.stderr);
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
-import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, dedupLimits, documentTooLarge, tooManyDocuments, type DedupProfile, type DedupVerify } from '../../dedup';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
 import { seedOption } from './minhash';
@@ -91,7 +91,11 @@ Options:
                             Jaccard of the shingle sets, dropping pairs below the threshold (default none)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
                             --tmp and merged, and signatures (and shingle sets) are kept in --tmp, not in
-                            memory; the result is identical (default: everything in memory)
+                            memory; the result is identical (default: everything in memory). It also
+                            bounds per-document work: a document needing more working memory than SIZE
+                            (6 bytes per text byte; datasketch 20, doubri-v1 60, --verify exact 64) or
+                            more than SIZE/16 documents stop with an error stating the limit (for
+                            these limits SIZE is at least 64M)
   --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
                             temp folder); temporary files are removed at the end
   -h, --help                this help
@@ -145,7 +149,16 @@ ${INPUT_USAGE}`,
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
+      const limits = dedupLimits({ profile, verify, memory });
       for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
+        if (docs + batch.texts.length > limits.documents) throw tooManyDocuments(docs + batch.texts.length, { memory });
+        for (let i = 0; i < batch.raw.length; i++) {
+          // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
+          if (batch.raw[i].length > limits.documentBytes && batch.texts[i] !== null) {
+            const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+            if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, { profile, verify, memory });
+          }
+        }
         const p = session.add(batch.texts);
         p.catch(() => undefined);  // awaited below
         pending.push(p);
