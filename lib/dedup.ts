@@ -2,6 +2,7 @@
 // sorted runs under a memory budget) -> candidate pairs (optionally verified) -> clusters. The kept
 // document of a cluster is its first occurrence. docs/lsh.md describes the pipeline and its guarantees.
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectInt, expectTexts, optionsObject } from './validate';
 import { native, type NativeDedupResult, type NativeLshDedup, type LshProfile } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
@@ -114,7 +115,10 @@ export class DedupSession {
   private closed = false;
 
   constructor(readonly options: DedupOptions = {}) {
+    optionsObject(options);
     const profile = options.profile ?? 'fast';
+    if (!(profile in LSH_PROFILE)) throw invalidArgument(RangeError, "profile must be 'fast', 'doubri-v1' or 'datasketch'");
+    if (options.memory !== undefined) expectInt(options.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
     const threshold = options.threshold ?? 0.8;
     const verify = options.verify ?? 'none';
     const banding = options.banding ?? 'auto';
@@ -152,6 +156,7 @@ export class DedupSession {
    */
   add(texts: (string | null)[]): Promise<void> {
     this.open();
+    expectTexts(texts, 'texts', true);
     if (this.options.memory) {
       // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
       const lim = dedupLimits(this.options);
@@ -216,6 +221,7 @@ export class DedupSession {
 
 /** Deduplicates an array of texts in one call. */
 export async function dedup(texts: (string | null)[], options: DedupOptions = {}): Promise<DedupResult> {
+  expectTexts(texts, 'texts', true);
   const s = new DedupSession(options);
   try {
     const step = 4096;

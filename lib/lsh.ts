@@ -2,6 +2,7 @@
 // they agree on every value of at least one band (probability 1-(1-s^r)^b for Jaccard s).
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type LshProfile, type NativeLshIndex } from './native';
+import { expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
 
 export type { LshProfile } from './native';
 
@@ -92,10 +93,14 @@ export function recallParam(threshold: number, numPerm: number, minRecall = 0.99
 
 /** Probability that two signatures with Jaccard s share a band. */
 export function collisionProbability(s: number, b: number, r: number): number {
+  expectNumber(s, 's', 0, 1);
+  expectInt(b, 'b', 1, Number.MAX_SAFE_INTEGER);
+  expectInt(r, 'r', 1, Number.MAX_SAFE_INTEGER);
   return 1 - Math.pow(1 - Math.pow(s, r), b);
 }
 
 export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number; valueBytes: 4 | 8 } {
+  optionsObject(p, 'params');
   const profile = p.profile ?? 'fast';
   const valueBytes = p.valueBytes ?? 4;
   const numPerm = p.numPerm ?? (profile === 'doubri' ? 800 : 128);
@@ -123,8 +128,10 @@ function capOption(options: unknown, key: 'maxPairs' | 'maxResults'): number {
 
 function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
   if (ids instanceof BigUint64Array) return ids;
+  if (!Array.isArray(ids) && !(ArrayBuffer.isView(ids) && !(ids instanceof DataView)))
+    throw invalidArgument(TypeError, 'Expected ids to be a BigUint64Array or an array of ids');
   const out = new BigUint64Array(ids.length);
-  for (let i = 0; i < ids.length; i++) out[i] = BigInt(ids[i]);
+  for (let i = 0; i < ids.length; i++) out[i] = expectU64(ids[i], `ids[${i}]`, true);
   return out;
 }
 
@@ -143,6 +150,8 @@ export class LshIndex {
 
   /** Opens a saved index (memory-mapped, read-only). `verify` checks the payload checksum (reads it all). */
   static load(path: string, options: { verify?: boolean } = {}): LshIndex {
+    expectString(path, 'path');
+    optionsObject(options);
     return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? false })));
   }
 
@@ -175,7 +184,8 @@ export class LshIndex {
     return nativeCall(h.queryBatch(signatures, capOption(options, 'maxResults')));
   }
   remove(id: bigint | number): boolean {
-    return this.call(() => this.handle.remove(BigInt(id)));
+    const v = expectU64(id, 'id', true);
+    return this.call(() => this.handle.remove(v));
   }
   /**
    * Every pair of ids (a < b) sharing a band, sorted. At most `maxPairs` (default DEFAULT_MAX_RESULTS,

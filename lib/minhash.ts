@@ -8,6 +8,7 @@
 // every supported platform) read in Python as numpy.frombuffer(buf, dtype='<u4').reshape(count, numPerm).
 import * as fs from 'node:fs';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectArray, expectInt, expectString, expectTexts, expectUint32Array, optionsObject } from './validate';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 
@@ -63,6 +64,9 @@ export function minhashOfShingles(
   sets: ReadonlyArray<ReadonlyArray<string | Uint8Array>>,
   options?: MinHashOptions,
 ): MinHashResult {
+  expectArray(sets, 'sets');
+  sets.forEach((s, i) => expectTexts(s, `sets[${i}]`));
+  optionsObject(options);
   const flat: (string | Uint8Array)[] = [];
   const counts = new Uint32Array(sets.length);
   sets.forEach((s, i) => {
@@ -79,11 +83,17 @@ export function datasketchPermutations(seed: number | bigint = 1, numPerm = 128)
 
 /** Document i's signature (a view, not a copy). */
 export function signatureAt(result: Pick<MinHashResult, 'signatures' | 'numPerm'>, i: number): Uint32Array {
+  optionsObject(result, 'result');
+  expectUint32Array(result.signatures, 'result.signatures');
+  expectInt(result.numPerm, 'result.numPerm', 1, 2 ** 32);
+  expectInt(i, 'i', 0, result.signatures.length / result.numPerm - 1);
   return result.signatures.subarray(i * result.numPerm, (i + 1) * result.numPerm);
 }
 
 /** The MinHash estimate of Jaccard similarity: the fraction of equal values. */
 export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
+  expectUint32Array(a, 'a');
+  expectUint32Array(b, 'b');
   if (a.length !== b.length || a.length === 0)
     throw invalidArgument(RangeError, 'estimateJaccard: signatures must have the same, non-zero length');
   let eq = 0;
@@ -100,6 +110,8 @@ export async function* minhashStream(
   source: AsyncIterable<TextInput> | Iterable<TextInput>,
   options?: MinHashOptions,
 ): AsyncGenerator<MinHashResult> {
+  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source)))
+    throw invalidArgument(TypeError, 'Expected source to be an iterable or async iterable of batches of texts');
   for await (const batch of source as AsyncIterable<TextInput>) yield await minhash(batch, options);
 }
 
@@ -181,6 +193,7 @@ const MAGIC = Buffer.from([0x4e, 0x44, 0x55, 0x50, 0x0d, 0x0a, 0x1a, 0x0a]);
  * not verify the CRC-32C checksums of the neardup format.
  */
 export function readSignatureFile(path: string): SignatureFile {
+  expectString(path, 'path');
   let buf: Buffer;
   try {
     buf = fs.readFileSync(path);

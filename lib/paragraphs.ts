@@ -1,5 +1,6 @@
 // Streaming paragraph dedup (Onion semantics) with an exact or approximate seen-set. See docs/paragraphs.md.
 import { NeardupError, fromNative, invalidArgument } from './errors';
+import { expectArray, expectTexts, optionsObject } from './validate';
 import { native, type NativeParagraphFilter, type TextInput } from './native';
 
 export interface ParagraphFilterOptions {
@@ -86,6 +87,7 @@ export class ParagraphFilter {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ParagraphFilterOptions = {}) {
+    optionsObject(options);
     this.handle = new native.ParagraphFilter({ ...options, keepUniqueShort: options.keepUniqueShort ?? true });
   }
 
@@ -123,6 +125,8 @@ export class ParagraphFilter {
 
   /** Deduplicates documents given as arrays of paragraph texts (tokens: whitespace-separated words). */
   async pushDocuments(docs: ReadonlyArray<ReadonlyArray<string | Uint8Array>>): Promise<ParagraphResult> {
+    expectArray(docs, 'docs');
+    docs.forEach((d, i) => expectTexts(d, `docs[${i}]`));
     const texts: (string | Uint8Array)[] = [];
     const offsets = new Uint32Array(docs.length + 1);
     docs.forEach((d, i) => {

@@ -1,5 +1,6 @@
 // The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
 import { nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectTexts } from './validate';
 import { native, type TextInput } from './native';
 
 export type { TextInput, PackedTexts } from './native';
@@ -73,6 +74,7 @@ export function shingleHashesSync<O extends ShingleHashOptions | undefined = und
 
 /** Packs texts into one UTF-8 buffer with offsets (the cheapest form to pass to batch calls repeatedly). */
 export function packTexts(texts: ReadonlyArray<string | Uint8Array>): { data: Buffer; offsets: Uint32Array } {
+  expectTexts(texts, 'texts');
   let total = 0;
   const parts: Uint8Array[] = texts.map((t) => {
     const b = typeof t === 'string' ? Buffer.from(t, 'utf8') : t;
