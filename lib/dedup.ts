@@ -43,6 +43,10 @@ export interface DedupOptions extends ShingleOptions {
    * these two limits a budget under 64 MiB counts as 64 MiB).
    */
   memory?: number;
+  /**
+   * Folder for spilled files (default '.'): they go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when
+   * the session ends; such folders of dead processes are removed when a session starts.
+   */
   tmp?: string;
 }
 

@@ -11,6 +11,7 @@ import {
   INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command, type OptionValues,
 } from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
+import { checkFiles, writeNative } from '../files';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
@@ -52,7 +53,8 @@ Dedup:
   --seen exact|approx       seen-set: 64-bit hashes (default) or a Bloom chain (much smaller)
   --fp-rate P               false-positive bound of the approximate seen-set (default 0.01)
   --load-seen FILE          start from a saved seen-set (deduplicate against an earlier corpus)
-  --save-seen FILE          save the seen-set at the end`,
+  --save-seen FILE          save the seen-set at the end (complete or not at all; it may be the
+                            --load-seen FILE, which is then updated)`,
   async run(args) {
     const { values, positionals } = parse(args, {
       ...INPUT_OPTIONS,
@@ -81,6 +83,13 @@ Dedup:
     const named = positionals.length ? positionals : ['-'];
     const dropAll = Boolean(values['drop-all']);
     if (values.tmp !== undefined && !dropAll) throw new UsageError('--tmp is only used with --drop-all');
+    const loadSeen = values['load-seen'] === undefined ? [] : [String(values['load-seen'])];
+    const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
+    // --load-seen X --save-seen X updates X (read first, then replaced atomically): allowed.
+    checkFiles({
+      inputs: [...named, ...loadSeen], outputs: saveSeen === undefined ? [] : [{ option: '--save-seen', file: saveSeen }],
+      stdout: true, replaceable: loadSeen,
+    });
     // --drop-all reads every input twice: what cannot be read twice is copied to a private folder first
     const copies = dropAll ? await rereadable(named, values.tmp === undefined ? os.tmpdir() : String(values.tmp)) : null;
     try {
@@ -188,7 +197,8 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
       await filter.startSecondPass();
     }
     await pass(true);
-    if (values['save-seen'] !== undefined) await filter.saveSeen(String(values['save-seen']));
+    const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
+    if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
     if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
   } finally {
     filter.close();

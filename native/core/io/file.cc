@@ -1,12 +1,13 @@
 #include "io/file.h"
 
+#include "io/temp_names.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 
 namespace neardup {
@@ -15,13 +16,6 @@ namespace {
 
 Status Errno(const std::string& what, const std::string& path) {
   return Status(Code::kIo, what + " '" + path + "': " + std::strerror(errno));
-}
-
-std::string Dir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 constexpr size_t kBufSize = 1 << 20;
@@ -88,14 +82,33 @@ AtomicFile::~AtomicFile() { Abort(); }
 
 Status AtomicFile::Open(const std::string& path) {
   Abort();
-  static std::atomic<uint64_t> counter{0};
   path_ = path;
-  const size_t slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  tmp_ = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + base + ".tmp-" +
-         std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Errno("cannot create", tmp_);
+  // stat() the path itself first: the kernel follows every link, /proc's "magic" ones (/dev/stdout) too.
+  struct stat st;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (!exists && errno != ENOENT) return Errno("cannot stat", path);
+  if (exists && !S_ISREG(st.st_mode)) return Status(Code::kIo, "cannot write '" + path + "': not a regular file");
+  Status s = ResolveWriteTarget(path, &target_);
+  if (!s.ok()) return s;
+  if (exists) {
+    mode_ = st.st_mode & 07777;
+    uid_ = static_cast<long>(st.st_uid);
+    gid_ = static_cast<long>(st.st_gid);
+  } else {
+    mode_ = NewFileMode();
+    uid_ = gid_ = -1;
+  }
+  CleanStaleTemps(DirName(target_));
+  for (int attempt = 0; attempt < 8; attempt++) {
+    tmp_ = TempNameFor(target_);
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ >= 0 || errno != EEXIST) break;
+  }
+  if (fd_ < 0) {
+    s = Errno("cannot create a temporary file for", path_);
+    tmp_.clear();  // not ours: never removed
+    return s;
+  }
   buf_.clear();
   buf_.reserve(kBufSize);
   written_ = 0;
@@ -108,7 +121,7 @@ Status AtomicFile::Flush() {
     const ssize_t k = ::write(fd_, buf_.data() + off, buf_.size() - off);
     if (k < 0) {
       if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
+      return Errno("cannot write", path_);
     }
     off += static_cast<size_t>(k);
   }
@@ -143,7 +156,7 @@ Status AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
     const ssize_t k = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
     if (k < 0) {
       if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
+      return Errno("cannot write", path_);
     }
     p += k;
     n -= static_cast<size_t>(k);
@@ -156,15 +169,18 @@ Status AtomicFile::Commit() {
   if (fd_ < 0) return Status(Code::kInternal, "commit of a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  if (::fsync(fd_) != 0) return Errno("cannot sync", tmp_);
+  if (uid_ >= 0 && ::geteuid() == 0 && (::fchown(fd_, static_cast<uid_t>(uid_), static_cast<gid_t>(gid_)) != 0))
+    return Errno("cannot set the owner of", tmp_);
+  if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0) return Errno("cannot set the mode of", tmp_);
+  if (::fsync(fd_) != 0) return Errno("cannot write", path_);
   if (::close(fd_) != 0) {
     fd_ = -1;
-    return Errno("cannot close", tmp_);
+    return Errno("cannot write", path_);
   }
   fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Errno("cannot rename to", path_);
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) return Errno("cannot rename to", path_);
   tmp_.clear();
-  const int dfd = ::open(Dir(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = ::open(DirName(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
