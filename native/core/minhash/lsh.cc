@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "hash/crc32c.h"
@@ -97,7 +98,41 @@ double EstimateJaccard(const Params& p, const uint8_t* a, const uint8_t* b) {
   return static_cast<double>(eq) / p.num_perm;
 }
 
-Status CollectPairs(PairStream* stream, uint64_t max_pairs, std::vector<Pair>* out);
+static Status TooManyPairs(uint64_t max_pairs) {
+  return Status(Code::kTooManyResults, "more than " + std::to_string(max_pairs) +
+                                           " candidate pairs (raise maxPairs, or read them with candidatePairsStream)");
+}
+
+inline uint64_t BucketPairs(uint64_t m) { return m * (m - (m > 0)) / 2; }
+
+// Candidate pairs band by band: pairs within one band are distinct (an id is in one bucket per band), so a
+// band with more than max_pairs pairs fails before it is listed; otherwise its sorted pairs are merged into
+// *out, which fails as soon as it holds more than max_pairs. Memory: about 3 * max_pairs pairs at most.
+// band_pairs(j, nullptr) counts band j's pairs; band_pairs(j, &v) also appends them to v.
+template <typename BandPairs>
+Status PairsByBand(uint32_t bands, uint64_t max_pairs, std::vector<Pair>* out, BandPairs&& band_pairs) {
+  out->clear();
+  std::vector<Pair> band, merged;
+  for (uint32_t j = 0; j < bands; j++) {
+    const uint64_t count = band_pairs(j, nullptr);
+    if (count > max_pairs) return TooManyPairs(max_pairs);
+    if (count == 0) continue;
+    band.clear();
+    band.reserve(static_cast<size_t>(count));
+    band_pairs(j, &band);
+    std::sort(band.begin(), band.end());
+    merged.clear();
+    merged.reserve(out->size() + band.size());
+    std::set_union(out->begin(), out->end(), band.begin(), band.end(), std::back_inserter(merged));
+    out->swap(merged);
+    if (out->size() > max_pairs) {
+      out->clear();
+      out->shrink_to_fit();
+      return TooManyPairs(max_pairs);
+    }
+  }
+  return Status::Ok();
+}
 
 // ---- Index -------------------------------------------------------------------------------------------------
 
@@ -152,8 +187,21 @@ bool Index::Remove(uint64_t id) {
 }
 
 Status Index::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
-  PairStream stream(*this);
-  return CollectPairs(&stream, max_pairs, out);
+  return PairsByBand(p_.b, max_pairs, out,
+                     [&](uint32_t j, std::vector<Pair>* band) {
+                       uint64_t count = 0;
+                       for (const auto& kv : tables_[j]) count += BucketPairs(kv.second.size());
+                       if (!band) return count;
+                       std::vector<uint64_t> ids;
+                       for (const auto& kv : tables_[j]) {
+                         if (kv.second.size() < 2) continue;
+                         ids.assign(kv.second.begin(), kv.second.end());
+                         std::sort(ids.begin(), ids.end());
+                         for (size_t x = 0; x < ids.size(); x++)
+                           for (size_t y = x + 1; y < ids.size(); y++) band->emplace_back(ids[x], ids[y]);
+                       }
+                       return count;
+                     });
 }
 
 void Index::IdsInInsertionOrder(std::vector<uint64_t>* ids) const {
@@ -266,8 +314,17 @@ void FrozenIndex::Query(const uint8_t* sig, std::vector<uint64_t>* out) const {
 }
 
 Status FrozenIndex::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
-  PairStream stream(*this);
-  return CollectPairs(&stream, max_pairs, out);
+  return PairsByBand(p_.b, max_pairs, out, [&](uint32_t j, std::vector<Pair>* band) {
+    const Slot* t = table(j);
+    uint64_t count = 0;
+    ForEachBucket(&t[0].key, n_, 2, [&](size_t lo, size_t hi) {
+      count += BucketPairs(hi - lo);
+      if (!band) return;
+      for (size_t x = lo; x < hi; x++)
+        for (size_t y = x + 1; y < hi; y++) band->emplace_back(std::min(t[x].id, t[y].id), std::max(t[x].id, t[y].id));
+    });
+    return count;
+  });
 }
 
 void FrozenIndex::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const {
@@ -353,24 +410,6 @@ Status PairStream::Next(size_t max_pairs, std::vector<Pair>* out, bool* done) {
     added += m;
   }
   *done = partner_pos_ == partners_.size() && next_ == ids_.size();
-  return Status::Ok();
-}
-
-Status CollectPairs(PairStream* stream, uint64_t max_pairs, std::vector<Pair>* out) {
-  out->clear();
-  bool done = false;
-  while (!done) {
-    const uint64_t room = max_pairs - std::min<uint64_t>(max_pairs, out->size());
-    // one more than fits, to tell "exactly max_pairs" from "too many"
-    Status s = stream->Next(static_cast<size_t>(std::min<uint64_t>(room, 1 << 20) + 1), out, &done);
-    if (!s.ok()) return s;
-    if (out->size() > max_pairs) {
-      out->clear();
-      out->shrink_to_fit();
-      return Status(Code::kTooManyResults, "more than " + std::to_string(max_pairs) +
-                                               " candidate pairs (raise maxPairs, or read them with candidatePairsStream)");
-    }
-  }
   return Status::Ok();
 }
 
