@@ -186,7 +186,7 @@ export class ParagraphFilter {
    */
   addDuplicateNgrams(hashes: Uint8Array): Promise<number> {
     this.live();
-    if (!(hashes instanceof Uint8Array)) throw new TypeError('Expected a Uint8Array of 64-bit hashes');
+    if (!(hashes instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected hashes to be a Uint8Array of 64-bit hashes');
     return this.enqueue((h) => h.addDuplicateNgrams(hashes));
   }
 

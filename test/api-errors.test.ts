@@ -120,6 +120,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     pushDocuments: (f: neardup.ParagraphFilter) => [() => f.pushDocuments(bad.notArray as never), () => f.pushDocuments([[5 as never]])],
     pushParagraphs: (f: neardup.ParagraphFilter) => [() => f.pushParagraphs(['a'], new Uint32Array([0, 5])), () => f.pushParagraphs(['a'], [0, 1] as never)],
     saveSeen: (f: neardup.ParagraphFilter) => [() => f.saveSeen(bad.notString)],
+    addDuplicateNgrams: (f: neardup.ParagraphFilter) => [() => f.addDuplicateNgrams(5 as never), () => f.addDuplicateNgrams([1, 2] as never)],
     loadSeen: (f: neardup.ParagraphFilter) => [() => f.loadSeen(bad.notString)],
   },
 };
