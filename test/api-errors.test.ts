@@ -71,6 +71,7 @@ const FUNCTIONS: Record<string, Call[]> = {
   estimateJaccard: [() => neardup.estimateJaccard(new Uint32Array(2), new Uint32Array(3)), () => neardup.estimateJaccard([1] as never, new Uint32Array(1))],
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
+  readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
   setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
 };
 
@@ -125,7 +126,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'live', 'enqueue']);
+const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass']);
 
