@@ -2,7 +2,8 @@
 // sorted runs under a memory budget) -> candidate pairs (verified exactly by default) -> kept documents
 // (doubri's rule by default). docs/lsh.md describes the pipeline, its defaults and its guarantees.
 import * as os from 'node:os';
-import { NeardupError, nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectInt, optionsObject } from './validate';
 import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
@@ -55,7 +56,13 @@ export interface DedupOptions extends ShingleOptions {
   clustering?: DedupClustering;
   /** Collect the reported pairs. */
   pairs?: boolean;
-  /** Memory budget for band keys in bytes (spills sorted runs to `tmp` beyond it). 0 or absent: all in memory. */
+  /**
+   * Memory budget in bytes for band keys, signatures and shingle sets (spilled to `tmp` beyond it). 0 or
+   * absent: all in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
+   * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
+   * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
+   * these two limits a budget under 64 MiB counts as 64 MiB).
+   */
   memory?: number;
   /**
    * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
@@ -132,6 +139,54 @@ export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOpt
 
 const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1': 'doubri', datasketch: 'datasketch' };
 
+/**
+ * Working memory of one document, in bytes per byte of its UTF-8 text (peak RSS growth measured on one
+ * 20-60 MB line of words, plus margin; bench notes in docs/lsh.md): shingling and signing hold the text, its
+ * shingle offsets and hashes at once, and --verify exact also its sorted shingle set.
+ */
+export function bytesPerDocumentByte(profile: DedupProfile = 'fast', verify: DedupVerify = 'exact'): number {
+  if (verify === 'exact') return 64;
+  return profile === 'doubri-v1' ? 60 : profile === 'datasketch' ? 20 : 6;
+}
+
+/** Bytes each document costs outside the `memory` budget (its cluster representative, flags and offsets). */
+export const BYTES_PER_DOCUMENT = 16;
+
+/** Budgets under 64 MiB count as 64 MiB for the per-document limits (tiny budgets that force spilling still work). */
+export const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
+const limitBudget = (memory: number) => Math.max(memory, MIN_LIMIT_BUDGET);
+
+/**
+ * With a `memory` budget, the largest document (UTF-8 bytes) whose working memory fits it, and the most
+ * documents whose fixed cost fits it; Infinity without a budget.
+ */
+export function dedupLimits(options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): { documentBytes: number; documents: number } {
+  if (!options.memory) return { documentBytes: Infinity, documents: Infinity };
+  const m = limitBudget(options.memory);
+  return { documentBytes: Math.floor(m / bytesPerDocumentByte(options.profile, options.verify)), documents: Math.floor(m / BYTES_PER_DOCUMENT) };
+}
+
+function formatBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
+}
+
+/** The error for a document over dedupLimits().documentBytes (`where`: "file:line: " or "document i: "). */
+export function documentTooLarge(where: string, bytes: number, options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): NeardupError {
+  const f = bytesPerDocumentByte(options.profile, options.verify);
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${where}a document of ${formatBytes(bytes)} needs about ${f} bytes of working memory per byte with these options, ` +
+    `more than the memory budget of ${formatBytes(limitBudget(options.memory!))} allows (documents up to ${formatBytes(Math.floor(limitBudget(options.memory!) / f))}); ` +
+    'raise the budget (--memory) or split the document');
+}
+
+/** The error for more documents than dedupLimits().documents. */
+export function tooManyDocuments(count: number, options: Pick<DedupOptions, 'memory'>): NeardupError {
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${count} documents cost about ${BYTES_PER_DOCUMENT} bytes each outside the spilled data (their cluster representatives ` +
+    `and flags), more than the memory budget of ${formatBytes(limitBudget(options.memory!))} allows (up to ` +
+    `${Math.floor(limitBudget(options.memory!) / BYTES_PER_DOCUMENT)} documents); raise the budget (--memory)`);
+}
+
 /** A dedup run fed in batches (documents numbered in the order they are added). */
 export class DedupSession {
   readonly b: number;
@@ -142,16 +197,20 @@ export class DedupSession {
   private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
   private readonly shingle: ShingleOptions;
   private tail: Promise<unknown> = Promise.resolve();
+  private added = 0;
   private closed = false;
 
   constructor(readonly options: DedupOptions = {}) {
+    optionsObject(options);
     const profile = options.profile ?? 'fast';
+    if (!(profile in LSH_PROFILE)) throw invalidArgument(RangeError, "profile must be 'fast', 'doubri-v1' or 'datasketch'");
+    if (options.memory !== undefined) expectInt(options.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
     const threshold = options.threshold ?? 0.8;
     const verify = options.verify ?? (profile === 'doubri-v1' ? 'none' : 'exact');
     const clustering = options.clustering ?? 'kept';
     if (!['kept', 'components'].includes(clustering)) throw new RangeError("clustering must be 'kept' or 'components'");
     const banding = options.banding ?? 'auto';
-    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw new RangeError("banding must be 'auto', 'datasketch' or 'recall'");
+    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw invalidArgument(RangeError, "banding must be 'auto', 'datasketch' or 'recall'");
     const explicit = options.b !== undefined || options.r !== undefined;
     const doubriDefault = profile === 'doubri-v1' && options.threshold === undefined;
     const forRecall = !explicit && !doubriDefault && (banding === 'recall' || (banding === 'auto' && verify !== 'none'));
@@ -201,6 +260,8 @@ export class DedupSession {
   /** @internal add() of a batch being encoded. */
   addEncoded(batch: Promise<EncodedBatch>): Promise<void> {
     this.open();
+    // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
+    if (this.options.memory) batch = batch.then((b) => this.checkLimits(b));
     const sigP = batch.then((b) => minhash(b.packed, this.mh));
     const shP = this.settings.verify === 'exact'
       ? batch.then((b) => shingleHashes(b.packed, { ...this.shingle, hash: 'fast64', dedupe: true }))
@@ -250,6 +311,20 @@ export class DedupSession {
 
   private open(): void {
     if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the dedup session is closed');
+  }
+
+  private checkLimits(b: EncodedBatch): EncodedBatch {
+    // the run's own profile and verify (their defaults resolved), not just what was given
+    const o = { profile: this.settings.profile, verify: this.settings.verify, memory: this.options.memory };
+    const lim = dedupLimits(o);
+    if (this.added + b.count > lim.documents) throw tooManyDocuments(this.added + b.count, o);
+    const off = b.packed.offsets;
+    for (let i = 0; i < b.count; i++) {
+      const bytes = Number(off[i + 1]) - Number(off[i]);
+      if (bytes > lim.documentBytes) throw documentTooLarge(`document ${this.added + i}: `, bytes, o);
+    }
+    this.added += b.count;
+    return b;
   }
 }
 

@@ -12,6 +12,7 @@ export type NeardupErrorCode =
   | 'ERR_NEARDUP_CANCELLED'
   | 'ERR_NEARDUP_CLOSED'
   | 'ERR_NEARDUP_INTERNAL'
+  | 'ERR_NEARDUP_TOO_MANY_RESULTS'
   /** A long call stopped by its AbortSignal (`cause`: the signal's reason). */
   | 'ERR_NEARDUP_ABORTED'
   /** A result too large for one typed array (buffer.constants.MAX_LENGTH): split the batch. */
@@ -51,6 +52,7 @@ const CODES = new Set<string>([
   'ERR_NEARDUP_INVALID_INPUT', 'ERR_NEARDUP_BAD_LINE', 'ERR_NEARDUP_IO', 'ERR_NEARDUP_CORRUPT',
   'ERR_NEARDUP_UNSUPPORTED', 'ERR_NEARDUP_CANCELLED', 'ERR_NEARDUP_CLOSED', 'ERR_NEARDUP_INTERNAL',
   'ERR_NEARDUP_RESULT_TOO_LARGE',
+  'ERR_NEARDUP_TOO_MANY_RESULTS',
 ]);
 
 /** Converts a coded Error from the addon into a NeardupError; argument errors pass through unchanged. */
@@ -78,4 +80,9 @@ export function nativeSync<T>(f: () => T): T {
   } catch (e) {
     throw fromNative(e);
   }
+}
+
+/** An argument mistake: a TypeError (wrong type) or RangeError (bad value) with code ERR_NEARDUP_INVALID_ARGUMENT. */
+export function invalidArgument(kind: TypeErrorConstructor | RangeErrorConstructor, message: string): TypeError | RangeError {
+  return Object.assign(new kind(message), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' as const });
 }

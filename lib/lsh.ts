@@ -1,7 +1,8 @@
 // MinHash LSH: an index of signatures split into b bands of r values; two signatures are candidates when
 // they agree on every value of at least one band (probability 1-(1-s^r)^b for Jaccard s).
-import { NeardupError, nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type LshProfile, type NativeLshIndex } from './native';
+import { expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
 
 export type { LshProfile } from './native';
 
@@ -21,9 +22,29 @@ export interface LshParams {
   r?: number;
 }
 
-/** (b, r) minimising the weighted false positive and negative areas, exactly as datasketch 1.x chooses them. */
+/**
+ * (b, r) minimising the weighted false positive and negative areas, exactly as datasketch 1.x chooses them.
+ * The areas are computed in closed form (incomplete beta function) and pairs that cannot win are skipped:
+ * numPerm 65536 takes about 10 ms (datasketch's scan takes minutes). `optimalParamAsync` runs it on a
+ * native thread.
+ */
 export function optimalParam(threshold: number, numPerm: number, weights: [number, number] = [0.5, 0.5]): { b: number; r: number } {
+  checkWeights(weights);
   return nativeSync(() => native.lshOptimalParam(threshold, numPerm, weights[0], weights[1]));
+}
+
+/** optimalParam on a native thread. */
+export function optimalParamAsync(threshold: number, numPerm: number, weights: [number, number] = [0.5, 0.5]): Promise<{ b: number; r: number }> {
+  try {
+    checkWeights(weights);
+    return nativeCall(native.lshOptimalParamAsync(threshold, numPerm, weights[0], weights[1]));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function checkWeights(weights: unknown): asserts weights is [number, number] {
+  if (!Array.isArray(weights) || weights.length !== 2) throw invalidArgument(TypeError, 'Expected weights to be an array [fpWeight, fnWeight]');
 }
 
 /**
@@ -35,9 +56,9 @@ export function optimalParam(threshold: number, numPerm: number, weights: [numbe
  * with probability >= minRecall.
  */
 export function recallParam(threshold: number, numPerm: number, minRecall = 0.99): { b: number; r: number } {
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError('threshold must be in (0, 1]');
-  if (!Number.isInteger(numPerm) || numPerm < 1) throw new RangeError('numPerm must be a positive integer');
-  if (!(minRecall > 0 && minRecall < 1)) throw new RangeError('minRecall must be in (0, 1)');
+  if (!(threshold > 0 && threshold <= 1)) throw invalidArgument(RangeError, 'threshold must be in (0, 1]');
+  if (!Number.isInteger(numPerm) || numPerm < 1) throw invalidArgument(RangeError, 'numPerm must be a positive integer');
+  if (!(minRecall > 0 && minRecall < 1)) throw invalidArgument(RangeError, 'minRecall must be in (0, 1)');
   // Gauss-Legendre (8 points) on 64 sub-intervals of [0, threshold]: exact enough to rank candidates
   const X = [0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363];
   const W = [0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763];
@@ -72,16 +93,20 @@ export function recallParam(threshold: number, numPerm: number, minRecall = 0.99
 
 /** Probability that two signatures with Jaccard s share a band. */
 export function collisionProbability(s: number, b: number, r: number): number {
+  expectNumber(s, 's', 0, 1);
+  expectInt(b, 'b', 1, Number.MAX_SAFE_INTEGER);
+  expectInt(r, 'r', 1, Number.MAX_SAFE_INTEGER);
   return 1 - Math.pow(1 - Math.pow(s, r), b);
 }
 
 export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number; valueBytes: 4 | 8 } {
+  optionsObject(p, 'params');
   const profile = p.profile ?? 'fast';
   const valueBytes = p.valueBytes ?? 4;
   const numPerm = p.numPerm ?? (profile === 'doubri' ? 800 : 128);
-  if ((p.b === undefined) !== (p.r === undefined)) throw new RangeError('give both b and r, or neither');
+  if ((p.b === undefined) !== (p.r === undefined)) throw invalidArgument(RangeError, 'give both b and r, or neither');
   if (p.b !== undefined && p.r !== undefined) {
-    if (p.threshold !== undefined) throw new RangeError('give either threshold or (b, r), not both');
+    if (p.threshold !== undefined) throw invalidArgument(RangeError, 'give either threshold or (b, r), not both');
     return { profile, numPerm, b: p.b, r: p.r, valueBytes };
   }
   if (profile === 'doubri' && p.threshold === undefined) return { profile, numPerm, b: 40, r: 20, valueBytes };
@@ -90,10 +115,23 @@ export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: num
 
 type Sig = Uint32Array | BigUint64Array;
 
+/** The default cap of LshIndex.queryBatch (ids in all) and candidatePairs (pairs): 2^25. */
+export const DEFAULT_MAX_RESULTS = 2 ** 25;
+
+function capOption(options: unknown, key: 'maxPairs' | 'maxResults'): number {
+  if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
+  const v = (options as Record<string, unknown>)[key] ?? DEFAULT_MAX_RESULTS;
+  if (typeof v !== 'number') throw invalidArgument(TypeError, `Expected ${key} to be a number`);
+  if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(RangeError, `${key} must be a non-negative integer`);
+  return v;
+}
+
 function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
   if (ids instanceof BigUint64Array) return ids;
+  if (!Array.isArray(ids) && !(ArrayBuffer.isView(ids) && !(ids instanceof DataView)))
+    throw invalidArgument(TypeError, 'Expected ids to be a BigUint64Array or an array of ids');
   const out = new BigUint64Array(ids.length);
-  for (let i = 0; i < ids.length; i++) out[i] = BigInt(ids[i]);
+  for (let i = 0; i < ids.length; i++) out[i] = expectU64(ids[i], `ids[${i}]`, true);
   return out;
 }
 
@@ -112,6 +150,8 @@ export class LshIndex {
 
   /** Opens a saved index (memory-mapped, read-only). `verify` (default true) checks the payload checksum before use (reads it all); `verify: false` skips it for huge trusted files. */
   static load(path: string, options: { verify?: boolean } = {}): LshIndex {
+    expectString(path, 'path');
+    optionsObject(options);
     return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
   }
 
@@ -134,16 +174,44 @@ export class LshIndex {
   query(signature: Sig): BigUint64Array {
     return this.call(() => this.handle.query(signature));
   }
-  /** Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). */
-  queryBatch(signatures: Sig): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
-    return nativeCall(this.open().queryBatch(signatures));
+  /**
+   * Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). The total number of ids is
+   * capped by `maxResults` (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 256 MiB of ids): beyond it the
+   * call rejects with ERR_NEARDUP_TOO_MANY_RESULTS (near-identical documents make results quadratic).
+   */
+  queryBatch(signatures: Sig, options: { maxResults?: number } = {}): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
+    const h = this.open();
+    return nativeCall(h.queryBatch(signatures, capOption(options, 'maxResults')));
   }
   remove(id: bigint | number): boolean {
-    return this.call(() => this.handle.remove(BigInt(id)));
+    const v = expectU64(id, 'id', true);
+    return this.call(() => this.handle.remove(v));
   }
-  /** Every pair of ids (a < b) sharing a band, sorted. */
-  candidatePairs(): { a: BigUint64Array; b: BigUint64Array } {
-    return this.call(() => this.handle.candidatePairs());
+  /**
+   * Every pair of ids (a < b) sharing a band, sorted. At most `maxPairs` (default DEFAULT_MAX_RESULTS,
+   * 2^25 pairs = 512 MiB), else ERR_NEARDUP_TOO_MANY_RESULTS; memory stays about the pairs returned. Runs on
+   * the calling thread: for large indexes use candidatePairsStream (or clusters()).
+   */
+  candidatePairs(options: { maxPairs?: number } = {}): { a: BigUint64Array; b: BigUint64Array } {
+    const max = capOption(options, 'maxPairs');
+    return this.call(() => this.handle.candidatePairs(max));
+  }
+  /**
+   * The same pairs, in the same order, as chunks of at most `chunkPairs` (default 65536) computed on the
+   * thread pool; no cap, and memory stays one chunk (plus 8 bytes per id per band for a loaded index).
+   * The index must not change while the pairs are read (a later chunk then rejects).
+   */
+  async *candidatePairsStream(options: { chunkPairs?: number } = {}): AsyncGenerator<{ a: BigUint64Array; b: BigUint64Array }> {
+    if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
+    const chunk = options.chunkPairs ?? 65536;
+    if (!Number.isInteger(chunk) || chunk < 1 || chunk > 2 ** 28) throw invalidArgument(RangeError, 'chunkPairs must be an integer from 1 to 2^28');
+    const stream = this.call(() => this.handle.pairStream());
+    for (;;) {
+      if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the index is closed');
+      const { a, b, done } = await nativeCall(stream.next(chunk));
+      if (a.length > 0) yield { a, b };
+      if (done) return;
+    }
   }
   /** Ids in insertion order and, for each, its cluster's first inserted id (connected components of candidate pairs). */
   clusters(): { ids: BigUint64Array; representatives: BigUint64Array } {

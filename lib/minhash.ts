@@ -7,7 +7,8 @@
 // signatures[i*numPerm .. (i+1)*numPerm). Its bytes (signatures.buffer, host order = little-endian on
 // every supported platform) read in Python as numpy.frombuffer(buf, dtype='<u4').reshape(count, numPerm).
 import * as fs from 'node:fs';
-import { NeardupError, nativeCall, nativeSync } from './errors';
+import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectArray, expectInt, expectString, expectTexts, expectUint32Array, optionsObject } from './validate';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 import {
@@ -68,6 +69,9 @@ export function minhashOfShingles(
   sets: ReadonlyArray<ReadonlyArray<string | Uint8Array>>,
   options?: MinHashOptions,
 ): MinHashResult {
+  expectArray(sets, 'sets');
+  sets.forEach((s, i) => expectTexts(s, `sets[${i}]`));
+  optionsObject(options);
   const flat: (string | Uint8Array)[] = [];
   const counts = new Uint32Array(sets.length);
   sets.forEach((s, i) => {
@@ -84,13 +88,19 @@ export function datasketchPermutations(seed: number | bigint = 1, numPerm = 128)
 
 /** Document i's signature (a view, not a copy). */
 export function signatureAt(result: Pick<MinHashResult, 'signatures' | 'numPerm'>, i: number): Uint32Array {
+  optionsObject(result, 'result');
+  expectUint32Array(result.signatures, 'result.signatures');
+  expectInt(result.numPerm, 'result.numPerm', 1, 2 ** 32);
+  expectInt(i, 'i', 0, result.signatures.length / result.numPerm - 1);
   return result.signatures.subarray(i * result.numPerm, (i + 1) * result.numPerm);
 }
 
 /** The MinHash estimate of Jaccard similarity: the fraction of equal values. */
 export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
+  expectUint32Array(a, 'a');
+  expectUint32Array(b, 'b');
   if (a.length !== b.length || a.length === 0)
-    throw new RangeError('estimateJaccard: signatures must have the same, non-zero length');
+    throw invalidArgument(RangeError, 'estimateJaccard: signatures must have the same, non-zero length');
   let eq = 0;
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) eq++;
   return eq / a.length;
@@ -246,6 +256,7 @@ const READ_CHUNK = 64 << 20;
  * neardup format both CRC-32C checksums (header and payload), as docs/FORMAT.md requires of readers.
  */
 export function readSignatureFile(path: string): SignatureFile {
+  expectString(path, 'path');
   let fd: number;
   try {
     fd = fs.openSync(path, 'r');

@@ -41,10 +41,11 @@ export interface NativeLshIndex {
   insert(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): Promise<void>;
   insertSync(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): void;
   query(signature: Uint32Array | BigUint64Array): BigUint64Array;
-  queryBatch(signatures: Uint32Array | BigUint64Array): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
+  queryBatch(signatures: Uint32Array | BigUint64Array, maxResults: number): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
   remove(id: bigint): boolean;
   size(): number;
-  candidatePairs(): { a: BigUint64Array; b: BigUint64Array };
+  candidatePairs(maxPairs: number): { a: BigUint64Array; b: BigUint64Array };
+  pairStream(): { next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }> };
   clusters(): { ids: BigUint64Array; representatives: BigUint64Array };
   save(path: string): Promise<void>;
   params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean };
@@ -198,6 +199,7 @@ export interface NativeBinding {
   LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
+  lshOptimalParamAsync(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): Promise<{ b: number; r: number }>;
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;
   doubriOther(indexPrefix: string, hashFiles: string[]): Promise<NativeDoubriStats[]>;
   simhashFingerprints(texts: TextInput, options?: NativeSimhashOptions): Promise<BigUint64Array>;

@@ -1,5 +1,6 @@
 // Streaming paragraph dedup (Onion semantics) with an exact or approximate seen-set. See docs/paragraphs.md.
-import { NeardupError, fromNative } from './errors';
+import { NeardupError, fromNative, invalidArgument } from './errors';
+import { expectArray, expectTexts, optionsObject } from './validate';
 import { native, type NativeParagraphFilter, type TextInput } from './native';
 
 export interface ParagraphFilterOptions {
@@ -94,6 +95,7 @@ export class ParagraphFilter {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: ParagraphFilterOptions = {}) {
+    optionsObject(options);
     this.handle = new native.ParagraphFilter({ ...options, keepUniqueShort: options.keepUniqueShort ?? true });
   }
 
@@ -123,14 +125,16 @@ export class ParagraphFilter {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     this.live();
     // Validate now (a TypeError/RangeError for the caller), run in order.
-    if (!(bytes instanceof Uint8Array)) throw new TypeError('Expected a Uint8Array or a string of vertical text');
+    if (!(bytes instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected a Uint8Array or a string of vertical text');
     if (!final && bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== 0x0a)
-      throw new RangeError('A chunk that is not final must end with a newline (split input at line boundaries)');
+      throw invalidArgument(RangeError, 'A chunk that is not final must end with a newline (split input at line boundaries)');
     return this.enqueue((h) => h.pushVertical(bytes, final));
   }
 
   /** Deduplicates documents given as arrays of paragraph texts (tokens: whitespace-separated words). */
   async pushDocuments(docs: ReadonlyArray<ReadonlyArray<string | Uint8Array>>): Promise<ParagraphResult> {
+    expectArray(docs, 'docs');
+    docs.forEach((d, i) => expectTexts(d, `docs[${i}]`));
     const texts: (string | Uint8Array)[] = [];
     const offsets = new Uint32Array(docs.length + 1);
     docs.forEach((d, i) => {
@@ -185,7 +189,7 @@ export class ParagraphFilter {
    */
   addDuplicateNgrams(hashes: Uint8Array): Promise<number> {
     this.live();
-    if (!(hashes instanceof Uint8Array)) throw new TypeError('Expected a Uint8Array of 64-bit hashes');
+    if (!(hashes instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected hashes to be a Uint8Array of 64-bit hashes');
     return this.enqueue((h) => h.addDuplicateNgrams(hashes));
   }
 

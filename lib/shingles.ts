@@ -1,5 +1,6 @@
 // The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
-import { nativeCall, nativeSync } from './errors';
+import { nativeCall, nativeSync, invalidArgument } from './errors';
+import { expectTexts } from './validate';
 import { native, type TextInput } from './native';
 
 export type { TextInput, PackedTexts } from './native';
@@ -75,13 +76,14 @@ export function shingleHashesSync(texts: TextInput, options?: ShingleHashOptions
 
 /** Packs texts into one UTF-8 buffer with offsets (the cheapest form to pass to batch calls repeatedly). */
 export function packTexts(texts: ReadonlyArray<string | Uint8Array>): { data: Buffer; offsets: Uint32Array } {
+  expectTexts(texts, 'texts');
   let total = 0;
   const parts: Uint8Array[] = texts.map((t) => {
     const b = typeof t === 'string' ? Buffer.from(t, 'utf8') : t;
     total += b.byteLength;
     return b;
   });
-  if (total > 0xffffffff) throw new RangeError('packTexts: more than 4 GiB of text; use BigUint64Array offsets');
+  if (total > 0xffffffff) throw invalidArgument(RangeError, 'packTexts: more than 4 GiB of text; use BigUint64Array offsets');
   const data = Buffer.allocUnsafe(total);
   const offsets = new Uint32Array(parts.length + 1);
   let at = 0;

@@ -1,6 +1,7 @@
 // SimHash: 64-bit fingerprints of documents, an online k-bit Hamming index (SimhashIndex) and batch
 // all-pairs within k bits. 64-bit values (fingerprints, ids) are bigint / BigUint64Array.
 import { nativeCall, nativeSync } from './errors';
+import { expectU64, toU64Array } from './validate';
 import { native, type NativeSimhashIndex, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 
@@ -18,7 +19,7 @@ export interface SimhashOptions extends ShingleOptions {
 }
 
 export type U64Input = BigUint64Array | ReadonlyArray<bigint>;
-const toU64 = (v: U64Input): BigUint64Array => (v instanceof BigUint64Array ? v : BigUint64Array.from(v));
+const toU64 = (v: U64Input, what = 'fingerprints'): BigUint64Array => toU64Array(v, what);
 
 /** One fingerprint per document, on the native thread pool. */
 export function simhashFingerprints(texts: TextInput, options?: SimhashOptions): Promise<BigUint64Array> {
@@ -41,7 +42,7 @@ export function simhashCompute(features: U64Input, weights?: Float64Array | Read
 
 /** Number of differing bits of two 64-bit values. */
 export function hammingDistance(a: bigint, b: bigint): number {
-  let x = BigInt.asUintN(64, a ^ b);
+  let x = expectU64(a, 'a') ^ expectU64(b, 'b');
   let n = 0;
   while (x) {
     x &= x - 1n;
@@ -167,28 +168,28 @@ export class SimhashIndex {
 
   /** Adds entries; fails without changing anything when an id is already present or repeated. */
   insert(ids: U64Input, fingerprints: U64Input): void {
-    nativeSync(() => this.#native.insert(toU64(ids), toU64(fingerprints)));
+    nativeSync(() => this.#native.insert(toU64(ids, 'ids'), toU64(fingerprints)));
   }
   insertAsync(ids: U64Input, fingerprints: U64Input): Promise<void> {
-    return nativeCall(this.#native.insertAsync(toU64(ids), toU64(fingerprints)));
+    return nativeCall(this.#native.insertAsync(toU64(ids, 'ids'), toU64(fingerprints)));
   }
   /** Removes the ids that are present; returns how many were. */
   remove(ids: U64Input): number {
-    return nativeSync(() => this.#native.remove(toU64(ids)));
+    return nativeSync(() => this.#native.remove(toU64(ids, 'ids')));
   }
   removeAsync(ids: U64Input): Promise<number> {
-    return nativeCall(this.#native.removeAsync(toU64(ids)));
+    return nativeCall(this.#native.removeAsync(toU64(ids, 'ids')));
   }
   has(id: bigint): boolean {
-    return nativeSync(() => this.#native.has(id));
+    return nativeSync(() => this.#native.has(expectU64(id, 'id')));
   }
   /** One id within the distance of `fingerprint`, or null. */
   findFirst(fingerprint: bigint): bigint | null {
-    return nativeSync(() => this.#native.findFirst(fingerprint));
+    return nativeSync(() => this.#native.findFirst(expectU64(fingerprint, 'fingerprint')));
   }
   /** Every id within the distance, ascending. */
   findAll(fingerprint: bigint): BigUint64Array {
-    return nativeSync(() => this.#native.findAll(fingerprint));
+    return nativeSync(() => this.#native.findAll(expectU64(fingerprint, 'fingerprint')));
   }
   findFirstMany(fingerprints: U64Input): Promise<SimhashFirstMatches> {
     return nativeCall(this.#native.findFirstMany(toU64(fingerprints)));

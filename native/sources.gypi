@@ -19,6 +19,7 @@
       "native/core/minhash/lsh_dedup.cc",
       "native/core/minhash/spill.cc",
       "native/core/simhash/fingerprint.cc",
+      "native/core/minhash/banding.cc",
       "native/core/simhash/layout.cc",
       "native/core/simhash/index.cc",
       "native/core/simhash/all_pairs.cc",

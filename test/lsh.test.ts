@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LshIndex, optimalParam, NeardupError } from '../lib/index';
+import { LshIndex, optimalParam, optimalParamAsync, NeardupError } from '../lib/index';
 
 const D = path.join(__dirname, 'fixtures', 'vectors', 'datasketch-legacy');
 const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')) as {
@@ -17,6 +17,29 @@ const vectors = JSON.parse(fs.readFileSync(path.join(D, 'vectors.json'), 'utf8')
 test('optimalParam reproduces datasketch for every (num_perm, threshold) in the vectors', () => {
   assert.is(vectors.optimal_param.length, 70);
   for (const c of vectors.optimal_param) assert.equal(optimalParam(c.threshold, c.num_perm), { b: c.b, r: c.r }, JSON.stringify(c));
+});
+
+test('optimalParamAsync agrees with the vectors; numPerm 65536 is fast (was ~30 min), argument errors are coded', async () => {
+  for (const c of vectors.optimal_param.filter((_, i) => i % 7 === 0)) {
+    assert.equal(await optimalParamAsync(c.threshold, c.num_perm), { b: c.b, r: c.r }, JSON.stringify(c));
+  }
+  const t0 = performance.now();
+  const big = await optimalParamAsync(0.8, 65536);
+  const sync = optimalParam(0.8, 65536);
+  // generous bound for a loaded machine: the exhaustive scan needed minutes for 4096
+  assert.ok(performance.now() - t0 < 3000, `took ${performance.now() - t0} ms`);
+  assert.equal(big, sync);
+  assert.ok(big.b * big.r <= 65536 && big.b > 1 && big.r > 1);
+  for (const bad of [() => optimalParam(1.5, 128), () => optimalParam(0.5, 0), () => optimalParam(0.5, 65537), () => optimalParam(0.5, 128, [0.7, 0.7])]) {
+    try {
+      bad();
+      assert.unreachable('accepted');
+    } catch (e) {
+      assert.is((e as { code?: string }).code, 'ERR_NEARDUP_INVALID_ARGUMENT', String(e));
+    }
+  }
+  const rejected = await optimalParamAsync(0.5, 0).then(() => undefined, (e: { code?: string }) => e.code);
+  assert.is(rejected, 'ERR_NEARDUP_INVALID_ARGUMENT');
 });
 
 const flat = (sigs: number[][]) => Uint32Array.from(sigs.flat());
@@ -113,6 +136,52 @@ test('argument errors: wrong array type, b*r > numPerm, threshold and (b, r) tog
   const idx = new LshIndex({ profile: 'datasketch', numPerm: 16, threshold: 0.5 });
   assert.throws(() => idx.insertSync([0n], new BigUint64Array(16)), TypeError);
   assert.throws(() => idx.insertSync([0n], new Uint32Array(15)), RangeError);
+  idx.close();
+});
+
+
+test('caps on quadratic outputs: maxPairs / maxResults (ERR_NEARDUP_TOO_MANY_RESULTS), candidatePairsStream equals candidatePairs', async () => {
+  // 3000 identical signatures: 4,498,500 pairs, 9,000,000 query results; memory must stay small
+  const k = 16, n = 3000;
+  const sigs = new Uint32Array(n * k);
+  for (let i = 0; i < n; i++) for (let j = 0; j < k; j++) sigs[i * k + j] = i < n - 5 ? j : 1000 * i + j;  // 5 loners
+  const idx = new LshIndex({ numPerm: k, b: 4, r: 4 });
+  idx.insertSync(BigUint64Array.from({ length: n }, (_, i) => BigInt(i)), sigs);
+  const m = n - 5, total = (m * (m - 1)) / 2;
+  const tooMany = (e: unknown) => (e as NeardupError).code === 'ERR_NEARDUP_TOO_MANY_RESULTS' && /maxPairs/.test((e as Error).message);
+  assert.throws(() => idx.candidatePairs({ maxPairs: total - 1 }), tooMany);
+  const all = idx.candidatePairs({ maxPairs: total });
+  assert.is(all.a.length, total);
+  // brute force on the structure: every pair of the first m ids, sorted
+  let at = 0, ok = true;
+  for (let x = 0; x < m && ok; x++) for (let y = x + 1; y < m; y++, at++) if (all.a[at] !== BigInt(x) || all.b[at] !== BigInt(y)) { ok = false; break; }
+  assert.ok(ok);
+  let streamed = 0, chunks = 0, inOrder = true;
+  for await (const c of idx.candidatePairsStream({ chunkPairs: 100000 })) {
+    assert.ok(c.a.length <= 100000 && c.a.length === c.b.length);
+    for (let i = 0; i < c.a.length; i += 997) if (c.a[i] !== all.a[streamed + i] || c.b[i] !== all.b[streamed + i]) inOrder = false;
+    streamed += c.a.length;
+    chunks++;
+  }
+  assert.ok(inOrder);
+  assert.is(streamed, total);
+  assert.is(chunks, Math.ceil(total / 100000));
+  // queryBatch: 3000 queries x 2995 ids each
+  const rej = await idx.queryBatch(sigs, { maxResults: 1000 }).then(() => undefined, (e: NeardupError) => e.code);
+  assert.is(rej, 'ERR_NEARDUP_TOO_MANY_RESULTS');
+  const q = await idx.queryBatch(sigs.subarray(0, 10 * k), { maxResults: 10 * m });
+  assert.is(q.ids.length, 10 * m);
+  // the default cap lets ordinary results through
+  assert.is((await idx.queryBatch(sigs.subarray(0, k))).ids.length, m);
+  // bad caps are argument errors
+  for (const bad of [-1, 1.5, NaN]) assert.throws(() => idx.candidatePairs({ maxPairs: bad }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
+  assert.throws(() => idx.queryBatch(sigs, { maxResults: '5' as unknown as number }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
+  // a change while streaming stops the stream
+  const it = idx.candidatePairsStream({ chunkPairs: 10 });
+  await it.next();
+  idx.remove(0n);
+  const changed = await it.next().then(() => undefined, (e: NeardupError) => e.code);
+  assert.is(changed, 'ERR_NEARDUP_INVALID_ARGUMENT');
   idx.close();
 });
 

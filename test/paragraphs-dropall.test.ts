@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ParagraphFilter, dedupVertical } from '../lib/index';
@@ -64,7 +66,7 @@ test('drop-all with pushDocuments: two passes, first copies removed; chunking do
   k.close();
 });
 
-test('neardup paragraphs --drop-all: files only; both copies removed', () => {
+test('neardup paragraphs --drop-all: files, stdin and pipes; both copies removed', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dropall-'));
   const para = 'the same paragraph appears twice in this small text file';
   fs.writeFileSync(path.join(dir, 'a.txt'), `${para}\n\nfirst unique paragraph of the file here\n\n${para}\n`);
@@ -73,9 +75,37 @@ test('neardup paragraphs --drop-all: files only; both copies removed', () => {
   assert.is(r.stdout.toString(), 'first unique paragraph of the file here\n');
   const k = cli(dir, ['paragraphs', '--no-smoothing', '--format', 'text', 'a.txt']);
   assert.is(k.stdout.toString(), `${para}\n\nfirst unique paragraph of the file here\n`);
-  const s = cli(dir, ['paragraphs', '--drop-all', '--format', 'text'], 'x\n');
-  assert.is(s.code, 2);
-  assert.match(s.stderr, /--drop-all reads the input twice/);
+  // standard input and a pipe given as FILE (it used to print nothing and exit 0): copied to --tmp first,
+  // the copy removed at the end
+  const input = fs.readFileSync(path.join(dir, 'a.txt'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dropall-tmp-'));
+  for (const args of [[], ['-']]) {
+    const s = cli(dir, ['paragraphs', '--drop-all', '--no-smoothing', '--format', 'text', '--tmp', tmp, ...args], input);
+    assert.is(s.code, 0, s.stderr);
+    assert.is(s.stdout.toString(), 'first unique paragraph of the file here\n', args.join(' '));
+    assert.equal(fs.readdirSync(tmp), []);
+  }
+  // real pipes (spawnSync's stdin is a socket): `cat | neardup ... /dev/stdin` and a FIFO as FILE
+  const node = [process.execPath, '--import', pathToFileURL(require.resolve('tsx')).href, path.join(__dirname, '..', 'lib', 'cli', 'main.ts')]
+    .map((a) => `'${a}'`).join(' ');
+  const sh = (script: string) => spawnSync('sh', ['-c', script], { cwd: dir, encoding: 'utf8' });
+  const piped = sh(`cat a.txt | ${node} paragraphs --drop-all --no-smoothing --format text --tmp '${tmp}' /dev/stdin`);
+  assert.is(piped.status, 0, piped.stderr);
+  assert.is(piped.stdout, 'first unique paragraph of the file here\n');
+  const fifo = sh(`mkfifo p.fifo && (cat a.txt > p.fifo &) && ${node} paragraphs --drop-all --no-smoothing --format text --tmp '${tmp}' p.fifo`);
+  assert.is(fifo.status, 0, fifo.stderr);
+  assert.is(fifo.stdout, 'first unique paragraph of the file here\n');
+  assert.equal(fs.readdirSync(tmp), []);
+  // a bad line in piped JSONL is named as the pipe, not as the copy
+  fs.writeFileSync(path.join(dir, 'bad.jsonl'), '{"text": "a"}\n{oops\n');
+  const bad = sh(`cat bad.jsonl | ${node} paragraphs --drop-all --format jsonl --tmp '${tmp}' /dev/stdin`);
+  assert.is(bad.status, 1);
+  assert.match(bad.stderr, /\/dev\/stdin:2: not valid JSON/);
+  assert.equal(fs.readdirSync(tmp), []);
+  const noTmp = cli(dir, ['paragraphs', '--drop-all', '--format', 'text', '--tmp', path.join(dir, 'missing', 'x')], 'x\n');
+  assert.is(noTmp.code, 1);
+  assert.match(noTmp.stderr, /--tmp .*missing.*cannot create a folder/);
+  fs.rmSync(tmp, { recursive: true, force: true });
   const lines = generate(4, 80);
   fs.writeFileSync(path.join(dir, 'g.vert'), lines.join('\n') + '\n');
   const v = cli(dir, ['paragraphs', '--drop-all', '--mark', '--no-within-doc', 'g.vert']);

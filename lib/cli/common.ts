@@ -70,27 +70,30 @@ export const INPUT_USAGE = `Input (JSONL, plain or gzip; '-' or nothing for stdi
   --on-bad-line error|skip|empty  a malformed line stops the run (default), or is kept in place
                             with no shingles (skip) or as an empty text (empty)`;
 
+/** How the user writes the option: -n for one letter, -n/--ngram with its short form, --name otherwise. */
+const flag = (name: string) => (name.length === 1 ? `-${name}` : name === 'ngram' ? '-n/--ngram' : `--${name}`);
+
 export function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[], def: T): T {
   if (v === undefined) return def;
   if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
-    throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got '${String(v)}'`);
+    throw new UsageError(`${flag(name)} must be one of ${allowed.join(', ')}, got '${String(v)}'`);
   return v as T;
 }
 
 export function intOption(name: string, v: unknown, def: number, min: number, max: number): number {
   if (v === undefined) return def;
   const s = String(v);
-  if (!/^\d+$/.test(s)) throw new UsageError(`--${name} must be an integer, got '${s}'`);
+  if (!/^\d+$/.test(s)) throw new UsageError(`${flag(name)} must be an integer, got '${s}'`);
   const n = Number(s);
-  if (n < min || n > max) throw new UsageError(`--${name} must be from ${min} to ${max}, got ${n}`);
+  if (n < min || n > max) throw new UsageError(`${flag(name)} must be from ${min} to ${max}, got ${n}`);
   return n;
 }
 
 export function floatOption(name: string, v: unknown, def: number, min: number, max: number): number {
   if (v === undefined) return def;
   const n = Number(v);
-  if (!Number.isFinite(n) || String(v).trim() === '') throw new UsageError(`--${name} must be a number, got '${String(v)}'`);
-  if (n < min || n > max) throw new UsageError(`--${name} must be from ${min} to ${max}, got ${n}`);
+  if (!Number.isFinite(n) || String(v).trim() === '') throw new UsageError(`${flag(name)} must be a number, got '${String(v)}'`);
+  if (n < min || n > max) throw new UsageError(`${flag(name)} must be from ${min} to ${max}, got ${n}`);
   return n;
 }
 

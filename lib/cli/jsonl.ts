@@ -9,12 +9,18 @@
 //   'skip'  — yielded with text = null and the reason in `bad`: the engine keeps the slot but gives the
 //             document no shingles (never a duplicate, never matched);
 //   'empty' — yielded with text = '' (an empty document) and the reason in `bad`.
-// A final line without '\n' is a line like any other.
+// A final line without '\n' is a line like any other. A UTF-8 byte-order mark at the start of a file is
+// skipped. The text field must be an own property of the line's object ('constructor' is not inherited).
+//
+// Limit: one line is at most MAX_LINE_BYTES (536,870,888 bytes, V8's longest string): a longer line is an
+// error naming file:line and the limit, whatever onBadLine says (it is not a bad line, and skipping it
+// would silently drop a document). The reader stops buffering it when it passes the limit.
 import * as fs from 'node:fs';
-import { isUtf8 } from 'node:buffer';
+import { constants as bufferConstants, isUtf8 } from 'node:buffer';
 import * as zlib from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { NeardupError } from '../errors';
+import { expectArray, expectString, optionsObject } from '../validate';
 
 export type OnBadLine = 'error' | 'skip' | 'empty';
 
@@ -24,6 +30,8 @@ export interface JsonlOptions {
   onBadLine?: OnBadLine;
   /** Target size of a batch in bytes of input (default 8 MiB); a batch always holds at least one line. */
   batchBytes?: number;
+  /** The longest line accepted (default MAX_LINE_BYTES); tests lower it. */
+  maxLineBytes?: number;
   /**
    * Called after each batch with the bytes of (uncompressed) input consumed so far and, when every input is a
    * regular file, the fraction of the files' bytes (compressed, for gzip) read so far, from 0 to 1.
@@ -45,6 +53,15 @@ export interface JsonlBatch {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
+
+/** The longest line (bytes, without its newline) the reader accepts: V8's longest string. */
+export const MAX_LINE_BYTES: number = bufferConstants.MAX_STRING_LENGTH;
+
+function lineTooLong(file: string, line: number, limit: number): NeardupError {
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${file}:${line}: the line is longer than ${limit} bytes, the limit for one document (the longest string ` +
+    'JavaScript can hold); split the document', { file, line });
+}
 
 /** The file stream under each stream openInput returned (the gunzip stream's source, for gzip). */
 const SOURCES = new WeakMap<Readable, fs.ReadStream>();
@@ -106,16 +123,22 @@ export async function openInput(file: string): Promise<Readable> {
   return src;
 }
 
-/** Splits a byte stream into lines (Buffers without the '\n'; a trailing '\r' is kept: JSON ignores it). */
-export async function* readLines(stream: Readable, file: string): AsyncGenerator<Buffer> {
+/**
+ * Splits a byte stream into lines (Buffers without the '\n'; a trailing '\r' is kept: JSON ignores it).
+ * A line longer than `maxLineBytes` (default MAX_LINE_BYTES) is an ERR_NEARDUP_INVALID_INPUT error.
+ */
+export async function* readLines(stream: Readable, file: string, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<Buffer> {
   let pending: Buffer[] = [];
   let pendingLen = 0;
+  let line = 0;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       let start = 0;
       for (;;) {
         const nl = chunk.indexOf(0x0a, start);
         if (nl < 0) break;
+        line++;
+        if (pendingLen + nl - start > maxLineBytes) throw lineTooLong(file, line, maxLineBytes);
         if (pendingLen > 0) {
           pending.push(chunk.subarray(start, nl));
           yield Buffer.concat(pending, pendingLen + nl - start);
@@ -129,9 +152,11 @@ export async function* readLines(stream: Readable, file: string): AsyncGenerator
       if (start < chunk.length) {
         pending.push(chunk.subarray(start));
         pendingLen += chunk.length - start;
+        if (pendingLen > maxLineBytes) throw lineTooLong(file, line + 1, maxLineBytes);
       }
     }
   } catch (e) {
+    if (e instanceof NeardupError) throw e;
     const msg = (e as Error).message;
     throw new NeardupError(
       (e as { code?: string }).code === 'Z_BUF_ERROR' || /incorrect header|invalid|unexpected end/i.test(msg)
@@ -160,7 +185,7 @@ export function parseLine(raw: Buffer, field: string): string {
     throw `not valid JSON (${(e as Error).message})`;
   }
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw 'not a JSON object';
-  const v = (obj as Record<string, unknown>)[field];
+  const v = Object.prototype.hasOwnProperty.call(obj, field) ? (obj as Record<string, unknown>)[field] : undefined;
   if (v === undefined) throw `field '${field}' is missing`;
   if (typeof v !== 'string') throw `field '${field}' is ${v === null ? 'null' : typeof v}, expected a string`;
   return v;
@@ -168,6 +193,8 @@ export function parseLine(raw: Buffer, field: string): string {
 
 /** Reads JSONL files in batches of texts, line-aligned (see the header comment). */
 export async function* readJsonl(files: string[], options: JsonlOptions = {}): AsyncGenerator<JsonlBatch> {
+  expectArray(files, 'files').forEach((f, i) => expectString(f, `files[${i}]`));
+  optionsObject(options);
   const field = options.field ?? 'text';
   const onBad = options.onBadLine ?? 'error';
   const batchBytes = options.batchBytes ?? 8 << 20;
@@ -181,8 +208,9 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
     let line = 0;
     let batch: JsonlBatch = { firstLine: 1, texts: [], raw: [], bad: new Map(), file };
     let size = 0;
-    for await (const raw of readLines(stream, name)) {
+    for await (let raw of readLines(stream, name, options.maxLineBytes)) {
       line++;
+      if (line === 1 && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);  // BOM
       let text: string | null;
       try {
         text = parseLine(raw, field);

@@ -1,7 +1,9 @@
 #include "lsh_index.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 
 #include "addon.h"
@@ -62,6 +64,64 @@ Napi::Value PairsObject(Napi::Env env, std::vector<lsh::Pair>& pairs) {
   return o;
 }
 
+// maxPairs / maxResults: a non-negative integer (a result beyond it fails with ERR_NEARDUP_TOO_MANY_RESULTS).
+uint64_t Cap(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsNumber()) ThrowTypeError(env, std::string("Expected ") + what + " to be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
+    ThrowRangeError(env, std::string(what) + " must be a non-negative integer");
+  return static_cast<uint64_t>(d);
+}
+
+// The state of one candidatePairsStream(): the core stream is built by its first chunk, on the pool.
+struct PairStreamState {
+  std::shared_ptr<LshState> st;
+  std::mutex mu;
+  std::unique_ptr<lsh::PairStream> stream;
+  bool done = false;
+};
+
+class PairChunkWorker : public PromiseWorker {
+ public:
+  PairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
+      : PromiseWorker(env), ps_(std::move(ps)), max_(max_pairs) {}
+
+ protected:
+  Status Run() override {
+    std::shared_lock<std::shared_mutex> lock(ps_->st->mu);
+    if (ps_->st->closed.load()) return Closed();
+    std::lock_guard<std::mutex> g(ps_->mu);
+    if (ps_->done) return Status::Ok();
+    if (!ps_->stream) {
+      if (ps_->st->index) ps_->stream = std::make_unique<lsh::PairStream>(*ps_->st->index);
+      else ps_->stream = std::make_unique<lsh::PairStream>(*ps_->st->frozen);
+    }
+    Status s = ps_->stream->Next(max_, &pairs_, &ps_->done);
+    if (ps_->done) ps_->stream.reset();
+    done_ = ps_->done;
+    return s;
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = PairsObject(env, pairs_).As<Napi::Object>();
+    o.Set("done", Napi::Boolean::New(env, done_));
+    return o;
+  }
+
+ private:
+  std::shared_ptr<PairStreamState> ps_;
+  size_t max_;
+  std::vector<lsh::Pair> pairs_;
+  bool done_ = false;
+};
+
+Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto* ps = static_cast<std::shared_ptr<PairStreamState>*>(info.Data());
+  const uint64_t max = Cap(env, info[0], "chunkPairs");
+  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
+  return (new PairChunkWorker(env, *ps, static_cast<size_t>(max)))->QueueAndGetPromise();
+}
+
 class InsertWorker : public PromiseWorker {
  public:
   InsertWorker(Napi::Env env, std::shared_ptr<LshState> st, std::vector<uint64_t> ids, std::vector<uint8_t> sigs)
@@ -84,8 +144,8 @@ class InsertWorker : public PromiseWorker {
 
 class QueryWorker : public PromiseWorker {
  public:
-  QueryWorker(Napi::Env env, std::shared_ptr<LshState> st, std::vector<uint8_t> sigs, size_t n)
-      : PromiseWorker(env), st_(std::move(st)), sigs_(std::move(sigs)), n_(n), slots_(parallel::MaxSlots()) {}
+  QueryWorker(Napi::Env env, std::shared_ptr<LshState> st, std::vector<uint8_t> sigs, size_t n, uint64_t max_results)
+      : PromiseWorker(env), st_(std::move(st)), sigs_(std::move(sigs)), n_(n), max_(max_results), slots_(parallel::MaxSlots()) {}
 
  protected:
   Status Run() override {
@@ -93,15 +153,22 @@ class QueryWorker : public PromiseWorker {
     if (st_->closed.load()) return Closed();
     const size_t sb = st_->params().signature_bytes();
     std::vector<std::vector<uint64_t>> per(n_);
+    // the total is checked as results arrive: past max_, the remaining chunks stop (memory ~ max_ ids)
+    std::atomic<uint64_t> total{0};
+    std::atomic<bool> over{false};
     parallel::ParallelFor(
         n_, 64, slots_,
         [&](size_t begin, size_t end, size_t) {
-          for (size_t i = begin; i < end; i++) {
+          for (size_t i = begin; i < end && !over.load(std::memory_order_relaxed); i++) {
             if (st_->index) st_->index->Query(sigs_.data() + i * sb, &per[i]);
             else st_->frozen->Query(sigs_.data() + i * sb, &per[i]);
+            if (total.fetch_add(per[i].size()) + per[i].size() > max_) over.store(true);
           }
         },
         stop());
+    if (over.load())
+      return Status(Code::kTooManyResults, "queryBatch: more than " + std::to_string(max_) +
+                                               " result ids in all (raise maxResults, or query in smaller batches)");
     offsets_.assign(n_ + 1, 0);
     for (size_t i = 0; i < n_; i++) {
       offsets_[i + 1] = offsets_[i] + static_cast<uint32_t>(per[i].size());
@@ -121,6 +188,7 @@ class QueryWorker : public PromiseWorker {
   std::shared_ptr<LshState> st_;
   std::vector<uint8_t> sigs_;
   size_t n_;
+  uint64_t max_;
   size_t slots_;
   std::vector<uint64_t> ids_;
   std::vector<uint32_t> offsets_;
@@ -152,6 +220,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
                         InstanceMethod("query", &LshIndexWrap::Query), InstanceMethod("queryBatch", &LshIndexWrap::QueryBatch),
                         InstanceMethod("remove", &LshIndexWrap::Remove), InstanceMethod("size", &LshIndexWrap::Size),
                         InstanceMethod("candidatePairs", &LshIndexWrap::CandidatePairs),
+                        InstanceMethod("pairStream", &LshIndexWrap::PairStream),
                         InstanceMethod("clusters", &LshIndexWrap::Clusters), InstanceMethod("save", &LshIndexWrap::Save),
                         InstanceMethod("params", &LshIndexWrap::Params), InstanceMethod("close", &LshIndexWrap::Close)});
   }
@@ -243,7 +312,8 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     auto st = Live(env);
     size_t n = 0;
     auto sigs = Signatures(env, info[0], st->params(), &n);
-    return (new QueryWorker(env, st, std::move(sigs), n))->QueueAndGetPromise();
+    const uint64_t max = Cap(env, info[1], "maxResults");
+    return (new QueryWorker(env, st, std::move(sigs), n, max))->QueueAndGetPromise();
   }
 
   Napi::Value Remove(const Napi::CallbackInfo& info) {
@@ -266,13 +336,28 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   Napi::Value CandidatePairs(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto st = Live(env);
+    const uint64_t max = Cap(env, info[0], "maxPairs");
     std::vector<lsh::Pair> pairs;
+    Status s;
     {
       std::shared_lock<std::shared_mutex> lock(st->mu);
-      if (st->index) st->index->CandidatePairs(&pairs);
-      else st->frozen->CandidatePairs(&pairs);
+      s = st->index ? st->index->CandidatePairs(&pairs, max) : st->frozen->CandidatePairs(&pairs, max);
     }
+    if (!s.ok()) throw StatusError(env, s);
     return PairsObject(env, pairs);
+  }
+
+  // An object whose next(chunkPairs) resolves to the next { a, b, done } chunk of candidate pairs.
+  Napi::Value PairStream(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto ps = std::make_shared<PairStreamState>();
+    ps->st = Live(env);
+    auto* holder = new std::shared_ptr<PairStreamState>(std::move(ps));
+    Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
+    next.AddFinalizer([](Napi::Env, std::shared_ptr<PairStreamState>* h) { delete h; }, holder);  // the data's owner
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("next", next);
+    return o;
   }
 
   Napi::Value Clusters(const Napi::CallbackInfo& info) {
@@ -319,23 +404,64 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   std::shared_ptr<LshState> st_;
 };
 
-Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
+struct OptimalParamArgs {
+  double t, fp, fn;
+  uint32_t num_perm;
+};
+
+OptimalParamArgs ParseOptimalParamArgs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber()) ThrowTypeError(env, "Expected threshold to be a number");
   if (!info[1].IsNumber()) ThrowTypeError(env, "Expected numPerm to be a number");
-  const double t = info[0].As<Napi::Number>().DoubleValue();
+  for (int i = 2; i < 4; i++)
+    if (!info[i].IsUndefined() && !info[i].IsNumber()) ThrowTypeError(env, "Expected the weights to be numbers");
+  OptimalParamArgs a;
+  a.t = info[0].As<Napi::Number>().DoubleValue();
   const double np = info[1].As<Napi::Number>().DoubleValue();
-  const double fp = info[2].IsUndefined() ? 0.5 : info[2].ToNumber().DoubleValue();
-  const double fn = info[3].IsUndefined() ? 0.5 : info[3].ToNumber().DoubleValue();
+  a.fp = info[2].IsUndefined() ? 0.5 : info[2].As<Napi::Number>().DoubleValue();
+  a.fn = info[3].IsUndefined() ? 0.5 : info[3].As<Napi::Number>().DoubleValue();
   if (!(np >= 1 && np <= 65536) || np != static_cast<double>(static_cast<uint32_t>(np)))
     ThrowRangeError(env, "numPerm must be an integer from 1 to 65536");
-  uint32_t b = 0, r = 0;
-  Status s = lsh::OptimalParam(t, static_cast<uint32_t>(np), fp, fn, &b, &r);
-  if (!s.ok()) ThrowRangeError(env, s.message());
+  a.num_perm = static_cast<uint32_t>(np);
+  if (!(a.t > 0 && a.t < 1)) ThrowRangeError(env, "threshold must be in (0, 1)");
+  if (!(a.fp >= 0 && a.fn >= 0) || std::fabs(a.fp + a.fn - 1.0) > 1e-9)
+    ThrowRangeError(env, "the weights must be non-negative and sum to 1");
+  return a;
+}
+
+Napi::Object BandsObject(Napi::Env env, uint32_t b, uint32_t r) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("b", b);
   o.Set("r", r);
   return o;
+}
+
+// Milliseconds even for numPerm 65536 (minhash/banding.h).
+Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const OptimalParamArgs a = ParseOptimalParamArgs(info);
+  uint32_t b = 0, r = 0;
+  Status s = lsh::OptimalParam(a.t, a.num_perm, a.fp, a.fn, &b, &r);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return BandsObject(env, b, r);
+}
+
+class OptimalParamWorker : public PromiseWorker {
+ public:
+  OptimalParamWorker(Napi::Env env, const OptimalParamArgs& a) : PromiseWorker(env), a_(a) {}
+
+ protected:
+  Status Run() override { return lsh::OptimalParam(a_.t, a_.num_perm, a_.fp, a_.fn, &b_, &r_); }
+  Napi::Value Resolve(Napi::Env env) override { return BandsObject(env, b_, r_); }
+
+ private:
+  OptimalParamArgs a_;
+  uint32_t b_ = 0, r_ = 0;
+};
+
+Napi::Value OptimalParamAsync(const Napi::CallbackInfo& info) {
+  const OptimalParamArgs a = ParseOptimalParamArgs(info);
+  return (new OptimalParamWorker(info.Env(), a))->QueueAndGetPromise();
 }
 
 }  // namespace
@@ -343,6 +469,7 @@ Napi::Value OptimalParam(const Napi::CallbackInfo& info) {
 void LshIndexBinding::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("LshIndex", LshIndexWrap::Define(env));
   exports.Set("lshOptimalParam", Napi::Function::New(env, OptimalParam, "lshOptimalParam"));
+  exports.Set("lshOptimalParamAsync", Napi::Function::New(env, OptimalParamAsync, "lshOptimalParamAsync"));
 }
 
 }  // namespace binding

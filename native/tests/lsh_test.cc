@@ -1,6 +1,7 @@
 // Core tests for LSH: datasketch's (b, r), union-find roots, index pairs vs brute force, spill == memory.
 #include <dirent.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -27,6 +28,56 @@ TEST(optimal_param_samples) {
   }
   uint32_t b, r;
   EXPECT(!lsh::OptimalParam(1.5, 128, 0.5, 0.5, &b, &r).ok());
+}
+
+#include "banding_reference.h"  // GaussLegendreArea, ExhaustiveOptimal
+using banding_reference::ExhaustiveOptimal;
+using banding_reference::GaussLegendreArea;
+
+TEST(banding_areas_match_quadrature) {
+  std::mt19937 rng(7);
+  double worst = 0;
+  for (int i = 0; i < 3000; i++) {
+    const uint32_t b = 1 + rng() % (i < 1500 ? 64 : 4096), r = 1 + rng() % (i % 3 == 0 ? 200 : 24);
+    const double t = 0.01 + 0.98 * (rng() % 10000) / 10000.0;
+    double fp, fn;
+    lsh::BandingAreas(t, b, r, &fp, &fn);
+    worst = std::max(worst, std::fabs(fp - GaussLegendreArea(0, t, b, r, true)));
+    worst = std::max(worst, std::fabs(fn - GaussLegendreArea(t, 1, b, r, false)));
+  }
+  // the reference itself sums up to ~400k rounded terms
+  EXPECT(worst < 1e-11);
+  if (!(worst < 1e-11)) std::fprintf(stderr, "worst area error %g\n", worst);
+}
+
+TEST(optimal_param_equals_exhaustive_scan) {
+  const double ts[] = {0.05, 0.1, 0.3, 0.5, 0.62, 0.75, 0.8, 0.85, 0.9, 0.97};
+  const double ws[][2] = {{0.5, 0.5}, {0.1, 0.9}, {0.9, 0.1}, {0, 1}, {1, 0}};
+  for (uint32_t n : {1u, 2u, 7u, 16u, 33u, 64u, 100u, 128u}) {
+    for (double t : ts) {
+      for (const auto& w : ws) {
+        if (n > 64 && w[0] != 0.5) continue;
+        uint32_t b = 0, r = 0, eb = 0, er = 0;
+        EXPECT(lsh::OptimalParam(t, n, w[0], w[1], &b, &r).ok());
+        if (w[1] == 0) {
+          // FP alone falls strictly with r: the optimum is (1, n). The quadrature's FP underflows to exactly
+          // 0 from some r on (t^(r+1)/(r+1) below rounding), a tie it resolves to the first such r.
+          eb = 1, er = n;
+        } else {
+          ExhaustiveOptimal(t, n, w[0], w[1], &eb, &er);
+        }
+        EXPECT_EQ(b, eb);
+        EXPECT_EQ(r, er);
+      }
+    }
+  }
+}
+
+TEST(optimal_param_large_num_perm) {
+  uint32_t b = 0, r = 0;
+  EXPECT(lsh::OptimalParam(0.8, 65536, 0.5, 0.5, &b, &r).ok());
+  EXPECT(b >= 1 && r >= 1 && uint64_t(b) * r <= 65536);
+  EXPECT(!lsh::OptimalParam(0.8, (1u << 20) + 1, 0.5, 0.5, &b, &r).ok());
 }
 
 TEST(union_find_root_is_first) {
@@ -79,6 +130,49 @@ TEST(index_pairs_match_brute_force) {
         }
   EXPECT(!expect.empty());
   EXPECT(pairs == expect);
+
+  // the cap: exactly the count passes, one less fails with kTooManyResults and an empty output
+  EXPECT(idx.CandidatePairs(&pairs, expect.size()).ok());
+  EXPECT(pairs == expect);
+  Status capped = idx.CandidatePairs(&pairs, expect.size() - 1);
+  EXPECT(capped.code() == Code::kTooManyResults);
+  EXPECT(pairs.empty());
+
+  // the stream in chunks of 1, 3 and 1000 pairs (mutable and saved/frozen) gives the same pairs, in order
+  char dir[] = "/tmp/neardup-lsh-pairs-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/i.lsh";
+  EXPECT(idx.Save(path).ok());
+  lsh::FrozenIndex frozen;
+  EXPECT(frozen.Load(path, true).ok());
+  std::vector<lsh::Pair> fpairs;
+  EXPECT(frozen.CandidatePairs(&fpairs).ok());
+  EXPECT(fpairs == expect);
+  for (size_t chunk : {size_t(1), size_t(3), size_t(1000)}) {
+    for (int which = 0; which < 2; which++) {
+      lsh::PairStream stream = which ? lsh::PairStream(frozen) : lsh::PairStream(idx);
+      std::vector<lsh::Pair> got;
+      bool done = false;
+      size_t calls = 0;
+      while (!done) {
+        const size_t before = got.size();
+        EXPECT(stream.Next(chunk, &got, &done).ok());
+        EXPECT(got.size() - before <= chunk);
+        calls++;
+      }
+      EXPECT(got == expect);
+      EXPECT(calls >= expect.size() / chunk);
+    }
+  }
+  std::remove(path.c_str());
+  rmdir(dir);
+  // a changed index stops the stream
+  lsh::PairStream stream(idx);
+  std::vector<lsh::Pair> got;
+  bool done = false;
+  EXPECT(stream.Next(1, &got, &done).ok());
+  EXPECT(idx.Remove(expect[0].second));
+  EXPECT(!stream.Next(1, &got, &done).ok());
 }
 
 TEST(spill_equals_memory) {

@@ -1,6 +1,6 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import { NeardupError } from '../../errors';
-import { DedupSession, dedupShingleDefaults, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { version } from '../../version';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
@@ -44,7 +44,8 @@ all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
-  --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice); bad lines
+                            (--on-bad-line skip|empty) are never copied
   --flags FILE              one line per input line: 1 keep, 0 duplicate
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
@@ -71,7 +72,11 @@ Options:
                             lines below the threshold)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
                             --tmp and merged, and signatures are kept in --tmp, not in memory; the
-                            result is identical (default: band keys and signatures in memory)
+                            result is identical (default: band keys and signatures in memory). It also
+                            bounds per-document work: a document needing more working memory than SIZE
+                            (6 bytes per text byte; datasketch 20, doubri-v1 60, --verify exact 64) or
+                            more than SIZE/16 documents stop with an error stating the limit (for
+                            these limits SIZE is at least 64M)
   --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
@@ -143,6 +148,7 @@ ${INPUT_USAGE}`,
     }
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
+    const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
     const open: OutputFile[] = [];
     const create = (file: unknown) => {
       const f = OutputFile.open(String(file));
@@ -152,10 +158,20 @@ ${INPUT_USAGE}`,
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
+      const limits = dedupLimits({ profile, verify, memory });
       for await (const batch of readJsonl(positionals, { ...input, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); } })) {
+        if (docs + batch.texts.length > limits.documents) throw tooManyDocuments(docs + batch.texts.length, { memory });
+        for (let i = 0; i < batch.raw.length; i++) {
+          // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
+          if (batch.raw[i].length > limits.documentBytes && batch.texts[i] !== null) {
+            const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+            if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, { profile, verify, memory });
+          }
+        }
         const p = session.add(batch.texts);
         p.catch(() => undefined);  // awaited below
         pending.push(p);
+        for (const i of batch.bad.keys()) badLines.push(docs + i);
         docs += batch.texts.length;
         bad += batch.bad.size;
         if (pending.length >= 2) await pending.shift();
@@ -190,9 +206,15 @@ ${INPUT_USAGE}`,
         const f = create(values.kept);
         let line = 0;
         const nl = Buffer.from('\n');
+        let nextBad = 0;
         for (const file of positionals) {
-          for await (const raw of readLines(await openInput(file), file)) {
-            if (line < rep.length && rep[line] === line) { await f.write(raw); await f.write(nl); }
+          let first = true;
+          for await (let raw of readLines(await openInput(file), file)) {
+            if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
+            first = false;
+            const isBad = nextBad < badLines.length && badLines[nextBad] === line;
+            if (isBad) nextBad++;
+            else if (line < rep.length && rep[line] === line) { await f.write(raw); await f.write(nl); }
             line++;
           }
         }

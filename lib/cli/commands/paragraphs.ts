@@ -1,8 +1,15 @@
 // neardup paragraphs: streaming paragraph dedup over vertical text, plain text or JSONL, with neardup's
 // safe defaults (a unique short document is never dropped) and a saveable seen-set.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { NeardupError } from '../../errors';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
-import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
+import {
+  INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command, type OptionValues,
+} from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
 import { checkFiles, writeNative } from '../files';
 
@@ -42,7 +49,8 @@ Dedup:
                             that have no duplicate paragraph (default: such documents are kept)
   --no-within-doc           repeats inside one document do not count (default: they count, as Onion)
   --drop-all                remove every copy of a repeated paragraph, the first one too (reads the
-                            input twice: FILEs only, not standard input)
+                            input twice: standard input, pipes and devices are first copied to --tmp)
+  --tmp DIR                 folder for those copies (default: the system temp folder; removed at the end)
   --seen exact|approx       seen-set: 64-bit hashes (default) or a Bloom chain (much smaller)
   --fp-rate P               false-positive bound of the approximate seen-set (default 0.01)
   --load-seen FILE          start from a saved seen-set (deduplicate against an earlier corpus)
@@ -67,125 +75,194 @@ Dedup:
       'fp-rate': { type: 'string' },
       'load-seen': { type: 'string' },
       'save-seen': { type: 'string' },
+      tmp: { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
       return 0;
     }
-    const files = positionals.length ? positionals : ['-'];
+    const named = positionals.length ? positionals : ['-'];
     const dropAll = Boolean(values['drop-all']);
-    if (dropAll && files.includes('-'))
-      throw new UsageError('--drop-all reads the input twice: give FILEs, not standard input');
+    if (values.tmp !== undefined && !dropAll) throw new UsageError('--tmp is only used with --drop-all');
     const loadSeen = values['load-seen'] === undefined ? [] : [String(values['load-seen'])];
     const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
     // --load-seen X --save-seen X updates X (read first, then replaced atomically): allowed.
     checkFiles({
-      inputs: [...files, ...loadSeen], outputs: saveSeen === undefined ? [] : [{ option: '--save-seen', file: saveSeen }],
+      inputs: [...named, ...loadSeen], outputs: saveSeen === undefined ? [] : [{ option: '--save-seen', file: saveSeen }],
       stdout: true, replaceable: loadSeen,
     });
-    const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : undefined);
-    // no --format and no telling extension: by the input's first line (a JSON object, a <doc> tag, else text)
-    const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const,
-      values.format !== undefined ? 'text' : guess(files[0]) ?? (await sniffFormat(files[0])));
-    const options: ParagraphFilterOptions = {
-      n: intOption('ngram', values.ngram, 7, 1, 4096),
-      threshold: floatOption('threshold', values.threshold, 0.5, 0, 1),
-      smoothing: !values['no-smoothing'],
-      maxStub: intOption('max-stub', values['max-stub'], 20, 0, 0xffffffff),
-      keepUniqueShort: !values['drop-short-unique'],
-      withinDocument: !values['no-within-doc'],
-      seen: oneOf('seen', values.seen, ['exact', 'approx'] as const, 'exact'),
-      fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
-      output: format === 'vertical' ? (values.mark ? 'mark' : 'strip') : 'none',
-      expectedBytes: format === 'vertical' ? expectedBytes(files) : 0,
-      dropAll,
-    };
-    const filter = new ParagraphFilter(options);
+    // --drop-all reads every input twice: what cannot be read twice is copied to a private folder first
+    const copies = dropAll ? await rereadable(named, values.tmp === undefined ? os.tmpdir() : String(values.tmp)) : null;
     try {
-      if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
-      const dropEmpty = Boolean(values['drop-empty']);
-      // One pass over the input; with --drop-all, a first pass without output collects the repeats.
-      const pass = async (write: boolean) => {
-        if (format === 'vertical') {
-          const out = (write ? new BufferOutput() : new NullBufferOutput());
-          for (const f of files) await streamVertical(f, filter, out);
-        } else if (format === 'text') {
-          const out = (write ? new Output() : new NullOutput());
-          const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
-          const flush = async (docs: string[][]) => {
-            const r = await filter.pushDocuments(docs);
-            for (let i = 0; i < docs.length; i++) {
-              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
-              if (kept.length === 0 && dropEmpty) continue;
-              await out.write(kept.join('\n\n') + '\n');
-              if (sep !== null) await out.write(sep + '\n');
-            }
-          };
-          for (const f of files) {
-            if (sep === null) {
-              await flush([splitParagraphs(await readAll(f))]);
-              continue;
-            }
-            let docs: string[][] = [];
-            let cur: string[] = [];
-            let bytes = 0;
-            for await (const line of readLines(await openInput(f), f)) {
-              const s = line.toString('utf8');
-              if (s.replace(/\r$/, '') === sep) {
-                docs.push(splitParagraphs(cur.join('\n')));
-                cur = [];
-                if (bytes > 8 << 20) {
-                  await flush(docs);
-                  docs = [];
-                  bytes = 0;
-                }
-              } else {
-                cur.push(s);
-                bytes += line.length + 1;
-              }
-            }
-            if (cur.length) docs.push(splitParagraphs(cur.join('\n')));
-            if (docs.length) await flush(docs);
-          }
-          await out.flush();
-        } else {
-          const out = (write ? new Output() : new NullOutput());
-          const input = inputOptionsFrom(values);
-          for await (const batch of readJsonl(files, input)) {
-            const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
-            const r = await filter.pushDocuments(docs);
-            for (let i = 0; i < docs.length; i++) {
-              // A bad line (--on-bad-line skip|empty) need not be a JSON object: it is copied through as it is
-              // ('skip': always; 'empty': an empty document, omitted by --drop-empty like any other).
-              const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
-              if (kept.length === 0 && dropEmpty && batch.texts[i] !== null) continue;
-              if (batch.bad.has(i)) {
-                await out.write(batch.raw[i].toString('utf8') + '\n');
-                continue;
-              }
-              const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
-              obj[input.field] = kept.join('\n\n');
-              obj.paragraphs = docs[i].length;
-              obj.duplicate_paragraphs = docs[i].length - kept.length;
-              await out.write(JSON.stringify(obj) + '\n');
-            }
-          }
-          await out.flush();
-        }
-      };
-      if (dropAll) {
-        await pass(false);
-        await filter.startSecondPass();
-      }
-      await pass(true);
-      if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
-      if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
+      return await runParagraphs(values, named, copies?.files ?? named);
+    } catch (e) {
+      throw copies ? copies.rename(e) : e;
     } finally {
-      filter.close();
+      copies?.remove();
     }
-    return 0;
   },
 };
+
+async function runParagraphs(values: OptionValues, named: string[], files: string[]): Promise<number> {
+  const dropAll = Boolean(values['drop-all']);
+  const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : undefined);
+  // no --format and no telling extension: by the input's first line (a JSON object, a <doc> tag, else text)
+  const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const,
+    values.format !== undefined ? 'text' : guess(named[0]) ?? (await sniffFormat(files[0])));
+  const options: ParagraphFilterOptions = {
+    n: intOption('ngram', values.ngram, 7, 1, 4096),
+    threshold: floatOption('threshold', values.threshold, 0.5, 0, 1),
+    smoothing: !values['no-smoothing'],
+    maxStub: intOption('max-stub', values['max-stub'], 20, 0, 0xffffffff),
+    keepUniqueShort: !values['drop-short-unique'],
+    withinDocument: !values['no-within-doc'],
+    seen: oneOf('seen', values.seen, ['exact', 'approx'] as const, 'exact'),
+    fpRate: floatOption('fp-rate', values['fp-rate'], 0.01, 1e-9, 0.5),
+    output: format === 'vertical' ? (values.mark ? 'mark' : 'strip') : 'none',
+    expectedBytes: format === 'vertical' ? expectedBytes(files) : 0,
+    dropAll,
+  };
+  const filter = new ParagraphFilter(options);
+  try {
+    if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
+    const dropEmpty = Boolean(values['drop-empty']);
+    // One pass over the input; with --drop-all, a first pass without output collects the repeats.
+    const pass = async (write: boolean) => {
+      if (format === 'vertical') {
+        const out = (write ? new BufferOutput() : new NullBufferOutput());
+        for (const f of files) await streamVertical(f, filter, out);
+      } else if (format === 'text') {
+        const out = (write ? new Output() : new NullOutput());
+        const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
+        const flush = async (docs: string[][]) => {
+          const r = await filter.pushDocuments(docs);
+          for (let i = 0; i < docs.length; i++) {
+            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+            if (kept.length === 0 && dropEmpty) continue;
+            await out.write(kept.join('\n\n') + '\n');
+            if (sep !== null) await out.write(sep + '\n');
+          }
+        };
+        for (const f of files) {
+          if (sep === null) {
+            await flush([splitParagraphs(await readAll(f))]);
+            continue;
+          }
+          let docs: string[][] = [];
+          let cur: string[] = [];
+          let bytes = 0;
+          for await (const line of readLines(await openInput(f), f)) {
+            const s = line.toString('utf8');
+            if (s.replace(/\r$/, '') === sep) {
+              docs.push(splitParagraphs(cur.join('\n')));
+              cur = [];
+              if (bytes > 8 << 20) {
+                await flush(docs);
+                docs = [];
+                bytes = 0;
+              }
+            } else {
+              cur.push(s);
+              bytes += line.length + 1;
+            }
+          }
+          if (cur.length) docs.push(splitParagraphs(cur.join('\n')));
+          if (docs.length) await flush(docs);
+        }
+        await out.flush();
+      } else {
+        const out = (write ? new Output() : new NullOutput());
+        const input = inputOptionsFrom(values);
+        for await (const batch of readJsonl(files, input)) {
+          const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
+          const r = await filter.pushDocuments(docs);
+          for (let i = 0; i < docs.length; i++) {
+            // A bad line (--on-bad-line skip|empty) need not be a JSON object: it is copied through as it is
+            // ('skip': always; 'empty': an empty document, omitted by --drop-empty like any other).
+            const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
+            if (kept.length === 0 && dropEmpty && batch.texts[i] !== null) continue;
+            if (batch.bad.has(i)) {
+              await out.write(batch.raw[i].toString('utf8') + '\n');
+              continue;
+            }
+            const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
+            obj[input.field] = kept.join('\n\n');
+            obj.paragraphs = docs[i].length;
+            obj.duplicate_paragraphs = docs[i].length - kept.length;
+            await out.write(JSON.stringify(obj) + '\n');
+          }
+        }
+        await out.flush();
+      }
+    };
+    if (dropAll) {
+      await pass(false);
+      await filter.startSecondPass();
+    }
+    await pass(true);
+    const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
+    if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
+    if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
+  } finally {
+    filter.close();
+  }
+  return 0;
+}
+
+/**
+ * Copies the inputs that cannot be read twice (stdin, pipes, devices) to files in a new private folder
+ * under `tmp` (mode 0700); regular files are used as they are. `rename` puts the original names back into
+ * an error about a copy; `remove` deletes the folder.
+ */
+async function rereadable(files: string[], tmp: string): Promise<{ files: string[]; rename: (e: unknown) => unknown; remove: () => void }> {
+  let dir: string | undefined;
+  const out: string[] = [];
+  const names = new Map<string, string>();
+  const remove = () => {
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const f of files) {
+      if (f !== '-') {
+        let regular = true;
+        try {
+          regular = fs.statSync(f).isFile();
+        } catch {
+          // missing or unreadable: opening it reports that, naming the file
+        }
+        if (regular) {
+          out.push(f);
+          continue;
+        }
+      }
+      if (dir === undefined) {
+        try {
+          dir = fs.mkdtempSync(path.join(tmp, 'neardup-paragraphs-'));
+        } catch (e) {
+          throw new NeardupError('ERR_NEARDUP_IO', `--tmp '${tmp}': cannot create a folder for the copies of piped input: ${(e as Error).message}`, { file: tmp, cause: e });
+        }
+      }
+      const copy = path.join(dir, `input-${out.length}`);
+      const name = f === '-' ? '<stdin>' : f;
+      try {
+        await pipeline(f === '-' ? process.stdin : fs.createReadStream(f), fs.createWriteStream(copy, { flags: 'wx', mode: 0o600 }));
+      } catch (e) {
+        throw new NeardupError('ERR_NEARDUP_IO', `cannot copy '${name}' to '${copy}' (--drop-all reads it twice): ${(e as Error).message}`, { file: name, cause: e });
+      }
+      names.set(copy, name);
+      out.push(copy);
+    }
+  } catch (e) {
+    remove();
+    throw e;
+  }
+  const rename = (e: unknown) => {
+    if (!(e instanceof NeardupError) || e.file === undefined || !names.has(e.file)) return e;
+    const name = names.get(e.file)!;
+    return new NeardupError(e.code, e.message.split(e.file).join(name), { file: name, line: e.line, offset: e.offset, cause: e });
+  };
+  return { files: out, rename, remove };
+}
 
 /** Output sinks of a first (drop-all) pass. */
 class NullOutput extends Output {

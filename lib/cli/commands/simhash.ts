@@ -19,7 +19,8 @@ const PROFILES: Record<'default' | 'seomoz', ShingleOptions> = {
 
 const FINGERPRINT_USAGE = `Usage: neardup simhash fingerprint [options] [FILE...]
 
-Prints one 64-bit fingerprint per input line (decimal). A skipped bad line prints 0.
+Prints one 64-bit fingerprint per input line (decimal). A line skipped by --on-bad-line skip prints an
+empty line (find-all ignores it: a skipped document never pairs).
 
 Options:
   --profile default|seomoz  seomoz: word 4-grams of \\W+-split lower-cased text, MD5 feature hash (exactly
@@ -40,6 +41,8 @@ Options:
   --blocks M     number of blocks, K < M <= 64 (default: chosen for the input size)
   --distance K   maximum Hamming distance, 0..8 (default 3)
   --ids          lines are "id fingerprint"; prints id pairs, including ids with identical fingerprints
+                 (a line with an id and no fingerprint, a skipped document, is ignored)
+Empty lines (skipped documents of 'simhash fingerprint') are ignored.
   --clusters     print connected components instead of pairs: one line of space-separated members each
 
 At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs,
@@ -83,7 +86,7 @@ async function fingerprint(args: string[]): Promise<number> {
     for (const t of batch.texts) if (t === null) skipped++;
     const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
     const lines: string[] = [];
-    for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '0' : fps[i].toString());
+    for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '' : fps[i].toString());
     await out.write(lines.join('\n') + '\n');
     docs += fps.length;
   }
@@ -130,6 +133,7 @@ async function findAll(args: string[]): Promise<number> {
       lines++;
       if (withIds) {
         const parts = text.split(/\s+/);
+        if (parts.length === 1 && /^\d{1,20}$/.test(parts[0])) continue;  // an id without fingerprint: skipped
         if (parts.length !== 2) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint"`, { file, line });
         ids.push(parseU64(parts[0], file, line, 'id'));
         fps.push(parseU64(parts[1], file, line, 'fingerprint'));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "hash/crc32c.h"
@@ -18,55 +19,6 @@ namespace {
 constexpr char kKind[4] = {'L', 'S', 'H', 'I'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kPreamble = 32;
-
-// Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n), computed once.
-struct GaussLegendre {
-  static constexpr int kN = 64;
-  double x[kN], w[kN];
-  GaussLegendre() {
-    for (int i = 0; i < kN; i++) {
-      double z = std::cos(M_PI * (i + 0.75) / (kN + 0.5)), dp = 0;
-      for (int it = 0; it < 100; it++) {
-        double p0 = 1, p1 = z;
-        for (int k = 2; k <= kN; k++) {
-          const double p2 = ((2.0 * k - 1) * z * p1 - (k - 1.0) * p0) / k;
-          p0 = p1;
-          p1 = p2;
-        }
-        dp = kN * (z * p1 - p0) / (z * z - 1);
-        const double dz = p1 / dp;
-        z -= dz;
-        if (std::fabs(dz) < 1e-16) break;
-      }
-      x[i] = z;
-      w[i] = 2 / ((1 - z * z) * dp * dp);
-    }
-  }
-};
-
-const GaussLegendre& Rule() {
-  static const GaussLegendre rule;
-  return rule;
-}
-
-// Composite Gauss-Legendre with 64 points per panel. The integrands are polynomials of degree b*r, and an
-// n-point rule is exact for degree <= 2n-1, so ceil((b*r+1)/128) panels integrate them exactly up to
-// rounding (~1e-16), far below the 1.49e-8 tolerance of the scipy.integrate.quad that datasketch uses (its
-// results for these smooth integrands agree to that accuracy). Two extra panels guard against rounding.
-template <typename F>
-double Integrate(F f, double lo, double hi, uint64_t degree) {
-  const GaussLegendre& g = Rule();
-  const int kPanels = static_cast<int>(degree / (2 * GaussLegendre::kN)) + 2;
-  const double h = (hi - lo) / kPanels;
-  double total = 0;
-  for (int p = 0; p < kPanels; p++) {
-    const double a = lo + p * h, mid = a + h / 2, half = h / 2;
-    double s = 0;
-    for (int i = 0; i < GaussLegendre::kN; i++) s += g.w[i] * f(mid + half * g.x[i]);
-    total += s * half;
-  }
-  return total;
-}
 
 inline uint64_t LoadU64(const uint8_t* p) {
   uint64_t v;
@@ -91,37 +43,6 @@ Status Validate(const Params& p) {
                                               std::to_string(p.num_perm));
   if (p.profile != Profile::kFast && p.value_bytes != 4)
     return Status(Code::kInvalidArgument, "the datasketch and doubri profiles have 32-bit values");
-  return Status::Ok();
-}
-
-double FalsePositiveArea(double t, uint32_t b, uint32_t r) {
-  return Integrate([&](double s) { return 1 - std::pow(1 - std::pow(s, r), b); }, 0.0, t, uint64_t(b) * r);
-}
-
-double FalseNegativeArea(double t, uint32_t b, uint32_t r) {
-  return Integrate([&](double s) { return std::pow(1 - std::pow(s, r), b); }, t, 1.0, uint64_t(b) * r);
-}
-
-Status OptimalParam(double threshold, uint32_t num_perm, double fp_weight, double fn_weight, uint32_t* b,
-                    uint32_t* r) {
-  if (!(threshold > 0 && threshold < 1)) return Status(Code::kInvalidArgument, "threshold must be in (0, 1)");
-  if (num_perm == 0) return Status(Code::kInvalidArgument, "num_perm must be at least 1");
-  if (!(fp_weight >= 0 && fn_weight >= 0) || std::fabs(fp_weight + fn_weight - 1.0) > 1e-9)
-    return Status(Code::kInvalidArgument, "the weights must be non-negative and sum to 1");
-  double best = INFINITY;
-  *b = 1;
-  *r = num_perm;
-  for (uint32_t bb = 1; bb <= num_perm; bb++) {
-    const uint32_t max_r = num_perm / bb;
-    for (uint32_t rr = 1; rr <= max_r; rr++) {
-      const double err = fp_weight * FalsePositiveArea(threshold, bb, rr) + fn_weight * FalseNegativeArea(threshold, bb, rr);
-      if (err < best) {
-        best = err;
-        *b = bb;
-        *r = rr;
-      }
-    }
-  }
   return Status::Ok();
 }
 
@@ -177,6 +98,42 @@ double EstimateJaccard(const Params& p, const uint8_t* a, const uint8_t* b) {
   return static_cast<double>(eq) / p.num_perm;
 }
 
+static Status TooManyPairs(uint64_t max_pairs) {
+  return Status(Code::kTooManyResults, "more than " + std::to_string(max_pairs) +
+                                           " candidate pairs (raise maxPairs, or read them with candidatePairsStream)");
+}
+
+inline uint64_t BucketPairs(uint64_t m) { return m * (m - (m > 0)) / 2; }
+
+// Candidate pairs band by band: pairs within one band are distinct (an id is in one bucket per band), so a
+// band with more than max_pairs pairs fails before it is listed; otherwise its sorted pairs are merged into
+// *out, which fails as soon as it holds more than max_pairs. Memory: about 3 * max_pairs pairs at most.
+// band_pairs(j, nullptr) counts band j's pairs; band_pairs(j, &v) also appends them to v.
+template <typename BandPairs>
+Status PairsByBand(uint32_t bands, uint64_t max_pairs, std::vector<Pair>* out, BandPairs&& band_pairs) {
+  out->clear();
+  std::vector<Pair> band, merged;
+  for (uint32_t j = 0; j < bands; j++) {
+    const uint64_t count = band_pairs(j, nullptr);
+    if (count > max_pairs) return TooManyPairs(max_pairs);
+    if (count == 0) continue;
+    band.clear();
+    band.reserve(static_cast<size_t>(count));
+    band_pairs(j, &band);
+    std::sort(band.begin(), band.end());
+    merged.clear();
+    merged.reserve(out->size() + band.size());
+    std::set_union(out->begin(), out->end(), band.begin(), band.end(), std::back_inserter(merged));
+    out->swap(merged);
+    if (out->size() > max_pairs) {
+      out->clear();
+      out->shrink_to_fit();
+      return TooManyPairs(max_pairs);
+    }
+  }
+  return Status::Ok();
+}
+
 // ---- Index -------------------------------------------------------------------------------------------------
 
 Index::Index(const Params& p) : p_(p), tables_(p.b) {}
@@ -198,6 +155,7 @@ Status Index::Insert(const uint64_t* ids, const uint8_t* sigs, size_t n, size_t 
     for (uint32_t j = 0; j < p_.b; j++) tables_[j][e.keys[j]].push_back(ids[i]);
     entries_.emplace(ids[i], std::move(e));
   }
+  version_++;
   return Status::Ok();
 }
 
@@ -224,23 +182,26 @@ bool Index::Remove(uint64_t id) {
     if (v.empty()) tables_[j].erase(bucket);
   }
   entries_.erase(it);
+  version_++;
   return true;
 }
 
-void Index::CandidatePairs(std::vector<Pair>* out) const {
-  out->clear();
-  std::vector<uint64_t> ids;
-  for (const auto& table : tables_) {
-    for (const auto& kv : table) {
-      if (kv.second.size() < 2) continue;
-      ids.assign(kv.second.begin(), kv.second.end());
-      std::sort(ids.begin(), ids.end());
-      for (size_t x = 0; x < ids.size(); x++)
-        for (size_t y = x + 1; y < ids.size(); y++) out->emplace_back(ids[x], ids[y]);
-    }
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
+Status Index::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
+  return PairsByBand(p_.b, max_pairs, out,
+                     [&](uint32_t j, std::vector<Pair>* band) {
+                       uint64_t count = 0;
+                       for (const auto& kv : tables_[j]) count += BucketPairs(kv.second.size());
+                       if (!band) return count;
+                       std::vector<uint64_t> ids;
+                       for (const auto& kv : tables_[j]) {
+                         if (kv.second.size() < 2) continue;
+                         ids.assign(kv.second.begin(), kv.second.end());
+                         std::sort(ids.begin(), ids.end());
+                         for (size_t x = 0; x < ids.size(); x++)
+                           for (size_t y = x + 1; y < ids.size(); y++) band->emplace_back(ids[x], ids[y]);
+                       }
+                       return count;
+                     });
 }
 
 void Index::IdsInInsertionOrder(std::vector<uint64_t>* ids) const {
@@ -387,17 +348,18 @@ void FrozenIndex::Query(const uint8_t* sig, std::vector<uint64_t>* out) const {
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
-void FrozenIndex::CandidatePairs(std::vector<Pair>* out) const {
-  out->clear();
-  for (uint32_t j = 0; j < p_.b; j++) {
+Status FrozenIndex::CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs) const {
+  return PairsByBand(p_.b, max_pairs, out, [&](uint32_t j, std::vector<Pair>* band) {
     const Slot* t = table(j);
+    uint64_t count = 0;
     ForEachBucket(&t[0].key, n_, 2, [&](size_t lo, size_t hi) {
+      count += BucketPairs(hi - lo);
+      if (!band) return;
       for (size_t x = lo; x < hi; x++)
-        for (size_t y = x + 1; y < hi; y++) out->emplace_back(std::min(t[x].id, t[y].id), std::max(t[x].id, t[y].id));
+        for (size_t y = x + 1; y < hi; y++) band->emplace_back(std::min(t[x].id, t[y].id), std::max(t[x].id, t[y].id));
     });
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
+    return count;
+  });
 }
 
 void FrozenIndex::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const {
@@ -413,6 +375,77 @@ void FrozenIndex::Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* re
   }
   reps->resize(n_);
   for (uint64_t i = 0; i < n_; i++) (*reps)[i] = ids_[uf.Find(static_cast<uint32_t>(i))];
+}
+
+// ---- PairStream --------------------------------------------------------------------------------------------
+
+PairStream::PairStream(const Index& index) : index_(&index), version_(index.version()) {
+  ids_.reserve(index.entries_.size());
+  for (const auto& kv : index.entries_) ids_.push_back(kv.first);
+  std::sort(ids_.begin(), ids_.end());
+}
+
+PairStream::PairStream(const FrozenIndex& frozen) : frozen_(&frozen) {
+  const uint64_t n = frozen.n_;
+  const uint32_t b = frozen.p_.b;
+  ids_.assign(frozen.ids_, frozen.ids_ + n);
+  std::sort(ids_.begin(), ids_.end());
+  keys_.assign(n * b, 0);
+  for (uint32_t j = 0; j < b; j++) {
+    const FrozenIndex::Slot* t = frozen.table(j);
+    for (uint64_t x = 0; x < n; x++) {
+      const size_t i = std::lower_bound(ids_.begin(), ids_.end(), t[x].id) - ids_.begin();
+      if (i < n && ids_[i] == t[x].id) keys_[i * b + j] = t[x].key;
+    }
+  }
+}
+
+void PairStream::Partners(size_t i) {
+  partners_.clear();
+  const uint64_t id = ids_[i];
+  if (index_) {
+    const auto& keys = index_->entries_.at(id).keys;
+    for (uint32_t j = 0; j < index_->p_.b; j++) {
+      auto it = index_->tables_[j].find(keys[j]);
+      if (it == index_->tables_[j].end()) continue;
+      for (uint64_t y : it->second)
+        if (y > id) partners_.push_back(y);
+    }
+  } else {
+    const uint32_t b = frozen_->p_.b;
+    const uint64_t n = frozen_->n_;
+    for (uint32_t j = 0; j < b; j++) {
+      const FrozenIndex::Slot* t = frozen_->table(j);
+      const uint64_t key = keys_[i * b + j];
+      const FrozenIndex::Slot* it =
+          std::lower_bound(t, t + n, key, [](const FrozenIndex::Slot& x, uint64_t k) { return x.key < k; });
+      for (; it != t + n && it->key == key; ++it)
+        if (it->id > id) partners_.push_back(it->id);
+    }
+  }
+  std::sort(partners_.begin(), partners_.end());
+  partners_.erase(std::unique(partners_.begin(), partners_.end()), partners_.end());
+  partner_pos_ = 0;
+}
+
+Status PairStream::Next(size_t max_pairs, std::vector<Pair>* out, bool* done) {
+  if (index_ && index_->version() != version_)
+    return Status(Code::kInvalidArgument, "the index changed while its candidate pairs were being listed");
+  size_t added = 0;
+  while (added < max_pairs) {
+    if (partner_pos_ == partners_.size()) {
+      if (next_ == ids_.size()) break;
+      Partners(next_++);
+      continue;
+    }
+    const uint64_t a = ids_[next_ - 1];
+    const size_t m = std::min(max_pairs - added, partners_.size() - partner_pos_);
+    for (size_t k = 0; k < m; k++) out->emplace_back(a, partners_[partner_pos_ + k]);
+    partner_pos_ += m;
+    added += m;
+  }
+  *done = partner_pos_ == partners_.size() && next_ == ids_.size();
+  return Status::Ok();
 }
 
 }  // namespace lsh

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "minhash/banding.h"  // OptimalParam, FalsePositiveArea, FalseNegativeArea
 #include "util/status.h"
 
 namespace neardup {
@@ -33,13 +34,6 @@ struct Params {
 };
 
 Status Validate(const Params& p);
-
-// datasketch's _optimal_param: minimises fp_weight*FP + fn_weight*FN over b = 1..num_perm,
-// r = 1..floor(num_perm/b) (first minimum wins), FP = int_0^t 1-(1-s^r)^b ds, FN = int_t^1 (1-s^r)^b ds.
-Status OptimalParam(double threshold, uint32_t num_perm, double fp_weight, double fn_weight, uint32_t* b,
-                    uint32_t* r);
-double FalsePositiveArea(double threshold, uint32_t b, uint32_t r);
-double FalseNegativeArea(double threshold, uint32_t b, uint32_t r);
 
 // keys[j] for j < b of one signature.
 void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys);
@@ -64,8 +58,11 @@ class Index {
   bool Remove(uint64_t id);
   bool Contains(uint64_t id) const { return entries_.count(id) != 0; }
   size_t size() const { return entries_.size(); }
-  // Every pair (a < b) sharing a band, sorted, distinct.
-  void CandidatePairs(std::vector<Pair>* out) const;
+  // Every pair (a < b) sharing a band, sorted, distinct; kTooManyResults beyond max_pairs (checked as they
+  // are produced: memory stays about max_pairs pairs).
+  Status CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs = UINT64_MAX) const;
+  // Raised by every Insert and Remove (a PairStream refuses to go on over a changed index).
+  uint64_t version() const { return version_; }
   // ids in insertion order and, for each, the id of its cluster's first inserted member.
   void Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const;
   Status Save(const std::string& path) const;
@@ -80,6 +77,8 @@ class Index {
   std::vector<std::unordered_map<uint64_t, std::vector<uint64_t>>> tables_;
   std::unordered_map<uint64_t, Entry> entries_;
   uint64_t next_seq_ = 0;
+  uint64_t version_ = 0;
+  friend class PairStream;
 };
 
 // A saved index, memory-mapped: band tables are sorted arrays of (key, id) searched in place. Read-only;
@@ -93,10 +92,11 @@ class FrozenIndex {
   const Params& params() const { return p_; }
   size_t size() const { return n_; }
   void Query(const uint8_t* sig, std::vector<uint64_t>* out) const;
-  void CandidatePairs(std::vector<Pair>* out) const;
+  Status CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs = UINT64_MAX) const;
   void Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const;
 
  private:
+  friend class PairStream;
   struct Slot {
     uint64_t key, id;
   };
@@ -106,6 +106,29 @@ class FrozenIndex {
   uint64_t n_ = 0;
   const uint64_t* ids_ = nullptr;  // insertion order
   const Slot* tables_ = nullptr;
+};
+
+// Candidate pairs (a < b sharing a band) in the order CandidatePairs returns them (a, then b ascending), a
+// chunk at a time. It holds the sorted ids, one id's partners and, for a FrozenIndex, the band keys of every
+// id (8 * b bytes per id); never the pairs. The index must outlive it; a mutable index must not change
+// while it runs (Next then fails).
+class PairStream {
+ public:
+  explicit PairStream(const Index& index);
+  explicit PairStream(const FrozenIndex& frozen);
+  // Appends up to max_pairs pairs to *out; *done is set once every pair has been produced.
+  Status Next(size_t max_pairs, std::vector<Pair>* out, bool* done);
+
+ private:
+  void Partners(size_t i);
+  const Index* index_ = nullptr;
+  const FrozenIndex* frozen_ = nullptr;
+  uint64_t version_ = 0;
+  std::vector<uint64_t> ids_;   // sorted
+  std::vector<uint64_t> keys_;  // frozen: keys_[i * b + j] is band j's key of ids_[i]
+  size_t next_ = 0;             // the next id whose partners are to be listed
+  std::vector<uint64_t> partners_;
+  size_t partner_pos_ = 0;      // partners_ of ids_[next_ - 1] already handed out
 };
 
 // Candidate pairs of sorted (key, id) runs: helper shared by both indexes and by dedup.

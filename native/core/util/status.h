@@ -16,6 +16,7 @@ enum class Code {
   kUnsupported,      // a file from a newer format version, or a feature not built in
   kCancelled,        // work stopped because its owner was closed
   kInternal,
+  kTooManyResults,  // a result larger than the caller's cap (max pairs / max results)
 };
 
 const char* CodeName(Code c);
@@ -44,6 +45,7 @@ inline const char* CodeName(Code c) {
     case Code::kUnsupported: return "ERR_NEARDUP_UNSUPPORTED";
     case Code::kCancelled: return "ERR_NEARDUP_CANCELLED";
     case Code::kInternal: return "ERR_NEARDUP_INTERNAL";
+    case Code::kTooManyResults: return "ERR_NEARDUP_TOO_MANY_RESULTS";
   }
   return "ERR_NEARDUP_INTERNAL";
 }

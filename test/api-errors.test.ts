@@ -1,0 +1,184 @@
+// Every exported function and class method, called with bad arguments, fails with a TypeError or RangeError
+// carrying code ERR_NEARDUP_INVALID_ARGUMENT (thrown, or for promise-returning calls, thrown or rejected),
+// never a plain Error, a crash or a silent success. The table must name every export and every method.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as neardup from '../lib/index';
+
+const {
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter,
+} = neardup;
+
+type Call = () => unknown;
+
+/** Runs f; returns the error it throws or its promise rejects with (undefined if it succeeds). */
+async function failure(f: Call): Promise<unknown> {
+  try {
+    const r = f();
+    if (r && typeof (r as Promise<unknown>).then === 'function') await r;
+    else if (r && typeof (r as AsyncIterator<unknown>).next === 'function' && Symbol.asyncIterator in (r as object)) await (r as AsyncIterator<unknown>).next();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+async function expectInvalid(name: string, calls: Call[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, f] of calls.entries()) {
+    const e = await failure(f);
+    const code = (e as { code?: unknown } | undefined)?.code;
+    if (e === undefined) problems.push(`${name} #${i}: accepted`);
+    else if (!(e instanceof TypeError || e instanceof RangeError) || code !== 'ERR_NEARDUP_INVALID_ARGUMENT')
+      problems.push(`${name} #${i}: ${(e as Error)?.constructor?.name} ${String(code)}: ${(e as Error)?.message}`);
+  }
+  return problems;
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-api-errors-'));
+const bad = { notArray: 42, notString: 42 as unknown as string, sym: Symbol('x') as unknown as string };
+
+// exported values that are not callables with arguments to check
+const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo']);
+
+const FUNCTIONS: Record<string, Call[]> = {
+  shingleHashes: [() => neardup.shingleHashes(bad.notArray as never), () => neardup.shingleHashes(['a'], { n: 0 }), () => neardup.shingleHashes(['a'], { unit: 'byte' as never }), () => neardup.shingleHashes(['a'], 5 as never)],
+  shingleHashesSync: [() => neardup.shingleHashesSync(bad.notArray as never), () => neardup.shingleHashesSync(['a'], { n: -1 }), () => neardup.shingleHashesSync([5 as never])],
+  packTexts: [() => neardup.packTexts(bad.notArray as never), () => neardup.packTexts([5 as never])],
+  optimalParam: [() => neardup.optimalParam(2, 128), () => neardup.optimalParam(0.5, 0), () => neardup.optimalParam('x' as never, 128), () => neardup.optimalParam(0.5, 128, 'w' as never)],
+  optimalParamAsync: [() => neardup.optimalParamAsync(2, 128), () => neardup.optimalParamAsync(0.5, 1.5)],
+  recallParam: [() => neardup.recallParam(0, 128), () => neardup.recallParam(0.5, 0), () => neardup.recallParam(0.5, 128, 1)],
+  collisionProbability: [() => neardup.collisionProbability(2, 1, 1), () => neardup.collisionProbability(0.5, 0, 1), () => neardup.collisionProbability('x' as never, 1, 1)],
+  dedup: [() => neardup.dedup(bad.notArray as never), () => neardup.dedup(['a'], { threshold: 5 }), () => neardup.dedup(['a'], { verify: 'x' as never }), () => neardup.dedup(['a'], { banding: 'x' as never })],
+  doubriSelf: [() => neardup.doubriSelf(bad.notArray as never, 'x'), () => neardup.doubriSelf(['a'], bad.notString)],
+  doubriOther: [() => neardup.doubriOther(bad.notString, ['a']), () => neardup.doubriOther('x', bad.notArray as never)],
+  simhashFingerprints: [() => neardup.simhashFingerprints(bad.notArray as never), () => neardup.simhashFingerprints(['a'], { hash: 'sha9' as never })],
+  simhashFingerprintsSync: [() => neardup.simhashFingerprintsSync(bad.notArray as never), () => neardup.simhashFingerprintsSync(['a'], { weighting: 'x' as never })],
+  simhashCompute: [() => neardup.simhashCompute(bad.notArray as never), () => neardup.simhashCompute([1n, 2n], [1])],
+  hammingDistance: [() => neardup.hammingDistance(1 as never, 2n), () => neardup.hammingDistance(-1n, 2n), () => neardup.hammingDistance(1n << 64n, 2n)],
+  pickSimhashBlocks: [() => neardup.pickSimhashBlocks(-1, 3), () => neardup.pickSimhashBlocks(10, 99), () => neardup.pickSimhashBlocks('x' as never, 3)],
+  simhashFindAll: [() => neardup.simhashFindAll(bad.notArray as never), () => neardup.simhashFindAll([1n], { distance: 99 }), () => neardup.simhashFindAll([1n], { blocks: 2, distance: 3 })],
+  simhashFindAllSync: [() => neardup.simhashFindAllSync(bad.notArray as never), () => neardup.simhashFindAllSync([1n], { distance: -1 }), () => neardup.simhashFindAllSync([1n], { ids: [1n, 2n] })],
+  minhash: [() => neardup.minhash(bad.notArray as never), () => neardup.minhash(['a'], { numPerm: 0 }), () => neardup.minhash(['a'], { profile: 'x' as never })],
+  minhashSync: [() => neardup.minhashSync(bad.notArray as never), () => neardup.minhashSync(['a'], { numPerm: 1e9 })],
+  minhashOfShingles: [() => neardup.minhashOfShingles(bad.notArray as never, new Uint32Array([1])), () => neardup.minhashOfShingles(['a'], 'x' as never)],
+  minhashStream: [() => neardup.minhashStream(bad.notArray as never), () => neardup.minhashStream((async function* () { yield ['a']; })(), { numPerm: 0 })],
+  datasketchPermutations: [() => neardup.datasketchPermutations(-1), () => neardup.datasketchPermutations(1, 0), () => neardup.datasketchPermutations('x' as never)],
+  signatureAt: [() => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, 5), () => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, -1), () => neardup.signatureAt(null as never, 0)],
+  estimateJaccard: [() => neardup.estimateJaccard(new Uint32Array(2), new Uint32Array(3)), () => neardup.estimateJaccard([1] as never, new Uint32Array(1))],
+  readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
+  dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
+  readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
+  setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
+};
+
+const sig16 = new Uint32Array(16);
+const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
+  LshIndex: {
+    constructor: () => [() => new LshIndex({ numPerm: 0 }), () => new LshIndex({ b: 3 }), () => new LshIndex(5 as never), () => new LshIndex({ profile: 'x' as never })],
+    load: () => [() => LshIndex.load(bad.notString), () => LshIndex.load('x', 5 as never)],
+    insert: (i: neardup.LshIndex) => [() => i.insert([1n], new Uint32Array(3)), () => i.insert(bad.notArray as never, sig16), () => i.insert([1n, 2n], sig16)],
+    insertSync: (i: neardup.LshIndex) => [() => i.insertSync([1n], new Float64Array(16) as never), () => i.insertSync(['x' as never], sig16)],
+    query: (i: neardup.LshIndex) => [() => i.query(new Uint32Array(3)), () => i.query('x' as never)],
+    queryBatch: (i: neardup.LshIndex) => [() => i.queryBatch(new Uint32Array(3)), () => i.queryBatch(sig16, { maxResults: -1 })],
+    remove: (i: neardup.LshIndex) => [() => i.remove('x' as never), () => i.remove(-1)],
+    candidatePairs: (i: neardup.LshIndex) => [() => i.candidatePairs({ maxPairs: -1 }), () => i.candidatePairs(5 as never)],
+    candidatePairsStream: (i: neardup.LshIndex) => [() => i.candidatePairsStream({ chunkPairs: 0 }), () => i.candidatePairsStream(5 as never)],
+    save: (i: neardup.LshIndex) => [() => i.save(bad.notString)],
+  },
+  SimhashIndex: {
+    constructor: () => [() => new SimhashIndex({ distance: 99 }), () => new SimhashIndex(5 as never)],
+    open: () => [() => SimhashIndex.open(bad.notString)],
+    openAsync: () => [() => SimhashIndex.openAsync(bad.notString)],
+    insert: (i: neardup.SimhashIndex) => [() => i.insert([1n, 2n], [1n]), () => i.insert(bad.notArray as never, [1n])],
+    insertAsync: (i: neardup.SimhashIndex) => [() => i.insertAsync([1n, 2n], [1n])],
+    remove: (i: neardup.SimhashIndex) => [() => i.remove(bad.notArray as never)],
+    removeAsync: (i: neardup.SimhashIndex) => [() => i.removeAsync(bad.notArray as never)],
+    has: (i: neardup.SimhashIndex) => [() => i.has('x' as never), () => i.has(-1n)],
+    findFirst: (i: neardup.SimhashIndex) => [() => i.findFirst('x' as never), () => i.findFirst(1n << 64n)],
+    findAll: (i: neardup.SimhashIndex) => [() => i.findAll(1 as never)],
+    findFirstMany: (i: neardup.SimhashIndex) => [() => i.findFirstMany(bad.notArray as never)],
+    findFirstManySync: (i: neardup.SimhashIndex) => [() => i.findFirstManySync(bad.notArray as never)],
+    findAllMany: (i: neardup.SimhashIndex) => [() => i.findAllMany(bad.notArray as never)],
+    findAllManySync: (i: neardup.SimhashIndex) => [() => i.findAllManySync(bad.notArray as never)],
+    save: (i: neardup.SimhashIndex) => [() => i.save(bad.notString)],
+    saveSync: (i: neardup.SimhashIndex) => [() => i.saveSync(bad.notString)],
+  },
+  DedupSession: {
+    constructor: () => [() => new DedupSession({ numPerm: 0 }), () => new DedupSession({ profile: 'x' as never }), () => new DedupSession({ memory: -5 })],
+    add: (s: neardup.DedupSession) => [() => s.add(bad.notArray as never), () => s.add([5 as never])],
+  },
+  SignatureWriter: {
+    constructor: () => [() => new SignatureWriter(bad.notString, { numPerm: 4 }), () => new SignatureWriter(path.join(dir, 'w'), { numPerm: 0 })],
+    append: (w: neardup.SignatureWriter) => [() => w.append(new Uint32Array(3)), () => w.append([1, 2, 3, 4] as never)],
+  },
+  ParagraphFilter: {
+    constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
+    pushVertical: (f: neardup.ParagraphFilter) => [() => f.pushVertical(5 as never), () => f.pushVertical('no newline at the end')],
+    pushDocuments: (f: neardup.ParagraphFilter) => [() => f.pushDocuments(bad.notArray as never), () => f.pushDocuments([[5 as never]])],
+    pushParagraphs: (f: neardup.ParagraphFilter) => [() => f.pushParagraphs(['a'], new Uint32Array([0, 5])), () => f.pushParagraphs(['a'], [0, 1] as never)],
+    saveSeen: (f: neardup.ParagraphFilter) => [() => f.saveSeen(bad.notString)],
+    addDuplicateNgrams: (f: neardup.ParagraphFilter) => [() => f.addDuplicateNgrams(5 as never), () => f.addDuplicateNgrams([1, 2] as never)],
+    loadSeen: (f: neardup.ParagraphFilter) => [() => f.loadSeen(bad.notString)],
+  },
+};
+// TypeScript-private helpers (on the prototype at run time)
+const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits']);
+// methods without arguments (nothing to get wrong) and lifecycle calls
+const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass']);
+
+test('the table covers every export and every public method', () => {
+  for (const [name, v] of Object.entries(neardup)) {
+    if (NOT_CHECKED.has(name)) continue;
+    if (typeof v !== 'function') continue;
+    const isClass = /^class\b/.test(Function.prototype.toString.call(v));
+    if (isClass) {
+      assert.ok(METHODS[name], `class ${name} is not in the table`);
+      for (const m of Object.getOwnPropertyNames(v.prototype)) {
+        if (m === 'constructor' || NO_ARGUMENTS.has(m) || PRIVATE.has(m)) continue;
+        const d = Object.getOwnPropertyDescriptor(v.prototype, m)!;
+        if (typeof d.value !== 'function') continue;  // getters
+        assert.ok(METHODS[name][m], `${name}.${m} is not in the table`);
+      }
+      for (const m of Object.getOwnPropertyNames(v)) {
+        if (typeof (v as unknown as Record<string, unknown>)[m] === 'function') assert.ok(METHODS[name][m], `static ${name}.${m} is not in the table`);
+      }
+    } else {
+      assert.ok(FUNCTIONS[name], `function ${name} is not in the table`);
+    }
+  }
+});
+
+test('every exported function: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', async () => {
+  const problems: string[] = [];
+  for (const [name, calls] of Object.entries(FUNCTIONS)) problems.push(...(await expectInvalid(name, calls)));
+  assert.equal(problems, []);
+});
+
+test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', async () => {
+  const problems: string[] = [];
+  const make: Record<string, () => { obj: unknown; done: () => void }> = {
+    LshIndex: () => { const i = new LshIndex({ numPerm: 16, b: 4, r: 4 }); return { obj: i, done: () => i.close() }; },
+    SimhashIndex: () => { const i = new SimhashIndex(); return { obj: i, done: () => i.close() }; },
+    DedupSession: () => { const s = new DedupSession(); return { obj: s, done: () => s.close() }; },
+    SignatureWriter: () => { const w = new SignatureWriter(path.join(dir, 'sigs'), { numPerm: 4 }); return { obj: w, done: () => w.abort() }; },
+    ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
+  };
+  for (const [cls, methods] of Object.entries(METHODS)) {
+    for (const [m, calls] of Object.entries(methods)) {
+      const { obj, done } = make[cls]();
+      try {
+        problems.push(...(await expectInvalid(`${cls}.${m}`, calls(obj as never))));
+      } finally {
+        done();
+      }
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.equal(problems, []);
+});
+
+test.run();

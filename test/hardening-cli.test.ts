@@ -1,0 +1,145 @@
+// Inputs that used to be silently mishandled (issue 14): a UTF-8 byte-order mark, inherited properties as
+// --field, a line over the reader's limit, SimHash fingerprints of skipped lines, --kept with bad lines.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Readable } from 'node:stream';
+import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../lib/index';
+import { dedupLimits } from '../lib/dedup';
+import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/cli/jsonl';
+import { cli } from './cli-helper';
+
+let dir = '';
+test.before(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-hardening-'));
+});
+test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const texts = async (file: string, o: Parameters<typeof readJsonl>[1] = {}) => {
+  const got: (string | null)[] = [];
+  for await (const b of readJsonl([file], o)) got.push(...b.texts);
+  return got;
+};
+
+test('a UTF-8 byte-order mark at the start of a file is skipped (plain and gzip), only there', async () => {
+  const f = path.join(dir, 'bom.jsonl');
+  fs.writeFileSync(f, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"text": "a"}\n{"text": "b"}\n')]));
+  assert.equal(await texts(f), ['a', 'b']);
+  fs.writeFileSync(f + '.gz', (await import('node:zlib')).gzipSync(fs.readFileSync(f)));
+  assert.equal(await texts(f + '.gz'), ['a', 'b']);
+  // a BOM on line 2 is a bad line (an invisible character before the JSON), named as such
+  const g = path.join(dir, 'bom2.jsonl');
+  fs.writeFileSync(g, Buffer.concat([Buffer.from('{"text": "a"}\n'), Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"text": "b"}\n')]));
+  let err: unknown;
+  await texts(g).catch((e) => { err = e; });
+  assert.is((err as NeardupError).code, 'ERR_NEARDUP_BAD_LINE');
+  assert.is((err as NeardupError).line, 2);
+  // the CLI too
+  const r = cli(dir, ['shingles', 'bom.jsonl']);
+  assert.is(r.code, 0, r.stderr);
+});
+
+test('--field reads own properties only: constructor, toString, __proto__ are missing unless present', async () => {
+  const f = path.join(dir, 'own.jsonl');
+  fs.writeFileSync(f, '{"text": "a"}\n{"constructor": "own value"}\n');
+  for (const field of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    let err: unknown;
+    await texts(f, { field }).catch((e) => { err = e; });
+    assert.is((err as NeardupError).code, 'ERR_NEARDUP_BAD_LINE', field);
+    assert.match((err as Error).message, new RegExp(`:1: field '${field.replace(/_/g, '_')}' is missing`), field);
+  }
+  assert.equal(await texts(f, { field: 'constructor', onBadLine: 'skip' }), [null, 'own value']);
+  const r = cli(dir, ['shingles', '--field', 'constructor', 'own.jsonl']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /own\.jsonl:1: field 'constructor' is missing/);
+  assert.not.match(r.stderr, /function/);
+});
+
+test('a line over the limit is an error naming file:line and the limit, also with skip (never "not valid JSON")', async () => {
+  assert.is(MAX_LINE_BYTES, 536870888);
+  const f = path.join(dir, 'long.jsonl');
+  const long = JSON.stringify({ text: 'x'.repeat(5000) });
+  fs.writeFileSync(f, `{"text": "a"}\n${long}\n{"text": "b"}\n`);
+  for (const onBadLine of ['error', 'skip', 'empty'] as const) {
+    let err: unknown;
+    await texts(f, { onBadLine, maxLineBytes: 4096 }).catch((e) => { err = e; });
+    assert.instance(err, NeardupError, onBadLine);
+    const e = err as NeardupError;
+    assert.is(e.code, 'ERR_NEARDUP_INVALID_INPUT');
+    assert.is(e.line, 2);
+    assert.match(e.message, /long\.jsonl:2: the line is longer than 4096 bytes, the limit for one document/);
+    assert.not.match(e.message, /JSON/);
+  }
+  assert.equal((await texts(f, { maxLineBytes: long.length })).length, 3);  // exactly the limit is fine
+  // a final line without newline, and a line split over many chunks: stops buffering at the limit
+  const chunks = Readable.from((function* () { for (let i = 0; i < 100; i++) yield Buffer.alloc(1000, 0x61); })());
+  let err: unknown;
+  try {
+    for await (const _ of readLines(chunks, 'stream', 50_000)) void _;
+  } catch (e) {
+    err = e;
+  }
+  assert.match((err as Error).message, /^stream:1: the line is longer than 50000 bytes/);
+});
+
+test('simhash fingerprint: a skipped line prints an empty line; find-all never pairs it (also with --ids)', () => {
+  const docs = ['{"text": "the same words in the same order here"}', '{oops', '{"text": "the same words in the same order here"}', '[1]'];
+  fs.writeFileSync(path.join(dir, 'sh.jsonl'), docs.join('\n') + '\n');
+  const r = cli(dir, ['simhash', 'fingerprint', '--on-bad-line', 'skip', 'sh.jsonl']);
+  assert.is(r.code, 0, r.stderr);
+  const fp = String(simhashFingerprintsSync(['the same words in the same order here'])[0]);
+  assert.equal(r.stdout.toString().split('\n'), [fp, '', fp, '', '']);
+  fs.writeFileSync(path.join(dir, 'fps.txt'), r.stdout);
+  const all = cli(dir, ['simhash', 'find-all', 'fps.txt']);
+  assert.is(all.code, 0, all.stderr);
+  assert.is(all.stdout.toString(), '');  // one distinct fingerprint: no pairs; the skipped lines are not 0s
+  const withIds = r.stdout.toString().split('\n').slice(0, 4).map((v, i) => `${i} ${v}`).join('\n') + '\n';
+  fs.writeFileSync(path.join(dir, 'ids.txt'), withIds);
+  const ids = cli(dir, ['simhash', 'find-all', '--ids', 'ids.txt']);
+  assert.is(ids.code, 0, ids.stderr);
+  assert.is(ids.stdout.toString(), '0 2\n');
+});
+
+test('dedup --kept never copies bad lines (skip and empty)', () => {
+  const good = JSON.stringify({ text: 'one two three four five six seven eight nine ten' });
+  fs.writeFileSync(path.join(dir, 'k.jsonl'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${good}\n{bad\n\n${good}\n"str"\n`)]));
+  for (const mode of ['skip', 'empty']) {
+    const r = cli(dir, ['dedup', '--on-bad-line', mode, '--kept', 'kept.jsonl', 'k.jsonl']);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(fs.readFileSync(path.join(dir, 'kept.jsonl'), 'utf8'), `${good}\n`, mode);
+  }
+});
+
+test('--memory bounds per-document work: an oversized document or too many documents stop with the limit stated', async () => {
+  assert.equal(dedupLimits({}), { documentBytes: Infinity, documents: Infinity });
+  assert.is(dedupLimits({ memory: 128 * 2 ** 20 }).documentBytes, 2 * 2 ** 20);  // verify 'exact' is the default
+  const lim = dedupLimits({ memory: 128 * 2 ** 20, verify: 'none' });
+  assert.equal(lim, { documentBytes: Math.floor((128 * 2 ** 20) / 6), documents: 8 * 2 ** 20 });
+  assert.is(dedupLimits({ memory: 4096, verify: 'none' }).documentBytes, Math.floor((64 * 2 ** 20) / 6));  // small budgets count as 64 MiB
+  assert.is(dedupLimits({ memory: 128 * 2 ** 20, verify: 'exact' }).documentBytes, 2 * 2 ** 20);
+  // 1.2 MiB document, verify exact, 64 MiB budget (1 MiB documents at most): refused, before any work
+  const big = 'word '.repeat(250_000);
+  const s = new DedupSession({ memory: 64 * 2 ** 20, verify: 'exact' });
+  try {
+    const e = await s.add(['small', big]).then(() => undefined, (x: NeardupError) => x);
+    assert.instance(e, NeardupError);
+    assert.is(e!.code, 'ERR_NEARDUP_INVALID_INPUT');
+    assert.match(e!.message, /^document 1: a document of 1\.2 MiB needs about 64 bytes .* \(documents up to 1\.0 MiB\)/);
+  } finally {
+    s.close();
+  }
+  // without a budget it is fine
+  const r = await dedup(['small', big], { verify: 'exact' });
+  assert.is(r.representative.length, 2);
+  // the CLI names file:line
+  fs.writeFileSync(path.join(dir, 'm.jsonl'), `{"text": "a b c"}\n${JSON.stringify({ text: big })}\n`);
+  const c = cli(dir, ['dedup', '--verify', 'exact', '--memory', '64M', 'm.jsonl']);
+  assert.is(c.code, 1);
+  assert.match(c.stderr, /m\.jsonl:2: a document of 1\.2 MiB needs about 64 bytes of working memory per byte/);
+  const ok = cli(dir, ['dedup', '--fast', '--memory', '64M', 'm.jsonl']);
+  assert.is(ok.code, 0, ok.stderr);
+});
+
+test.run();
