@@ -12,6 +12,8 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
+      "native/core/io/os_posix.cc",
+      "native/core/io/os_win.cc",
       "native/core/io/header.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",

@@ -1,28 +1,13 @@
 #include "io/file.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstring>
+
+#include "io/os.h"
 
 namespace neardup {
 namespace io {
 namespace {
-
-Status Errno(const std::string& what, const std::string& path) {
-  return Status(Code::kIo, what + " '" + path + "': " + std::strerror(errno));
-}
-
-std::string Dir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 constexpr size_t kBufSize = 1 << 20;
 
@@ -50,36 +35,41 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 Status MappedFile::Open(const std::string& path) {
   Close();
   path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", path);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = Errno("cannot stat", path);
-    ::close(fd);
+  os::Fd fd;
+  Status s = os::OpenRead(path, &fd);
+  if (!s.ok()) return s;
+  uint64_t size = 0;
+  bool regular = false;
+  s = os::FileSize(fd, path, &size, &regular);
+  if (!s.ok()) {
+    os::CloseQuietly(fd);
     return s;
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (!regular) {
+    os::CloseQuietly(fd);
     return Status(Code::kIo, "not a regular file: '" + path + "'");
   }
-  size_ = static_cast<size_t>(st.st_size);
-  if (size_ == 0) {
-    ::close(fd);
+  if (static_cast<uint64_t>(static_cast<size_t>(size)) != size) {
+    os::CloseQuietly(fd);
+    return Status(Code::kIo, "too large to map: '" + path + "'");
+  }
+  if (size == 0) {
+    os::CloseQuietly(fd);
     data_ = nullptr;
     return Status::Ok();
   }
-  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) {
-    size_ = 0;
-    return Errno("cannot map", path);
+  s = os::MapReadOnly(fd, path, static_cast<size_t>(size), &data_);
+  os::CloseQuietly(fd);
+  if (!s.ok()) {
+    data_ = nullptr;
+    return s;
   }
-  data_ = static_cast<const uint8_t*>(p);
+  size_ = static_cast<size_t>(size);
   return Status::Ok();
 }
 
 void MappedFile::Close() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  os::Unmap(data_, size_);
   data_ = nullptr;
   size_ = 0;
 }
@@ -90,12 +80,14 @@ Status AtomicFile::Open(const std::string& path) {
   Abort();
   static std::atomic<uint64_t> counter{0};
   path_ = path;
-  const size_t slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  tmp_ = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + base + ".tmp-" +
-         std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Errno("cannot create", tmp_);
+  const size_t start = os::BaseNameStart(path);
+  tmp_ = path.substr(0, start) + "." + path.substr(start) + ".tmp-" + std::to_string(os::ProcessId()) + "-" +
+         std::to_string(counter.fetch_add(1));
+  Status s = os::CreateExclusive(tmp_, 0644, &fd_);
+  if (!s.ok()) {
+    tmp_.clear();
+    return s;
+  }
   buf_.clear();
   buf_.reserve(kBufSize);
   written_ = 0;
@@ -103,21 +95,14 @@ Status AtomicFile::Open(const std::string& path) {
 }
 
 Status AtomicFile::Flush() {
-  size_t off = 0;
-  while (off < buf_.size()) {
-    const ssize_t k = ::write(fd_, buf_.data() + off, buf_.size() - off);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
-    }
-    off += static_cast<size_t>(k);
-  }
+  Status s = os::WriteAll(fd_, tmp_, buf_.data(), buf_.size());
+  if (!s.ok()) return s;
   buf_.clear();
   return Status::Ok();
 }
 
 Status AtomicFile::Write(const void* data, size_t n) {
-  if (fd_ < 0) return Status(Code::kInternal, "write to a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "write to a file that is not open");
   const char* p = static_cast<const char*>(data);
   if (buf_.size() + n > kBufSize) {
     Status s = Flush();
@@ -135,68 +120,53 @@ Status AtomicFile::Write(const void* data, size_t n) {
 }
 
 Status AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
-  if (fd_ < 0) return Status(Code::kInternal, "write to a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "write to a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t k = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", tmp_);
-    }
-    p += k;
-    n -= static_cast<size_t>(k);
-    offset += static_cast<uint64_t>(k);
-  }
-  return Status::Ok();
+  return os::WriteAllAt(fd_, tmp_, offset, data, n);
 }
 
 Status AtomicFile::Commit() {
-  if (fd_ < 0) return Status(Code::kInternal, "commit of a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "commit of a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  if (::fsync(fd_) != 0) return Errno("cannot sync", tmp_);
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    return Errno("cannot close", tmp_);
-  }
-  fd_ = -1;
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Errno("cannot rename to", path_);
+  s = os::Sync(fd_, tmp_);
+  if (!s.ok()) return s;
+  s = os::Close(fd_, tmp_);
+  fd_ = os::kNoFd;
+  if (!s.ok()) return s;
+  s = os::Rename(tmp_, path_);
+  if (!s.ok()) return s;
   tmp_.clear();
-  const int dfd = ::open(Dir(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  os::SyncDir(os::DirName(path_));
   return Status::Ok();
 }
 
 void AtomicFile::Abort() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  os::CloseQuietly(fd_);
+  fd_ = os::kNoFd;
+  if (!tmp_.empty()) os::RemoveFile(tmp_);
   tmp_.clear();
   buf_.clear();
 }
 
 Status ReadFile(const std::string& path, std::string* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", path);
+  os::Fd fd;
+  Status s = os::OpenRead(path, &fd);
+  if (!s.ok()) return s;
   out->clear();
   char tmp[65536];
   for (;;) {
-    const ssize_t k = ::read(fd, tmp, sizeof tmp);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      Status s = Errno("cannot read", path);
-      ::close(fd);
+    size_t k = 0;
+    s = os::Read(fd, path, tmp, sizeof tmp, &k);
+    if (!s.ok()) {
+      os::CloseQuietly(fd);
       return s;
     }
     if (k == 0) break;
-    out->append(tmp, static_cast<size_t>(k));
+    out->append(tmp, k);
   }
-  ::close(fd);
+  os::CloseQuietly(fd);
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/os.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -49,7 +50,7 @@ class AtomicFile {
 
  private:
   Status Flush();
-  int fd_ = -1;
+  os::Fd fd_ = os::kNoFd;
   std::string path_, tmp_;
   std::string buf_;
   uint64_t written_ = 0;

@@ -18,6 +18,7 @@ namespace {
 constexpr char kKind[4] = {'L', 'S', 'H', 'I'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kPreamble = 32;
+constexpr double kPi = 3.14159265358979323846;  // M_PI is POSIX, not C++ (absent with -std=c++17 on mingw, MSVC)
 
 // Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n), computed once.
 struct GaussLegendre {
@@ -25,7 +26,7 @@ struct GaussLegendre {
   double x[kN], w[kN];
   GaussLegendre() {
     for (int i = 0; i < kN; i++) {
-      double z = std::cos(M_PI * (i + 0.75) / (kN + 0.5)), dp = 0;
+      double z = std::cos(kPi * (i + 0.75) / (kN + 0.5)), dp = 0;
       for (int it = 0; it < 100; it++) {
         double p0 = 1, p1 = z;
         for (int k = 2; k <= kN; k++) {
