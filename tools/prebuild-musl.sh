@@ -50,7 +50,8 @@ ln -s "$root/node_modules" "$work/src/node_modules"
   cd "$work/src"
   export CC="$work/bin/cc" CXX="$work/bin/c++" LINK="$work/bin/c++" AR="$work/bin/ar"
   export JOBS="${JOBS:-2}"
-  "$root/node_modules/.bin/prebuildify" --napi --strip --tag-libc --libc musl --out "$root"
+  # Through npm, as `npm run build:prebuilds` runs on glibc: node-gyp then sees npm's config (nodedir, ...).
+  npm run --silent build:prebuilds -- --libc musl --out "$root"
 )
 
 node_file="$(ls "$root"/prebuilds/linux-x64/*.musl.node | head -1)"
@@ -64,3 +65,28 @@ case " $needed" in
   *libstdc++* | *libgcc_s* | *ld-linux*) echo "prebuild-musl: $node_file needs $needed" >&2; exit 1 ;;
 esac
 echo "prebuild-musl: $node_file ($(stat -c %s "$node_file") bytes, needs: ${needed:-nothing})"
+
+# Where Debian's musl-tools is installed: load it with musl's dynamic loader (dlopen, RTLD_NOW: every symbol
+# resolved, static constructors run) from a musl program that stands in for node, defining the N-API and
+# OpenSSL functions the addon takes from node as stubs that are never called.
+if command -v musl-gcc >/dev/null 2>&1; then
+  readelf --dyn-syms -W "$node_file" | awk '$7 == "UND" && $8 != "" { sub(/@.*/, "", $8); print $8 }' |
+    grep -E '^(napi_|node_api_|uv_|SHA|MD5|EVP_|OPENSSL_|CRYPTO_|ERR_)' | sort -u |
+    sed 's/.*/void &(void) { abort(); }/' > "$work/stubs.c"
+  cat > "$work/host.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char** argv) {
+  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
+  void* init = dlsym(h, "napi_register_module_v1");
+  if (!init) { fprintf(stderr, "no napi_register_module_v1\n"); return 1; }
+  printf("loaded by musl's loader; napi_register_module_v1 found\n");
+  return 0;
+}
+C
+  (cd "$work" && musl-gcc -rdynamic -o host host.c -x c - < <(echo '#include <stdlib.h>'; cat stubs.c) -ldl)
+  echo "prebuild-musl: $("$work/host" "$node_file")"
+fi
+

@@ -32,7 +32,7 @@ got="$("$node18" --version)"
 log="$(mktemp "${TMPDIR:-/tmp}/neardup-node18-XXXXXX")"
 trap 'rm -f "$log"' EXIT
 set +e
-PATH="$(dirname "$node18"):$PATH" "$node18" --expose-gc node_modules/tsx/dist/cli.mjs node_modules/uvu/bin.js test "$pattern" \
+PATH="$(dirname "$node18"):$PATH" "$node18" node_modules/tsx/dist/cli.mjs --expose-gc node_modules/uvu/bin.js test "$pattern" \
   -i fixtures -i reference -i helpers -i support 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}
 set -e

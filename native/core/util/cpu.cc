@@ -2,8 +2,21 @@
 
 #include <cstdlib>
 #include <cstring>
+#if NEARDUP_X86_DISPATCH
+#include <cpuid.h>
+#endif
 
 namespace neardup {
+
+#if NEARDUP_X86_DISPATCH
+// SHA-NI from CPUID leaf 7 (EBX bit 29): __builtin_cpu_supports("sha") is GCC-only (clang < 18 rejects it, and
+// the musl prebuild is compiled with Zig's clang).
+static bool HasShaNi() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b >> 29) & 1u;
+}
+#endif
 
 static CpuFeatures Detect() {
   CpuFeatures f;
@@ -16,7 +29,7 @@ static CpuFeatures Detect() {
   f.popcnt = __builtin_cpu_supports("popcnt");
   f.bmi = __builtin_cpu_supports("bmi");
   f.bmi2 = __builtin_cpu_supports("bmi2");
-  f.sha = __builtin_cpu_supports("sha");
+  f.sha = HasShaNi();
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512dq = __builtin_cpu_supports("avx512dq");
