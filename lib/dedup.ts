@@ -36,6 +36,10 @@ export interface DedupOptions extends ShingleOptions {
   pairs?: boolean;
   /** Memory budget for band keys in bytes (spills sorted runs to `tmp` beyond it). 0 or absent: all in memory. */
   memory?: number;
+  /**
+   * Folder for spilled files (default '.'): they go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when
+   * the session ends; such folders of dead processes are removed when a session starts.
+   */
   tmp?: string;
 }
 

@@ -32,7 +32,9 @@
       "native/core/filter/seen_set.cc",
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
-      "native/core/filter/paragraph_batch.cc"
+      "native/core/filter/paragraph_batch.cc",
+      "native/core/io/temp_names.cc",
+      "native/core/io/temp_names_win.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { LshIndex, SimhashIndex } from '../lib/index';
 import { cli } from './cli-helper';
 
@@ -76,6 +77,41 @@ t('LshIndex.save on a full disk', async () => {
     index.close();
   }
   assertIntact(out);
+});
+
+function jsonlCorpus(n: number): string {
+  return Array.from({ length: n }, (_, i) => JSON.stringify({ text: `document number ${i} with some words` })).join('\n') + '\n';
+}
+
+t('neardup dedup --flags / --kept on a full disk: names the file and ENOSPC, the old file stays', () => {
+  const input = path.join(os.tmpdir(), `neardup-full-input-${process.pid}.jsonl`);
+  fs.writeFileSync(input, jsonlCorpus(40000));  // 80 KB of flags, more than the 64 KiB disk
+  try {
+    for (const opt of ['--flags', '--kept']) {
+      const out = prepare('out.txt');
+      const r = cli(os.tmpdir(), ['dedup', input, opt, out]);
+      assert.is(r.code, 1, r.stderr);
+      assert.match(r.stderr, /No space left on device \(ENOSPC\)/);
+      assert.match(r.stderr, /out\.txt/);
+      assert.not.match(r.stderr, /internal error|    at /);
+      assertIntact(out);
+    }
+  } finally {
+    fs.rmSync(input, { force: true });
+  }
+});
+
+t('standard output on a full disk: "standard output" and ENOSPC, no stack trace', () => {
+  prepare('x');
+  const out = path.join(dir, 'stdout.txt');
+  const fd = fs.openSync(out, 'w');
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, path.join(__dirname, '..', 'lib', 'cli', 'main.ts'), 'minhash'],
+    { input: jsonlCorpus(2000), stdio: ['pipe', fd, 'pipe'] });
+  fs.closeSync(fd);
+  const stderr = r.stderr.toString();
+  assert.is(r.status, 1, stderr);
+  assert.match(stderr, /standard output: No space left on device \(ENOSPC\)/);
+  assert.not.match(stderr, /internal error|    at /);
 });
 
 test.after(() => {

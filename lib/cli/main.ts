@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The neardup command line: `neardup <command> [options]`. Results go to stdout (machine-readable);
-// progress (only on a terminal) and errors go to stderr. Exit status: 0 success, 1 failure, 2 usage error.
+// progress (only on a terminal) and errors go to stderr. Exit status: 0 success, 1 failure, 2 usage error,
+// 130/143 interrupted by SIGINT/SIGTERM (temporary files removed), 141 standard output closed early (EPIPE).
 import { NeardupError } from '../errors';
 import { version } from '../version';
 import { UsageError, type Command } from './common';
+import { installCleanup, isSystemError, systemMessage } from './files';
 import { commands } from './registry';
 
 function usage(): string {
@@ -49,14 +51,24 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`neardup ${name}: ${e.message}\n`);
       return 1;
     }
+    // A failed write to standard output (a file on a full disk: Node writes files synchronously and throws).
+    if (isSystemError(e)) {
+      if (e.code === 'EPIPE') return 141;
+      const where = e.path ? `'${e.path}'` : e.syscall === 'write' ? 'standard output' : e.syscall;
+      process.stderr.write(`neardup ${name}: cannot ${e.syscall === 'write' ? 'write' : 'use'} ${where}: ${systemMessage(e)}\n`);
+      return 1;
+    }
     throw e;
   }
 }
 
 if (require.main === module) {
+  installCleanup();
+  // The reader of standard output went away: quiet, but not a success (128 + SIGPIPE, as a shell reports it).
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
-    throw e;
+    if (e.code === 'EPIPE') process.exit(141);
+    process.stderr.write(`neardup: cannot write standard output: ${systemMessage(e)}\n`);
+    process.exit(1);
   });
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },

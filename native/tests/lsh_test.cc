@@ -1,4 +1,6 @@
 // Core tests for LSH: datasketch's (b, r), union-find roots, index pairs vs brute force, spill == memory.
+#include <dirent.h>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -117,6 +119,113 @@ TEST(spill_equals_memory) {
   EXPECT(a.pair_b == b.pair_b);
   EXPECT(a.kept_pairs > 0);
   EXPECT(a.duplicates > 0);
+}
+
+static size_t OpenFds() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d)) n++;
+    closedir(d);
+  }
+  return n;
+}
+
+// Entries of `dir` and of its sub-folders (one level: the spill folder).
+static size_t FilesIn(const std::string& dir, bool recurse = true) {
+  size_t n = 0;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      n++;
+      if (recurse && e->d_type == DT_DIR) n += FilesIn(dir + "/" + e->d_name, false);
+    }
+    closedir(d);
+  }
+  return n;
+}
+
+// A budget of one document per run: thousands of runs are merged with a bounded fan-in (few files open,
+// few files on disk), and the buckets are exactly those of the in-memory grouping.
+TEST(spill_merges_with_bounded_fan_in) {
+  const uint32_t bands = 3;
+  const size_t n = 3000;
+  std::vector<uint64_t> keys(n * bands);
+  uint64_t x = 88172645463325252ull;
+  for (auto& k : keys) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    k = x % 700;  // many collisions: buckets of several docs
+  }
+  auto collect = [&](lsh::BandRuns& r) {
+    std::vector<std::vector<uint64_t>> out;
+    for (uint32_t j = 0; j < bands; j++)
+      EXPECT(r.ForEachBucket(j, 2, [&](const uint64_t* d, size_t m) { out.emplace_back(d, d + m); }).ok());
+    return out;
+  };
+  lsh::BandRuns mem(bands, 0, ".");
+  EXPECT(mem.Add(keys.data(), n, 0, nullptr, 2, nullptr).ok());
+  const auto want = collect(mem);
+  EXPECT(want.size() > 100);
+
+  char dir[] = "/tmp/neardup-merge-test-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  {
+    lsh::BandRuns sp(bands, 1, dir);  // budget: `bands` entries = one document
+    sp.set_fan_in(4);
+    const size_t fds = OpenFds();
+    size_t most_files = 0;
+    for (size_t i = 0; i < n; i++) {
+      EXPECT(sp.Add(&keys[i * bands], 1, i, nullptr, 2, nullptr).ok());
+      most_files = std::max(most_files, FilesIn(dir));
+    }
+    EXPECT(OpenFds() <= fds + 1);
+    EXPECT(most_files <= 2 * 4 + 1);
+    EXPECT(sp.merges() > 100);
+    EXPECT(sp.Seal(2, nullptr).ok());
+    EXPECT(sp.runs() <= 4);
+    const auto got = collect(sp);
+    EXPECT(got == want);
+  }
+  EXPECT_EQ(FilesIn(dir), 0u);
+  rmdir(dir);
+}
+
+// Through Dedup with the default fan-in: --memory 1 spills every document; same clusters as in memory.
+TEST(dedup_tiny_memory_equals_memory) {
+  lsh::DedupOptions o;
+  o.params.profile = lsh::Profile::kFast;
+  o.params.num_perm = 16;
+  o.params.b = 8;
+  o.params.r = 2;
+  o.params.value_bytes = 4;
+  const size_t n = 1500;
+  auto sigs = RandomSigs(n, 16, 5);
+  for (size_t i = 100; i < n; i += 7) std::copy(&sigs[(i - 100) * 16], &sigs[(i - 99) * 16], &sigs[i * 16]);
+  lsh::DedupResult a, b;
+  {
+    lsh::Dedup d(o);
+    EXPECT(d.Init().ok());
+    EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs.data()), n, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(d.Finish(2, nullptr, &a).ok());
+  }
+  char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  o.memory_bytes = 1;
+  o.tmp_dir = dir;
+  {
+    lsh::Dedup d(o);
+    EXPECT(d.Init().ok());
+    const size_t fds = OpenFds();
+    for (size_t at = 0; at < n; at += 100)
+      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(OpenFds() <= fds + 1);
+    EXPECT(FilesIn(dir) <= 2 * lsh::BandRuns::kDefaultFanIn + 3);
+    EXPECT(d.Finish(2, nullptr, &b).ok());
+  }
+  EXPECT_EQ(FilesIn(dir), 0u);
+  rmdir(dir);
+  EXPECT(b.runs <= lsh::BandRuns::kDefaultFanIn);
+  EXPECT(a.duplicates > 100);
+  EXPECT(a.rep == b.rep);
 }
 
 TEST_MAIN("lsh")

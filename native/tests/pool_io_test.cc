@@ -1,3 +1,6 @@
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +13,7 @@
 #include "check.h"
 #include "io/file.h"
 #include "io/header.h"
+#include "io/temp_names.h"
 #include "parallel/pool.h"
 
 using namespace neardup;
@@ -121,5 +125,160 @@ TEST(atomic_file_and_header) {
 
 #include "hash/crc32c.h"
 uint32_t TestCrc(const std::string& s) { return Crc32c(s.data(), s.size()); }
+
+static std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (struct dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+static std::string Slurp(const std::string& path) {
+  std::string s;
+  EXPECT(io::ReadFile(path, &s).ok());
+  return s;
+}
+
+static Status SaveText(const std::string& path, const std::string& text) {
+  io::AtomicFile f;
+  Status s = f.Open(path);
+  if (s.ok()) s = f.Write(text.data(), text.size());
+  if (s.ok()) s = f.Commit();
+  return s;
+}
+
+static long DeadPid() {
+  const pid_t p = fork();
+  if (p == 0) _exit(0);
+  int st = 0;
+  waitpid(p, &st, 0);
+  return static_cast<long>(p);
+}
+
+TEST(atomic_file_keeps_mode_and_follows_links) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/data.bin";
+  // A re-save keeps the mode of the file it replaces (0600 stays 0600; 0640 stays 0640).
+  EXPECT(SaveText(path, "one").ok());
+  chmod(path.c_str(), 0600);
+  EXPECT(SaveText(path, "two").ok());
+  struct stat st;
+  EXPECT(stat(path.c_str(), &st) == 0 && (st.st_mode & 07777) == 0600);
+  chmod(path.c_str(), 0640);
+  EXPECT(SaveText(path, "three").ok());
+  EXPECT(stat(path.c_str(), &st) == 0 && (st.st_mode & 07777) == 0640);
+  EXPECT(Slurp(path) == "three");
+  // A new file gets 0666 minus the umask.
+  const mode_t um = umask(022);
+  EXPECT(SaveText(dir + "/new.bin", "n").ok());
+  EXPECT(stat((dir + "/new.bin").c_str(), &st) == 0 && (st.st_mode & 07777) == 0644);
+  umask(um);
+  // Saving through a symbolic link (relative, two hops) writes the target; the links stay links.
+  EXPECT(symlink("data.bin", (dir + "/link1").c_str()) == 0);
+  EXPECT(symlink((dir + "/link1").c_str(), (dir + "/link2").c_str()) == 0);
+  EXPECT(SaveText(dir + "/link2", "via link").ok());
+  EXPECT(lstat((dir + "/link2").c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT(lstat((dir + "/link1").c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT(Slurp(path) == "via link");
+  EXPECT(stat(path.c_str(), &st) == 0 && (st.st_mode & 07777) == 0640);
+  // A dangling link: the file is created where it points.
+  EXPECT(symlink("later.bin", (dir + "/dangling").c_str()) == 0);
+  EXPECT(SaveText(dir + "/dangling", "created").ok());
+  EXPECT(lstat((dir + "/dangling").c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+  EXPECT(Slurp(dir + "/later.bin") == "created");
+  // A FIFO is not replaced by a regular file: refused.
+  EXPECT(mkfifo((dir + "/fifo").c_str(), 0600) == 0);
+  Status fs = SaveText(dir + "/fifo", "x");
+  EXPECT(!fs.ok() && fs.message().find("not a regular file") != std::string::npos);
+  EXPECT(lstat((dir + "/fifo").c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+  // A link loop is an error, not a hang.
+  EXPECT(symlink("loop", (dir + "/loop").c_str()) == 0);
+  EXPECT(!SaveText(dir + "/loop", "x").ok());
+  for (const std::string& e : Entries(dir)) unlink((dir + "/" + e).c_str());
+  EXPECT(rmdir(dir.c_str()) == 0);
+}
+
+TEST(atomic_file_temp_names_and_stale_cleanup) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/out.bin";
+  const long dead = DeadPid();
+  const std::string stale = dir + "/.out.bin.neardup-tmp-" + std::to_string(dead) + "-00112233aabbccdd";
+  const std::string stale_other = dir + "/.other.neardup-tmp-" + std::to_string(dead) + "-0f";
+  const std::string live = dir + "/.other.neardup-tmp-1-0123456789abcdef";  // PID 1 runs
+  const std::string not_ours = dir + "/.out.bin.tmp-" + std::to_string(dead) + "-3";  // another naming: kept
+  for (const std::string& p : {stale, stale_other, live, not_ours}) {
+    FILE* f = fopen(p.c_str(), "w");
+    EXPECT(f != nullptr);
+    if (f) fclose(f);
+  }
+  long pid = 0;
+  EXPECT(io::ParseTempName(".out.bin.neardup-tmp-123-ab", &pid) && pid == 123);
+  EXPECT(!io::ParseTempName("out.bin.neardup-tmp-123-ab", &pid));
+  EXPECT(!io::ParseTempName(".out.bin.neardup-tmp-123-", &pid));
+  EXPECT(!io::ParseTempName(".out.bin.neardup-tmp-x-ab", &pid));
+  EXPECT(!io::ProcessAlive(dead));
+  EXPECT(io::ProcessAlive(static_cast<long>(getpid())));
+  {
+    io::AtomicFile f;
+    EXPECT(f.Open(path).ok());
+    // The stale temporary files of the dead process are gone; the live one and foreign names stay.
+    EXPECT(access(stale.c_str(), F_OK) != 0);
+    EXPECT(access(stale_other.c_str(), F_OK) != 0);
+    EXPECT(access(live.c_str(), F_OK) == 0);
+    EXPECT(access(not_ours.c_str(), F_OK) == 0);
+    // Our own: ".out.bin.neardup-tmp-<our pid>-<16 hex>", mode 0600, a regular file.
+    size_t ours = 0;
+    const std::string prefix = ".out.bin.neardup-tmp-" + std::to_string(getpid()) + "-";
+    for (const std::string& e : Entries(dir)) {
+      if (e.compare(0, prefix.size(), prefix) != 0) continue;
+      ours++;
+      EXPECT_EQ(e.size(), prefix.size() + 16);
+      struct stat st;
+      EXPECT(lstat((dir + "/" + e).c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+    }
+    EXPECT_EQ(ours, 1u);
+    EXPECT(f.Write("x", 1).ok());
+    // Not committed: removed.
+  }
+  EXPECT(access(path.c_str(), F_OK) != 0);
+  EXPECT_EQ(Entries(dir).size(), 2u);
+  // Long names: the temporary name stays within NAME_MAX.
+  const std::string longname = dir + "/" + std::string(250, 'a');
+  EXPECT(SaveText(longname, "long").ok());
+  EXPECT(Slurp(longname) == "long");
+  for (const std::string& e : Entries(dir)) unlink((dir + "/" + e).c_str());
+  EXPECT(rmdir(dir.c_str()) == 0);
+}
+
+TEST(spill_dir_created_removed_and_stale_cleaned) {
+  const std::string parent = TempDir();
+  const long dead = DeadPid();
+  const std::string stale = parent + "/neardup-spill-" + std::to_string(dead) + "-abc123";
+  const std::string live = parent + "/neardup-spill-1-abc123";
+  EXPECT(mkdir(stale.c_str(), 0700) == 0);
+  EXPECT(mkdir(live.c_str(), 0700) == 0);
+  FILE* f = fopen((stale + "/neardup-lsh-run-x").c_str(), "w");
+  if (f) fclose(f);
+  std::string made;
+  {
+    io::SpillDir d;
+    EXPECT(d.Create(parent).ok());
+    made = d.path();
+    EXPECT(made.find("/neardup-spill-" + std::to_string(getpid()) + "-") != std::string::npos);
+    EXPECT(access(stale.c_str(), F_OK) != 0);  // the dead process's folder, with its file
+    EXPECT(access(live.c_str(), F_OK) == 0);
+    f = fopen((made + "/neardup-sigs-x").c_str(), "w");
+    if (f) fclose(f);
+  }
+  EXPECT(access(made.c_str(), F_OK) != 0);
+  io::SpillDir bad;
+  Status s = bad.Create(parent + "/missing");
+  EXPECT(!s.ok() && s.message().find("missing") != std::string::npos);
+  rmdir(live.c_str());
+  EXPECT(rmdir(parent.c_str()) == 0);
+}
 
 TEST_MAIN("pool_io")

@@ -1,9 +1,9 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
-import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
@@ -18,45 +18,6 @@ function parseSize(name: string, v: unknown): number {
   return Math.floor(Number(m[1]) * mult);
 }
 
-/** An output file written in chunks of about 1 MiB, strings and Buffers alike (no system call per line). */
-class FileOut {
-  private fd: number;
-  private parts: Buffer[] = [];
-  private text = '';  // strings since the last Buffer
-  private size = 0;
-  constructor(readonly file: string) {
-    try {
-      this.fd = fs.openSync(file, 'w');
-    } catch (e) {
-      throw new NeardupError('ERR_NEARDUP_IO', `cannot create '${file}': ${(e as Error).message}`, { file, cause: e });
-    }
-  }
-  write(s: string | Buffer): void {
-    if (typeof s === 'string') {
-      this.text += s;
-    } else {
-      this.sealText();
-      this.parts.push(s);
-    }
-    this.size += s.length;
-    if (this.size > 1 << 20) this.flush();
-  }
-  flush(): void {
-    this.sealText();
-    if (this.parts.length) fs.writeSync(this.fd, Buffer.concat(this.parts));
-    this.parts = [];
-    this.size = 0;
-  }
-  close(): void {
-    this.flush();
-    fs.closeSync(this.fd);
-  }
-  private sealText(): void {
-    if (this.text) this.parts.push(Buffer.from(this.text));
-    this.text = '';
-  }
-}
-
 export const dedupCommand: Command = {
   name: 'dedup',
   summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
@@ -69,7 +30,8 @@ clusters, candidate_pairs and reported_pairs (null unless --verify or --pairs), 
 peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
 all cores).
 
-Outputs (any of):
+Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
+the inputs is refused; each file appears complete or not at all: temporary file + rename):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
   --flags FILE              one line per input line: 1 keep, 0 duplicate
   --clusters FILE           one line per input line: the 0-based line number of its cluster's first line
@@ -92,7 +54,8 @@ Options:
                             --tmp and merged, and signatures (and shingle sets) are kept in --tmp, not in
                             memory; the result is identical (default: everything in memory)
   --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
-                            temp folder); temporary files are removed at the end
+                            temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
+                            error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
 ${SHINGLE_USAGE}
                             (profile datasketch: --unit word --lowercase by default)
@@ -130,16 +93,33 @@ ${INPUT_USAGE}`,
     const shingle = shingleOptionsFrom(values, shingleDefaults);
     const input = inputOptionsFrom(values);
     if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
+    const outputs = (['kept', 'flags', 'clusters', 'pairs'] as const)
+      .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+    const summaryToStderr = outputs.some((o) => isStdout(o.file));
+    checkFiles({ inputs: positionals, outputs, stdout: !summaryToStderr });
     if (!values.kept && !values.flags && !values.clusters && !values.pairs)
       process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
-    const session = new DedupSession({
-      ...shingle, profile, numPerm, seed, threshold, b, r, verify, banding, minRecall, pairs: values.pairs !== undefined,
-      memory, tmp,
-    });
+    const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
+    let session: DedupSession;
+    try {
+      session = new DedupSession({
+        ...shingle, profile, numPerm, seed, threshold, b, r, verify, banding, minRecall, pairs: values.pairs !== undefined,
+        memory, tmp,
+      });
+    } catch (e) {
+      unwatch();
+      throw e;
+    }
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
+    const open: OutputFile[] = [];
+    const create = (file: unknown) => {
+      const f = OutputFile.open(String(file));
+      open.push(f);
+      return f;
+    };
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
@@ -155,36 +135,36 @@ ${INPUT_USAGE}`,
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish();
       const rep = res.representative;
-      if (values.flags) {
-        const f = new FileOut(String(values.flags));
-        for (let i = 0; i < rep.length; i++) f.write(rep[i] === i ? '1\n' : '0\n');
-        f.close();
+      if (values.flags !== undefined) {
+        const f = create(values.flags);
+        for (let i = 0; i < rep.length; i++) await f.write(rep[i] === i ? '1\n' : '0\n');
+        await f.commit();
       }
-      if (values.clusters) {
-        const f = new FileOut(String(values.clusters));
-        for (let i = 0; i < rep.length; i++) f.write(`${rep[i]}\n`);
-        f.close();
+      if (values.clusters !== undefined) {
+        const f = create(values.clusters);
+        for (let i = 0; i < rep.length; i++) await f.write(`${rep[i]}\n`);
+        await f.commit();
       }
-      if (values.pairs) {
-        const f = new FileOut(String(values.pairs));
+      if (values.pairs !== undefined) {
+        const f = create(values.pairs);
         for (let i = 0; i < res.pairA.length; i++) {
           const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
-          f.write(`{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`);
+          await f.write(`{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`);
         }
-        f.close();
+        await f.commit();
       }
-      if (values.kept) {
-        const f = new FileOut(String(values.kept));
+      if (values.kept !== undefined) {
+        const f = create(values.kept);
         let line = 0;
         const nl = Buffer.from('\n');
         for (const file of positionals) {
           for await (const raw of readLines(await openInput(file), file)) {
-            if (line < rep.length && rep[line] === line) { f.write(raw); f.write(nl); }
+            if (line < rep.length && rep[line] === line) { await f.write(raw); await f.write(nl); }
             line++;
           }
         }
-        f.close();
         if (line !== rep.length) throw new NeardupError('ERR_NEARDUP_IO', 'the input changed between the two passes');
+        await f.commit();
       }
       progress.done();
       const seconds = (Date.now() - start) / 1000;
@@ -197,10 +177,12 @@ ${INPUT_USAGE}`,
         verify, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
       };
-      process.stdout.write(JSON.stringify(summary) + '\n');
+      (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');
       return 0;
     } finally {
+      for (const f of open) f.abort();  // no-op for committed ones
       session.close();
+      unwatch();
     }
   },
 };

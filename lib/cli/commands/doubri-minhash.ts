@@ -6,6 +6,7 @@ import { SignatureWriter, doubriHashHeader } from '../../minhash';
 import { Progress } from '../progress';
 import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Command } from '../common';
 import { signJsonlToFile } from './minhash';
+import { checkFiles, writeNative } from '../files';
 
 export const doubriMinhashCommand: Command = {
   name: 'minhash',
@@ -21,7 +22,8 @@ Options:
   --on-bad-line error|skip|empty  a malformed line stops the run with its line number (default); skip: a
                             record of 800 x 4294967295; empty: the record of an empty text ("EMPTY")
 Differences from doubri 1.0: a final line without "\\n" is processed (doubri drops it); a bad line is a clear
-error (doubri aborts); the file appears only when complete (temporary file + rename).`,
+error (doubri aborts); the file appears only when complete (temporary file + rename); OUT.hash '-' writes
+to stdout; an OUT.hash that is standard input is refused.`,
   async run(args) {
     const { values, positionals } = parse(args, { ...INPUT_OPTIONS });
     if (values.help) {
@@ -30,9 +32,10 @@ error (doubri aborts); the file appears only when complete (temporary file + ren
     }
     if (positionals.length !== 1) throw new UsageError('expected exactly one argument: the output .hash file');
     const input = inputOptionsFrom(values);
-    const w = new SignatureWriter(positionals[0], { format: 'doubri', numPerm: 800, profile: 'doubri-v1' });
+    checkFiles({ inputs: ['-'], outputs: [{ option: 'OUT.hash', file: positionals[0] }] });
     const progress = new Progress('neardup doubri minhash');
-    await signJsonlToFile(w, ['-'], input, { profile: 'doubri-v1' }, progress);
+    await writeNative(positionals[0], (p) =>
+      signJsonlToFile(new SignatureWriter(p, { format: 'doubri', numPerm: 800, profile: 'doubri-v1' }), ['-'], input, { profile: 'doubri-v1' }, progress));
     progress.done();
     return 0;
   },
@@ -69,6 +72,7 @@ records in FILE.hash. Unlike doubri, the header is checked against the file size
       return 0;
     }
     if (positionals.length !== 1) throw new UsageError('expected exactly one argument: the .hash file');
+    checkFiles({ inputs: positionals, outputs: [], stdout: true });
     let left = doubriHashRecords(positionals[0]);
     const chunk = Buffer.alloc(Math.min(left, 1 << 20), 0x31);
     while (left > 0) {

@@ -5,7 +5,11 @@ import { NeardupError } from '../../errors';
 import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-dedup';
 import { openInput, readLines } from '../jsonl';
 import { Output, UsageError, parse, type Command } from '../common';
+import { checkFiles } from '../files';
 import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
+
+/** doubri's 40 index files of a prefix: PREFIX.00000 .. PREFIX.00039. */
+const indexFiles = (prefix: string) => Array.from({ length: 40 }, (_, i) => `${prefix}.${String(i).padStart(5, '0')}`);
 
 async function readStdinText(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -42,7 +46,13 @@ band equals a band of an earlier kept record is flagged 0 (in place). Writes IND
     const r = help(this, args);
     if (!r) return 0;
     if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: INDEX');
+    checkFiles({ inputs: ['-'], outputs: indexFiles(r.positionals[0]).map((f) => ({ option: 'INDEX', file: f })), stdout: true });
     const files = parseFileList(await readStdinText());
+    // The hash and flag files (flags are updated in place, as doubri does) must not be an index file.
+    checkFiles({
+      inputs: [...files, ...files.map((f) => `${f}.f`)],
+      outputs: indexFiles(r.positionals[0]).map((f) => ({ option: 'INDEX', file: f })), stdout: true,
+    });
     const stats = await doubriSelf(files, r.positionals[0]);
     const out = new Output();
     for (const s of stats) await out.write(s.line + '\n');
@@ -65,6 +75,7 @@ per hash file. All 40 index files must exist (doubri 1.0 reads a missing one as 
     if (!r) return 0;
     if (r.positionals.length < 2) throw new UsageError('expected INDEX and at least one GROUP list file');
     const [index, ...groups] = r.positionals;
+    checkFiles({ inputs: [...indexFiles(index), ...groups], outputs: [], stdout: true });
     const out = new Output();
     for (const g of groups) {
       const stats = await doubriOther(index, readListFile(g));
@@ -88,6 +99,7 @@ with one.`,
     if (!r) return 0;
     if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: FLAGS');
     const flagsFile = r.positionals[0];
+    checkFiles({ inputs: [flagsFile, '-'], outputs: [], stdout: true });
     const flags = readFlags(flagsFile);
     const stream = await openInput('-');
     let line = 0;

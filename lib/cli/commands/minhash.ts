@@ -3,6 +3,7 @@ import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } fr
 import type { ShingleOptions } from '../../shingles';
 import { readJsonl, type OnBadLine } from '../jsonl';
 import { Progress } from '../progress';
+import { checkFiles, writeNative } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -75,7 +76,8 @@ Options:
   --shingle word|char       same as --unit (datasketch default: word = text.lower().split() n-grams)
   --keep-case               datasketch: do not lower-case (its default is Python's text.lower())
   -o, --output jsonl|PATH   'jsonl' (default): one JSON array of k numbers per line on stdout
-                            (null for a skipped bad line); PATH: a binary signature file
+                            (null for a skipped bad line); PATH: a binary signature file, written
+                            complete or not at all ('-': the binary file on stdout; an input is refused)
   --format neardup|doubri   binary file format: neardup "MHSG" (default) or doubri's .hash
                             (docs/FORMAT.md section 5)
 ${SHINGLE_USAGE}
@@ -106,6 +108,7 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
     const format = oneOf('format', values.format, ['neardup', 'doubri'] as const, 'neardup');
     if (values.format !== undefined && output === 'jsonl') throw new UsageError('--format applies to a binary --output PATH');
     const files = positionals.length ? positionals : ['-'];
+    checkFiles({ inputs: files, outputs: output === 'jsonl' ? [] : [{ option: '-o', file: output }], stdout: output === 'jsonl' });
     const options: MinHashOptions = { ...shingle, profile, numPerm, seed };
     const progress = new Progress('neardup minhash');
 
@@ -120,7 +123,7 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
       await out.flush();
     } else {
       const meta = { profile, numPerm, seed: seed.toString(), ...shingle, field: input.field };
-      await signJsonlToFile(new SignatureWriter(output, { format, numPerm, profile, meta }), files, input, options, progress);
+      await writeNative(output, (p) => signJsonlToFile(new SignatureWriter(p, { format, numPerm, profile, meta }), files, input, options, progress));
     }
     progress.done();
     return 0;

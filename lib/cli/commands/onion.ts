@@ -5,6 +5,7 @@ import { NeardupError } from '../../errors';
 import { ParagraphFilter, type ParagraphFilterStats } from '../../paragraphs';
 import { openInput } from '../jsonl';
 import { UsageError, floatOption, intOption, parse, type Command } from '../common';
+import { checkFiles } from '../files';
 
 /**
  * Streams a vertical file through a filter created with output 'mark' or 'strip', writing the text out.
@@ -115,6 +116,7 @@ neardup extension: --seen exact|approx and --fp-rate P choose the seen-set (defa
     if (values['hash-file'] !== undefined)
       throw new UsageError("-f (a duplicate n-gram hash file from Onion's hashgen/hashdup) is not supported");
     if (positionals.length > 1) throw new UsageError('expected at most one input file');
+    checkFiles({ inputs: [positionals[0] ?? '-'], outputs: [], stdout: true });
     if (values.buffer !== undefined) intOption('b', values.buffer, 0, 1, Number.MAX_SAFE_INTEGER);
     const tag = (name: string, v: unknown, def: string): string => {
       if (v === undefined) return def;

@@ -4,6 +4,7 @@ import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
+import { checkFiles, writeNative } from '../files';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
@@ -44,7 +45,8 @@ Dedup:
   --seen exact|approx       seen-set: 64-bit hashes (default) or a Bloom chain (much smaller)
   --fp-rate P               false-positive bound of the approximate seen-set (default 0.01)
   --load-seen FILE          start from a saved seen-set (deduplicate against an earlier corpus)
-  --save-seen FILE          save the seen-set at the end`,
+  --save-seen FILE          save the seen-set at the end (complete or not at all; it may be the
+                            --load-seen FILE, which is then updated)`,
   async run(args) {
     const { values, positionals } = parse(args, {
       ...INPUT_OPTIONS,
@@ -73,6 +75,13 @@ Dedup:
     const dropAll = Boolean(values['drop-all']);
     if (dropAll && files.includes('-'))
       throw new UsageError('--drop-all reads the input twice: give FILEs, not standard input');
+    const loadSeen = values['load-seen'] === undefined ? [] : [String(values['load-seen'])];
+    const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
+    // --load-seen X --save-seen X updates X (read first, then replaced atomically): allowed.
+    checkFiles({
+      inputs: [...files, ...loadSeen], outputs: saveSeen === undefined ? [] : [{ option: '--save-seen', file: saveSeen }],
+      stdout: true, replaceable: loadSeen,
+    });
     const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : 'text');
     const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const, guess(files[0]) as 'text');
     const options: ParagraphFilterOptions = {
@@ -166,7 +175,7 @@ Dedup:
         await filter.startSecondPass();
       }
       await pass(true);
-      if (values['save-seen'] !== undefined) await filter.saveSeen(String(values['save-seen']));
+      if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
       if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
     } finally {
       filter.close();

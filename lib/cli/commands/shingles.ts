@@ -2,6 +2,7 @@
 import { shingleHashes, type ShingleHashKind } from '../../shingles';
 import { readJsonl } from '../jsonl';
 import { Progress } from '../progress';
+import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, oneOf, parse,
   shingleOptionsFrom, type Command,
@@ -39,6 +40,7 @@ ${INPUT_USAGE}`,
     const shingle = shingleOptionsFrom(values);
     const input = inputOptionsFrom(values);
     const files = positionals.length ? positionals : ['-'];
+    checkFiles({ inputs: files, outputs: [], stdout: true });
     const out = new Output();
     const progress = new Progress('neardup shingles');
     let docs = 0;

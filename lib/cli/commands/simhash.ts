@@ -6,6 +6,7 @@ import { simhashFindAll, simhashFindAllSync, simhashFingerprints, type SimhashOp
 import type { ShingleOptions } from '../../shingles';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -66,6 +67,7 @@ async function fingerprint(args: string[]): Promise<number> {
     options.seed = BigInt(String(values.seed));
   }
   const input = inputOptionsFrom(values);
+  checkFiles({ inputs: positionals.length ? positionals : ['-'], outputs: [], stdout: true });
   const out = new Output();
   const progress = new Progress('neardup simhash fingerprint');
   let docs = 0;
@@ -100,6 +102,7 @@ async function findAll(args: string[]): Promise<number> {
       throw e;
     }
   }
+  checkFiles({ inputs: positionals.length ? positionals : ['-'], outputs: [], stdout: true });
   const withIds = Boolean(values.ids);
   const ids: bigint[] = [];
   const fps: bigint[] = [];

@@ -1,15 +1,21 @@
 #include "io/file.h"
 
-#include <atomic>
 #include <cstring>
 
 #include "io/os.h"
+#include "io/temp_names.h"
 
 namespace neardup {
 namespace io {
 namespace {
 
 constexpr size_t kBufSize = 1 << 20;
+
+// The system's reason in an io/os.h error ("what 'path': reason").
+std::string Reason(const Status& s) {
+  const size_t at = s.message().rfind("': ");
+  return at == std::string::npos ? s.message() : s.message().substr(at + 3);
+}
 
 }  // namespace
 
@@ -78,14 +84,33 @@ AtomicFile::~AtomicFile() { Abort(); }
 
 Status AtomicFile::Open(const std::string& path) {
   Abort();
-  static std::atomic<uint64_t> counter{0};
   path_ = path;
-  const size_t start = os::BaseNameStart(path);
-  tmp_ = path.substr(0, start) + "." + path.substr(start) + ".tmp-" + std::to_string(os::ProcessId()) + "-" +
-         std::to_string(counter.fetch_add(1));
-  Status s = os::CreateExclusive(tmp_, 0644, &fd_);
+  // stat() the path itself first: the kernel follows every link, /proc's "magic" ones (/dev/stdout) too.
+  os::PathInfo st;
+  Status s = os::StatPath(path, &st);
+  if (!s.ok()) return s;
+  const bool exists = st.exists;
+  if (exists && !st.regular) return Status(Code::kIo, "cannot write '" + path + "': not a regular file");
+  s = ResolveWriteTarget(path, &target_);
+  if (!s.ok()) return s;
+  if (exists) {
+    mode_ = st.mode;
+    uid_ = st.uid;
+    gid_ = st.gid;
+  } else {
+    mode_ = NewFileMode();
+    uid_ = gid_ = -1;
+  }
+  CleanStaleTemps(DirName(target_));
+  for (int attempt = 0; attempt < 8; attempt++) {
+    tmp_ = TempNameFor(target_);
+    bool taken = false;
+    s = os::CreateExclusive(tmp_, 0600, &fd_, &taken);
+    if (s.ok() || !taken) break;
+  }
   if (!s.ok()) {
-    tmp_.clear();
+    s = Status(Code::kIo, "cannot create a temporary file for '" + path_ + "': " + Reason(s));
+    tmp_.clear();  // not ours: never removed
     return s;
   }
   buf_.clear();
@@ -95,7 +120,7 @@ Status AtomicFile::Open(const std::string& path) {
 }
 
 Status AtomicFile::Flush() {
-  Status s = os::WriteAll(fd_, tmp_, buf_.data(), buf_.size());
+  Status s = os::WriteAll(fd_, path_, buf_.data(), buf_.size());
   if (!s.ok()) return s;
   buf_.clear();
   return Status::Ok();
@@ -123,22 +148,24 @@ Status AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
   if (fd_ == os::kNoFd) return Status(Code::kInternal, "write to a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  return os::WriteAllAt(fd_, tmp_, offset, data, n);
+  return os::WriteAllAt(fd_, path_, offset, data, n);
 }
 
 Status AtomicFile::Commit() {
   if (fd_ == os::kNoFd) return Status(Code::kInternal, "commit of a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  s = os::Sync(fd_, tmp_);
+  s = os::SetModeAndOwner(fd_, tmp_, mode_, uid_, gid_);
   if (!s.ok()) return s;
-  s = os::Close(fd_, tmp_);
+  s = os::Sync(fd_, path_);
+  if (!s.ok()) return s;
+  s = os::Close(fd_, path_);
   fd_ = os::kNoFd;
   if (!s.ok()) return s;
-  s = os::Rename(tmp_, path_);
+  s = os::Rename(tmp_, target_);
   if (!s.ok()) return s;
   tmp_.clear();
-  os::SyncDir(os::DirName(path_));
+  os::SyncDir(DirName(target_));
   return Status::Ok();
 }
 

@@ -1,5 +1,9 @@
 // Files: read-only memory maps and atomic writes (temporary name in the same folder, fsync, rename, fsync
 // of the folder), so a crash or a full disk never leaves a half-written file under the final name.
+// AtomicFile follows a symbolic link to the file it names (the link stays), keeps the mode (and, as root,
+// the owner) of the file it replaces, creates its temporary file with O_EXCL and mode 0600 under a
+// recognisable name (".NAME.neardup-tmp-PID-RANDOM", io/temp_names.h), and removes the temporary files of
+// processes that died in the same folder. Only regular files are written (a device or FIFO is refused).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +56,9 @@ class AtomicFile {
   Status Flush();
   os::Fd fd_ = os::kNoFd;
   std::string path_, tmp_;
+  std::string target_;              // path_ with symbolic links followed
+  unsigned mode_ = 0;               // permission bits the committed file gets
+  long uid_ = -1, gid_ = -1;        // owner of the file replaced (-1: a new file)
   std::string buf_;
   uint64_t written_ = 0;
 };

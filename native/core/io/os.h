@@ -22,8 +22,21 @@ constexpr Fd kNoFd = -1;
 Status OpenRead(const std::string& path, Fd* fd);
 // Opens an existing file for writing in place (no truncation).
 Status OpenWrite(const std::string& path, Fd* fd);
-// Creates a new file for writing; fails if `path` exists. mode: POSIX permission bits (ignored on Windows).
-Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd);
+// Creates a new file for writing; fails if `path` exists (or is a symbolic link), and then sets *exists when
+// given. mode: POSIX permission bits (ignored on Windows).
+Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd, bool* exists = nullptr);
+
+// What a path names, links followed. A missing path is Ok with exists = false.
+struct PathInfo {
+  bool exists = false;
+  bool regular = false;
+  unsigned mode = 0;  // permission bits (POSIX; 0666 on Windows)
+  long uid = -1, gid = -1;  // owner (POSIX; -1 on Windows)
+};
+Status StatPath(const std::string& path, PathInfo* info);
+// Gives an open file the permission bits `mode` and, when uid >= 0 and the process runs as root, the owner
+// uid:gid. Windows: nothing (files there carry ACLs, inherited from the folder).
+Status SetModeAndOwner(Fd fd, const std::string& path, unsigned mode, long uid, long gid);
 // Creates a uniquely named file "<dir>/<prefix>XXXXXX" (dir "" = ".") opened for read and write as a stdio
 // stream; *path receives its name. The caller closes it with std::fclose and removes it with RemoveFile.
 Status CreateTempStream(const std::string& dir, const std::string& prefix, std::string* path, std::FILE** f);
@@ -39,9 +52,9 @@ Status Read(Fd fd, const std::string& path, void* buf, size_t n, size_t* got);
 // Writes all n bytes at the current position, or at `offset`.
 Status WriteAll(Fd fd, const std::string& path, const void* data, size_t n);
 Status WriteAllAt(Fd fd, const std::string& path, uint64_t offset, const void* data, size_t n);
-// Flushes the file's data to stable storage.
+// Flushes the file's data to stable storage ("cannot write" when it fails: the data may be lost).
 Status Sync(Fd fd, const std::string& path);
-// Closes; an error here may mean lost writes.
+// Closes; an error here may mean lost writes ("cannot write").
 Status Close(Fd fd, const std::string& path);
 // Closes where an error cannot be acted on (cleanup paths).
 void CloseQuietly(Fd fd);

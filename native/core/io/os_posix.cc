@@ -36,8 +36,11 @@ Status OpenWith(const std::string& path, int flags, unsigned mode, const char* w
     f = ::open(path.c_str(), flags | O_CLOEXEC, static_cast<mode_t>(mode));
   } while (f < 0 && errno == EINTR);
   if (f < 0) {
+    const int err = errno;
     *fd = kNoFd;
-    return Errno(what, path);
+    Status s = Errno(what, path, err);
+    errno = err;  // callers may look at it (CreateExclusive)
+    return s;
   }
   *fd = f;
   return Status::Ok();
@@ -51,8 +54,36 @@ Status OpenWrite(const std::string& path, Fd* fd) {
   return OpenWith(path, O_WRONLY, 0, "cannot open for writing", fd);
 }
 
-Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd) {
-  return OpenWith(path, O_WRONLY | O_CREAT | O_EXCL, mode, "cannot create", fd);
+Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd, bool* exists) {
+#ifdef O_NOFOLLOW
+  Status s = OpenWith(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, "cannot create", fd);
+#else
+  Status s = OpenWith(path, O_WRONLY | O_CREAT | O_EXCL, mode, "cannot create", fd);
+#endif
+  if (exists) *exists = !s.ok() && errno == EEXIST;
+  return s;
+}
+
+Status StatPath(const std::string& path, PathInfo* info) {
+  *info = PathInfo();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Errno("cannot stat", path);
+  }
+  info->exists = true;
+  info->regular = S_ISREG(st.st_mode);
+  info->mode = static_cast<unsigned>(st.st_mode & 07777);
+  info->uid = static_cast<long>(st.st_uid);
+  info->gid = static_cast<long>(st.st_gid);
+  return Status::Ok();
+}
+
+Status SetModeAndOwner(Fd fd, const std::string& path, unsigned mode, long uid, long gid) {
+  if (uid >= 0 && ::geteuid() == 0 && ::fchown(Int(fd), static_cast<uid_t>(uid), static_cast<gid_t>(gid)) != 0)
+    return Errno("cannot set the owner of", path);
+  if (::fchmod(Int(fd), static_cast<mode_t>(mode)) != 0) return Errno("cannot set the mode of", path);
+  return Status::Ok();
 }
 
 Status CreateTempStream(const std::string& dir, const std::string& prefix, std::string* path, std::FILE** f) {
@@ -134,12 +165,12 @@ Status WriteAllAt(Fd fd, const std::string& path, uint64_t offset, const void* d
 }
 
 Status Sync(Fd fd, const std::string& path) {
-  if (::fsync(Int(fd)) != 0) return Errno("cannot sync", path);
+  if (::fsync(Int(fd)) != 0) return Errno("cannot write", path);  // the data did not reach the disk
   return Status::Ok();
 }
 
 Status Close(Fd fd, const std::string& path) {
-  if (::close(Int(fd)) != 0 && errno != EINTR) return Errno("cannot close", path);
+  if (::close(Int(fd)) != 0 && errno != EINTR) return Errno("cannot write", path);  // e.g. NFS: lost writes
   return Status::Ok();
 }
 

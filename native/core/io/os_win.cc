@@ -79,8 +79,30 @@ Status OpenWrite(const std::string& path, Fd* fd) {
   return Open(path, GENERIC_WRITE, OPEN_EXISTING, kShareAll, "cannot open for writing", fd);
 }
 
-Status CreateExclusive(const std::string& path, unsigned /*mode*/, Fd* fd) {
-  return Open(path, GENERIC_READ | GENERIC_WRITE, CREATE_NEW, kShareAll, "cannot create", fd);
+Status CreateExclusive(const std::string& path, unsigned /*mode*/, Fd* fd, bool* exists) {
+  Status s = Open(path, GENERIC_READ | GENERIC_WRITE, CREATE_NEW, kShareAll, "cannot create", fd);
+  if (exists) *exists = !s.ok() && GetLastError() == ERROR_FILE_EXISTS;
+  return s;
+}
+
+Status StatPath(const std::string& path, PathInfo* info) {
+  *info = PathInfo();
+  std::wstring w;
+  if (!Wide(path, &w)) return BadPath(path);
+  WIN32_FILE_ATTRIBUTE_DATA a;
+  if (!GetFileAttributesExW(w.c_str(), GetFileExInfoStandard, &a)) {
+    const DWORD err = GetLastError();
+    if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND) return Status::Ok();
+    return LastError("cannot stat", path, err);
+  }
+  info->exists = true;
+  info->regular = (a.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
+  info->mode = 0666;
+  return Status::Ok();
+}
+
+Status SetModeAndOwner(Fd /*fd*/, const std::string& /*path*/, unsigned /*mode*/, long /*uid*/, long /*gid*/) {
+  return Status::Ok();
 }
 
 Status CreateTempStream(const std::string& dir, const std::string& prefix, std::string* path, std::FILE** f) {
@@ -198,12 +220,12 @@ Status WriteAllAt(Fd fd, const std::string& path, uint64_t offset, const void* d
 }
 
 Status Sync(Fd fd, const std::string& path) {
-  if (!FlushFileBuffers(H(fd))) return LastError("cannot sync", path);
+  if (!FlushFileBuffers(H(fd))) return LastError("cannot write", path);
   return Status::Ok();
 }
 
 Status Close(Fd fd, const std::string& path) {
-  if (!CloseHandle(H(fd))) return LastError("cannot close", path);
+  if (!CloseHandle(H(fd))) return LastError("cannot write", path);
   return Status::Ok();
 }
 

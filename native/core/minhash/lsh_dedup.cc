@@ -15,12 +15,15 @@ Status Dedup::Init() {
   Status s = Validate(o_.params);
   if (!s.ok()) return s;
   if (spill_) {
+    s = spill_dir_.Create(o_.tmp_dir);
+    if (!s.ok()) return s;
+    runs_.set_tmp_dir(spill_dir_.path());
     sigs_file_ = std::make_unique<TempFile>();
-    s = sigs_file_->Create(o_.tmp_dir, "sigs");
+    s = sigs_file_->Create(spill_dir_.path(), "sigs");
     if (!s.ok()) return s;
     if (o_.verify == Verify::kExact) {
       sh_file_ = std::make_unique<TempFile>();
-      s = sh_file_->Create(o_.tmp_dir, "shingles");
+      s = sh_file_->Create(spill_dir_.path(), "shingles");
       if (!s.ok()) return s;
     }
   }

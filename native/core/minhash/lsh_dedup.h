@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "io/temp_names.h"
 #include "minhash/lsh.h"
 #include "minhash/spill.h"
 #include "util/status.h"
@@ -31,7 +32,7 @@ struct DedupOptions {
   Verify verify = Verify::kNone;
   bool want_pairs = false;
   uint64_t memory_bytes = 0;  // 0: everything in memory
-  std::string tmp_dir = ".";
+  std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
 };
 
 struct DedupResult {
@@ -61,6 +62,7 @@ class Dedup {
  private:
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
   DedupOptions o_;
+  io::SpillDir spill_dir_;  // declared before what lives in it: destroyed (removed) after it
   BandRuns runs_;
   uint64_t docs_ = 0;
   std::vector<uint8_t> sigs_mem_, sh_mem_;

@@ -29,7 +29,12 @@ Status TempFile::Append(const void* data, size_t n) {
 }
 
 Status TempFile::Finish() {
-  if (std::fflush(f_) != 0) return Status(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(errno));
+  if (!f_) return Status::Ok();
+  const bool ok = std::fflush(f_) == 0;
+  const int err = errno;
+  std::fclose(f_);
+  f_ = nullptr;
+  if (!ok) return Status(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(err));
   return Status::Ok();
 }
 
@@ -74,6 +79,7 @@ Status BandRuns::Spill(size_t slots, const std::atomic<bool>* stop) {
   if (!s.ok()) return s;
   runs_.push_back(std::move(run));
   mem_entries_ = 0;
+  if (runs_.size() >= 2 * fan_in_) return MergeSmallest(fan_in_, stop);
   return Status::Ok();
 }
 
@@ -84,6 +90,10 @@ Status BandRuns::Seal(size_t slots, const std::atomic<bool>* stop) {
     for (size_t j = b; j < e; j++) std::sort(mem_[j].begin(), mem_[j].end());
   }, stop);
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  while (runs_.size() > fan_in_) {
+    Status s = MergeSmallest(std::min(fan_in_, runs_.size() - fan_in_ + 1), stop);
+    if (!s.ok()) return s;
+  }
   return Status::Ok();
 }
 
@@ -129,7 +139,86 @@ class SectionReader {
   uint64_t left_ = 0;
 };
 
+// Per-reader buffer of a merge of `readers` runs: a quarter of the budget shared, at least 64 KiB each.
+size_t ReaderBuffer(uint64_t budget_entries, size_t readers) {
+  return std::max<size_t>(4096, static_cast<size_t>((budget_entries / 4) / (readers + 1)));
+}
+
 }  // namespace
+
+Status BandRuns::MergeSmallest(size_t count, const std::atomic<bool>* stop) {
+  if (count < 2 || runs_.size() < 2) return Status::Ok();
+  count = std::min(count, runs_.size());
+  // The smallest runs first (Huffman-like: big runs are re-read as few times as possible).
+  std::vector<size_t> order(runs_.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return runs_[a].band_offset.back() < runs_[b].band_offset.back();
+  });
+  order.resize(count);
+  std::sort(order.begin(), order.end());
+  Run out;
+  out.file = std::make_unique<TempFile>();
+  Status s = out.file->Create(tmp_, "lsh-run");
+  if (!s.ok()) return s;
+  const size_t per = ReaderBuffer(budget_entries_, count);
+  std::vector<KeyDoc> wbuf;
+  wbuf.reserve(per);
+  uint64_t at = 0;
+  for (uint32_t j = 0; j < bands_; j++) {
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    out.band_offset.push_back(at);
+    std::vector<std::unique_ptr<SectionReader>> readers;
+    for (size_t i : order) {
+      auto rd = std::make_unique<SectionReader>();
+      s = rd->Open(runs_[i].file->path(), runs_[i].band_offset[j], runs_[i].band_offset[j + 1], per);
+      if (!s.ok()) return s;
+      readers.push_back(std::move(rd));
+    }
+    using Item = std::pair<KeyDoc, size_t>;
+    auto cmp = [](const Item& a, const Item& b) { return b.first < a.first; };
+    std::priority_queue<Item, std::vector<Item>, decltype(cmp)> heap(cmp);
+    for (size_t i = 0; i < readers.size(); i++)
+      if (!readers[i]->done()) heap.push({readers[i]->head(), i});
+    while (!heap.empty()) {
+      const Item it = heap.top();
+      heap.pop();
+      wbuf.push_back(it.first);
+      if (wbuf.size() == per) {
+        s = out.file->Append(wbuf.data(), wbuf.size() * sizeof(KeyDoc));
+        if (!s.ok()) return s;
+        at += wbuf.size();
+        wbuf.clear();
+      }
+      SectionReader& rd = *readers[it.second];
+      s = rd.Next();
+      if (!s.ok()) return s;
+      if (!rd.done()) heap.push({rd.head(), it.second});
+    }
+    s = out.file->Append(wbuf.data(), wbuf.size() * sizeof(KeyDoc));
+    if (!s.ok()) return s;
+    at += wbuf.size();
+    wbuf.clear();
+  }
+  out.band_offset.push_back(at);
+  s = out.file->Finish();
+  if (!s.ok()) return s;
+  // Drop the merged runs (their files are removed), keep the others in order, then the new one.
+  std::vector<Run> keep;
+  keep.reserve(runs_.size() - count + 1);
+  size_t k = 0;
+  for (size_t i = 0; i < runs_.size(); i++) {
+    if (k < order.size() && order[k] == i) {
+      k++;
+      continue;
+    }
+    keep.push_back(std::move(runs_[i]));
+  }
+  keep.push_back(std::move(out));
+  runs_ = std::move(keep);
+  merges_++;
+  return Status::Ok();
+}
 
 Status BandRuns::ForEachBucket(uint32_t band, size_t slots,
                                const std::function<void(const uint64_t*, size_t)>& fn) {
@@ -151,7 +240,7 @@ Status BandRuns::ForEachBucket(uint32_t band, size_t slots,
   }
   // k-way merge: the runs plus the sorted in-memory tail.
   std::vector<std::unique_ptr<SectionReader>> readers;
-  const size_t per = std::max<size_t>(4096, (budget_entries_ / 4) / (runs_.size() + 1));
+  const size_t per = ReaderBuffer(budget_entries_, runs_.size());
   for (const Run& r : runs_) {
     auto rd = std::make_unique<SectionReader>();
     s = rd->Open(r.file->path(), r.band_offset[band], r.band_offset[band + 1], per);

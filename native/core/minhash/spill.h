@@ -1,6 +1,9 @@
 // (band key, doc) entries per band, kept in memory or spilled to sorted run files when they outgrow a
 // memory budget, then read back per band in (key, doc) order (one k-way merge over the runs). The order is
 // the same whether or not anything was spilled, so results built on it are identical in both modes.
+// Merges have a bounded fan-in: when 2 x fan_in runs pile up (a tiny budget spills often), the fan_in
+// smallest are merged into one run, and before reading, runs are merged down to at most fan_in; a run file
+// is open only while it is written or merged, so the number of open files stays bounded.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -30,7 +33,7 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   Status Create(const std::string& dir, const char* tag);
   Status Append(const void* data, size_t n);
-  Status Finish();  // flushes; the file can then be read by path
+  Status Finish();  // flushes and closes; the file can then be read by path
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }
 
@@ -53,9 +56,14 @@ class BandRuns {
   Status Seal(size_t slots, const std::atomic<bool>* stop);
   size_t runs() const { return runs_.size(); }
   uint64_t spilled_bytes() const { return spilled_; }
+  size_t merges() const { return merges_; }
+  static constexpr size_t kDefaultFanIn = 64;
+  void set_fan_in(size_t f) { fan_in_ = f < 2 ? 2 : f; }  // tests
+  void set_tmp_dir(std::string dir) { tmp_ = std::move(dir); }  // before the first Add
 
  private:
   Status Spill(size_t slots, const std::atomic<bool>* stop);
+  Status MergeSmallest(size_t count, const std::atomic<bool>* stop);
   struct Run {
     std::unique_ptr<TempFile> file;
     std::vector<uint64_t> band_offset;  // entry offset of each band's section; size bands + 1
@@ -67,6 +75,8 @@ class BandRuns {
   uint64_t mem_entries_ = 0;
   std::vector<Run> runs_;
   uint64_t spilled_ = 0;
+  size_t fan_in_ = kDefaultFanIn;
+  size_t merges_ = 0;
   bool sealed_ = false;
 };
 
