@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 
 # A PATH of the few programs npm and the CLI need, and nothing that compiles.
 mkdir -p "$work/bin" "$work/project"
-for tool in node npm npx sh bash env tar gzip gunzip rm mkdir cp mv cat ls chmod ln uname dirname basename sed grep; do
+for tool in node npm npx sh bash env tar gzip gunzip rm mkdir cp mv cat ls chmod ln uname dirname basename sed grep tail head tr cut readlink wc; do
   p="$(command -v "$tool" || true)"
   [ -n "$p" ] && ln -s "$(readlink -f "$p")" "$work/bin/$tool"
 done
