@@ -163,12 +163,18 @@ export interface NativeParagraphFilter {
   saveSeen(path: string): Promise<void>;
   loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }>;
   startSecondPass(): void;
+  /** Onion's -f (ngramHash 'onion'): raw little-endian u64 hashes of duplicate n-grams; resolves to the set's size. */
+  addDuplicateNgrams(hashes: Uint8Array): Promise<number>;
   stats(): NativeParagraphFilterStats;
   close(): void;
 }
 
 export interface NativeBinding {
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
+  /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
+  OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
+  /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */
+  onionDuplicateHashes(hashes: Uint8Array): Promise<Uint8Array>;
   getThreads(): number;
   setThreads(n: number): void;
   runtimeInfo(): { simd: string; defaultThreads: number };

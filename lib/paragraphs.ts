@@ -25,6 +25,14 @@ export interface ParagraphFilterOptions {
    * Default false (keep-first: the first copy is kept).
    */
   dropAll?: boolean;
+  /**
+   * The n-gram hash. 'neardup' (default): a well-mixed 64-bit hash. 'onion': Onion 1.2's own buzhash over
+   * its table-driven token hash, collisions included, so decisions match Onion's exactly (`neardup onion`;
+   * docs/paragraphs.md, "Two hashes"). saveSeen/loadSeen need 'neardup'.
+   */
+  ngramHash?: 'neardup' | 'onion';
+  /** With ngramHash 'onion': keep only the low trimBits bits of each n-gram hash in the seen-set (Onion -T). 1..64, default 64. */
+  trimBits?: number;
   /** 'exact' (64-bit hashes, default) or 'approx' (a short chain of blocked Bloom stages, about 1/8 of the memory). */
   seen?: 'exact' | 'approx';
   /** False-positive bound of the approximate seen-set, in (0, 0.5]. Default 0.01. */
@@ -164,6 +172,18 @@ export class ParagraphFilter {
   startSecondPass(): Promise<void> {
     this.live();
     return this.enqueue(async (h) => h.startSecondPass());
+  }
+
+  /**
+   * Onion's -f (needs ngramHash 'onion', before the first push): hashes of the n-grams that occur more than
+   * once in the input, as written by Onion's hashdup / `neardup onion hashdup` (little-endian u64, 8 bytes
+   * each). Only these n-grams then enter the seen-set. May be called several times; resolves to the number
+   * of distinct hashes held so far.
+   */
+  addDuplicateNgrams(hashes: Uint8Array): Promise<number> {
+    this.live();
+    if (!(hashes instanceof Uint8Array)) throw new TypeError('Expected a Uint8Array of 64-bit hashes');
+    return this.enqueue((h) => h.addDuplicateNgrams(hashes));
   }
 
   /** Statistics as of the last finished call. */

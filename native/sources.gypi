@@ -34,7 +34,8 @@
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
       "native/core/io/temp_names.cc",
-      "native/core/io/temp_names_win.cc"
+      "native/core/io/temp_names_win.cc",
+      "native/core/filter/onion_hash.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",

@@ -364,6 +364,24 @@ test('SIGINT while the addon writes minhash -o: exit 130, its temporary file rem
   assert.is(fs.readFileSync(path.join(dir, 'sig.bin'), 'utf8'), 'previous');
 });
 
+test('kill -9 while --kept is written: kept.jsonl is the previous file, never a shorter one; the next run cleans up', async () => {
+  const dir = freshDir();
+  fs.writeFileSync(path.join(dir, 'd.jsonl'), corpus(150000));
+  fs.writeFileSync(path.join(dir, 'kept.jsonl'), 'previous');
+  const child = spawn(process.execPath, [...ARGV, 'dedup', 'd.jsonl', '--kept', 'kept.jsonl'], { cwd: dir, stdio: 'ignore' });
+  const closed = new Promise<void>((res) => child.on('close', () => res()));
+  const temps = () => fs.readdirSync(dir).filter((f) => f.startsWith('.kept.jsonl.neardup-tmp-'));
+  const writing = await waitFor(() => temps().length > 0, 120000);
+  child.kill('SIGKILL');
+  await closed;
+  assert.ok(writing, 'the run got to writing --kept');
+  assert.is(fs.readFileSync(path.join(dir, 'kept.jsonl'), 'utf8'), 'previous');
+  // The next run (any output in that folder) removes the dead run's temporary file.
+  const r = cli(dir, ['dedup', 'd.jsonl', '--flags', 'flags.txt']);
+  assert.is(r.code, 0, r.stderr);
+  assert.equal(temps(), []);
+});
+
 test('kill -9 leaves a spill folder and temporary files: the next run removes them (not those of live processes)', async () => {
   const dir = freshDir();
   const tmp = path.join(dir, 'tmp');

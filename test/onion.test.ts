@@ -56,12 +56,6 @@ test('CLI -s prints exactly the kept lines', () => {
   assert.ok(r.stdout.toString('latin1') === kept);
 });
 
-test('CLI: unsupported -f gives a clear usage error', () => {
-  const r = spawnSync(process.execPath, [CLI, 'onion', '-f', 'dups.hash', path.join(VEC, 'sample.vert.gz')]);
-  assert.is(r.status, 2);
-  assert.match(r.stderr.toString(), /-f .*not supported/);
-});
-
 test('chunked pushes give the same flags as one push', async () => {
   const want = expected('sample.onion.flags.gz');
   const f = new ParagraphFilter({ keepUniqueShort: false });

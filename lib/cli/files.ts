@@ -385,7 +385,8 @@ export class OutputFile {
     return o;
   }
 
-  async write(s: string | Buffer): Promise<void> {
+  /** Buffers `s`; returns a promise only when the buffer was written out (await it: back-pressure). */
+  write(s: string | Buffer): Promise<void> | undefined {
     if (typeof s === 'string') {
       this.text += s;
     } else {
@@ -393,7 +394,7 @@ export class OutputFile {
       this.parts.push(s);
     }
     this.size += s.length;
-    if (this.size >= 1 << 20) await this.flush();
+    return this.size >= 1 << 20 ? this.flush() : undefined;
   }
 
   async flush(): Promise<void> {

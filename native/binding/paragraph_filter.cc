@@ -6,6 +6,7 @@
 
 #include "addon.h"
 #include "args.h"
+#include "filter/onion_hash.h"
 #include "filter/paragraph_batch.h"
 #include "filter/vertical.h"
 #include "parallel/pool.h"
@@ -74,6 +75,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
                         InstanceMethod("pushParagraphs", &Filter::PushParagraphs),
                         InstanceMethod("saveSeen", &Filter::SaveSeen), InstanceMethod("loadSeen", &Filter::LoadSeen),
                         InstanceMethod("startSecondPass", &Filter::StartSecondPass),
+                        InstanceMethod("addDuplicateNgrams", &Filter::AddDuplicateNgrams),
                         InstanceMethod("stats", &Filter::Stats), InstanceMethod("close", &Filter::Close)});
   }
 
@@ -83,6 +85,10 @@ class Filter : public Napi::ObjectWrap<Filter> {
     state_ = std::make_shared<FilterState>();
     filter::OnionOptions op;
     op.n = GetUint32(o, "n", 7, 1, 4096);
+    op.hash = static_cast<filter::NgramHashKind>(GetEnum(o, "ngramHash", 0, {"neardup", "onion"}));
+    op.trim_bits = GetUint32(o, "trimBits", 64, 1, 64);
+    if (op.trim_bits != 64 && op.hash != filter::NgramHashKind::kOnion)
+      ThrowRangeError(env, "Option 'trimBits' needs ngramHash: 'onion' (Onion's -T)");
     op.threshold = static_cast<float>(GetDouble(o, "threshold", 0.5, 0, 1, false));
     op.smoothing = GetBool(o, "smoothing", true);
     op.max_stub = GetUint32(o, "maxStub", 20, 0, 0xffffffffu);
@@ -110,6 +116,7 @@ class Filter : public Napi::ObjectWrap<Filter> {
   Napi::Value SaveSeen(const Napi::CallbackInfo& info);
   Napi::Value LoadSeen(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value AddDuplicateNgrams(const Napi::CallbackInfo& info);
   // Drop-all: ends the first pass (call when no push is pending); the same input is then pushed again.
   Napi::Value StartSecondPass(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -243,6 +250,61 @@ std::string PathArg(const Napi::CallbackInfo& info) {
   return info[0].As<Napi::String>().Utf8Value();
 }
 
+// Onion's -f: raw 64-bit hashes (little-endian, as Onion's hashdup writes them on x86).
+class DupNgramsWorker : public FilterWorker {
+ public:
+  DupNgramsWorker(Napi::Env env, std::shared_ptr<FilterState> s, Napi::Uint8Array bytes)
+      : FilterWorker(env, std::move(s)) {
+    ref_ = Napi::Persistent(bytes.As<Napi::Object>());
+    data_ = bytes.Data();
+    len_ = bytes.ByteLength();
+  }
+
+ protected:
+  Status RunLocked() override {
+    filter::Deduper& d = *s_->deduper;
+    if (d.stats().documents > 0)
+      return Status(Code::kInvalidInput, "duplicate n-grams must be given before the first document");
+    std::vector<uint64_t> v(std::min<size_t>(len_ / 8, 1 << 16));
+    for (size_t at = 0; at < len_ / 8;) {
+      const size_t m = std::min(len_ / 8 - at, v.size());
+      for (size_t i = 0; i < m; i++) {
+        uint64_t x = 0;
+        for (int b = 7; b >= 0; b--) x = (x << 8) | data_[(at + i) * 8 + b];
+        v[i] = x;
+      }
+      d.AddDuplicateNgrams(v.data(), m);
+      at += m;
+      if (stop()->load()) return Status(Code::kCancelled, "cancelled");
+    }
+    count_ = d.duplicate_ngrams();
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override { return Napi::Number::New(env, static_cast<double>(count_)); }
+
+ private:
+  Napi::ObjectReference ref_;
+  const uint8_t* data_;
+  size_t len_;
+  uint64_t count_ = 0;
+};
+
+Napi::Value Filter::AddDuplicateNgrams(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto s = Live(env);
+  if (s->deduper->options().hash != filter::NgramHashKind::kOnion)
+    throw CodedError(env, "ERR_NEARDUP_INVALID_ARGUMENT", "addDuplicateNgrams needs a filter created with ngramHash: 'onion'");
+  if (s->deduper->phase() != filter::DedupPhase::kKeepFirst)
+    throw CodedError(env, "ERR_NEARDUP_INVALID_ARGUMENT", "addDuplicateNgrams cannot be combined with dropAll");
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected first argument to be a Uint8Array of 64-bit hashes");
+  Napi::Uint8Array b = info[0].As<Napi::Uint8Array>();
+  if (b.ByteLength() % 8 != 0)
+    ThrowRangeError(env, "Duplicate n-gram hashes are 8 bytes each: got " + std::to_string(b.ByteLength()) + " bytes");
+  auto* w = new DupNgramsWorker(env, s, b);
+  return w->QueueAndGetPromise();
+}
+
 class SaveWorker : public FilterWorker {
  public:
   SaveWorker(Napi::Env env, std::shared_ptr<FilterState> s, std::string path)
@@ -291,12 +353,16 @@ class LoadWorker : public FilterWorker {
 
 Napi::Value Filter::SaveSeen(const Napi::CallbackInfo& info) {
   auto s = Live(info.Env());
+  if (s->deduper->options().hash != filter::NgramHashKind::kNeardup)
+    throw CodedError(info.Env(), "ERR_NEARDUP_INVALID_ARGUMENT", "saveSeen is not available with ngramHash: 'onion'");
   auto* w = new SaveWorker(info.Env(), s, PathArg(info));
   return w->QueueAndGetPromise();
 }
 
 Napi::Value Filter::LoadSeen(const Napi::CallbackInfo& info) {
   auto s = Live(info.Env());
+  if (s->deduper->options().hash != filter::NgramHashKind::kNeardup)
+    throw CodedError(info.Env(), "ERR_NEARDUP_INVALID_ARGUMENT", "loadSeen is not available with ngramHash: 'onion'");
   auto* w = new LoadWorker(info.Env(), s, PathArg(info));
   return w->QueueAndGetPromise();
 }
@@ -326,10 +392,131 @@ Napi::Value Filter::Stats(const Napi::CallbackInfo& info) {
   return r;
 }
 
+// Onion's hashgen: a stream of vertical text in, n-gram hashes split into `files` ranges out.
+struct HashgenState : Closable {
+  std::mutex mu;
+  std::unique_ptr<filter::onion::Hashgen> gen;
+  uint32_t files = 10;
+};
+
+class HashgenWorker : public PromiseWorker {
+ public:
+  HashgenWorker(Napi::Env env, std::shared_ptr<HashgenState> s, Napi::Uint8Array chunk)
+      : PromiseWorker(env), s_(std::move(s)) {
+    ref_ = Napi::Persistent(chunk.As<Napi::Object>());
+    data_ = chunk.Data();
+    len_ = chunk.ByteLength();
+  }
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->closed.load()) return Cancelled("hashgen");
+    out_.resize(s_->files);
+    s_->gen->Push(data_, len_, &out_);
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Array a = Napi::Array::New(env, out_.size());
+    for (size_t i = 0; i < out_.size(); i++) {
+      const size_t n = out_[i].size();
+      a.Set(static_cast<uint32_t>(i), Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_[i])), 0));
+    }
+    return a;
+  }
+
+ private:
+  std::shared_ptr<HashgenState> s_;
+  Napi::ObjectReference ref_;
+  const uint8_t* data_;
+  size_t len_;
+  std::vector<std::vector<uint8_t>> out_;
+};
+
+class Hashgen : public Napi::ObjectWrap<Hashgen> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "OnionHashgen",
+                       {InstanceMethod("push", &Hashgen::Push), InstanceMethod("close", &Hashgen::Close)});
+  }
+  explicit Hashgen(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Hashgen>(info) {
+    Napi::Object o = OptionsObject(info.Env(), info[0], "options");
+    state_ = std::make_shared<HashgenState>();
+    state_->files = GetUint32(o, "files", 10, 1, 1u << 20);
+    state_->gen.reset(new filter::onion::Hashgen(GetUint32(o, "n", 7, 1, 4096), state_->files));
+  }
+
+ private:
+  // push(chunk): a chunk ending at a line boundary (the last may not); resolves to one Uint8Array of
+  // little-endian u64 hashes per output file.
+  Napi::Value Push(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto s = LiveState(env, state_, "hashgen");
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      ThrowTypeError(env, "Expected first argument to be a Uint8Array (a chunk of vertical text)");
+    auto* w = new HashgenWorker(env, s, info[0].As<Napi::Uint8Array>());
+    return w->QueueAndGetPromise();
+  }
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    CloseState(&state_);
+    return info.Env().Undefined();
+  }
+  std::shared_ptr<HashgenState> state_;
+};
+
+// Onion's hashdup on one file: the values occurring more than once, each once, in ascending order.
+class HashdupWorker : public PromiseWorker {
+ public:
+  HashdupWorker(Napi::Env env, Napi::Uint8Array bytes) : PromiseWorker(env) {
+    ref_ = Napi::Persistent(bytes.As<Napi::Object>());
+    data_ = bytes.Data();
+    len_ = bytes.ByteLength();
+  }
+
+ protected:
+  Status Run() override {
+    std::vector<uint64_t> v(len_ / 8);
+    for (size_t i = 0; i < v.size(); i++) {
+      uint64_t x = 0;
+      for (int b = 7; b >= 0; b--) x = (x << 8) | data_[i * 8 + b];
+      v[i] = x;
+    }
+    std::vector<uint64_t> d;
+    filter::onion::DuplicateHashes(v.data(), v.size(), &d);
+    out_.resize(d.size() * 8);
+    for (size_t i = 0; i < d.size(); i++)
+      for (int b = 0; b < 8; b++) out_[i * 8 + b] = static_cast<uint8_t>(d[i] >> (8 * b));
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    const size_t n = out_.size();
+    return Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_)), 0);
+  }
+
+ private:
+  Napi::ObjectReference ref_;
+  const uint8_t* data_;
+  size_t len_;
+  std::vector<uint8_t> out_;
+};
+
+Napi::Value OnionDuplicateHashes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected first argument to be a Uint8Array of 64-bit hashes");
+  Napi::Uint8Array b = info[0].As<Napi::Uint8Array>();
+  if (b.ByteLength() % 8 != 0)
+    ThrowRangeError(env, "n-gram hashes are 8 bytes each: got " + std::to_string(b.ByteLength()) + " bytes");
+  auto* w = new HashdupWorker(env, b);
+  return w->QueueAndGetPromise();
+}
+
 }  // namespace
 
 void ParagraphFilter::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("ParagraphFilter", Filter::Define(env));
+  exports.Set("OnionHashgen", Hashgen::Define(env));
+  exports.Set("onionDuplicateHashes", Napi::Function::New(env, OnionDuplicateHashes, "onionDuplicateHashes"));
 }
 
 }  // namespace binding

@@ -2,12 +2,14 @@
 // Onion cases checked by hand.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <unistd.h>
 
 #include "check.h"
 #include "filter/onion.h"
+#include "filter/onion_hash.h"
 #include "filter/seen_set.h"
 #include "filter/vertical.h"
 #include "io/file.h"
@@ -217,6 +219,83 @@ TEST(vertical_pieces_and_long_lines_give_the_same_output) {
   EXPECT(whole.find("1\tw1_0\n") != std::string::npos && whole.find("0\tw1_0\n") != std::string::npos);
   EXPECT(whole.find("0\t" + std::string(600 << 10, 'L') + "\n") != std::string::npos);
   for (size_t piece : {1, 100, 5000, 300000}) EXPECT(Marked(text, piece) == whole);
+}
+
+// Values printed by Onion 1.2's own hash_string/buzhash (its buzhash.c compiled outside the project).
+TEST(onion_hash_matches_onion_vectors) {
+  auto t = [](const std::string& s) { return onion::TokenHash(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
+  EXPECT_EQ(t(""), 0ull);
+  EXPECT_EQ(t("a"), 16753083719276361102ull);
+  EXPECT_EQ(t("the"), 4435708268129110045ull);
+  EXPECT_EQ(t("Subject"), 9265266149609421183ull);
+  EXPECT_EQ(t("0123456789012345678901234567890123456789012345678901234567890123456789"), 3099685029772995250ull);
+  EXPECT_EQ(t("\xc3\xa9t\xc3\xa9"), 3206659669038630359ull);
+  EXPECT_EQ(t("x\ty"), 10972558115002843011ull);
+  // Onion sees tokens as C strings: bytes after a NUL do not count.
+  EXPECT_EQ(t(std::string("the\0xyz", 7)), t("the"));
+  // buzhash with n = 3 over a b c d a b c: the n-grams abc, bcd, cda, dab, abc.
+  std::vector<uint64_t> tok;
+  for (const char* w : {"a", "b", "c", "d", "a", "b", "c"}) tok.push_back(t(w));
+  std::vector<uint64_t> g;
+  onion::NgramHashes(tok.data(), tok.size(), 3, &g);
+  const uint64_t want[] = {8758126028113864746ull, 3697213978488614693ull, 11734080477051196582ull,
+                           11223630617433587947ull, 8758126028113864746ull};
+  EXPECT_EQ(g.size(), 5u);
+  for (size_t i = 0; i < 5 && i < g.size(); i++) EXPECT_EQ(g[i], want[i]);
+}
+
+// Rolling equals the definition H_i = XOR_j rotl(t_{i-j}, j mod 64), also for n >= 64.
+TEST(onion_ngram_hash_rolls_like_its_definition) {
+  std::mt19937_64 r(5);
+  std::vector<uint64_t> tok(300);
+  for (auto& x : tok) x = r();
+  for (uint32_t n : {1u, 2u, 7u, 63u, 64u, 65u, 130u}) {
+    std::vector<uint64_t> g;
+    onion::NgramHashes(tok.data(), tok.size(), n, &g);
+    EXPECT_EQ(g.size(), tok.size() - n + 1);
+    for (size_t i = n - 1; i < tok.size(); i += 37) {
+      uint64_t h = 0;
+      for (uint32_t j = 0; j < n; j++) h ^= onion::Rotl(tok[i - j], j);
+      EXPECT_EQ(g[i - (n - 1)], h);
+    }
+  }
+}
+
+// hashgen: every n-gram of the non-markup lines across documents, in range files; hashdup: repeats once.
+TEST(onion_hashgen_and_hashdup) {
+  const std::string text = "<doc>\na\nb\nc\n</doc>\n<doc>\na\nb\nc\n\nd\n</doc>\n";
+  onion::Hashgen gen(3, 4);
+  std::vector<std::vector<uint8_t>> out(4);
+  gen.Push(reinterpret_cast<const uint8_t*>(text.data()), text.size(), &out);
+  EXPECT_EQ(gen.lines(), 12u);
+  std::vector<uint64_t> tok;
+  for (const char* w : {"a", "b", "c", "a", "b", "c", "", "d"})
+    tok.push_back(onion::TokenHash(reinterpret_cast<const uint8_t*>(w), std::strlen(w)));
+  std::vector<uint64_t> want;
+  onion::NgramHashes(tok.data(), tok.size(), 3, &want);
+  std::vector<uint64_t> got;
+  const uint64_t range = UINT64_MAX / 4;
+  for (size_t k = 0; k < 4; k++) {
+    EXPECT_EQ(out[k].size() % 8, 0u);
+    for (size_t i = 0; i + 8 <= out[k].size(); i += 8) {
+      uint64_t v = 0;
+      for (int b = 7; b >= 0; b--) v = (v << 8) | out[k][i + b];
+      EXPECT(k == 3 ? v > 3 * range : v <= (k + 1) * range && (k == 0 || v > k * range));
+      got.push_back(v);
+    }
+  }
+  std::vector<uint64_t> w2 = want;
+  std::sort(w2.begin(), w2.end());
+  std::sort(got.begin(), got.end());
+  EXPECT(got == w2);
+  std::vector<uint64_t> dups;
+  onion::DuplicateHashes(got.data(), got.size(), &dups);
+  EXPECT_EQ(dups.size(), 1u);  // abc twice
+  if (!dups.empty()) EXPECT_EQ(dups[0], want[0]);
+  std::vector<uint64_t> v = {5, 5, 5, 1, 2, 2, 9};
+  dups.clear();
+  onion::DuplicateHashes(v.data(), v.size(), &dups);
+  EXPECT(dups == std::vector<uint64_t>({2, 5}));
 }
 
 TEST_MAIN("filter")

@@ -116,7 +116,7 @@ static std::vector<uint8_t> ReadBytes(const std::string& path) {
 }
 
 TEST(doubri_v1_edge_records) {
-  const std::vector<uint8_t> file = ReadBytes("../shared/vectors/doubri-v1/edge.hash");
+  const std::vector<uint8_t> file = ReadBytes("test/fixtures/vectors/doubri-v1/edge.hash");
   EXPECT(file.size() == 24 + 3200 * 14);
   if (file.size() != 24 + 3200 * 14) return;
   const char* texts[] = {"", "a", "abcd", "abcde", "EMPTY", "Madam, I'm Adam.", "Madam, I'm Adam.",

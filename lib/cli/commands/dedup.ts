@@ -135,23 +135,27 @@ ${INPUT_USAGE}`,
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish();
       const rep = res.representative;
-      if (values.flags !== undefined) {
-        const f = create(values.flags);
-        for (let i = 0; i < rep.length; i++) await f.write(rep[i] === i ? '1\n' : '0\n');
-        await f.commit();
-      }
-      if (values.clusters !== undefined) {
-        const f = create(values.clusters);
-        for (let i = 0; i < rep.length; i++) await f.write(`${rep[i]}\n`);
-        await f.commit();
-      }
-      if (values.pairs !== undefined) {
-        const f = create(values.pairs);
-        for (let i = 0; i < res.pairA.length; i++) {
-          const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
-          await f.write(`{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`);
+      // One output of n lines, built in pieces of about 64 KiB (no await per line).
+      const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {
+        const f = create(file);
+        let s = '';
+        for (let i = 0; i < n; i++) {
+          s += line(i);
+          if (s.length >= 1 << 16) {
+            await f.write(s);
+            s = '';
+          }
         }
+        await f.write(s);
         await f.commit();
+      };
+      if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
+      if (values.clusters !== undefined) await writeLines(values.clusters, rep.length, (i) => `${rep[i]}\n`);
+      if (values.pairs !== undefined) {
+        await writeLines(values.pairs, res.pairA.length, (i) => {
+          const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
+          return `{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`;
+        });
       }
       if (values.kept !== undefined) {
         const f = create(values.kept);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "filter/onion_hash.h"
 #include "hash/fast64.h"
 
 namespace neardup {
@@ -33,10 +34,35 @@ void NgramHasher::Hash(const uint64_t* tok, size_t ntok, std::vector<uint64_t>* 
 
 Deduper::Deduper(const OnionOptions& o, std::unique_ptr<SeenSet> seen, DedupPhase phase)
     : o_(o), seen_(std::move(seen)), phase_(phase), hasher_(o.n) {
+  if (o_.hash == NgramHashKind::kOnion && o_.trim_bits >= 1 && o_.trim_bits < 64) trim_mask_ = ~0ull >> (64 - o_.trim_bits);
   // R has the seen-set's kind (approx: the same false-positive bound).
   if (phase_ != DedupPhase::kKeepFirst) {
     const double fp = seen_->kind() == SeenKind::kApprox ? static_cast<ApproxSeenSet&>(*seen_).fp_rate() : 0.01;
     repeated_ = MakeSeenSet(seen_->kind(), fp);
+  }
+}
+
+uint64_t Deduper::HashToken(const uint8_t* p, size_t len) const {
+  return o_.hash == NgramHashKind::kOnion ? onion::TokenHash(p, len) : TokenHash(p, len);
+}
+
+// kOnion: Onion keeps (hash & trim mask), and with -f (hash & trim mask) without its lowest bit; Mix64 is a
+// bijection that spreads those over all 64 bits (the seen-sets index by high bits) without merging keys.
+uint64_t Deduper::GlobalKey(uint64_t g) const {
+  if (o_.hash != NgramHashKind::kOnion) return g;
+  g &= trim_mask_;
+  if (dup_ngrams_) g &= ~1ull;
+  return fast64::Mix64(g);
+}
+
+void Deduper::AddDuplicateNgrams(const uint64_t* hashes, size_t n) {
+  if (!dup_ngrams_) dup_ngrams_ = MakeSeenSet(SeenKind::kExact, 0.01);
+  to_insert_.resize(std::min<size_t>(n, 1 << 16));
+  for (size_t i = 0; i < n;) {
+    const size_t m = std::min(n - i, to_insert_.size());
+    for (size_t j = 0; j < m; j++) to_insert_[j] = GlobalKey(hashes[i + j]);
+    dup_ngrams_->InsertBatch(to_insert_.data(), m);
+    i += m;
   }
 }
 
@@ -69,11 +95,20 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
   stats_.documents++;
   stats_.paragraphs += npar;
   stats_.tokens += ntok;
-  hasher_.Hash(tok, ntok, &grams_);
+  if (o_.hash == NgramHashKind::kOnion)
+    onion::NgramHashes(tok, ntok, n, &grams_);
+  else
+    hasher_.Hash(tok, ntok, &grams_);
   const size_t ng = grams_.size();
+  const uint64_t* keys = grams_.data();
+  if (o_.hash == NgramHashKind::kOnion) {
+    gkeys_.resize(ng);
+    for (size_t g = 0; g < ng; g++) gkeys_[g] = GlobalKey(grams_[g]);
+    keys = gkeys_.data();
+  }
   in_global_.resize(ng);
   const bool drop_all = phase_ == DedupPhase::kDropAll;
-  if (ng) (drop_all ? *repeated_ : *seen_).ContainsBatch(grams_.data(), ng, in_global_.data());
+  if (ng) (drop_all ? *repeated_ : *seen_).ContainsBatch(keys, ng, in_global_.data());
 
   // Local table: generations gen_ (present) and gen_ + 1 (present and added to the seen-set) mark this
   // document's entries; older generations count as empty. Sized for load <= 1/2.
@@ -124,7 +159,7 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
     size_t q = 0;
     for (size_t g = 0; g < ng; g++) {
       while (par_end[q] <= g + n - 1) q++;
-      if (dup[q] && seen_at_[g]) rep_keys_.push_back(grams_[g]);
+      if (dup[q] && seen_at_[g]) rep_keys_.push_back(keys[g]);
     }
     std::sort(rep_keys_.begin(), rep_keys_.end());
     rep_keys_.erase(std::unique(rep_keys_.begin(), rep_keys_.end()), rep_keys_.end());
@@ -182,13 +217,21 @@ bool Deduper::Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end
     const size_t at = LocalFind(grams_[g], &existed);
     if (local_gen_[at] == gen_ + 1) continue;  // already queued
     local_gen_[at] = gen_ + 1;
-    to_insert_.push_back(grams_[g]);
+    to_insert_.push_back(keys[g]);
+  }
+  if (dup_ngrams_ && !to_insert_.empty()) {  // -f: only n-grams listed as duplicates are remembered
+    dup_found_.resize(to_insert_.size());
+    dup_ngrams_->ContainsBatch(to_insert_.data(), to_insert_.size(), dup_found_.data());
+    size_t w = 0;
+    for (size_t i = 0; i < to_insert_.size(); i++)
+      if (dup_found_[i]) to_insert_[w++] = to_insert_[i];
+    to_insert_.resize(w);
   }
   if (!to_insert_.empty()) seen_->InsertBatch(to_insert_.data(), to_insert_.size());
   return removed;
 }
 
-void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out) {
+void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out, NgramHashKind kind) {
   size_t i = 0;
   auto space = [](uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
   while (i < len) {
@@ -196,7 +239,7 @@ void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out) {
     if (i >= len) break;
     const size_t s = i;
     while (i < len && !space(p[i])) i++;
-    out->push_back(TokenHash(p + s, i - s));
+    out->push_back(kind == NgramHashKind::kOnion ? onion::TokenHash(p + s, i - s) : TokenHash(p + s, i - s));
   }
 }
 

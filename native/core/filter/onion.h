@@ -37,8 +37,16 @@
 namespace neardup {
 namespace filter {
 
+// kNeardup: fast64 token hashes, a polynomial n-gram hash finished by Mix64 (no structural collisions).
+// kOnion: Onion 1.2's own hashes (filter/onion_hash.h), for `neardup onion`, which must reproduce Onion's
+// decisions; the global seen-set then holds the n-gram hashes trimmed to their trim_bits low bits, and with
+// duplicate n-grams given (AddDuplicateNgrams, Onion's -f) their 63 high bits of those, as Onion does.
+enum class NgramHashKind : uint8_t { kNeardup = 0, kOnion = 1 };
+
 struct OnionOptions {
   uint32_t n = 7;
+  NgramHashKind hash = NgramHashKind::kNeardup;
+  uint32_t trim_bits = 64;  // kOnion only: 1..64 (Onion's -T)
   float threshold = 0.5f;
   bool smoothing = true;
   uint32_t max_stub = 20;
@@ -79,6 +87,14 @@ class Deduper {
   bool Document(const uint64_t* tok, size_t ntok, const uint32_t* par_end, size_t npar, uint8_t* dup);
 
   const OnionOptions& options() const { return o_; }
+  // Onion's -f (kOnion only): hashes of the n-grams that occur more than once in the whole input (from
+  // `neardup onion hashgen` + `hashdup`). Once any are given, only those n-grams enter the seen-set (and
+  // the seen-set keys lose their lowest bit, as Onion's flag bit). Call before the first document.
+  void AddDuplicateNgrams(const uint64_t* hashes, size_t n);
+  bool has_duplicate_ngrams() const { return dup_ngrams_ != nullptr; }
+  uint64_t duplicate_ngrams() const { return dup_ngrams_ ? dup_ngrams_->size() : 0; }
+  // The token hash of this deduper's kind.
+  uint64_t HashToken(const uint8_t* p, size_t len) const;
   SeenSet& seen() { return *seen_; }
   void ReplaceSeen(std::unique_ptr<SeenSet> s) { seen_ = std::move(s); }
   const OnionStats& stats() const { return stats_; }
@@ -91,14 +107,19 @@ class Deduper {
  private:
   // Per-document hash table: key -> (generation, inserted flag). Returns the slot index.
   size_t LocalFind(uint64_t key, bool* existed);
+  // The seen-set key of an n-gram hash.
+  uint64_t GlobalKey(uint64_t g) const;
   OnionOptions o_;
+  uint64_t trim_mask_ = ~0ull;
+  std::unique_ptr<SeenSet> dup_ngrams_;
   std::unique_ptr<SeenSet> seen_;
   DedupPhase phase_;
   std::unique_ptr<SeenSet> repeated_;
   NgramHasher hasher_;
   OnionStats stats_;
   // scratch, reused across documents
-  std::vector<uint64_t> grams_, to_insert_, rep_keys_;
+  std::vector<uint64_t> grams_, gkeys_, to_insert_, rep_keys_;
+  std::vector<uint8_t> dup_found_;
   std::vector<uint8_t> rep_found_;
   std::vector<uint8_t> in_global_, seen_at_;
   std::vector<uint64_t> local_keys_;
@@ -108,7 +129,9 @@ class Deduper {
 };
 
 // Splits text into whitespace-separated words (ASCII space, \t \n \v \f \r) and appends their token hashes.
-void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out);
+// kind: whose token hash (kOnion: Onion's, of each word's bytes).
+void HashWords(const uint8_t* p, size_t len, std::vector<uint64_t>* out,
+               NgramHashKind kind = NgramHashKind::kNeardup);
 
 }  // namespace filter
 }  // namespace neardup

@@ -21,7 +21,7 @@ Status DedupParagraphs(Deduper* d, const ParagraphBatch& b, size_t slots, const 
           std::vector<uint64_t>& t = toks[i];
           std::vector<uint32_t>& pe = ends[i];
           for (uint32_t p = b.doc_start[i]; p < b.doc_start[i + 1]; p++) {
-            HashWords(b.data[p], b.len[p], &t);
+            HashWords(b.data[p], b.len[p], &t, d->options().hash);
             pe.push_back(static_cast<uint32_t>(t.size()));
           }
         }

@@ -38,7 +38,7 @@ void VerticalFilter::Classify(const uint8_t* p, size_t len, Line* l) const {
     return;
   }
   l->kind = LineKind::kToken;
-  l->hash = TokenHash(p, len);
+  l->hash = d_->HashToken(p, len);
 }
 
 void VerticalFilter::StartParagraph() { par_end_.push_back(static_cast<uint32_t>(toks_.size())); }
