@@ -1,6 +1,9 @@
 // End-to-end `neardup dedup` (JSONL -> flags) throughput and peak RSS, run as child processes of the built
 // CLI (dist/cli/main.js) under `/usr/bin/time` (wall, user+sys CPU, max RSS) and `taskset`.
 //   node --import tsx bench/dedup.ts [--runs N] [--big FILE] [--big-gb G] [--doubri-mb M] [--skip-big]
+//                                    [--defaults-only] [--noisy FILE]
+// --defaults-only: only the defaults vs --fast vs the old defaults on the generated noisy corpus
+// (bench/dedup-noisy-corpus.ts, default /tmp/neardup-bench/dedup-noisy-1g.jsonl), alternated, --runs times.
 // The big corpus (default /tmp/neardup-bench/dedup-1g.jsonl) is generated from the SpamAssassin texts by
 // bench/dedup-corpus.ts when missing; doubri-v1 on it runs on a prefix of --doubri-mb MB (doubri-v1 signs at
 // ~6 MB per CPU-second, so the whole GB would take minutes). Prints a markdown table.
@@ -55,7 +58,32 @@ function prefix(file: string, mb: number): string {
   return out;
 }
 
+const SETTINGS: [string, string[]][] = [
+  ['defaults (verified)', []],
+  ['--fast', ['--fast']],
+  ['old defaults (--keep-case --fast --clustering components)', ['--keep-case', '--fast', '--clustering', 'components']],
+];
+
 fs.mkdirSync(dir, { recursive: true });
+if (argv.includes('--defaults-only')) {
+  const noisy = opt('noisy', path.join(dir, 'dedup-noisy-1g.jsonl'));
+  if (!fs.existsSync(noisy)) {
+    console.error(`generating ${noisy} (${bigGb} GB)...`);
+    (require('./dedup-noisy-corpus') as typeof import('./dedup-noisy-corpus')).generateNoisyCorpus(noisy, bigGb * 1e9);
+  }
+  console.log(`# neardup dedup defaults vs --fast vs old defaults: ${machine()}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
+  console.log('| workload | threads | docs | MB | wall s | MB/s | CPU s | MB/CPU-s | peak RSS MB | duplicates | spilled MB | runs |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const rows = SETTINGS.map(() => [] as Run[]);
+  for (let k = 0; k < runs; k++) SETTINGS.forEach(([, extra], i) => rows[i].push(once(noisy, 2, ['--tmp', dir, ...extra])));
+  SETTINGS.forEach(([label], i) => {
+    const rs = rows[i], s = rs[0].summary;
+    const wall = median(rs.map((r) => r.wall)), cpu = median(rs.map((r) => r.cpu)), rss = Math.max(...rs.map((r) => r.rssMb));
+    console.log(`| ${label} | 2 | ${(s.documents as number).toLocaleString('en')} | ${rs[0].mb.toFixed(0)} | ${wall.toFixed(2)} | ${(rs[0].mb / wall).toFixed(1)} | ` +
+      `${cpu.toFixed(2)} | ${(rs[0].mb / cpu).toFixed(1)} | ${rss.toFixed(0)} | ${s.duplicates} | ${((s.spilled_bytes as number) / 1e6).toFixed(0)} | ${rs.length} |`);
+  });
+  process.exit(0);
+}
 console.log(`# neardup dedup bench: ${machine()}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
 console.log('| workload | threads | docs | MB | wall s | MB/s | CPU s | MB/CPU-s | peak RSS MB | duplicates | runs |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

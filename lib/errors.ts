@@ -11,7 +11,9 @@ export type NeardupErrorCode =
   | 'ERR_NEARDUP_UNSUPPORTED'
   | 'ERR_NEARDUP_CANCELLED'
   | 'ERR_NEARDUP_CLOSED'
-  | 'ERR_NEARDUP_INTERNAL';
+  | 'ERR_NEARDUP_INTERNAL'
+  /** A long call stopped by its AbortSignal (`cause`: the signal's reason). */
+  | 'ERR_NEARDUP_ABORTED';
 
 export interface NeardupErrorDetails {
   /** The file the problem is in, when there is one. */
@@ -23,6 +25,10 @@ export interface NeardupErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * Every run-time failure of neardup (bad input data, I/O, corrupt files, closed objects, aborted calls): `code`
+ * says which, `file`/`line`/`offset` where, when known. Argument mistakes are TypeError/RangeError instead.
+ */
 export class NeardupError extends Error {
   readonly code: NeardupErrorCode;
   readonly file?: string;

@@ -1,7 +1,8 @@
-// ESM entry: the same single instance as the CommonJS build (no dual-package hazard).
-import cjs from './index.js';
-
-export const {
+// ESM entry: the same single instance as the CommonJS build (no dual-package hazard). Re-exported by name, not
+// re-declared as consts: classes stay classes (usable as types, documented on hover) and functions keep their
+// overloads. Node finds these names in the CommonJS build statically; test/package.test.ts checks that the two
+// entry points export the same names, so a name added to index.ts must be added here too.
+export {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
   doubriSelf, doubriOther, LshIndex, optimalParam, recallParam, collisionProbability, dedup, DedupSession,
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
@@ -9,5 +10,6 @@ export const {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
-} = cjs;
+  readJsonl,
+} from './index.js';
 export type * from './index.js';

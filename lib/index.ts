@@ -3,10 +3,13 @@ export { NeardupError, type NeardupErrorCode } from './errors';
 export {
   shingleHashes, shingleHashesSync, packTexts,
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
-  type TextInput, type PackedTexts,
+  type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './shingles';
 export { LshIndex, optimalParam, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
-export { dedup, DedupSession, type DedupOptions, type DedupResult, type DedupProfile, type DedupVerify } from './dedup';
+export {
+  dedup, DedupSession, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
+} from './dedup';
+export type { DocumentInput, DocumentSource, BatchProgress, LongCallOptions } from './batching';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
@@ -25,3 +28,5 @@ export {
 } from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';
+// The CLI's JSONL reader (plain or gzip, line-aligned batches, bad lines reported with file:line).
+export { readJsonl, type JsonlOptions, type JsonlBatch, type OnBadLine } from './cli/jsonl';

@@ -10,6 +10,10 @@ import * as fs from 'node:fs';
 import { NeardupError, nativeCall, nativeSync } from './errors';
 import { native, type NativeSignatureWriter, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
+import {
+  BATCH_BYTES, BATCH_DOCS, abortable, checkSignal, checkSource, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
+  type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
+} from './batching';
 
 export type MinHashProfile = 'fast' | 'doubri-v1' | 'datasketch';
 
@@ -38,6 +42,7 @@ export interface MinHashOptions extends ShingleOptions {
 export interface MinHashResult {
   /** count x numPerm values, document-major. */
   signatures: Uint32Array;
+  /** Values per signature (k). */
   numPerm: number;
   /** Number of documents. */
   count: number;
@@ -92,15 +97,72 @@ export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
 }
 
 /**
- * Streaming form for inputs larger than memory: signs each batch of the source (an iterable or async
- * iterable of TextInput, e.g. arrays of a few thousand texts) in turn and yields its result. One batch is
- * in flight at a time, so memory stays at one batch of texts plus its signatures.
+ * Streaming form for inputs larger than memory. The source is either documents (an array, packed input, or
+ * an iterable / async iterable of strings, UTF-8 bytes or null), cut into batches of at most 4096 documents or
+ * about 4 MiB of text and encoded once in time slices, or batches (an iterable / async iterable of TextInput,
+ * e.g. arrays of a few thousand texts), signed as they are. Yields each batch's result in order; a null
+ * document gets a row of 0xFFFFFFFF. One batch is in flight at a time, so memory stays at one batch of texts
+ * plus its signatures. `signal` stops the stream (ERR_NEARDUP_ABORTED); `onProgress` follows each batch.
  */
 export async function* minhashStream(
-  source: AsyncIterable<TextInput> | Iterable<TextInput>,
-  options?: MinHashOptions,
+  source: DocumentSource | AsyncIterable<TextInput> | Iterable<TextInput>,
+  options?: MinHashOptions & LongCallOptions,
 ): AsyncGenerator<MinHashResult> {
-  for await (const batch of source as AsyncIterable<TextInput>) yield await minhash(batch, options);
+  const { signal: sig, onProgress, ...mh } = options ?? {};
+  const signal = checkSignal(sig);
+  checkSource(source);
+  throwIfAborted(signal);
+  const total = knownTotal(source as DocumentSource);
+  let documents = 0, bytes = 0;
+  const done = (r: MinHashResult, b: number) => {
+    documents += r.count;
+    bytes += b;
+    if (!signal?.aborted) onProgress?.({ documents, total, bytes });
+    return r;
+  };
+  if (isPacked(source) || Array.isArray(source)) {
+    for await (const b of encodedBatches(source as DocumentSource, signal)) yield done(await signBatch(b, mh, signal), b.bytes);
+    return;
+  }
+  // An iterable of batches or of documents: the first item tells which.
+  const it = source as AsyncIterable<unknown>;
+  if (typeof it?.[Symbol.asyncIterator] !== 'function' && typeof (it as unknown as Iterable<unknown>)?.[Symbol.iterator] !== 'function')
+    throw Object.assign(new TypeError('minhashStream: the source must be documents or an (async) iterable of batches'),
+      { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });
+  const isDoc = (x: unknown) => x === null || typeof x === 'string' || x instanceof Uint8Array;
+  let mode: 'docs' | 'batches' | undefined;
+  let docs: DocumentInput[] = [];
+  let size = 0;
+  for await (const item of abortable(it, signal)) {
+    mode ??= isDoc(item) ? 'docs' : 'batches';
+    if (mode !== (isDoc(item) ? 'docs' : 'batches'))
+      throw Object.assign(new TypeError('minhashStream: the source mixes documents and batches'), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });
+    throwIfAborted(signal);
+    if (mode === 'batches') {
+      yield done(await raceAbort(minhash(item as TextInput, mh), signal), 0);
+      continue;
+    }
+    docs.push(item as DocumentInput);
+    size += item === null ? 0 : (item as string | Uint8Array).length;
+    if (docs.length >= BATCH_DOCS || size >= BATCH_BYTES) {
+      const b = await encodeBatch(docs, signal);
+      yield done(await signBatch(b, mh, signal), b.bytes);
+      docs = [];
+      size = 0;
+    }
+  }
+  if (docs.length) {
+    const b = await encodeBatch(docs, signal);
+    yield done(await signBatch(b, mh, signal), b.bytes);
+  }
+}
+
+async function signBatch(b: EncodedBatch, options: MinHashOptions, signal?: AbortSignal): Promise<MinHashResult> {
+  const r = await raceAbort(minhash(b.packed, options), signal);
+  if (b.valid) {
+    for (let i = 0; i < b.count; i++) if (b.valid[i] === 0) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);
+  }
+  return r;
 }
 
 export type SignatureFileFormat = 'neardup' | 'doubri';

@@ -62,6 +62,10 @@ export interface NativeDedupOptions {
   pairs?: boolean;
   memory?: number | bigint;
   tmp?: string;
+  /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
+  clustering?: 'kept' | 'components';
+  /** verify 'exact': keep shingle sets in a temporary file in `tmp` (default true), not in memory. */
+  spillShingles?: boolean;
 }
 
 export interface NativeDedupResult {

@@ -46,29 +46,31 @@ export interface ShingleHashResult<H extends BigUint64Array | Uint32Array = BigU
   invalidUtf8Docs: number;
 }
 
-type Result<O extends ShingleHashOptions | undefined> = O extends { hash: 'murmur3_32' | 'sha1_32' }
-  ? ShingleHashResult<Uint32Array>
-  : O extends { hash: ShingleHashKind } ? ShingleHashResult : ShingleHashResult<BigUint64Array>;
+/** Options selecting a 32-bit hash: results are Uint32Array. */
+export type ShingleHash32Options = ShingleHashOptions & { hash: 'murmur3_32' | 'sha1_32' };
+/** Options selecting a 64-bit hash (or none: fast64): results are BigUint64Array. */
+export type ShingleHash64Options = ShingleHashOptions & { hash?: 'fast64' | 'murmur3_64' | 'md5_64' };
 
 /**
  * Hashes every shingle of every document, on the native thread pool (the event loop is not blocked).
- * Byte inputs are read in place and must not be modified until the promise settles. Invalid arguments
- * reject the promise (TypeError/RangeError, code ERR_NEARDUP_INVALID_ARGUMENT); nothing is thrown
- * synchronously.
+ * The hash kind types the result: 'murmur3_32' and 'sha1_32' give Uint32Array hashes, the 64-bit kinds (and
+ * the default, fast64) BigUint64Array. Byte inputs are read in place and must not be modified until the
+ * promise settles. Invalid arguments reject the promise (TypeError/RangeError, code
+ * ERR_NEARDUP_INVALID_ARGUMENT); nothing is thrown synchronously.
  */
-export async function shingleHashes<O extends ShingleHashOptions | undefined = undefined>(
-  texts: TextInput,
-  options?: O,
-): Promise<Result<O>> {
-  return nativeCall(native.shingleHashes(texts, options)) as Promise<Result<O>>;
+export function shingleHashes(texts: TextInput, options: ShingleHash32Options): Promise<ShingleHashResult<Uint32Array>>;
+export function shingleHashes(texts: TextInput, options?: ShingleHash64Options): Promise<ShingleHashResult<BigUint64Array>>;
+export function shingleHashes(texts: TextInput, options?: ShingleHashOptions): Promise<ShingleHashResult>;
+export async function shingleHashes(texts: TextInput, options?: ShingleHashOptions): Promise<ShingleHashResult> {
+  return nativeCall(native.shingleHashes(texts, options));
 }
 
-/** The same, synchronously on the calling thread (single-threaded): for small inputs. */
-export function shingleHashesSync<O extends ShingleHashOptions | undefined = undefined>(
-  texts: TextInput,
-  options?: O,
-): Result<O> {
-  return nativeSync(() => native.shingleHashesSync(texts, options)) as Result<O>;
+/** The same, synchronously on the calling thread (single-threaded): for small inputs. Typed as shingleHashes. */
+export function shingleHashesSync(texts: TextInput, options: ShingleHash32Options): ShingleHashResult<Uint32Array>;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHash64Options): ShingleHashResult<BigUint64Array>;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHashOptions): ShingleHashResult;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHashOptions): ShingleHashResult {
+  return nativeSync(() => native.shingleHashesSync(texts, options));
 }
 
 /** Packs texts into one UTF-8 buffer with offsets (the cheapest form to pass to batch calls repeatedly). */

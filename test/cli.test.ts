@@ -59,7 +59,7 @@ test('--help, --version, no command, unknown command, bad options', () => {
   for (const bad of [['--bogus'], ['--hash', 'sha256'], ['-n', '0'], ['-n', 'x'], ['--unit', 'byte'], ['--seed', '-1'], ['--on-bad-line', 'ignore'], ['--field', '']]) {
     const r = cli(['shingles', ...bad, 'x.jsonl']);
     assert.is(r.status, 2, bad.join(' '));
-    assert.match(r.stderr, /Usage: neardup shingles/, bad.join(' '));
+    assert.match(r.stderr, /^neardup shingles: .*\nRun 'neardup shingles --help' for the options\.\n$/, bad.join(' '));
   }
 });
 

@@ -46,7 +46,7 @@ for (let a = 0; a < texts.length; a++) for (let b = a + 1; b < texts.length; b++
 
 test('recall of candidate pairs at J >= t agrees with the S-curve 1-(1-s^r)^b', async () => {
   const t = 0.8;
-  const res = await dedup(texts, { threshold: t, pairs: true });
+  const res = await dedup(texts, { threshold: t, pairs: true, verify: 'none', banding: 'datasketch' });
   const found = new Set(Array.from(res.pairA, (a, i) => `${a},${res.pairB[i]}`));
   const pos = truth.filter(([, , j]) => j >= t);
   assert.ok(pos.length >= 30, `planted pairs above t: ${pos.length}`);
@@ -82,15 +82,22 @@ test('quality target: fast profile, 128 values, t = 0.8, default (recall) bandin
   const found = new Set(Array.from(res.pairA, (a, i) => `${a},${res.pairB[i]}`));
   const recall = pos.filter(([a, b]) => found.has(`${a},${b}`)).length / pos.length;
   assert.ok(recall >= 0.97, `recall ${recall}`);
-  // clusters: representative is the smallest line of its component of verified pairs
-  for (let i = 0; i < texts.length; i++) assert.ok(res.representative[i] <= i);
+  // doubri's rule: each dropped line's representative is an earlier kept line it is >= t with
+  for (let i = 0; i < texts.length; i++) {
+    const rep = res.representative[i];
+    assert.ok(rep <= i);
+    if (rep !== i) assert.ok(res.representative[rep] === rep && J(rep, i) >= t, `line ${i} dropped for ${rep}`);
+  }
   // datasketch's balanced (b, r) = (9, 13) misses pairs near t (the reason for the recall banding)
   const ds = await dedup(texts, { threshold: t, verify: 'exact', pairs: true, banding: 'datasketch' });
   assert.equal([ds.b, ds.r], [9, 13]);
   const dsFound = new Set(Array.from(ds.pairA, (a, i) => `${a},${ds.pairB[i]}`));
   assert.ok(pos.filter(([a, b]) => dsFound.has(`${a},${b}`)).length / pos.length < 0.95);
-  // without verification, the default stays datasketch's choice
-  const nv = await dedup(texts, { threshold: t });
+  // the defaults are this verified run; without verification, the default stays datasketch's choice
+  const def = await dedup(texts, { threshold: t, pairs: true });
+  assert.equal([def.b, def.r, def.settings.verify, def.settings.clustering], [16, 6, 'exact', 'kept']);
+  assert.equal(Array.from(def.pairA), Array.from(res.pairA));
+  const nv = await dedup(texts, { threshold: t, verify: 'none' });
   assert.equal([nv.b, nv.r], [9, 13]);
 });
 
@@ -148,6 +155,9 @@ test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped
     assert.is(fs.readFileSync(path.join(dir, 'f'), 'utf8'), '1\n1\n0\n1\n1\n0\n');
     assert.is(fs.readFileSync(path.join(dir, 'c'), 'utf8'), '0\n1\n0\n3\n4\n1\n');
     assert.is(fs.readFileSync(path.join(dir, 'k'), 'utf8'), [lines[0], lines[1], lines[3], lines[4]].join('\n') + '\n');
+    assert.is(fs.readFileSync(path.join(dir, 'p'), 'utf8'), '{"a": 0, "b": 2, "estimate": 1, "exact": 1}\n{"a": 1, "b": 5, "estimate": 1, "exact": 1}\n');
+    const fast = cli(dir, ['dedup', 'in.jsonl', '--fast', '--pairs', 'p', '--on-bad-line', 'skip']);
+    assert.is(fast.code, 0, fast.stderr);
     assert.is(fs.readFileSync(path.join(dir, 'p'), 'utf8'), '{"a": 0, "b": 2, "estimate": 1}\n{"a": 1, "b": 5, "estimate": 1}\n');
     const e = cli(dir, ['dedup', 'in.jsonl', '--flags', 'f']);
     assert.is(e.code, 1);
@@ -194,15 +204,19 @@ test('datasketch profile: candidate pairs of text-in dedup equal datasketch MinH
   let checked = 0;
   for (const c of v.cases.filter((x) => x.shingles === 'word5')) {
     for (const l of c.lsh ?? []) {
-      const res = await dedup(v.texts, { profile: 'datasketch', numPerm: c.num_perm, seed: c.seed, threshold: l.threshold, unit: 'word', lowercase: true, pairs: true });
+      const res = await dedup(v.texts, {
+        profile: 'datasketch', numPerm: c.num_perm, seed: c.seed, threshold: l.threshold, unit: 'word', lowercase: true, pairs: true,
+        verify: 'none', banding: 'datasketch',
+      });
       assert.equal([res.b, res.r], [l.b, l.r]);
       assert.equal(Array.from(res.pairA, (a, i) => [a, res.pairB[i]]), l.pairs, `${c.num_perm}/${c.seed} t=${l.threshold}`);
       checked++;
     }
   }
   assert.ok(checked >= 3, `checked ${checked}`);
-  // --verify exact uses the profile's own shingles (lowercased word 5-grams), as in the vectors
-  const res = await dedup(v.texts, { profile: 'datasketch', threshold: 0.5, verify: 'exact', pairs: true });
+  // --verify exact uses the shingles given (lowercased word 5-grams), as in the vectors
+  const res = await dedup(v.texts, { profile: 'datasketch', threshold: 0.5, verify: 'exact', pairs: true, unit: 'word' });
+  assert.equal([res.settings.shingle.unit, res.settings.shingle.lowercase], ['word', true]);
   assert.ok(res.pairA.length >= 3);
   for (let i = 0; i < res.pairA.length; i++) {
     const x = new Set(v.word5_shingles[res.pairA[i]]), y = new Set(v.word5_shingles[res.pairB[i]]);

@@ -1,6 +1,7 @@
 // Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ShingleOptions } from '../shingles';
+import { setThreads } from '../runtime';
 import type { OnBadLine } from './jsonl';
 
 /** A mistake in the command line: printed with the command's usage, exit status 2. */
@@ -22,13 +23,21 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
+/**
+ * Parses a command's options, plus those every command takes: -h/--help and --threads N (applied here: the
+ * native pool's size for this process). A mistyped option is a one-line error with the nearest known option.
+ */
 export function parse(args: string[], options: Options, allowPositionals = true): { values: OptionValues; positionals: string[] } {
+  const all: Options = { help: { type: 'boolean', short: 'h' }, threads: { type: 'string' }, ...options };
+  let r;
   try {
-    const r = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' }, ...options }, allowPositionals, strict: true });
-    return { values: r.values as OptionValues, positionals: r.positionals };
+    r = parseArgs({ args, options: all, allowPositionals, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(unknownOptionMessage(e, all) ?? (e as Error).message.split('\n').join(' '));
   }
+  const values = r.values as OptionValues;
+  if (values.threads !== undefined) setThreads(intOption('threads', values.threads, 0, 1, 256));
+  return { values, positionals: r.positionals };
 }
 
 /** Options for the shingle stream, shared by every engine's command. */
@@ -120,4 +129,49 @@ export class Output {
     this.size = 0;
     if (!this.stream.write(data)) await new Promise<void>((r) => this.stream.once('drain', () => r()));
   }
+}
+
+/** "unknown option '--thresold' (did you mean --threshold?)" for parseArgs' unknown-option errors, else undefined. */
+function unknownOptionMessage(e: unknown, options: Options): string | undefined {
+  if ((e as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  const m = /'(-[^']*)'/.exec((e as Error).message);
+  if (!m) return undefined;
+  const given = m[1];
+  if (!given.startsWith('--')) return `unknown option '${given}'`;
+  const name = given.replace(/^--?/, '').replace(/=.*$/, '');
+  let best: string | undefined;
+  let bestDist = Infinity;
+  for (const known of Object.keys(options)) {
+    const d = editDistance(name.toLowerCase(), known);
+    if (d < bestDist) { best = known; bestDist = d; }
+  }
+  const close = best !== undefined && (bestDist <= Math.max(1, Math.floor(best.length / 3)) || (name.length >= 3 && best.startsWith(name)));
+  return `unknown option '${given}'${close ? ` (did you mean --${best}?)` : ''}`;
+}
+
+/** Optimal string alignment distance (edits, with adjacent transpositions counting one). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The one-line report of a usage mistake: the message and where to find the options (no usage dump). */
+export function usageErrorText(command: string, e: UsageError): string {
+  return `${command}: ${e.message}\nRun '${command} --help' for the options.\n`;
+}
+
+/** Checks NEARDUP_THREADS (read by the native pool, which ignores a bad value): a clear error instead. */
+export function checkThreadsEnv(env: NodeJS.ProcessEnv = process.env): void {
+  const v = env.NEARDUP_THREADS;
+  if (v === undefined || v === '') return;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 256)
+    throw new UsageError(`NEARDUP_THREADS must be an integer from 1 to 256, got '${v}'`);
 }

@@ -24,8 +24,11 @@ export interface JsonlOptions {
   onBadLine?: OnBadLine;
   /** Target size of a batch in bytes of input (default 8 MiB); a batch always holds at least one line. */
   batchBytes?: number;
-  /** Called after each batch with the bytes of (uncompressed) input consumed so far. */
-  onProgress?: (bytesRead: number) => void;
+  /**
+   * Called after each batch with the bytes of (uncompressed) input consumed so far and, when every input is a
+   * regular file, the fraction of the files' bytes (compressed, for gzip) read so far, from 0 to 1.
+   */
+  onProgress?: (bytesRead: number, fraction?: number) => void;
 }
 
 export interface JsonlBatch {
@@ -42,6 +45,30 @@ export interface JsonlBatch {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
+
+/** The file stream under each stream openInput returned (the gunzip stream's source, for gzip). */
+const SOURCES = new WeakMap<Readable, fs.ReadStream>();
+
+/** Bytes read from the file under a stream openInput returned (0 for stdin). */
+export function sourceBytesRead(stream: Readable): number {
+  return SOURCES.get(stream)?.bytesRead ?? 0;
+}
+
+/** The total size of the inputs when every one is a regular file (else undefined: no percentage). */
+function inputSize(files: string[]): number | undefined {
+  let total = 0;
+  for (const f of files) {
+    if (f === '-') return undefined;
+    try {
+      const st = fs.statSync(f);
+      if (!st.isFile()) return undefined;
+      total += st.size;
+    } catch {
+      return undefined;  // openInput reports it
+    }
+  }
+  return total;
+}
 
 /** Opens a file (or '-' for stdin) and returns a byte stream, gunzipping when the data starts gzip magic. */
 export async function openInput(file: string): Promise<Readable> {
@@ -71,8 +98,11 @@ export async function openInput(file: string): Promise<Readable> {
   if (first.length >= 2 && first[0] === GZIP_MAGIC[0] && first[1] === GZIP_MAGIC[1]) {
     const gunzip = zlib.createGunzip();
     src.on('error', (e) => gunzip.destroy(e));
-    return src.pipe(gunzip);
+    const out = src.pipe(gunzip);
+    if (src instanceof fs.ReadStream) SOURCES.set(out, src);
+    return out;
   }
+  if (src instanceof fs.ReadStream) SOURCES.set(src, src);
   return src;
 }
 
@@ -142,8 +172,11 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
   const onBad = options.onBadLine ?? 'error';
   const batchBytes = options.batchBytes ?? 8 << 20;
   let consumed = 0;
+  const total = inputSize(files);
+  let before = 0;  // bytes of the files already read
   for (const file of files) {
     const stream = await openInput(file);
+    const fraction = () => (total ? Math.min(1, (before + sourceBytesRead(stream)) / total) : total === 0 ? 1 : undefined);
     const name = file === '-' ? '<stdin>' : file;
     let line = 0;
     let batch: JsonlBatch = { firstLine: 1, texts: [], raw: [], bad: new Map(), file };
@@ -167,14 +200,15 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
       size += raw.length + 1;
       if (size >= batchBytes) {
         consumed += size;
-        options.onProgress?.(consumed);
+        options.onProgress?.(consumed, fraction());
         yield batch;
         batch = { firstLine: line + 1, texts: [], raw: [], bad: new Map(), file };
         size = 0;
       }
     }
     consumed += size;
-    options.onProgress?.(consumed);
+    before += sourceBytesRead(stream);
+    options.onProgress?.(consumed, fraction());
     if (batch.texts.length > 0) yield batch;
   }
 }

@@ -4,7 +4,7 @@
 // 130/143 interrupted by SIGINT/SIGTERM (temporary files removed), 141 standard output closed early (EPIPE).
 import { NeardupError } from '../errors';
 import { version } from '../version';
-import { UsageError, type Command } from './common';
+import { UsageError, checkThreadsEnv, usageErrorText, type Command } from './common';
 import { installCleanup, isSystemError, systemMessage } from './files';
 import { commands } from './registry';
 
@@ -20,6 +20,7 @@ ${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 Options:
   -h, --help     show help (also: neardup <command> --help)
   -v, --version  print the version
+  --threads N    (every command) threads of the native pool; default: NEARDUP_THREADS, else all cores
 
 Results are written to stdout; progress (on a terminal) and errors to stderr.`;
 }
@@ -41,10 +42,11 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
+    checkThreadsEnv();
     return await cmd.run(rest);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`neardup ${name}: ${e.message}\n\n${cmd.usage}\n`);
+      process.stderr.write(usageErrorText(`neardup ${name}`, e));
       return 2;
     }
     if (e instanceof NeardupError || e instanceof TypeError || e instanceof RangeError) {

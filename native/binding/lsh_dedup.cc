@@ -106,7 +106,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
                         InstanceMethod("close", &LshDedupWrap::Close)});
   }
 
-  // new LshDedup({ profile, numPerm, b, r, threshold, verify: 'none'|'estimate'|'exact', pairs, memory, tmp })
+  // new LshDedup({ profile, numPerm, b, r, threshold, verify: 'none'|'estimate'|'exact',
+  //                clustering: 'kept'|'components', pairs, memory, spillShingles, tmp })
   explicit LshDedupWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshDedupWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
@@ -123,6 +124,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       if (!(d.threshold >= 0 && d.threshold <= 1)) ThrowRangeError(env, "threshold must be from 0 to 1");
     }
     d.verify = static_cast<lsh::Verify>(GetEnum(o, "verify", 0, {"none", "estimate", "exact"}));
+    d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
+    d.spill_shingles = GetBool(o, "spillShingles", true);
     d.want_pairs = GetBool(o, "pairs", false);
     d.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");

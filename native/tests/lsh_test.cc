@@ -228,4 +228,33 @@ TEST(dedup_tiny_memory_equals_memory) {
   EXPECT(a.rep == b.rep);
 }
 
+// doubri's rule: documents decided in order, one dropped only for a kept one. Band 0 buckets {1, 2}, band 1
+// buckets {0, 1}: 1 is dropped for 0; 2 shares a bucket only with the dropped 1, so it is kept. Components join
+// all three. The same with verified pairs (estimate 0.5 >= 0.5 for (0,1) and (1,2), 0 for (0,2)).
+TEST(keep_rule_vs_components) {
+  const uint32_t sigs[] = {5, 100, 7, 100, 7, 200};
+  for (lsh::Verify v : {lsh::Verify::kNone, lsh::Verify::kEstimate}) {
+    for (lsh::Clustering c : {lsh::Clustering::kKept, lsh::Clustering::kComponents}) {
+      lsh::DedupOptions o;
+      o.params.profile = lsh::Profile::kFast;
+      o.params.num_perm = 2;
+      o.params.b = 2;
+      o.params.r = 1;
+      o.params.value_bytes = 4;
+      o.verify = v;
+      o.threshold = 0.5;
+      o.clustering = c;
+      lsh::Dedup d(o);
+      EXPECT(d.Init().ok());
+      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs), 3, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      lsh::DedupResult r;
+      EXPECT(d.Finish(2, nullptr, &r).ok());
+      const std::vector<uint32_t> want = c == lsh::Clustering::kKept ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 0, 0};
+      EXPECT(r.rep == want);
+      EXPECT(r.duplicates == (c == lsh::Clustering::kKept ? 1u : 2u));
+      EXPECT(r.clusters == 1);
+    }
+  }
+}
+
 TEST_MAIN("lsh")

@@ -1,6 +1,7 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import { NeardupError } from '../../errors';
-import { DedupSession, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, dedupShingleDefaults, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { version } from '../../version';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
@@ -23,42 +24,61 @@ export const dedupCommand: Command = {
   summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
   usage: `Usage: neardup dedup [options] [FILE...]
 
-Finds clusters of near-duplicate lines (MinHash LSH: documents sharing a band are candidates; clusters are
-connected components) and keeps the first line of each. FILEs are JSONL, plain or gzip, read in order as one
-corpus ('-' or no FILE: stdin). Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates,
-clusters, candidate_pairs and reported_pairs (null unless --verify or --pairs), profile, num_perm, b, r, verify, input_bytes, seconds, mb_per_s,
-peak_rss_mb, spilled_bytes, runs. Progress on stderr (terminal only). Threads: NEARDUP_THREADS (default:
+Finds near-duplicate lines (MinHash LSH candidates, then each candidate pair checked against the threshold)
+and keeps the first line of each group. FILEs are JSONL, plain or gzip, read in order as one corpus ('-' or
+no FILE: stdin).
+
+Defaults (the verified answer at --threshold 0.8): char 5-grams of the lower-cased text; (b, r) chosen so
+that pairs at the threshold are candidates with probability >= 0.99; exact Jaccard of every candidate pair
+(shingle sets kept in a temporary file in --tmp); a line is dropped only for an earlier kept line it is at or
+above the threshold with (doubri's rule). --fast skips the verification (today's speed, lower precision and
+recall). --profile doubri-v1 defaults to doubri 1.0 exactly: the text as is, 800 values, 40 x 20 bands, no
+verification (its flags equal doubri's).
+
+Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates, clusters, candidate_pairs and
+reported_pairs (null when pairs were not enumerated), every effective setting (version, profile, threshold,
+num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctuation, fold_whitespace,
+short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
+to temporary files), runs. Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
 all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice)
   --flags FILE              one line per input line: 1 keep, 0 duplicate
-  --clusters FILE           one line per input line: the 0-based line number of its cluster's first line
+  --clusters FILE           one line per input line: the 0-based line number of the kept line it is
+                            dropped for (its own number when kept); --clustering components: the first
+                            line of its connected component
   --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
 Options:
-  --profile fast|doubri-v1|datasketch   MinHash profile (default fast)
+  --fast                    no verification (same as --verify none): every candidate pair counts
+  --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
+                            (lower-cased char 5-grams) unless given; doubri-v1: see above
   --num-perm K              values per signature (default 128; doubri-v1 800)
   --seed N                  MinHash seed
   --threshold T             Jaccard threshold (default 0.8): chooses (b, r) (see --banding), and is the
-                            bar of --verify
+                            bar of the verification
   --banding auto|datasketch|recall  how (b, r) follow from the threshold: datasketch's balanced choice,
                             or for recall (every pair >= T is a candidate with probability >=
-                            --min-recall, fewest false candidates); auto (default) = recall with
-                            --verify, datasketch without (fast, 128 values, T 0.8: 16 x 6 / 9 x 13)
+                            --min-recall, fewest false candidates); auto (default) = recall when
+                            verifying, datasketch with --fast (128 values, T 0.8: 16 x 6 / 9 x 13)
   --min-recall P            target of --banding recall (default 0.99)
   --bands B --rows R        explicit banding instead (doubri-v1 default: 40 x 20, as doubri)
-  --verify none|estimate|exact  re-check candidate pairs with the full signature (estimate) or the exact
-                            Jaccard of the shingle sets, dropping pairs below the threshold (default none)
+  --verify exact|estimate|none  re-check candidate pairs with the exact Jaccard of the shingle sets
+                            (default; doubri-v1: none), the full signature (estimate), or not at all
+  --clustering kept|components  kept (default): a line is dropped only for an earlier kept line it
+                            matches; components: connected components of the matches (chains can join
+                            lines below the threshold)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
-                            --tmp and merged, and signatures (and shingle sets) are kept in --tmp, not in
-                            memory; the result is identical (default: everything in memory)
+                            --tmp and merged, and signatures are kept in --tmp, not in memory; the
+                            result is identical (default: band keys and signatures in memory)
   --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
 ${SHINGLE_USAGE}
-                            (profile datasketch: --unit word --lowercase by default)
+  --shingle word|char       same as --unit
+  --keep-case               do not lower-case (the default lower-cases, except doubri-v1)
 ${INPUT_USAGE}`,
   async run(args) {
     const { values, positionals } = parse(args, {
@@ -67,6 +87,7 @@ ${INPUT_USAGE}`,
       profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
       bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
       tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
+      fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
@@ -74,7 +95,10 @@ ${INPUT_USAGE}`,
     }
     if (positionals.length === 0) positionals.push('-');
     const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
-    const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const, 'none') as DedupVerify;
+    if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
+    const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
+      values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
+    const clustering = oneOf('clustering', values.clustering, ['kept', 'components'] as const, 'kept') as DedupClustering;
     const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
     const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
     const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
@@ -89,8 +113,12 @@ ${INPUT_USAGE}`,
     const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
     const memory = parseSize('memory', values.memory);
     const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
-    const shingleDefaults = profile === 'datasketch' ? { unit: 'word' as const, lowercase: true } : {};
-    const shingle = shingleOptionsFrom(values, shingleDefaults);
+    if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
+    if (values['keep-case'] && values.lowercase) throw new UsageError('give --keep-case or --lowercase, not both');
+    const shingleValues: Record<string, unknown> = { ...values };
+    if (values.shingle !== undefined) shingleValues.unit = values.shingle;
+    if (values['keep-case']) shingleValues.lowercase = false;
+    const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
     const input = inputOptionsFrom(values);
     if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
     const outputs = (['kept', 'flags', 'clusters', 'pairs'] as const)
@@ -101,11 +129,12 @@ ${INPUT_USAGE}`,
       process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
-    const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
+    // spill folders: runs and signatures (--memory), shingle sets (--verify exact)
+    const unwatch = memory > 0 || verify === 'exact' ? watchSpillFolders(tmp) : () => undefined;
     let session: DedupSession;
     try {
       session = new DedupSession({
-        ...shingle, profile, numPerm, seed, threshold, b, r, verify, banding, minRecall, pairs: values.pairs !== undefined,
+        ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall, pairs: values.pairs !== undefined,
         memory, tmp,
       });
     } catch (e) {
@@ -123,7 +152,7 @@ ${INPUT_USAGE}`,
     try {
       // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
       const pending: Promise<void>[] = [];
-      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n) => { bytes = n; progress.update({ bytes: n, docs }); } })) {
+      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); } })) {
         const p = session.add(batch.texts);
         p.catch(() => undefined);  // awaited below
         pending.push(p);
@@ -175,10 +204,16 @@ ${INPUT_USAGE}`,
       // Pairs are enumerated only when they are verified or written; otherwise clusters come straight from
       // the band buckets and the pair counts are unknown (null), not zero.
       const pairsKnown = verify !== 'none' || values.pairs !== undefined;
+      const st = res.settings, sh = st.shingle;
       const summary = {
         documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
-        candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null, profile, num_perm: res.numPerm, b: res.b, r: res.r,
-        verify, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+        candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
+        version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
+        shingle: {
+          unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
+          fold_whitespace: sh.foldWhitespace, short: sh.short,
+        },
+        verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
       };
       (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');

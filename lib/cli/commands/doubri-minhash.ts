@@ -34,8 +34,9 @@ to stdout; an OUT.hash that is standard input is refused.`,
     const input = inputOptionsFrom(values);
     checkFiles({ inputs: ['-'], outputs: [{ option: 'OUT.hash', file: positionals[0] }] });
     const progress = new Progress('neardup doubri minhash');
-    await writeNative(positionals[0], (p) =>
-      signJsonlToFile(new SignatureWriter(p, { format: 'doubri', numPerm: 800, profile: 'doubri-v1' }), ['-'], input, { profile: 'doubri-v1' }, progress));
+    await writeNative(positionals[0], async (p) => {
+      await signJsonlToFile(new SignatureWriter(p, { format: 'doubri', numPerm: 800, profile: 'doubri-v1' }), ['-'], input, { profile: 'doubri-v1' }, progress);
+    });
     progress.done();
     return 0;
   },

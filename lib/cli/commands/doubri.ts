@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-dedup';
 import { openInput, readLines } from '../jsonl';
-import { Output, UsageError, parse, type Command } from '../common';
+import { Output, UsageError, parse, usageErrorText, type Command } from '../common';
 import { checkFiles } from '../files';
 import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
@@ -174,7 +174,7 @@ export const doubriCommand: Command = {
       return await sub.run(rest);
     } catch (e) {
       if (e instanceof UsageError) {
-        process.stderr.write(`neardup doubri ${name}: ${e.message}\n\n${sub.usage}\n`);
+        process.stderr.write(usageErrorText(`neardup doubri ${name}`, e));
         return 2;
       }
       throw e;

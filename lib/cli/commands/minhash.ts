@@ -33,14 +33,16 @@ export async function* signJsonl(
   input: { field: string; onBadLine: OnBadLine },
   options: MinHashOptions,
   progress?: Progress,
-): AsyncGenerator<{ texts: (string | null)[]; signatures: Uint32Array; numPerm: number }> {
-  let docs = 0;
-  for await (const batch of readJsonl(files, { ...input, onProgress: (bytes) => progress?.update({ bytes, docs }) })) {
+): AsyncGenerator<{ texts: (string | null)[]; signatures: Uint32Array; numPerm: number; badLines: number; bytesRead: number }> {
+  let docs = 0, bytesRead = 0;
+  for await (const batch of readJsonl(files, {
+    ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress?.update({ bytes, docs, fraction }); },
+  })) {
     const r = await minhash(batch.texts.map((t) => t ?? ''), options);
     for (let i = 0; i < batch.texts.length; i++)
       if (batch.texts[i] === null) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);
     docs += batch.texts.length;
-    yield { texts: batch.texts, signatures: r.signatures, numPerm: r.numPerm };
+    yield { texts: batch.texts, signatures: r.signatures, numPerm: r.numPerm, badLines: batch.bad.size, bytesRead };
   }
 }
 
@@ -51,13 +53,41 @@ export async function signJsonlToFile(
   input: { field: string; onBadLine: OnBadLine },
   options: MinHashOptions,
   progress?: Progress,
-): Promise<void> {
+): Promise<SignTally> {
+  const tally = new SignTally();
   try {
-    for await (const b of signJsonl(files, input, options, progress)) writer.append(b.signatures);
+    for await (const b of signJsonl(files, input, options, progress)) {
+      writer.append(b.signatures);
+      tally.add(b);
+    }
     writer.commit();
+    return tally;
   } catch (e) {
     writer.abort();
     throw e;
+  }
+}
+
+/** Counts for the summary line of the signing commands. */
+export class SignTally {
+  documents = 0;
+  badLines = 0;
+  skipped = 0;
+  bytes = 0;
+  private readonly start = Date.now();
+  add(b: { texts: (string | null)[]; badLines: number; bytesRead: number }): void {
+    this.documents += b.texts.length;
+    this.badLines += b.badLines;
+    for (const t of b.texts) if (t === null) this.skipped++;
+    this.bytes = b.bytesRead;
+  }
+  /** documents, bad_lines, skipped (bad lines without a value), input_bytes, seconds, and the given fields. */
+  summary(extra: Record<string, unknown>): string {
+    const seconds = (Date.now() - this.start) / 1000;
+    return JSON.stringify({
+      documents: this.documents, bad_lines: this.badLines, skipped: this.skipped, ...extra, input_bytes: this.bytes,
+      seconds: +seconds.toFixed(3),
+    }) + '\n';
   }
 }
 
@@ -82,7 +112,9 @@ Options:
                             (docs/FORMAT.md section 5)
 ${SHINGLE_USAGE}
 ${INPUT_USAGE}
-A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 in a binary file.`,
+A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 in a binary file.
+At the end, a JSON summary on stderr: documents, bad_lines, skipped, profile, num_perm, output[, format],
+input_bytes, seconds.`,
   async run(args) {
     const { values, positionals } = parse(args, {
       ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
@@ -112,9 +144,11 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
     const options: MinHashOptions = { ...shingle, profile, numPerm, seed };
     const progress = new Progress('neardup minhash');
 
+    let tally = new SignTally();
     if (output === 'jsonl') {
       const out = new Output();
       for await (const b of signJsonl(files, input, options, progress)) {
+        tally.add(b);
         for (let i = 0; i < b.texts.length; i++) {
           if (b.texts[i] === null) await out.write('null\n');
           else await out.write(`[${b.signatures.subarray(i * numPerm, (i + 1) * numPerm).join(',')}]\n`);
@@ -123,9 +157,12 @@ A skipped bad line (--on-bad-line skip) gets a signature of k times 4294967295 i
       await out.flush();
     } else {
       const meta = { profile, numPerm, seed: seed.toString(), ...shingle, field: input.field };
-      await writeNative(output, (p) => signJsonlToFile(new SignatureWriter(p, { format, numPerm, profile, meta }), files, input, options, progress));
+      await writeNative(output, async (p) => {
+        tally = await signJsonlToFile(new SignatureWriter(p, { format, numPerm, profile, meta }), files, input, options, progress);
+      });
     }
     progress.done();
+    process.stderr.write(tally.summary({ profile, num_perm: numPerm, output: output === 'jsonl' ? 'stdout' : output, ...(output === 'jsonl' ? {} : { format }) }));
     return 0;
   },
 };

@@ -20,7 +20,8 @@ Removes paragraphs most of whose n-grams were seen earlier in the corpus (the fi
 streaming pass; with --drop-all every copy is removed, the first one too (two passes over the FILEs). Tokens are lines (vertical text) or whitespace-separated words (text, JSONL).
 
 Input:
-  --format vertical|text|jsonl   default: jsonl for *.jsonl[.gz], vertical for *.vert[.gz], else text
+  --format vertical|text|jsonl   default: jsonl for *.jsonl[.gz], vertical for *.vert[.gz], else by the
+                            first line: a JSON object is jsonl, a <doc> tag vertical, anything else text
   --doc-separator LINE      text: a line equal to LINE separates documents (default: each file is
                             one document)
 ${INPUT_USAGE}
@@ -82,8 +83,10 @@ Dedup:
       inputs: [...files, ...loadSeen], outputs: saveSeen === undefined ? [] : [{ option: '--save-seen', file: saveSeen }],
       stdout: true, replaceable: loadSeen,
     });
-    const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : 'text');
-    const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const, guess(files[0]) as 'text');
+    const guess = (f: string) => (/\.jsonl(\.gz)?$/.test(f) ? 'jsonl' : /\.vert(\.gz)?$/.test(f) ? 'vertical' : undefined);
+    // no --format and no telling extension: by the input's first line (a JSON object, a <doc> tag, else text)
+    const format = oneOf('format', values.format, ['vertical', 'text', 'jsonl'] as const,
+      values.format !== undefined ? 'text' : guess(files[0]) ?? (await sniffFormat(files[0])));
     const options: ParagraphFilterOptions = {
       n: intOption('ngram', values.ngram, 7, 1, 4096),
       threshold: floatOption('threshold', values.threshold, 0.5, 0, 1),
@@ -191,6 +194,58 @@ class NullOutput extends Output {
 }
 class NullBufferOutput extends BufferOutput {
   override async write(): Promise<void> {}
+}
+
+/**
+ * The format an input's first line shows: 'jsonl' for a JSON object, 'vertical' for a document tag (<doc or
+ * <doc ...>), else 'text'. Reads at most the first 64 KiB (a longer first line counts as JSONL when it starts
+ * like an object); standard input is peeked and its bytes put back. Gzip on standard input cannot be peeked
+ * that way: --format is then required.
+ */
+export async function sniffFormat(file: string): Promise<'jsonl' | 'vertical' | 'text'> {
+  let head: Buffer;
+  if (file === '-') {
+    const chunk: Buffer | null = await new Promise((resolve, reject) => {
+      const stdin = process.stdin;
+      const onReadable = () => { cleanup(); resolve(stdin.read() as Buffer | null); };
+      const onEnd = () => { cleanup(); resolve(null); };
+      const onError = (e: Error) => { cleanup(); reject(e); };
+      const cleanup = () => { stdin.off('readable', onReadable); stdin.off('end', onEnd); stdin.off('error', onError); };
+      stdin.once('readable', onReadable);
+      stdin.once('end', onEnd);
+      stdin.once('error', onError);
+    });
+    if (chunk === null) return 'text';
+    process.stdin.unshift(chunk);
+    if (chunk.length >= 2 && chunk[0] === 0x1f && chunk[1] === 0x8b)
+      throw new UsageError('gzip on standard input: give --format jsonl, text or vertical');
+    head = chunk;
+  } else {
+    const stream = await openInput(file);
+    const parts: Buffer[] = [];
+    let n = 0;
+    try {
+      for await (const c of stream as AsyncIterable<Buffer>) {
+        parts.push(c);
+        n += c.length;
+        if (n >= 1 << 16 || c.includes(0x0a)) break;
+      }
+    } finally {
+      stream.destroy();
+    }
+    head = Buffer.concat(parts);
+  }
+  const nl = head.indexOf(0x0a);
+  const line = head.subarray(0, nl < 0 ? Math.min(head.length, 1 << 16) : nl).toString('utf8').trim();
+  if (/^<doc[\s>]/.test(line)) return 'vertical';
+  if (!line.startsWith('{')) return 'text';
+  if (nl < 0 && head.length >= 1 << 16) return /^\{\s*"/.test(line) ? 'jsonl' : 'text';
+  try {
+    const v = JSON.parse(line);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? 'jsonl' : 'text';
+  } catch {
+    return 'text';
+  }
 }
 
 async function readAll(file: string): Promise<string> {

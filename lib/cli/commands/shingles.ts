@@ -44,7 +44,7 @@ ${INPUT_USAGE}`,
     const out = new Output();
     const progress = new Progress('neardup shingles');
     let docs = 0;
-    for await (const batch of readJsonl(files, { ...input, onProgress: (bytes) => progress.update({ bytes, docs }) })) {
+    for await (const batch of readJsonl(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
       const texts = batch.texts.map((t) => t ?? '');
       const r = await shingleHashes(texts, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
       for (let i = 0; i < texts.length; i++) {

@@ -9,7 +9,7 @@ import { Progress } from '../progress';
 import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
-  parse, shingleOptionsFrom, type Command,
+  parse, shingleOptionsFrom, usageErrorText, type Command,
 } from '../common';
 
 const PROFILES: Record<'default' | 'seomoz', ShingleOptions> = {
@@ -28,7 +28,8 @@ Options:
   --weighting count|binary  every occurrence of a shingle votes (default) or each distinct one once
 ${SHINGLE_USAGE}
   (the shingle defaults are the profile's)
-${INPUT_USAGE}`;
+${INPUT_USAGE}
+At the end, a JSON summary on stderr: documents, bad_lines, skipped, profile, input_bytes, seconds.`;
 
 const FIND_ALL_USAGE = `Usage: neardup simhash find-all [--blocks M] [--distance K] [--ids] [--clusters] [FILE...]
 
@@ -39,7 +40,10 @@ Options:
   --blocks M     number of blocks, K < M <= 64 (default: chosen for the input size)
   --distance K   maximum Hamming distance, 0..8 (default 3)
   --ids          lines are "id fingerprint"; prints id pairs, including ids with identical fingerprints
-  --clusters     print connected components instead of pairs: one line of space-separated members each`;
+  --clusters     print connected components instead of pairs: one line of space-separated members each
+
+At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs,
+clusters (with --clusters), distance, seconds.`;
 
 const U64_MAX = (1n << 64n) - 1n;
 function parseU64(s: string, file: string, line: number, what: string): bigint {
@@ -70,8 +74,13 @@ async function fingerprint(args: string[]): Promise<number> {
   checkFiles({ inputs: positionals.length ? positionals : ['-'], outputs: [], stdout: true });
   const out = new Output();
   const progress = new Progress('neardup simhash fingerprint');
-  let docs = 0;
-  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], { ...input, onProgress: (bytes) => progress.update({ bytes, docs }) })) {
+  const start = Date.now();
+  let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
+  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], {
+    ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
+  })) {
+    badLines += batch.bad.size;
+    for (const t of batch.texts) if (t === null) skipped++;
     const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
     const lines: string[] = [];
     for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '0' : fps[i].toString());
@@ -80,6 +89,9 @@ async function fingerprint(args: string[]): Promise<number> {
   }
   await out.flush();
   progress.done();
+  process.stderr.write(JSON.stringify({
+    documents: docs, bad_lines: badLines, skipped, profile, input_bytes: bytesRead, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  }) + '\n');
   return 0;
 }
 
@@ -104,6 +116,8 @@ async function findAll(args: string[]): Promise<number> {
   }
   checkFiles({ inputs: positionals.length ? positionals : ['-'], outputs: [], stdout: true });
   const withIds = Boolean(values.ids);
+  const start = Date.now();
+  let lines = 0;
   const ids: bigint[] = [];
   const fps: bigint[] = [];
   const seen = new Set<bigint>();
@@ -113,6 +127,7 @@ async function findAll(args: string[]): Promise<number> {
       line++;
       const text = raw.toString('latin1').trim();
       if (text === '') continue;
+      lines++;
       if (withIds) {
         const parts = text.split(/\s+/);
         if (parts.length !== 2) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint"`, { file, line });
@@ -137,6 +152,10 @@ async function findAll(args: string[]): Promise<number> {
     for (let i = 0; i < r.pairs.length; i += 2) await out.write(`${r.pairs[i]} ${r.pairs[i + 1]}\n`);
   }
   await out.flush();
+  process.stderr.write(JSON.stringify({
+    lines, fingerprints: fps.length, pairs: r.pairs.length / 2, ...(r.clusters ? { clusters: r.clusters.offsets.length - 1 } : {}),
+    distance, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  }) + '\n');
   return 0;
 }
 
@@ -163,7 +182,7 @@ Run 'neardup simhash <sub> --help' for each sub-command's options.`,
       return await fn(rest);
     } catch (e) {
       if (e instanceof UsageError) {
-        process.stderr.write(`neardup simhash ${sub}: ${e.message}\n\n${sub === 'fingerprint' ? FINGERPRINT_USAGE : FIND_ALL_USAGE}\n`);
+        process.stderr.write(usageErrorText(`neardup simhash ${sub}`, e));
         return 2;
       }
       throw e;

@@ -1,7 +1,12 @@
 #include "minhash/lsh_dedup.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <numeric>
 
 #include "minhash/union_find.h"
 #include "parallel/pool.h"
@@ -21,11 +26,15 @@ Status Dedup::Init() {
     sigs_file_ = std::make_unique<TempFile>();
     s = sigs_file_->Create(spill_dir_.path(), "sigs");
     if (!s.ok()) return s;
-    if (o_.verify == Verify::kExact) {
-      sh_file_ = std::make_unique<TempFile>();
-      s = sh_file_->Create(spill_dir_.path(), "shingles");
+  }
+  if (o_.verify == Verify::kExact && (spill_ || o_.spill_shingles)) {
+    if (!spill_) {
+      s = spill_dir_.Create(o_.tmp_dir);
       if (!s.ok()) return s;
     }
+    sh_file_ = std::make_unique<TempFile>();
+    s = sh_file_->Create(spill_dir_.path(), "shingles");
+    if (!s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -79,7 +88,7 @@ void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<u
 
 }  // namespace
 
-Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uint64_t* shingles, const uint32_t* offsets,
+Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
                   size_t slots, const std::atomic<bool>* stop) {
   if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
   if (o_.verify == Verify::kExact && (!shingles || !offsets))
@@ -92,21 +101,21 @@ Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, const uin
   s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
   if (!s.ok()) return s;
   if (o_.verify == Verify::kExact) {
-    // Each document's set: sorted, distinct.
-    std::vector<uint64_t> sets(shingles, shingles + offsets[n]);
+    // Each document's set: sorted, distinct (in place).
+    uint64_t* sets = shingles;
     std::vector<uint32_t> counts(n);
     std::vector<std::vector<uint64_t>> tmp(slots);
     std::vector<std::vector<uint32_t>> cnt(slots);
     parallel::ParallelFor(n, 64, slots, [&](size_t b, size_t e, size_t slot) {
       for (size_t i = b; i < e; i++) {
-        uint64_t* lo = sets.data() + offsets[i];
-        uint64_t* hi = sets.data() + offsets[i + 1];
+        uint64_t* lo = sets + offsets[i];
+        uint64_t* hi = sets + offsets[i + 1];
         SortHashes(lo, static_cast<size_t>(hi - lo), &tmp[slot], &cnt[slot]);
         counts[i] = static_cast<uint32_t>(std::unique(lo, hi) - lo);
       }
     }, stop);
     for (size_t i = 0; i < n; i++) {
-      s = Store(&sh_mem_, sh_file_.get(), sets.data() + offsets[i], counts[i] * 8);
+      s = Store(&sh_mem_, sh_file_.get(), sets + offsets[i], counts[i] * 8);
       if (!s.ok()) return s;
       sh_off_.push_back(sh_off_.back() + counts[i]);
     }
@@ -128,7 +137,38 @@ double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) 
   return static_cast<double>(inter) / static_cast<double>(na + nb - inter);
 }
 
+// Reads one document's shingle set from the spilled file into `buf` (reused).
+Status ReadSet(int fd, const std::string& path, uint64_t first, uint64_t count, std::vector<uint64_t>* buf) {
+  if (buf->size() < count) buf->resize(count);
+  uint8_t* p = reinterpret_cast<uint8_t*>(buf->data());
+  uint64_t off = first * 8, left = count * 8;
+  while (left > 0) {
+    const ssize_t got = ::pread(fd, p, left, static_cast<off_t>(off));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      return Status(Code::kIo, "cannot read the temporary file '" + path + "': " + (got < 0 ? std::strerror(errno) : "truncated"));
+    p += got;
+    off += static_cast<uint64_t>(got);
+    left -= static_cast<uint64_t>(got);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+// doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept
+// a it is paired with; a is decided before b, so one pass over the pairs sorted by b decides everything.
+void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const {
+  std::vector<uint64_t> by_b(pairs.size());
+  for (size_t i = 0; i < pairs.size(); i++) by_b[i] = (pairs[i] & 0xffffffffu) << 32 | pairs[i] >> 32;
+  std::sort(by_b.begin(), by_b.end());
+  out->rep.resize(docs_);
+  std::iota(out->rep.begin(), out->rep.end(), 0u);
+  for (uint64_t e : by_b) {
+    const uint32_t b = static_cast<uint32_t>(e >> 32), a = static_cast<uint32_t>(e);
+    if (out->rep[b] == b && out->rep[a] == a) out->rep[b] = a;
+  }
+}
 
 Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out) {
   *out = DedupResult();
@@ -137,14 +177,21 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   const uint64_t n = docs_;
   UnionFind uf(n);
   const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
+  // Unverified doubri rule: decided from the buckets themselves (every member, however large the bucket).
+  const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
+  std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
+  uint64_t buckets = 0;
   std::vector<uint64_t> cand;  // a << 32 | b
   auto add_pair = [&](uint64_t a, uint64_t b) { cand.push_back(a << 32 | b); };
   for (uint32_t j = 0; j < o_.params.b; j++) {
     s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
-      if (!need_pairs) {
+      if (bucket_kept) {
+        for (size_t x = 0; x < m; x++) member.push_back(d[x] << 32 | (buckets & 0xffffffffu));
+        buckets++;
+      } else if (!need_pairs) {
         for (size_t x = 1; x < m; x++) uf.Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
-        return;
       }
+      if (!need_pairs) return;
       if (m <= kAllPairsBucket) {
         for (size_t x = 0; x < m; x++)
           for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
@@ -162,14 +209,35 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     }
   }
-  out->spilled_bytes = runs_.spilled_bytes();
   out->runs = runs_.runs();
+  if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+  if (bucket_kept) {
+    std::sort(member.begin(), member.end());
+    std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
+    out->rep.resize(n);
+    std::iota(out->rep.begin(), out->rep.end(), 0u);
+    for (size_t x = 0; x < member.size();) {
+      const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
+      size_t y = x;
+      uint32_t by = UINT32_MAX;
+      for (; y < member.size() && (member[y] >> 32) == doc; y++) by = std::min(by, holder[member[y] & 0xffffffffu]);
+      if (by != UINT32_MAX) {
+        out->rep[doc] = by;
+      } else {
+        for (size_t z = x; z < y; z++) holder[member[z] & 0xffffffffu] = doc;
+      }
+      x = y;
+    }
+    member.clear();
+    member.shrink_to_fit();
+  }
   if (need_pairs) {
     std::sort(cand.begin(), cand.end());
     cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     out->candidate_pairs = cand.size();
-    // Signatures (and shingle sets) for verification: in memory, or the temporary files mapped.
-    io::MappedFile sig_map, sh_map;
+    // Signatures for the estimates: in memory, or the temporary file mapped. Shingle sets (exact): in memory,
+    // or read back from their temporary file per pair into per-slot buffers (page cache, not the heap).
+    io::MappedFile sig_map;
     const uint8_t* sigs = sigs_mem_.data();
     const uint64_t* sh = reinterpret_cast<const uint64_t*>(sh_mem_.data());
     if (spill_) {
@@ -177,34 +245,62 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       if (s.ok()) s = sig_map.Open(sigs_file_->path());
       if (!s.ok()) return s;
       sigs = sig_map.data();
-      if (sh_file_) {
-        s = sh_file_->Finish();
-        if (s.ok()) s = sh_map.Open(sh_file_->path());
-        if (!s.ok()) return s;
-        sh = reinterpret_cast<const uint64_t*>(sh_map.data());
-      }
     }
+    int sh_fd = -1;
+    if (sh_file_) {
+      s = sh_file_->Finish();
+      if (!s.ok()) return s;
+      sh_fd = ::open(sh_file_->path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (sh_fd < 0) return Status(Code::kIo, "cannot open the temporary file '" + sh_file_->path() + "': " + std::strerror(errno));
+    }
+    struct Scratch {
+      std::vector<uint64_t> a, c;
+      uint64_t a_doc = UINT64_MAX;
+      Status status;
+    };
+    std::vector<Scratch> scratch(std::max<size_t>(slots, 1));
     const size_t sb = o_.params.signature_bytes();
     std::vector<float> est(cand.size()), exact(o_.verify == Verify::kExact ? cand.size() : 0);
     std::vector<uint8_t> keep(cand.size());
-    parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t) {
-      for (size_t i = b; i < e; i++) {
+    parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t slot) {
+      Scratch& sc = scratch[slot];
+      for (size_t i = b; i < e && sc.status.ok(); i++) {
         const uint64_t a = cand[i] >> 32, c = cand[i] & 0xffffffffu;
         const double es = EstimateJaccard(o_.params, sigs + a * sb, sigs + c * sb);
         est[i] = static_cast<float>(es);
         double v = es;
         if (o_.verify == Verify::kExact) {
-          v = ExactJaccard(sh + sh_off_[a], sh_off_[a + 1] - sh_off_[a], sh + sh_off_[c], sh_off_[c + 1] - sh_off_[c]);
+          const uint64_t na = sh_off_[a + 1] - sh_off_[a], nc = sh_off_[c + 1] - sh_off_[c];
+          const uint64_t *pa = sh + sh_off_[a], *pc = sh + sh_off_[c];
+          if (sh_fd >= 0) {
+            if (sc.a_doc != a) {
+              sc.a_doc = UINT64_MAX;
+              sc.status = ReadSet(sh_fd, sh_file_->path(), sh_off_[a], na, &sc.a);
+              if (!sc.status.ok()) break;
+              sc.a_doc = a;
+            }
+            sc.status = ReadSet(sh_fd, sh_file_->path(), sh_off_[c], nc, &sc.c);
+            if (!sc.status.ok()) break;
+            pa = sc.a.data();
+            pc = sc.c.data();
+          }
+          v = ExactJaccard(pa, na, pc, nc);
           exact[i] = static_cast<float>(v);
         }
         keep[i] = o_.verify == Verify::kNone || v >= o_.threshold;
       }
     }, stop);
+    if (sh_fd >= 0) ::close(sh_fd);
+    for (const Scratch& sc : scratch)
+      if (!sc.status.ok()) return sc.status;
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    const bool pair_kept = o_.clustering == Clustering::kKept && o_.verify != Verify::kNone;
+    std::vector<uint64_t> kept;
     for (size_t i = 0; i < cand.size(); i++) {
       if (!keep[i]) continue;
       const uint32_t a = static_cast<uint32_t>(cand[i] >> 32), c = static_cast<uint32_t>(cand[i]);
-      uf.Union(a, c);
+      if (pair_kept) kept.push_back(cand[i]);
+      else if (!bucket_kept) uf.Union(a, c);
       out->kept_pairs++;
       if (o_.want_pairs) {
         out->pair_a.push_back(a);
@@ -213,8 +309,10 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
         if (o_.verify == Verify::kExact) out->pair_exact.push_back(exact[i]);
       }
     }
+    if (pair_kept) KeptFromPairs(kept, out);
   }
-  uf.Roots(&out->rep);
+  out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (sh_file_ ? sh_file_->size() : 0);
+  if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);
   for (uint64_t i = 0; i < n; i++) {
     if (out->rep[i] != i) {
