@@ -51,6 +51,8 @@ Status FileSize(Fd fd, const std::string& path, uint64_t* size, bool* regular);
 Status Read(Fd fd, const std::string& path, void* buf, size_t n, size_t* got);
 // Writes all n bytes at the current position, or at `offset`.
 Status WriteAll(Fd fd, const std::string& path, const void* data, size_t n);
+// Reads up to n bytes at `offset` without moving a shared position (pread): safe from several threads at once.
+Status ReadAt(Fd fd, const std::string& path, uint64_t offset, void* buf, size_t n, size_t* got);
 Status WriteAllAt(Fd fd, const std::string& path, uint64_t offset, const void* data, size_t n);
 // Flushes the file's data to stable storage ("cannot write" when it fails: the data may be lost).
 Status Sync(Fd fd, const std::string& path);

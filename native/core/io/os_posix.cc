@@ -135,6 +135,17 @@ Status Read(Fd fd, const std::string& path, void* buf, size_t n, size_t* got) {
   }
 }
 
+Status ReadAt(Fd fd, const std::string& path, uint64_t offset, void* buf, size_t n, size_t* got) {
+  for (;;) {
+    const ssize_t k = ::pread(Int(fd), buf, n, static_cast<off_t>(offset));
+    if (k >= 0) {
+      *got = static_cast<size_t>(k);
+      return Status::Ok();
+    }
+    if (errno != EINTR) return Errno("cannot read", path);
+  }
+}
+
 Status WriteAll(Fd fd, const std::string& path, const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {

@@ -185,6 +185,24 @@ Status Read(Fd fd, const std::string& path, void* buf, size_t n, size_t* got) {
   return Status::Ok();
 }
 
+Status ReadAt(Fd fd, const std::string& path, uint64_t offset, void* buf, size_t n, size_t* got) {
+  OVERLAPPED ov = {};
+  ov.Offset = static_cast<DWORD>(offset);
+  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  DWORD k = 0;
+  const DWORD want = n > kChunk ? kChunk : static_cast<DWORD>(n);
+  if (!ReadFile(H(fd), buf, want, &k, &ov)) {
+    const DWORD err = GetLastError();
+    if (err == ERROR_HANDLE_EOF) {
+      *got = 0;
+      return Status::Ok();
+    }
+    return LastError("cannot read", path, err);
+  }
+  *got = k;
+  return Status::Ok();
+}
+
 Status WriteAll(Fd fd, const std::string& path, const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
