@@ -18,7 +18,13 @@
       },
       "msvs_settings": {
         "VCCLCompilerTool": { "ExceptionHandling": 1, "AdditionalOptions": ["/std:c++17"] }
-      }
+      },
+      "conditions": [
+        ["OS=='win'", {
+          "msbuild_toolset": "ClangCL",
+          "defines": ["NOMINMAX", "WIN32_LEAN_AND_MEAN"]
+        }]
+      ]
     }
   ]
 }

@@ -12,6 +12,8 @@
       "native/core/text/shingle_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
+      "native/core/io/os_posix.cc",
+      "native/core/io/os_win.cc",
       "native/core/io/header.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",
@@ -35,6 +37,7 @@
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
       "native/core/io/temp_names.cc",
+      "native/core/io/temp_names_win.cc",
       "native/core/filter/onion_hash.cc"
     ],
     "neardup_binding_sources": [

@@ -11,6 +11,7 @@ import { shingleHashesSync } from '../lib/index';
 import { native } from '../lib/native';
 import { fast64, md5_64, murmur3_128, murmur3_32, sha1_32, smhasherVerification, x64_128Bytes, x86_32Bytes } from './reference/hash';
 import { refShingles } from './reference/text';
+import { TSX_FLAGS } from './support/tsx';
 import { int, rng } from './reference/random';
 import { BATTERY_COUNTS, BATTERY_SEEDS, battery, batteryKeys } from './helpers/battery';
 
@@ -89,7 +90,7 @@ test('multi-seed Murmur3 kernel (MinSeq) = min of the reference over seeds, incl
 
 test('portable kernels (NEARDUP_DISABLE_SIMD=1, child process) give the same results as this process', () => {
   const here = battery();
-  const child = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'helpers', 'battery.ts')], {
+  const child = JSON.parse(execFileSync(process.execPath, [...TSX_FLAGS, path.join(__dirname, 'helpers', 'battery.ts')], {
     cwd: root, env: { ...process.env, NEARDUP_DISABLE_SIMD: '1' }, encoding: 'utf8',
   })) as { simd: string; digest: string };
   assert.is(child.simd, 'portable');

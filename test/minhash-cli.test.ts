@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { minhashSync, readSignatureFile } from '../lib/index';
+import { TSX_FLAGS } from './support/tsx';
 
 const ROOT = path.join(__dirname, '..');
 const VECTORS = path.join(ROOT, 'test', 'fixtures', 'vectors');
@@ -14,7 +15,7 @@ const DS_DIR = path.join(VECTORS, 'datasketch-legacy');
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-mhcli-'));
 
 function cli(args: string[], input?: Buffer | string) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'lib', 'cli', 'main.ts'), ...args], {
+  const r = spawnSync(process.execPath, [...TSX_FLAGS, path.join(ROOT, 'lib', 'cli', 'main.ts'), ...args], {
     cwd: ROOT, input, maxBuffer: 1 << 28,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString() };

@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createRequire } from 'node:module';
 
 const root = path.join(__dirname, '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -34,8 +35,8 @@ test('CommonJS and ESM entry points export the same names', () => {
 test('the prebuild loads as shipped (npm pack, PREBUILDS_ONLY=1)', () => {
   ensureDist();
   if (!fs.existsSync(platformDir) || fs.readdirSync(platformDir).length === 0) {
-    const r = spawnSync(npm, ['run', 'prebuild'], { cwd: root, encoding: 'utf8' });
-    assert.is(r.status, 0, `npm run prebuild failed:\n${r.stdout}\n${r.stderr}`);
+    const r = spawnSync(npm, ['run', 'build:prebuilds'], { cwd: root, encoding: 'utf8' });
+    assert.is(r.status, 0, `npm run build:prebuilds failed:\n${r.stdout}\n${r.stderr}`);
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-pack-'));
   try {
@@ -59,6 +60,60 @@ test('the prebuild loads as shipped (npm pack, PREBUILDS_ONLY=1)', () => {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+});
+
+test('the tarball ships the docs the help text points to, and not the tests, fuzzers or benchmarks', () => {
+  ensureDist();
+  const json = execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts', '--silent'], { cwd: root, encoding: 'utf8' });
+  const files: string[] = JSON.parse(json)[0].files.map((f: { path: string }) => f.path);
+  const has = (f: string) => files.includes(f);
+  // Every docs/*.md named anywhere in lib/ (help text, comments) and every file in docs/.
+  const named = new Set<string>();
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else for (const m of fs.readFileSync(p, 'utf8').matchAll(/docs\/[A-Za-z0-9_-]+\.md/g)) named.add(m[0]);
+    }
+  };
+  walk(path.join(root, 'lib'));
+  assert.ok(named.size > 0, 'lib/ names some docs');
+  for (const f of fs.readdirSync(path.join(root, 'docs'))) if (f.endsWith('.md')) named.add(`docs/${f}`);
+  for (const d of named) assert.ok(has(d), `the tarball ships ${d}`);
+  for (const f of ['package.json', 'README.md', 'binding.gyp', 'native/sources.gypi', 'dist/index.js', 'dist/index.mjs',
+    'dist/cli/main.js', 'native/core/io/os_posix.cc', 'native/core/io/os_win.cc', 'native/binding/addon.cc']) {
+    assert.ok(has(f), `the tarball ships ${f}`);
+  }
+  // Every source the build compiles is shipped (a from-source install builds from the tarball alone).
+  const gypi = JSON.parse(fs.readFileSync(path.join(root, 'native', 'sources.gypi'), 'utf8')).variables;
+  for (const f of [...gypi.neardup_core_sources, ...gypi.neardup_binding_sources]) assert.ok(has(f), `the tarball ships ${f}`);
+  const banned = /^(native\/(tests|fuzz|bench)\/|bench\/|test\/|tools\/|build\/|build-core\/|\.cache\/|\.ci\/|node_modules\/)/;
+  const shipped = files.filter((f) => banned.test(f));
+  assert.equal(shipped, [], 'no tests, fuzzers, benchmarks, tools or build output in the tarball');
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  for (const k of ['repository', 'homepage', 'bugs']) assert.ok(pkg[k], `package.json has ${k}`);
+  assert.not.ok('prebuild' in pkg.scripts, "no 'prebuild' script: npm would run it before every 'npm run build'");
+  assert.ok(pkg.scripts.prepack, 'prepack builds the prebuilds the tarball carries');
+});
+
+test('every package npm ci installs accepts the oldest Node versions engines allows', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  // semver comes with node-gyp (a devDependency); resolved from there, not a dependency of its own.
+  const req = createRequire(require.resolve('node-gyp/package.json'));
+  const semver = req('semver');
+  const range = new semver.Range(pkg.engines.node);
+  const lowest: string[] = range.set.map((set: { semver: { version: string } }[]) => semver.minVersion(new semver.Range(set.map((c) => String(c)).join(' '))).version);
+  assert.ok(lowest.includes('18.17.0'), `engines ${pkg.engines.node} starts at 18.17.0 (got ${lowest})`);
+  const bad: string[] = [];
+  for (const [where, p] of Object.entries<{ engines?: { node?: string } }>(lock.packages)) {
+    const need = p.engines?.node;
+    if (!where || !need) continue;
+    for (const v of lowest) if (!semver.satisfies(v, need)) bad.push(`${where} needs node ${need}, engines allows ${v}`);
+  }
+  assert.equal(bad, []);
+  const gyp = lock.packages['node_modules/node-gyp'];
+  assert.ok(gyp && gyp.engines, 'node-gyp is locked');
 });
 
 test.run();

@@ -4,11 +4,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { simhashFingerprintsSync } from '../lib/index';
+import { TSX_FLAGS } from './support/tsx';
 
 const V = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'vectors', 'simhash-py', 'vectors.json'), 'utf8'));
 const CLI = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 const run = (args: string[], input: string) =>
-  spawnSync(process.execPath, ['--import', 'tsx', CLI, 'simhash', ...args], { input, encoding: 'utf8' });
+  spawnSync(process.execPath, [...TSX_FLAGS, CLI, 'simhash', ...args], { input, encoding: 'utf8' });
 
 test('cli: fingerprint --profile seomoz reproduces the documents', () => {
   const input = V.documents.map((d: { text: string }) => JSON.stringify({ text: d.text })).join('\n') + '\n';

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#if defined(_WIN32)
+#include <malloc.h>  // _aligned_malloc
+#endif
 
 #include "hash/crc32c.h"
 #include "hash/fast64.h"
@@ -40,7 +43,12 @@ double BitsDouble(uint64_t u) {
 // Zeroed, cache-line aligned memory for `blocks` 64-byte blocks.
 std::unique_ptr<uint64_t[], FreeDeleter> AllocBlocks(uint64_t blocks) {
   void* mem = nullptr;
+#if defined(_WIN32)
+  mem = _aligned_malloc(blocks * 64, 64);  // freed with _aligned_free (FreeDeleter)
+  if (mem == nullptr) throw std::bad_alloc();
+#else
   if (posix_memalign(&mem, 64, blocks * 64) != 0 || mem == nullptr) throw std::bad_alloc();
+#endif
   std::memset(mem, 0, blocks * 64);
   return std::unique_ptr<uint64_t[], FreeDeleter>(static_cast<uint64_t*>(mem));
 }
@@ -52,7 +60,11 @@ inline uint64_t BlockOf(uint64_t h, uint64_t blocks) {
 
 }  // namespace
 
+#if defined(_WIN32)
+void FreeDeleter::operator()(uint64_t* p) const { _aligned_free(p); }
+#else
 void FreeDeleter::operator()(uint64_t* p) const { std::free(p); }
+#endif
 
 void PayloadWriter::Put64(uint64_t v) {
   if (n_ == sizeof buf_) Flush();

@@ -1,24 +1,21 @@
 #include "io/file.h"
 
-#include "io/temp_names.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstring>
+
+#include "io/os.h"
+#include "io/temp_names.h"
 
 namespace neardup {
 namespace io {
 namespace {
 
-Status Errno(const std::string& what, const std::string& path) {
-  return Status(Code::kIo, what + " '" + path + "': " + std::strerror(errno));
-}
-
 constexpr size_t kBufSize = 1 << 20;
+
+// The system's reason in an io/os.h error ("what 'path': reason").
+std::string Reason(const Status& s) {
+  const size_t at = s.message().rfind("': ");
+  return at == std::string::npos ? s.message() : s.message().substr(at + 3);
+}
 
 }  // namespace
 
@@ -44,36 +41,41 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 Status MappedFile::Open(const std::string& path) {
   Close();
   path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", path);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = Errno("cannot stat", path);
-    ::close(fd);
+  os::Fd fd;
+  Status s = os::OpenRead(path, &fd);
+  if (!s.ok()) return s;
+  uint64_t size = 0;
+  bool regular = false;
+  s = os::FileSize(fd, path, &size, &regular);
+  if (!s.ok()) {
+    os::CloseQuietly(fd);
     return s;
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (!regular) {
+    os::CloseQuietly(fd);
     return Status(Code::kIo, "not a regular file: '" + path + "'");
   }
-  size_ = static_cast<size_t>(st.st_size);
-  if (size_ == 0) {
-    ::close(fd);
+  if (static_cast<uint64_t>(static_cast<size_t>(size)) != size) {
+    os::CloseQuietly(fd);
+    return Status(Code::kIo, "too large to map: '" + path + "'");
+  }
+  if (size == 0) {
+    os::CloseQuietly(fd);
     data_ = nullptr;
     return Status::Ok();
   }
-  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) {
-    size_ = 0;
-    return Errno("cannot map", path);
+  s = os::MapReadOnly(fd, path, static_cast<size_t>(size), &data_);
+  os::CloseQuietly(fd);
+  if (!s.ok()) {
+    data_ = nullptr;
+    return s;
   }
-  data_ = static_cast<const uint8_t*>(p);
+  size_ = static_cast<size_t>(size);
   return Status::Ok();
 }
 
 void MappedFile::Close() {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  os::Unmap(data_, size_);
   data_ = nullptr;
   size_ = 0;
 }
@@ -84,16 +86,17 @@ Status AtomicFile::Open(const std::string& path) {
   Abort();
   path_ = path;
   // stat() the path itself first: the kernel follows every link, /proc's "magic" ones (/dev/stdout) too.
-  struct stat st;
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (!exists && errno != ENOENT) return Errno("cannot stat", path);
-  if (exists && !S_ISREG(st.st_mode)) return Status(Code::kIo, "cannot write '" + path + "': not a regular file");
-  Status s = ResolveWriteTarget(path, &target_);
+  os::PathInfo st;
+  Status s = os::StatPath(path, &st);
+  if (!s.ok()) return s;
+  const bool exists = st.exists;
+  if (exists && !st.regular) return Status(Code::kIo, "cannot write '" + path + "': not a regular file");
+  s = ResolveWriteTarget(path, &target_);
   if (!s.ok()) return s;
   if (exists) {
-    mode_ = st.st_mode & 07777;
-    uid_ = static_cast<long>(st.st_uid);
-    gid_ = static_cast<long>(st.st_gid);
+    mode_ = st.mode;
+    uid_ = st.uid;
+    gid_ = st.gid;
   } else {
     mode_ = NewFileMode();
     uid_ = gid_ = -1;
@@ -101,11 +104,12 @@ Status AtomicFile::Open(const std::string& path) {
   CleanStaleTemps(DirName(target_));
   for (int attempt = 0; attempt < 8; attempt++) {
     tmp_ = TempNameFor(target_);
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd_ >= 0 || errno != EEXIST) break;
+    bool taken = false;
+    s = os::CreateExclusive(tmp_, 0600, &fd_, &taken);
+    if (s.ok() || !taken) break;
   }
-  if (fd_ < 0) {
-    s = Errno("cannot create a temporary file for", path_);
+  if (!s.ok()) {
+    s = Status(Code::kIo, "cannot create a temporary file for '" + path_ + "': " + Reason(s));
     tmp_.clear();  // not ours: never removed
     return s;
   }
@@ -116,21 +120,14 @@ Status AtomicFile::Open(const std::string& path) {
 }
 
 Status AtomicFile::Flush() {
-  size_t off = 0;
-  while (off < buf_.size()) {
-    const ssize_t k = ::write(fd_, buf_.data() + off, buf_.size() - off);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", path_);
-    }
-    off += static_cast<size_t>(k);
-  }
+  Status s = os::WriteAll(fd_, path_, buf_.data(), buf_.size());
+  if (!s.ok()) return s;
   buf_.clear();
   return Status::Ok();
 }
 
 Status AtomicFile::Write(const void* data, size_t n) {
-  if (fd_ < 0) return Status(Code::kInternal, "write to a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "write to a file that is not open");
   const char* p = static_cast<const char*>(data);
   if (buf_.size() + n > kBufSize) {
     Status s = Flush();
@@ -148,71 +145,55 @@ Status AtomicFile::Write(const void* data, size_t n) {
 }
 
 Status AtomicFile::WriteAt(uint64_t offset, const void* data, size_t n) {
-  if (fd_ < 0) return Status(Code::kInternal, "write to a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "write to a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t k = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", path_);
-    }
-    p += k;
-    n -= static_cast<size_t>(k);
-    offset += static_cast<uint64_t>(k);
-  }
-  return Status::Ok();
+  return os::WriteAllAt(fd_, path_, offset, data, n);
 }
 
 Status AtomicFile::Commit() {
-  if (fd_ < 0) return Status(Code::kInternal, "commit of a file that is not open");
+  if (fd_ == os::kNoFd) return Status(Code::kInternal, "commit of a file that is not open");
   Status s = Flush();
   if (!s.ok()) return s;
-  if (uid_ >= 0 && ::geteuid() == 0 && (::fchown(fd_, static_cast<uid_t>(uid_), static_cast<gid_t>(gid_)) != 0))
-    return Errno("cannot set the owner of", tmp_);
-  if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0) return Errno("cannot set the mode of", tmp_);
-  if (::fsync(fd_) != 0) return Errno("cannot write", path_);
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    return Errno("cannot write", path_);
-  }
-  fd_ = -1;
-  if (::rename(tmp_.c_str(), target_.c_str()) != 0) return Errno("cannot rename to", path_);
+  s = os::SetModeAndOwner(fd_, tmp_, mode_, uid_, gid_);
+  if (!s.ok()) return s;
+  s = os::Sync(fd_, path_);
+  if (!s.ok()) return s;
+  s = os::Close(fd_, path_);
+  fd_ = os::kNoFd;
+  if (!s.ok()) return s;
+  s = os::Rename(tmp_, target_);
+  if (!s.ok()) return s;
   tmp_.clear();
-  const int dfd = ::open(DirName(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  os::SyncDir(DirName(target_));
   return Status::Ok();
 }
 
 void AtomicFile::Abort() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  os::CloseQuietly(fd_);
+  fd_ = os::kNoFd;
+  if (!tmp_.empty()) os::RemoveFile(tmp_);
   tmp_.clear();
   buf_.clear();
 }
 
 Status ReadFile(const std::string& path, std::string* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", path);
+  os::Fd fd;
+  Status s = os::OpenRead(path, &fd);
+  if (!s.ok()) return s;
   out->clear();
   char tmp[65536];
   for (;;) {
-    const ssize_t k = ::read(fd, tmp, sizeof tmp);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      Status s = Errno("cannot read", path);
-      ::close(fd);
+    size_t k = 0;
+    s = os::Read(fd, path, tmp, sizeof tmp, &k);
+    if (!s.ok()) {
+      os::CloseQuietly(fd);
       return s;
     }
     if (k == 0) break;
-    out->append(tmp, static_cast<size_t>(k));
+    out->append(tmp, k);
   }
-  ::close(fd);
+  os::CloseQuietly(fd);
   return Status::Ok();
 }
 

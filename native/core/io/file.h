@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/os.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -53,7 +54,7 @@ class AtomicFile {
 
  private:
   Status Flush();
-  int fd_ = -1;
+  os::Fd fd_ = os::kNoFd;
   std::string path_, tmp_;
   std::string target_;              // path_ with symbolic links followed
   unsigned mode_ = 0;               // permission bits the committed file gets

@@ -1,3 +1,5 @@
+// io/temp_names.h on POSIX systems; io/temp_names_win.cc on Windows.
+#if !defined(_WIN32)
 #include "io/temp_names.h"
 
 #include <dirent.h>
@@ -198,7 +200,7 @@ Status SpillDir::Create(const std::string& parent) {
   return Status::Ok();
 }
 
-mode_t NewFileMode() {
+unsigned NewFileMode() {
   // Read at each call: the umask may change while the process runs.
   return [] {
     // Linux reports the umask in /proc (no change of the process-wide value, which other threads see).
@@ -212,13 +214,14 @@ mode_t NewFileMode() {
           break;
         }
       std::fclose(f);
-      if (found) return static_cast<mode_t>(0666 & ~m);
+      if (found) return 0666u & ~m;
     }
     const mode_t m = ::umask(022);
     ::umask(m);
-    return static_cast<mode_t>(0666 & ~m);
+    return 0666u & ~static_cast<unsigned>(m);
   }();
 }
 
 }  // namespace io
 }  // namespace neardup
+#endif  // !_WIN32

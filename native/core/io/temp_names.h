@@ -1,9 +1,8 @@
 // Temporary files of atomic writes: where a write to a path really goes (symbolic links followed), the
 // recognisable temporary name next to it (".NAME.neardup-tmp-PID-RANDOM"), and the cleanup of temporary
 // files that a killed process left behind (its PID no longer runs).
+// io/temp_names.cc implements it on POSIX, io/temp_names_win.cc on Windows.
 #pragma once
-#include <sys/types.h>
-
 #include <cstddef>
 #include <string>
 
@@ -33,7 +32,7 @@ bool ProcessAlive(long pid);
 size_t CleanStaleTemps(const std::string& dir);
 
 // The mode a new file gets: 0666 minus the process umask.
-mode_t NewFileMode();
+unsigned NewFileMode();
 
 // A folder PARENT/neardup-spill-PID-XXXXXX for one run's temporary files, removed with its files (it holds
 // no sub-folder) when destroyed. Create() first removes such folders of dead processes in PARENT.

@@ -1,11 +1,9 @@
 #include "minhash/doubri_hashfile_reader.h"
 #include "util/endian.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstring>
+
+#include "io/os.h"
 
 namespace neardup {
 namespace doubri {
@@ -53,24 +51,16 @@ Status FlagFile::Read(const std::string& path, uint64_t expected) {
 }
 
 Status FlagFile::Write() const {
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Status(Code::kIo, "cannot open '" + path_ + "' for writing: " + std::strerror(errno));
-  size_t done = 0;
-  while (done < flags_.size()) {
-    const ssize_t w = ::pwrite(fd, flags_.data() + done, flags_.size() - done, static_cast<off_t>(done));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      Status s(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(errno));
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(w);
+  io::os::Fd fd;
+  Status s = io::os::OpenWrite(path_, &fd);
+  if (!s.ok()) return s;
+  s = io::os::WriteAllAt(fd, path_, 0, flags_.data(), flags_.size());
+  if (s.ok()) s = io::os::Sync(fd, path_);
+  if (!s.ok()) {
+    io::os::CloseQuietly(fd);
+    return s;
   }
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_errno = errno;
-  if (::close(fd) != 0 || !synced)
-    return Status(Code::kIo, "cannot write '" + path_ + "': " + std::strerror(synced ? errno : sync_errno));
-  return Status::Ok();
+  return io::os::Close(fd, path_);
 }
 
 std::string BaseName(const std::string& path) {

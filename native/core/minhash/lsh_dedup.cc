@@ -1,13 +1,12 @@
 #include "minhash/lsh_dedup.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <numeric>
 
+#include "io/os.h"
 #include "minhash/union_find.h"
 #include "parallel/pool.h"
 
@@ -138,15 +137,15 @@ double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) 
 }
 
 // Reads one document's shingle set from the spilled file into `buf` (reused).
-Status ReadSet(int fd, const std::string& path, uint64_t first, uint64_t count, std::vector<uint64_t>* buf) {
+Status ReadSet(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t count, std::vector<uint64_t>* buf) {
   if (buf->size() < count) buf->resize(count);
   uint8_t* p = reinterpret_cast<uint8_t*>(buf->data());
   uint64_t off = first * 8, left = count * 8;
   while (left > 0) {
-    const ssize_t got = ::pread(fd, p, left, static_cast<off_t>(off));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0)
-      return Status(Code::kIo, "cannot read the temporary file '" + path + "': " + (got < 0 ? std::strerror(errno) : "truncated"));
+    size_t got = 0;
+    Status s = io::os::ReadAt(fd, path, off, p, static_cast<size_t>(left), &got);
+    if (!s.ok()) return s;
+    if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': truncated");
     p += got;
     off += static_cast<uint64_t>(got);
     left -= static_cast<uint64_t>(got);
@@ -246,12 +245,12 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       if (!s.ok()) return s;
       sigs = sig_map.data();
     }
-    int sh_fd = -1;
+    io::os::Fd sh_fd = io::os::kNoFd;
     if (sh_file_) {
       s = sh_file_->Finish();
       if (!s.ok()) return s;
-      sh_fd = ::open(sh_file_->path().c_str(), O_RDONLY | O_CLOEXEC);
-      if (sh_fd < 0) return Status(Code::kIo, "cannot open the temporary file '" + sh_file_->path() + "': " + std::strerror(errno));
+      Status s = io::os::OpenRead(sh_file_->path(), &sh_fd);
+      if (!s.ok()) return s;
     }
     struct Scratch {
       std::vector<uint64_t> a, c;
@@ -272,7 +271,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
         if (o_.verify == Verify::kExact) {
           const uint64_t na = sh_off_[a + 1] - sh_off_[a], nc = sh_off_[c + 1] - sh_off_[c];
           const uint64_t *pa = sh + sh_off_[a], *pc = sh + sh_off_[c];
-          if (sh_fd >= 0) {
+          if (sh_fd != io::os::kNoFd) {
             if (sc.a_doc != a) {
               sc.a_doc = UINT64_MAX;
               sc.status = ReadSet(sh_fd, sh_file_->path(), sh_off_[a], na, &sc.a);
@@ -290,7 +289,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
         keep[i] = o_.verify == Verify::kNone || v >= o_.threshold;
       }
     }, stop);
-    if (sh_fd >= 0) ::close(sh_fd);
+    io::os::CloseQuietly(sh_fd);
     for (const Scratch& sc : scratch)
       if (!sc.status.ok()) return sc.status;
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");

@@ -1,14 +1,12 @@
 #include "minhash/spill.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <queue>
 
+#include "io/os.h"
 #include "parallel/pool.h"
 
 namespace neardup {
@@ -16,22 +14,11 @@ namespace lsh {
 
 TempFile::~TempFile() {
   if (f_) std::fclose(f_);
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (!path_.empty()) io::os::RemoveFile(path_);
 }
 
 Status TempFile::Create(const std::string& dir, const char* tag) {
-  std::string tmpl = (dir.empty() ? std::string(".") : dir) + "/neardup-" + tag + "-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back(0);
-  const int fd = ::mkstemp(buf.data());
-  if (fd < 0) return Status(Code::kIo, "cannot create a temporary file in '" + dir + "': " + std::strerror(errno));
-  path_ = buf.data();
-  f_ = ::fdopen(fd, "w+b");
-  if (!f_) {
-    ::close(fd);
-    return Status(Code::kIo, "cannot open '" + path_ + "': " + std::strerror(errno));
-  }
-  return Status::Ok();
+  return io::os::CreateTempStream(dir, std::string("neardup-") + tag + "-", &path_, &f_);
 }
 
 Status TempFile::Append(const void* data, size_t n) {
@@ -116,9 +103,9 @@ namespace {
 class SectionReader {
  public:
   Status Open(const std::string& path, uint64_t begin, uint64_t end, size_t buffer_entries) {
-    f_ = std::fopen(path.c_str(), "rb");
-    if (!f_) return Status(Code::kIo, "cannot reopen '" + path + "': " + std::strerror(errno));
-    if (fseeko(f_, static_cast<off_t>(begin * sizeof(KeyDoc)), SEEK_SET) != 0)
+    Status s = io::os::OpenStreamRead(path, &f_);
+    if (!s.ok()) return s;
+    if (!io::os::SeekStream(f_, begin * sizeof(KeyDoc)))
       return Status(Code::kIo, "cannot seek in '" + path + "'");
     left_ = end - begin;
     buf_.resize(std::max<size_t>(buffer_entries, 1));

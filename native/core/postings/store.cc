@@ -1,16 +1,12 @@
 #include "postings/store.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <queue>
 
 #include "hash/crc32c.h"
 #include "io/header.h"
+#include "io/os.h"
 #include "minhash/spill.h"
 #include "util/endian.h"
 
@@ -37,7 +33,7 @@ Status Corrupt(const std::string& file, uint64_t offset, const std::string& what
 
 // Reads pairs of one bucket of one run from the spill file through a small buffer.
 struct RunCursor {
-  int fd = -1;
+  io::os::Fd fd = io::os::kNoFd;
   uint64_t next = 0, end = 0;  // pair indexes in the file
   std::vector<uint64_t> buf;
   size_t pos = 0;
@@ -46,10 +42,11 @@ struct RunCursor {
     buf.resize(n);
     size_t got = 0;
     while (got < n * 8) {
-      const ssize_t k = ::pread(fd, reinterpret_cast<char*>(buf.data()) + got, n * 8 - got, (next * 8) + got);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': " + std::strerror(errno));
-      got += size_t(k);
+      size_t k = 0;
+      Status s = io::os::ReadAt(fd, path, (next * 8) + got, reinterpret_cast<char*>(buf.data()) + got, n * 8 - got, &k);
+      if (!s.ok()) return s;
+      if (k == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': it ended early");
+      got += k;
     }
     next += n;
     pos = 0;
@@ -126,25 +123,26 @@ Status SegmentWriter::Commit() {
   if (key_spill_) {
     Status s = key_spill_->Finish();
     if (!s.ok()) return s;
-    const int fd = ::open(key_spill_->path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status(Code::kIo, "cannot read '" + key_spill_->path() + "': " + std::strerror(errno));
+    io::os::Fd fd = io::os::kNoFd;
+    s = io::os::OpenRead(key_spill_->path(), &fd);
+    if (!s.ok()) return s;
     std::vector<uint8_t> buf(1 << 16);
     for (;;) {
-      const ssize_t k = ::read(fd, buf.data(), buf.size());
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) {
-        ::close(fd);
-        return Status(Code::kIo, "cannot read '" + key_spill_->path() + "': " + std::strerror(errno));
+      size_t k = 0;
+      s = io::os::Read(fd, key_spill_->path(), buf.data(), buf.size(), &k);
+      if (!s.ok()) {
+        io::os::CloseQuietly(fd);
+        return s;
       }
       if (k == 0) break;
-      crc = Crc32c(buf.data(), size_t(k), crc);
-      Status s = out_.Write(buf.data(), size_t(k));
+      crc = Crc32c(buf.data(), k, crc);
+      s = out_.Write(buf.data(), k);
       if (!s.ok()) {
-        ::close(fd);
+        io::os::CloseQuietly(fd);
         return s;
       }
     }
-    ::close(fd);
+    io::os::CloseQuietly(fd);
     key_spill_.reset();
   }
   crc = Crc32c(key_buf_.data(), key_buf_.size(), crc);
@@ -285,8 +283,9 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
   std::vector<uint64_t>().swap(mem_);
   s = spill_->Finish();
   if (!s.ok()) return s;
-  const int fd = ::open(spill_->path().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(Code::kIo, "cannot read '" + spill_->path() + "': " + std::strerror(errno));
+  io::os::Fd fd = io::os::kNoFd;
+  s = io::os::OpenRead(spill_->path(), &fd);
+  if (!s.ok()) return s;
   std::vector<RunCursor> cur(runs_.size());
   for (auto& c : cur) c.fd = fd;
   // Merge bucket by bucket: a heap of (next pair, run).
@@ -332,7 +331,7 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
       ids.push_back(uint32_t(it.first));
     }
   }
-  ::close(fd);
+  io::os::CloseQuietly(fd);
   if (s.ok() && have) s = w.Add(key, ids.data(), ids.size());
   spill_.reset();
   runs_.clear();
@@ -447,11 +446,12 @@ bool Contains(const std::vector<uint32_t>& v, uint32_t x) { return std::binary_s
 }  // namespace
 
 Status PostingIndex::Create(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return Status(Code::kIo, "cannot create the folder '" + dir + "': " + std::strerror(errno));
-  struct stat st;
-  if (::stat(ManifestPath(dir).c_str(), &st) == 0)
-    return Status(Code::kInvalidArgument, "'" + dir + "' already holds an index");
+  Status made = io::os::MakeDir(dir);
+  if (!made.ok()) return made;
+  io::os::PathInfo manifest;
+  made = io::os::StatPath(ManifestPath(dir), &manifest);
+  if (!made.ok()) return made;
+  if (manifest.exists) return Status(Code::kInvalidArgument, "'" + dir + "' already holds an index");
   PostingIndex x;
   x.dir_ = dir;
   return x.WriteManifest({});
@@ -564,7 +564,7 @@ Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint
   auto seg = std::make_unique<Segment>();
   s = seg->Open(dir_ + "/" + name, false);
   if (!s.ok()) {
-    ::unlink((dir_ + "/" + name).c_str());
+    io::os::RemoveFile((dir_ + "/" + name));
     return s;
   }
   const uint64_t old_gen = generation_;
@@ -580,7 +580,7 @@ Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint
     generation_ = old_gen;
     next_id_ = old_next;
     free_ = old_free;
-    ::unlink((dir_ + "/" + name).c_str());
+    io::os::RemoveFile((dir_ + "/" + name));
     return s;
   }
   names_ = std::move(names);
@@ -665,7 +665,7 @@ Status PostingIndex::Merge(const std::atomic<bool>* stop) {
   auto seg = std::make_unique<Segment>();
   s = seg->Open(path, false);
   if (!s.ok()) {
-    ::unlink(path.c_str());
+    io::os::RemoveFile(path);
     return s;
   }
   const auto old_t = tombstones_, old_f = free_;
@@ -679,10 +679,10 @@ Status PostingIndex::Merge(const std::atomic<bool>* stop) {
     generation_--;
     tombstones_ = old_t;
     free_ = old_f;
-    ::unlink(path.c_str());
+    io::os::RemoveFile(path);
     return s;
   }
-  for (const auto& n : names_) ::unlink((dir_ + "/" + n).c_str());
+  for (const auto& n : names_) io::os::RemoveFile((dir_ + "/" + n));
   names_ = {name};
   segs_.clear();
   segs_.push_back(std::move(seg));

@@ -1,34 +1,48 @@
 #include "util/cpu.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-
 #if NEARDUP_X86_DISPATCH
 #include <cpuid.h>
 #endif
 
 namespace neardup {
 
+#if NEARDUP_X86_DISPATCH
+// Straight from CPUID and XGETBV rather than __builtin_cpu_supports: that builtin needs the compiler runtime's
+// __cpu_model (absent from Zig's runtime for the musl prebuild, and from MSVC's for a ClangCL build), and clang
+// before 18 rejects "sha". A feature counts only when the OS saves its registers (XCR0), as the builtin checks.
+static uint64_t Xcr0() {
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t(hi) << 32) | lo;
+}
+#endif
+
 static CpuFeatures Detect() {
   CpuFeatures f;
   const char* off = std::getenv("NEARDUP_DISABLE_SIMD");
   if (off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0) return f;
 #if NEARDUP_X86_DISPATCH
-  __builtin_cpu_init();
-  f.sse42 = __builtin_cpu_supports("sse4.2");
-  f.avx2 = __builtin_cpu_supports("avx2");
-  f.popcnt = __builtin_cpu_supports("popcnt");
-  f.bmi = __builtin_cpu_supports("bmi");
-  f.bmi2 = __builtin_cpu_supports("bmi2");
-  // CPUID leaf 7, EBX bit 29 (SHA extensions): read directly, because __builtin_cpu_supports("sha") is
-  // missing from clang before 16 (Debian 12 ships clang 14).
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  f.sha = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx >> 29 & 1) != 0;
-  f.avx512f = __builtin_cpu_supports("avx512f");
-  f.avx512bw = __builtin_cpu_supports("avx512bw");
-  f.avx512dq = __builtin_cpu_supports("avx512dq");
-  f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
-  f.avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  f.sse42 = (c >> 20) & 1u;
+  f.popcnt = (c >> 23) & 1u;
+  const bool osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u;
+  const uint64_t xcr0 = osxsave ? Xcr0() : 0;
+  const bool ymm = avx && (xcr0 & 0x6) == 0x6;            // SSE and AVX state
+  const bool zmm = ymm && (xcr0 & 0xE0) == 0xE0;          // opmask, upper ZMM0-15, ZMM16-31
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  f.bmi = (b >> 3) & 1u;
+  f.bmi2 = (b >> 8) & 1u;
+  f.avx2 = ymm && ((b >> 5) & 1u);
+  f.sha = (b >> 29) & 1u;
+  f.avx512f = zmm && ((b >> 16) & 1u);
+  f.avx512dq = zmm && ((b >> 17) & 1u);
+  f.avx512bw = zmm && ((b >> 30) & 1u);
+  f.avx512vbmi = zmm && ((c >> 1) & 1u);
+  f.avx512vbmi2 = zmm && ((c >> 6) & 1u);
 #endif
   return f;
 }

@@ -1,0 +1,191 @@
+// io/temp_names.h on Windows (io/temp_names.cc is the POSIX one): the same names, with the Win32 API for
+// folders, processes and randomness. Differences: a write target is the path as given (symbolic links, rare on
+// Windows, are not followed: the link itself is replaced); files carry no owner check (ACLs decide who may
+// remove them). Compiled everywhere; empty elsewhere. CI cross-compiles it with mingw-w64; it is not run there.
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "io/os.h"
+#include "io/temp_names.h"
+
+namespace neardup {
+namespace io {
+namespace {
+
+constexpr const char* kTag = ".neardup-tmp-";
+constexpr size_t kMaxBase = 100;
+
+uint64_t RandomBits() {
+  static std::mutex mu;
+  static std::mt19937_64 gen((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^
+                             (os::ProcessId() << 20) ^ GetTickCount64());
+  std::lock_guard<std::mutex> lock(mu);
+  return gen();
+}
+
+bool Wide(const std::string& s, std::wstring* w) {
+  w->clear();
+  if (s.empty()) return true;
+  const int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), nullptr, 0);
+  if (n <= 0) return false;
+  w->resize(static_cast<size_t>(n));
+  return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), &(*w)[0], n) == n;
+}
+
+std::string Narrow(const wchar_t* w) {
+  const int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
+  if (n <= 1) return std::string();
+  std::string s(static_cast<size_t>(n - 1), '\0');
+  WideCharToMultiByte(CP_UTF8, 0, w, -1, &s[0], n, nullptr, nullptr);
+  return s;
+}
+
+// Calls fn(name, is_dir) for each entry of a folder except "." and "..".
+template <typename Fn>
+void ForEachEntry(const std::string& dir, Fn fn) {
+  std::wstring w;
+  if (!Wide(dir + "\\*", &w)) return;
+  WIN32_FIND_DATAW e;
+  HANDLE h = FindFirstFileW(w.c_str(), &e);
+  if (h == INVALID_HANDLE_VALUE) return;
+  do {
+    if (std::wcscmp(e.cFileName, L".") == 0 || std::wcscmp(e.cFileName, L"..") == 0) continue;
+    const bool is_dir = (e.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+    const bool is_link = (e.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+    if (!is_link) fn(Narrow(e.cFileName), is_dir);
+  } while (FindNextFileW(h, &e));
+  FindClose(h);
+}
+
+void RemoveFlatDir(const std::string& dir) {
+  ForEachEntry(dir, [&](const std::string& name, bool is_dir) {
+    if (!is_dir) os::RemoveFile(dir + "\\" + name);
+  });
+  std::wstring w;
+  if (Wide(dir, &w)) RemoveDirectoryW(w.c_str());
+}
+
+bool ParseSpillName(const char* name, long* pid) {
+  static const char kPrefix[] = "neardup-spill-";
+  if (std::strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return false;
+  const char* p = name + sizeof kPrefix - 1;
+  long v = 0;
+  int digits = 0;
+  for (; *p >= '0' && *p <= '9' && digits < 10; p++, digits++) v = v * 10 + (*p - '0');
+  if (digits == 0 || *p != '-' || p[1] == '\0') return false;
+  *pid = v;
+  return true;
+}
+
+}  // namespace
+
+std::string DirName(const std::string& path) { return os::DirName(path); }
+
+Status ResolveWriteTarget(const std::string& path, std::string* target) {
+  *target = path;
+  return Status::Ok();
+}
+
+std::string TempNameFor(const std::string& target) {
+  const size_t start = os::BaseNameStart(target);
+  std::string base = target.substr(start);
+  if (base.size() > kMaxBase) base.resize(kMaxBase);
+  char rnd[17];
+  std::snprintf(rnd, sizeof rnd, "%016llx", static_cast<unsigned long long>(RandomBits()));
+  return target.substr(0, start) + "." + base + kTag + std::to_string(os::ProcessId()) + "-" + rnd;
+}
+
+bool ParseTempName(const std::string& name, long* pid) {
+  if (name.size() < 2 || name[0] != '.') return false;
+  const size_t at = name.rfind(kTag);
+  if (at == std::string::npos || at == 0) return false;
+  size_t i = at + std::strlen(kTag);
+  long v = 0;
+  size_t digits = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 10; i++, digits++) v = v * 10 + (name[i] - '0');
+  if (digits == 0 || i >= name.size() || name[i] != '-') return false;
+  size_t hex = 0;
+  for (i++; i < name.size(); i++, hex++)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+  if (hex == 0) return false;
+  *pid = v;
+  return true;
+}
+
+bool ProcessAlive(long pid) {
+  if (pid <= 0) return true;
+  HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+  if (h == nullptr) return GetLastError() != ERROR_INVALID_PARAMETER;  // access denied: alive, not ours
+  DWORD code = 0;
+  const bool alive = GetExitCodeProcess(h, &code) && code == STILL_ACTIVE;
+  CloseHandle(h);
+  return alive;
+}
+
+size_t CleanStaleTemps(const std::string& dir) {
+  const long self = static_cast<long>(os::ProcessId());
+  std::vector<std::string> stale;
+  ForEachEntry(dir, [&](const std::string& name, bool is_dir) {
+    long pid = 0;
+    if (is_dir || !ParseTempName(name, &pid) || pid == self || ProcessAlive(pid)) return;
+    stale.push_back(dir + "\\" + name);
+  });
+  size_t removed = 0;
+  for (const std::string& f : stale) removed += os::RemoveFile(f) ? 1 : 0;
+  return removed;
+}
+
+size_t CleanStaleSpillDirs(const std::string& parent) {
+  const long self = static_cast<long>(os::ProcessId());
+  std::vector<std::string> stale;
+  ForEachEntry(parent, [&](const std::string& name, bool is_dir) {
+    long pid = 0;
+    if (!is_dir || !ParseSpillName(name.c_str(), &pid) || pid == self || ProcessAlive(pid)) return;
+    stale.push_back(parent + "\\" + name);
+  });
+  for (const std::string& s : stale) RemoveFlatDir(s);
+  return stale.size();
+}
+
+SpillDir::~SpillDir() {
+  if (!path_.empty()) RemoveFlatDir(path_);
+}
+
+Status SpillDir::Create(const std::string& parent) {
+  const std::string p = parent.empty() ? std::string(".") : parent;
+  CleanStaleSpillDirs(p);
+  static const char kDigits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  for (int attempt = 0; attempt < 100; attempt++) {
+    uint64_t x = RandomBits();
+    std::string name = p + "\\neardup-spill-" + std::to_string(os::ProcessId()) + "-";
+    for (int i = 0; i < 6; i++, x /= 36) name += kDigits[x % 36];
+    std::wstring w;
+    if (!Wide(name, &w)) return Status(Code::kIo, "path is not valid UTF-8: '" + p + "'");
+    if (CreateDirectoryW(w.c_str(), nullptr)) {
+      path_ = name;
+      return Status::Ok();
+    }
+    if (GetLastError() != ERROR_ALREADY_EXISTS)
+      return Status(Code::kIo, "cannot create a spill folder in '" + p + "' (error " + std::to_string(GetLastError()) + ")");
+  }
+  return Status(Code::kIo, "cannot create a spill folder in '" + p + "': every name tried exists");
+}
+
+unsigned NewFileMode() { return 0666; }
+
+}  // namespace io
+}  // namespace neardup
+#endif  // _WIN32
