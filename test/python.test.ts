@@ -13,11 +13,20 @@ import { dedup, minhashSync, simhashFingerprintsSync } from '../lib/index';
 import { rng } from './reference/random';
 
 const root = path.join(__dirname, '..');
-const PYTHON = process.env.NEARDUP_PYTHON ?? 'python3';
+// The first of these with numpy: $NEARDUP_PYTHON, the python3 on PATH (may be a pyenv one), then the system's
+// (where Debian's python3-numpy, which .ci/run installs, goes).
+const CANDIDATES = process.env.NEARDUP_PYTHON ? [process.env.NEARDUP_PYTHON] : ['python3', '/usr/bin/python3'];
+let PYTHON = CANDIDATES[0];
 
 function pythonWithNumpy(): string | null {
-  const r = spawnSync(PYTHON, ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : null;
+  for (const py of CANDIDATES) {
+    const r = spawnSync(py, ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' });
+    if (r.status === 0) {
+      PYTHON = py;
+      return r.stdout.trim();
+    }
+  }
+  return null;
 }
 
 function recipe(): string {
