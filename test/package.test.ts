@@ -34,7 +34,11 @@ test('CommonJS and ESM entry points export the same names', () => {
 
 test('the prebuild loads as shipped (npm pack, PREBUILDS_ONLY=1)', () => {
   ensureDist();
-  if (!fs.existsSync(platformDir) || fs.readdirSync(platformDir).length === 0) {
+  // Rebuilt when missing or older than the addon build (a stale prebuild would test yesterday's binary).
+  const built = path.join(root, 'build', 'Release', 'neardup.node');
+  const stale = !fs.existsSync(platformDir) || fs.readdirSync(platformDir).length === 0 ||
+    (fs.existsSync(built) && fs.readdirSync(platformDir).some((f) => fs.statSync(path.join(platformDir, f)).mtimeMs < fs.statSync(built).mtimeMs));
+  if (stale) {
     const r = spawnSync(npm, ['run', 'build:prebuilds'], { cwd: root, encoding: 'utf8' });
     assert.is(r.status, 0, `npm run build:prebuilds failed:\n${r.stdout}\n${r.stderr}`);
   }
