@@ -9,7 +9,8 @@
 // interrupted `index` leaves the previous index readable.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from './errors';
+import { NeardupError, invalidArgument } from './errors';
+import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
 import { PostingIndex, blot, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 
 export interface PassageIndexOptions {
@@ -85,6 +86,9 @@ export class PassageIndex {
 
   /** Opens DIR, or creates it with options when it holds no index. */
   static async open(dir: string, options: PassageIndexOptions = {}, create = false): Promise<PassageIndex> {
+    expectString(dir, 'dir');
+    optionsObject(options);
+    if (typeof create !== 'boolean') throw invalidArgument(TypeError, `Expected create to be a boolean, got ${typeof create}`);
     const metaFile = path.join(dir, 'passages.json');
     if (!fs.existsSync(metaFile)) {
       if (!create) throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' holds no passage index (no passages.json)`, { file: metaFile });
@@ -126,6 +130,14 @@ export class PassageIndex {
 
   /** Adds documents (texts as UTF-8 bytes). */
   async add(docs: Array<{ id: unknown; text: Buffer }>, options: { memory?: number; tmp?: string } = {}): Promise<void> {
+    expectArray(docs, 'docs');
+    docs.forEach((d, i) => {
+      if (d === null || typeof d !== 'object' || !(d.text instanceof Uint8Array))
+        throw invalidArgument(TypeError, `Expected docs[${i}] to be { id, text: Buffer }`);
+    });
+    const o = optionsObject(options);
+    if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
     if (docs.length === 0) return;
     const k = this.meta.batches.length + 1;
     const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
@@ -156,6 +168,8 @@ export class PassageIndex {
   }
 
   text(n: number): Buffer {
+    expectInt(n, 'n', 0, Math.max(0, this.ids.length - 1));
+    if (this.ids.length === 0) throw invalidArgument(RangeError, 'the index holds no document');
     const w = this.where[n];
     let fd = this.fds.get(w.batch);
     if (fd === undefined) {
@@ -186,6 +200,10 @@ export class PassageIndex {
    * windows (dupi's cut-off, over the keys that occur). Each document's first occurrence is given.
    */
   async *extract(options: { sigma?: number; minDocs?: number; limit?: number } = {}): AsyncGenerator<Passage> {
+    const o = optionsObject(options);
+    if (o.sigma !== undefined) expectNumber(o.sigma, 'sigma', -1e6, 1e6);
+    if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
+    if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
     const { keys, counts } = await this.ix.keyCounts();
     let sum = 0;
     for (let i = 0; i < counts.length; i++) sum += counts[i];
@@ -217,6 +235,9 @@ export class PassageIndex {
 
   /** For each query text: the indexed documents sharing at least minShared windows with it, most first. */
   async query(texts: Buffer[], options: { minShared?: number } = {}): Promise<QueryMatch[][]> {
+    expectArray(texts, 'texts');
+    texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
+    if (optionsObject(options).minShared !== undefined) expectInt(options.minShared, 'minShared', 1, 0xffffffff);
     const minShared = options.minShared ?? 1;
     const q = await blot(texts, this.blotOptions);
     const out: QueryMatch[][] = [];
@@ -253,6 +274,9 @@ export class PassageIndex {
    * to form pairs (boilerplate; their pair count is quadratic) but still count once a pair is found.
    */
   async pairs(options: { minShared?: number; maxDocs?: number } = {}): Promise<PairSummary[]> {
+    const po = optionsObject(options);
+    if (po.minShared !== undefined) expectInt(po.minShared, 'minShared', 1, 0xffffffff);
+    if (po.maxDocs !== undefined) expectInt(po.maxDocs, 'maxDocs', 1, 0xffffffff);
     const minShared = options.minShared ?? 1;
     const maxDocs = options.maxDocs ?? 1000;
     const { keys, counts } = await this.ix.keyCounts();

@@ -3,6 +3,8 @@
 import { nativeCall, nativeSync } from './errors';
 import { native, type TextInput } from './native';
 import { OutputFile } from './cli/files';
+import { expectArray, expectInt, expectString, optionsObject } from './validate';
+import { invalidArgument } from './errors';
 
 export type BlotProfile = 'dupi' | 'neardup';
 export type WindowHash = 'xor' | 'ordered';
@@ -36,7 +38,34 @@ export interface BlotResult {
 
 /** Blots every document (on the native pool). */
 export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult> {
+  checkBlotOptions(options);
   return nativeCall(native.blotBatch(texts, options));
+}
+
+function checkBlotOptions(options: BlotOptions | undefined): void {
+  const o = optionsObject(options, 'blot options');
+  if (o.profile !== undefined && o.profile !== 'dupi' && o.profile !== 'neardup')
+    throw invalidArgument(TypeError, `blot profile must be 'dupi' or 'neardup', got ${String(o.profile)}`);
+  if (o.hash !== undefined && o.hash !== 'xor' && o.hash !== 'ordered')
+    throw invalidArgument(TypeError, `blot hash must be 'xor' or 'ordered', got ${String(o.hash)}`);
+  if (o.seqLen !== undefined) expectInt(o.seqLen, 'seqLen', 1, 1 << 16);
+  if (o.interleave !== undefined) expectInt(o.interleave, 'interleave', 1, 1 << 16);
+}
+
+function checkAppendOptions(options: AppendOptions | undefined): AppendOptions {
+  const o = optionsObject(options);
+  if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+  if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+  return o;
+}
+
+/** Integer ids or keys in [0, 2^32). */
+function toU32(v: ArrayLike<number>, what: string): Uint32Array {
+  if (v instanceof Uint32Array) return v;
+  expectArray(v as ReadonlyArray<number>, what);
+  const out = new Uint32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = expectInt(v[i], `${what}[${i}]`, 0, 0xffffffff);
+  return out;
 }
 
 /** Go 1.19's sort.Slice of 0..n-1 by descending count (not stable: Go's tie order). */
@@ -80,17 +109,23 @@ export class PostingIndex {
 
   /** Creates an empty index folder (the folder may exist, but must not hold an index). */
   static create(dir: string): void {
+    expectString(dir, 'dir');
     nativeSync(() => native.createPostingIndex(dir));
   }
 
   /** Opens an index; verify checks every checksum and list (reads everything). */
   static async open(dir: string, options: { verify?: boolean } = {}): Promise<PostingIndex> {
-    const n = await nativeCall(native.openPostingIndex(dir, options.verify === true));
+    expectString(dir, 'dir');
+    const o = optionsObject(options);
+    const n = await nativeCall(native.openPostingIndex(dir, o.verify === true));
     return new PostingIndex(n, dir);
   }
 
   /** Adds documents given as key lists; returns their ids. */
   append(docs: ReadonlyArray<ArrayLike<number>>, options: AppendOptions = {}): Promise<Uint32Array> {
+    expectArray(docs, 'docs');
+    checkAppendOptions(options);
+    docs = docs.map((d, i) => toU32(d, `docs[${i}]`));
     let total = 0;
     for (const d of docs) total += d.length;
     const keys = new Uint32Array(total);
@@ -106,12 +141,15 @@ export class PostingIndex {
 
   /** Blots documents and adds them; returns their ids. */
   appendTexts(texts: TextInput, options: AppendTextsOptions = {}): Promise<Uint32Array> {
+    checkAppendOptions(options);
+    checkBlotOptions(options.blot);
+    if (options.keyModulus !== undefined) expectInt(options.keyModulus, 'keyModulus', 0, 0xffffffff);
     return nativeCall(this.n.appendTexts(texts, options.blot ?? {}, options.keyModulus ?? 0, options.memory ?? 0, options.tmp));
   }
 
   /** Deletes live documents (their ids are dropped from the lists and freed by the next merge). */
   delete(ids: ArrayLike<number>): Promise<void> {
-    return nativeCall(this.n.delete(Uint32Array.from(ids)));
+    return nativeCall(this.n.delete(Uint32Array.from(toU32(ids, 'ids'))));
   }
 
   merge(): Promise<void> {
@@ -120,7 +158,7 @@ export class PostingIndex {
 
   /** The live documents of each key: key i's are docs[offsets[i] .. offsets[i+1]). */
   lookup(keys: ArrayLike<number>): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
-    return nativeCall(this.n.lookup(Uint32Array.from(keys)));
+    return nativeCall(this.n.lookup(Uint32Array.from(toU32(keys, 'keys'))));
   }
 
   /** Every key with live documents (ascending) and its count. */

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex,
 } = neardup;
 
 type Call = () => unknown;
@@ -72,6 +72,7 @@ const FUNCTIONS: Record<string, Call[]> = {
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
+  blot: [() => neardup.blot(bad.notArray as never), () => neardup.blot([5 as never]), () => neardup.blot(['a'], { seqLen: 0 }), () => neardup.blot(['a'], { profile: 'x' as never }), () => neardup.blot(['a'], 5 as never)],
   setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
 };
 
@@ -115,6 +116,22 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     constructor: () => [() => new SignatureWriter(bad.notString, { numPerm: 4 }), () => new SignatureWriter(path.join(dir, 'w'), { numPerm: 0 })],
     append: (w: neardup.SignatureWriter) => [() => w.append(new Uint32Array(3)), () => w.append([1, 2, 3, 4] as never)],
   },
+  PostingIndex: {
+    create: () => [() => PostingIndex.create(bad.notString)],
+    open: () => [() => PostingIndex.open(bad.notString), () => PostingIndex.open(dir, 5 as never)],
+    append: (i: neardup.PostingIndex) => [() => i.append(bad.notArray as never), () => i.append([[1, -1]]), () => i.append([['x' as never]]), () => i.append([[1]], { memory: -1 })],
+    appendTexts: (i: neardup.PostingIndex) => [() => i.appendTexts(bad.notArray as never), () => i.appendTexts(['a'], { blot: { seqLen: 0 } }), () => i.appendTexts(['a'], { keyModulus: -1 })],
+    delete: (i: neardup.PostingIndex) => [() => i.delete(bad.notArray as never), () => i.delete([1.5])],
+    lookup: (i: neardup.PostingIndex) => [() => i.lookup(bad.notArray as never), () => i.lookup([-1])],
+  },
+  PassageIndex: {
+    open: () => [() => PassageIndex.open(bad.notString), () => PassageIndex.open(dir, 5 as never), () => PassageIndex.open(dir, {}, 'yes' as never)],
+    add: (p: neardup.PassageIndex) => [() => p.add(bad.notArray as never), () => p.add([{ id: 1, text: 'x' as never }]), () => p.add([], { memory: -1 })],
+    text: (p: neardup.PassageIndex) => [() => p.text(-1), () => p.text('x' as never)],
+    extract: (p: neardup.PassageIndex) => [() => p.extract({ minDocs: -1 }), () => p.extract(5 as never)],
+    query: (p: neardup.PassageIndex) => [() => p.query(bad.notArray as never), () => p.query(['x' as never]), () => p.query([], { minShared: 0 })],
+    pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never)],
+  },
   ParagraphFilter: {
     constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
     pushVertical: (f: neardup.ParagraphFilter) => [() => f.pushVertical(5 as never), () => f.pushVertical('no newline at the end')],
@@ -126,9 +143,9 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits']);
+const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
-const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass']);
+const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 
 test('the table covers every export and every public method', () => {
   for (const [name, v] of Object.entries(neardup)) {
@@ -160,7 +177,18 @@ test('every exported function: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT',
 
 test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', async () => {
   const problems: string[] = [];
-  const make: Record<string, () => { obj: unknown; done: () => void }> = {
+  let nIndex = 0;
+  const make: Record<string, () => { obj: unknown; done: () => void } | Promise<{ obj: unknown; done: () => void }>> = {
+    PostingIndex: async () => {
+      const d = path.join(dir, `postings-${nIndex++}`);
+      PostingIndex.create(d);
+      const i = await PostingIndex.open(d);
+      return { obj: i, done: () => i.close() };
+    },
+    PassageIndex: async () => {
+      const p = await PassageIndex.open(path.join(dir, `passages-${nIndex++}`), {}, true);
+      return { obj: p, done: () => p.close() };
+    },
     LshIndex: () => { const i = new LshIndex({ numPerm: 16, b: 4, r: 4 }); return { obj: i, done: () => i.close() }; },
     SimhashIndex: () => { const i = new SimhashIndex(); return { obj: i, done: () => i.close() }; },
     DedupSession: () => { const s = new DedupSession(); return { obj: s, done: () => s.close() }; },
@@ -169,7 +197,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {
-      const { obj, done } = make[cls]();
+      const { obj, done } = await make[cls]();
       try {
         problems.push(...(await expectInvalid(`${cls}.${m}`, calls(obj as never))));
       } finally {
