@@ -27,12 +27,15 @@ export interface BlotOptions {
 export interface BlotResult {
   /** All blots of all documents (32-bit), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
   blots: Uint32Array;
+  /** Per document i, where its blots start: blots[docOffsets[i] .. docOffsets[i+1]) (length documents + 1). */
   docOffsets: Uint32Array;
   /** Byte range of each blot's text: the hashed words (dupi: the word before the window, then the window). */
   textBegins: Uint32Array;
+  /** End (exclusive) of each blot's byte range, in its document's UTF-8 bytes. */
   textEnds: Uint32Array;
   /** dupi's `blot -offsets` ranges (token j .. token j + window of the unfiltered token list). */
   tokenBegins: Uint32Array;
+  /** End (exclusive) of each blot's `-offsets` range. */
   tokenEnds: Uint32Array;
 }
 

@@ -102,6 +102,23 @@ test('stdin and stdout redirected from/to an input are inputs/outputs too', () =
   assert.equal(fs.readFileSync(d), before);
 });
 
+test('passages query and dupi like/blot refuse a standard output that is one of their inputs', () => {
+  const dir = freshDir();
+  const d = path.join(dir, 'd.jsonl');
+  fs.writeFileSync(d, corpus(20));
+  assert.is(cli(dir, ['passages', 'index', '-o', 'pix', 'd.jsonl']).code, 0);
+  assert.is(cli(dir, ['dupi', '-r', 'dix', 'index', 'd.jsonl']).code, 0);
+  const before = fs.readFileSync(d);
+  for (const args of [['passages', 'query', 'pix', 'd.jsonl'], ['dupi', '-r', 'dix', 'like', 'd.jsonl'], ['dupi', '-r', 'dix', 'blot', 'd.jsonl']]) {
+    const fd = fs.openSync(d, 'a');
+    const r = cliFds(dir, args, 'pipe', fd);
+    fs.closeSync(fd);
+    assert.is(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /standard output is the input 'd\.jsonl'/);
+    assert.equal(fs.readFileSync(d), before);
+  }
+});
+
 test('every command checks: minhash -o, doubri minhash, paragraphs --save-seen, two outputs in one file', () => {
   const dir = freshDir();
   const d = path.join(dir, 'd.jsonl');

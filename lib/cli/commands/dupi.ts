@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../../errors';
 import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
 import { Output, UsageError, type Command } from '../common';
+import { checkFiles } from '../files';
 
 type FlagKind = 'bool' | 'int' | 'float' | 'string';
 
@@ -203,6 +204,7 @@ async function runUnblot(root: string, args: string[], out: Output): Promise<num
 async function runLike(root: string, args: string[], out: Output): Promise<number> {
   const { values: f, rest } = goFlags(args, {});
   if (f.help) return usageOut();
+  checkFiles({ inputs: rest, outputs: [], stdout: true });
   const ix = await DupiIndex.open(root);
   try {
     const db = new DocBlots(ix);
@@ -238,6 +240,7 @@ async function runLike(root: string, args: string[], out: Output): Promise<numbe
 async function runBlot(root: string, args: string[], out: Output): Promise<number> {
   const { values: f, rest } = goFlags(args, { offsets: 'bool' });
   if (f.help) return usageOut();
+  checkFiles({ inputs: rest, outputs: [], stdout: true });
   const ix = await DupiIndex.open(root);
   try {
     for (const file of rest) {

@@ -3,6 +3,7 @@ import { NeardupError } from '../../errors';
 import { PassageIndex } from '../../passages';
 import { readJsonl, parseLine } from '../jsonl';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
+import { checkFiles } from '../files';
 import { parseSize } from './dupi';
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
@@ -108,6 +109,7 @@ export const passagesCommand: Command = {
       if (r.positionals.length < 1) throw new UsageError('expected DIR and input files');
       const [dir, ...files] = r.positionals;
       const minShared = intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1);
+      checkFiles({ inputs: files.length ? files : ['-'], outputs: [], stdout: true });
       const ix = await PassageIndex.open(dir);
       try {
         for await (const docs of readDocs(files, String(r.values.field ?? 'text'), r.values['id-field'] as string | undefined)) {
