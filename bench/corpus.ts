@@ -1,4 +1,4 @@
-// Loads ../shared/corpora/spamassassin.jsonl.gz (or a JSONL[.gz] named by NEARDUP_BENCH_CORPUS) as texts.
+// Loads test/fixtures/corpora/spamassassin.jsonl.gz (or a JSONL[.gz] named by NEARDUP_BENCH_CORPUS) as texts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';

@@ -1,4 +1,4 @@
-// neardup doubri self/other/apply against doubri 1.0's own outputs (../shared/vectors/doubri-v1), byte for byte,
+// neardup doubri self/other/apply against doubri 1.0's own outputs (test/fixtures/vectors/doubri-v1), byte for byte,
 // plus the multi-group workflow and the errors where doubri 1.0 silently misbehaves.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

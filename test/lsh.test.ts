@@ -1,4 +1,4 @@
-// LSH index: datasketch's (b, r) choice and candidate pairs from ../shared/vectors/datasketch-legacy, brute-force
+// LSH index: datasketch's (b, r) choice and candidate pairs from test/fixtures/vectors/datasketch-legacy, brute-force
 // band equality on random signatures, remove, clusters, save/load (memory-mapped, read-only), close.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,5 +1,5 @@
 // Blocks and tables of the k-bit Hamming search (Manku, Jain, Das Sarma 2007), defined exactly as seomoz
-// simhash does (see ../shared/vectors/README.md):
+// simhash does (see test/fixtures/vectors/README.md):
 //   - block i of m covers bits [floor(i*64/m), floor((i+1)*64/m)) (block 0 = the low bits);
 //   - one table per combination of m-k blocks, in lexicographic order; a table's permutation puts its
 //     chosen blocks (ascending) in the high bits, most significant first, then the other blocks in
