@@ -37,6 +37,7 @@
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
       "native/core/io/temp_names.cc",
+      "native/core/io/temp_names_common.cc",
       "native/core/io/temp_names_win.cc",
       "native/core/filter/onion_hash.cc"
     ],

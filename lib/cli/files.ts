@@ -175,8 +175,11 @@ function owned(st: fs.Stats): boolean {
   return typeof process.geteuid !== 'function' || st.uid === process.geteuid();
 }
 
-/** Removes ".NAME.neardup-tmp-PID-RANDOM" files of dead processes in `dir` (ours only); best effort. */
-export function cleanStaleTemps(dir: string): number {
+/**
+ * Removes the entries of `dir` whose names match `re` (group 1: the PID) and that belong to dead processes
+ * and to us: regular files (`folders` false) or folders removed with their contents. Best effort.
+ */
+function cleanStale(dir: string, re: RegExp, folders: boolean): number {
   let removed = 0;
   let names: string[];
   try {
@@ -185,13 +188,14 @@ export function cleanStaleTemps(dir: string): number {
     return 0;
   }
   for (const name of names) {
-    const m = TEMP_RE.exec(name);
+    const m = re.exec(name);
     if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
     const full = path.join(dir, name);
     try {
       const st = fs.lstatSync(full);
-      if (!st.isFile() || !owned(st)) continue;
-      fs.unlinkSync(full);
+      if (!(folders ? st.isDirectory() : st.isFile()) || !owned(st)) continue;
+      if (folders) fs.rmSync(full, { recursive: true, force: true });
+      else fs.unlinkSync(full);
       removed++;
     } catch {
       // gone already, or not ours to remove
@@ -200,29 +204,14 @@ export function cleanStaleTemps(dir: string): number {
   return removed;
 }
 
+/** Removes ".NAME.neardup-tmp-PID-RANDOM" files of dead processes in `dir` (ours only); best effort. */
+export function cleanStaleTemps(dir: string): number {
+  return cleanStale(dir, TEMP_RE, false);
+}
+
 /** Removes "neardup-spill-PID-XXXX" folders of dead processes in `dir` (ours only); best effort. */
 export function cleanStaleSpill(dir: string): number {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const m = SPILL_RE.exec(name);
-    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
-    const full = path.join(dir, name);
-    try {
-      const st = fs.lstatSync(full);
-      if (!st.isDirectory() || !owned(st)) continue;
-      fs.rmSync(full, { recursive: true, force: true });
-      removed++;
-    } catch {
-      // best effort
-    }
-  }
-  return removed;
+  return cleanStale(dir, SPILL_RE, true);
 }
 
 const spillParents = new Set<string>();

@@ -1,5 +1,6 @@
 // io/temp_names.h on POSIX systems; io/temp_names_win.cc on Windows.
 #if !defined(_WIN32)
+#include "io/os.h"
 #include "io/temp_names.h"
 
 #include <dirent.h>
@@ -19,17 +20,8 @@
 
 namespace neardup {
 namespace io {
-namespace {
 
-constexpr const char* kTag = ".neardup-tmp-";
-constexpr size_t kMaxBase = 100;
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-uint64_t RandomBits() {
+uint64_t TempRandomBits() {
   uint64_t v = 0;
   const int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
@@ -43,14 +35,7 @@ uint64_t RandomBits() {
   return gen();
 }
 
-}  // namespace
-
-std::string DirName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
+std::string DirName(const std::string& path) { return os::DirName(path); }
 
 Status ResolveWriteTarget(const std::string& path, std::string* target) {
   std::string p = path;
@@ -79,33 +64,6 @@ Status ResolveWriteTarget(const std::string& path, std::string* target) {
     p = link;
   }
   return Status(Code::kIo, "too many levels of symbolic links at '" + path + "'");
-}
-
-std::string TempNameFor(const std::string& target) {
-  const size_t slash = target.rfind('/');
-  std::string base = BaseName(target);
-  if (base.size() > kMaxBase) base.resize(kMaxBase);
-  char rnd[17];
-  std::snprintf(rnd, sizeof rnd, "%016llx", static_cast<unsigned long long>(RandomBits()));
-  return (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) + "." + base + kTag +
-         std::to_string(static_cast<long>(::getpid())) + "-" + rnd;
-}
-
-bool ParseTempName(const std::string& name, long* pid) {
-  if (name.size() < 2 || name[0] != '.') return false;
-  const size_t at = name.rfind(kTag);
-  if (at == std::string::npos || at == 0) return false;
-  size_t i = at + std::strlen(kTag);
-  long v = 0;
-  size_t digits = 0;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 10; i++, digits++) v = v * 10 + (name[i] - '0');
-  if (digits == 0 || i >= name.size() || name[i] != '-') return false;
-  size_t hex = 0;
-  for (i++; i < name.size(); i++, hex++)
-    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
-  if (hex == 0) return false;
-  *pid = v;
-  return true;
 }
 
 bool ProcessAlive(long pid) {

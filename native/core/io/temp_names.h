@@ -4,6 +4,7 @@
 // io/temp_names.cc implements it on POSIX, io/temp_names_win.cc on Windows.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "util/status.h"
@@ -26,6 +27,9 @@ bool ParseTempName(const std::string& name, long* pid);
 
 // True unless no process with this PID exists (a process of another user counts as alive).
 bool ProcessAlive(long pid);
+
+// 64 random bits for temporary names (per platform: temp_names.cc, temp_names_win.cc).
+uint64_t TempRandomBits();
 
 // Removes the temporary files in `dir` whose process is gone (regular files owned by this user only).
 // Returns how many were removed; errors are ignored (cleanup is best effort).

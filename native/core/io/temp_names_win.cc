@@ -23,18 +23,16 @@
 
 namespace neardup {
 namespace io {
-namespace {
 
-constexpr const char* kTag = ".neardup-tmp-";
-constexpr size_t kMaxBase = 100;
-
-uint64_t RandomBits() {
+uint64_t TempRandomBits() {
   static std::mutex mu;
   static std::mt19937_64 gen((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^
                              (os::ProcessId() << 20) ^ GetTickCount64());
   std::lock_guard<std::mutex> lock(mu);
   return gen();
 }
+
+namespace {
 
 bool Wide(const std::string& s, std::wstring* w) {
   w->clear();
@@ -99,32 +97,6 @@ Status ResolveWriteTarget(const std::string& path, std::string* target) {
   return Status::Ok();
 }
 
-std::string TempNameFor(const std::string& target) {
-  const size_t start = os::BaseNameStart(target);
-  std::string base = target.substr(start);
-  if (base.size() > kMaxBase) base.resize(kMaxBase);
-  char rnd[17];
-  std::snprintf(rnd, sizeof rnd, "%016llx", static_cast<unsigned long long>(RandomBits()));
-  return target.substr(0, start) + "." + base + kTag + std::to_string(os::ProcessId()) + "-" + rnd;
-}
-
-bool ParseTempName(const std::string& name, long* pid) {
-  if (name.size() < 2 || name[0] != '.') return false;
-  const size_t at = name.rfind(kTag);
-  if (at == std::string::npos || at == 0) return false;
-  size_t i = at + std::strlen(kTag);
-  long v = 0;
-  size_t digits = 0;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 10; i++, digits++) v = v * 10 + (name[i] - '0');
-  if (digits == 0 || i >= name.size() || name[i] != '-') return false;
-  size_t hex = 0;
-  for (i++; i < name.size(); i++, hex++)
-    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
-  if (hex == 0) return false;
-  *pid = v;
-  return true;
-}
-
 bool ProcessAlive(long pid) {
   if (pid <= 0) return true;
   HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
@@ -169,7 +141,7 @@ Status SpillDir::Create(const std::string& parent) {
   CleanStaleSpillDirs(p);
   static const char kDigits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   for (int attempt = 0; attempt < 100; attempt++) {
-    uint64_t x = RandomBits();
+    uint64_t x = TempRandomBits();
     std::string name = p + "\\neardup-spill-" + std::to_string(os::ProcessId()) + "-";
     for (int i = 0; i < 6; i++, x /= 36) name += kDigits[x % 36];
     std::wstring w;
