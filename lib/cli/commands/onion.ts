@@ -20,33 +20,19 @@ export async function streamVertical(
   out: BufferOutput,
   onChunk?: (bytesPushed: number) => void,
 ): Promise<void> {
+  // lineChunks' pieces end at a line boundary except perhaps the last one, which is pushed as the final piece.
   let pushed = 0;
-  const input = await openInput(file);
-  let parts: Buffer[] = [];
-  let size = 0;
-  const CHUNK = 4 << 20;
-  try {
-    for await (const chunk of input as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      const nl = size < CHUNK ? -1 : chunk.lastIndexOf(0x0a);
-      if (nl < 0) {
-        parts.push(chunk);
-        continue;
-      }
-      parts.push(chunk.subarray(0, nl + 1));
-      const piece = Buffer.concat(parts);
-      const r = await filter.pushVertical(piece, false);
-      parts = nl + 1 < chunk.length ? [chunk.subarray(nl + 1)] : [];
-      size = chunk.length - (nl + 1);
+  let prev: Buffer | undefined;
+  for await (const piece of lineChunks(file)) {
+    if (prev !== undefined) {
+      const r = await filter.pushVertical(prev, false);
       await out.write(r.text);
-      pushed += piece.length;
+      pushed += prev.length;
       onChunk?.(pushed);
     }
-  } catch (e) {
-    if ((e as { code?: string }).code?.startsWith('ERR_NEARDUP')) throw e;
-    throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${(e as Error).message}`, { file, cause: e });
+    prev = piece;
   }
-  const last = Buffer.concat(parts);
+  const last = prev ?? Buffer.alloc(0);
   const r = await filter.pushVertical(last, true);
   await out.write(r.text);
   onChunk?.(pushed + last.length);
