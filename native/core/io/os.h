@@ -34,6 +34,10 @@ struct PathInfo {
   long uid = -1, gid = -1;  // owner (POSIX; -1 on Windows)
 };
 Status StatPath(const std::string& path, PathInfo* info);
+#if defined(_WIN32)
+// UTF-8 -> UTF-16 for the wide Windows calls; false for a string that is not valid UTF-8.
+bool WideFromUtf8(const std::string& s, std::wstring* w);
+#endif
 // Creates a folder (mode 0755 on POSIX); one that already exists is Ok.
 Status MakeDir(const std::string& path);
 // Gives an open file the permission bits `mode` and, when uid >= 0 and the process runs as root, the owner

@@ -85,6 +85,8 @@ Status CreateExclusive(const std::string& path, unsigned /*mode*/, Fd* fd, bool*
   return s;
 }
 
+bool WideFromUtf8(const std::string& s, std::wstring* w) { return Wide(s, w); }
+
 Status MakeDir(const std::string& path) {
   std::wstring w;
   if (!Wide(path, &w)) return BadPath(path);

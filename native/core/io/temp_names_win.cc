@@ -34,15 +34,6 @@ uint64_t TempRandomBits() {
 
 namespace {
 
-bool Wide(const std::string& s, std::wstring* w) {
-  w->clear();
-  if (s.empty()) return true;
-  const int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), nullptr, 0);
-  if (n <= 0) return false;
-  w->resize(static_cast<size_t>(n));
-  return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s.data(), static_cast<int>(s.size()), &(*w)[0], n) == n;
-}
-
 std::string Narrow(const wchar_t* w) {
   const int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, nullptr, 0, nullptr, nullptr);
   if (n <= 1) return std::string();
@@ -55,7 +46,7 @@ std::string Narrow(const wchar_t* w) {
 template <typename Fn>
 void ForEachEntry(const std::string& dir, Fn fn) {
   std::wstring w;
-  if (!Wide(dir + "\\*", &w)) return;
+  if (!os::WideFromUtf8(dir + "\\*", &w)) return;
   WIN32_FIND_DATAW e;
   HANDLE h = FindFirstFileW(w.c_str(), &e);
   if (h == INVALID_HANDLE_VALUE) return;
@@ -73,7 +64,7 @@ void RemoveFlatDir(const std::string& dir) {
     if (!is_dir) os::RemoveFile(dir + "\\" + name);
   });
   std::wstring w;
-  if (Wide(dir, &w)) RemoveDirectoryW(w.c_str());
+  if (os::WideFromUtf8(dir, &w)) RemoveDirectoryW(w.c_str());
 }
 
 bool ParseSpillName(const char* name, long* pid) {
@@ -145,7 +136,7 @@ Status SpillDir::Create(const std::string& parent) {
     std::string name = p + "\\neardup-spill-" + std::to_string(os::ProcessId()) + "-";
     for (int i = 0; i < 6; i++, x /= 36) name += kDigits[x % 36];
     std::wstring w;
-    if (!Wide(name, &w)) return Status(Code::kIo, "path is not valid UTF-8: '" + p + "'");
+    if (!os::WideFromUtf8(name, &w)) return Status(Code::kIo, "path is not valid UTF-8: '" + p + "'");
     if (CreateDirectoryW(w.c_str(), nullptr)) {
       path_ = name;
       return Status::Ok();
