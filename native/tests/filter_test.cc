@@ -1,6 +1,7 @@
 // Core tests of the paragraph filter: seen-sets (membership, FP rate, save/load, corrupt files) and small
 // Onion cases checked by hand.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -93,6 +94,16 @@ TEST(blocked_bloom_design_meets_target) {
     EXPECT(ApproxSeenSet::BlockedFpRate(bpk, k) <= t);
     EXPECT(ApproxSeenSet::BlockedFpRate(bpk - 0.5, k) > t * 0.7);
   }
+  // memoised: the same answers as the search itself, also for more targets than the memo holds
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i <= 40; i++) {
+      const double t = 0.6 * std::pow(10.0, -i / 5.0);  // 0.6 .. 6e-9
+      double bpk, bpk2;
+      uint32_t k, k2;
+      ApproxSeenSet::Design(t, &bpk, &k);
+      ApproxSeenSet::DesignUncached(t, &bpk2, &k2);
+      EXPECT(bpk == bpk2 && k == k2);
+    }
 }
 
 TEST(save_load_round_trip_and_corruption) {

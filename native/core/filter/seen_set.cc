@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #if defined(_WIN32)
 #include <malloc.h>  // _aligned_malloc
 #endif
@@ -207,7 +208,41 @@ double ApproxSeenSet::BlockedFpRate(double bits_per_key, uint32_t k) {
   return fp;
 }
 
+namespace {
+// Design() is a search over BlockedFpRate (up to a few thousand calls); its targets repeat (every set of the same fp rate
+// asks for the same first stages), so the last few answers are kept.
+struct DesignMemo {
+  std::mutex mu;
+  struct Entry {
+    double target = -1, bits_per_key = 0;
+    uint32_t k = 0;
+  } entries[16];
+  size_t next = 0;
+};
+DesignMemo& Memo() {
+  static DesignMemo* m = new DesignMemo;  // never destroyed: usable from any static destructor
+  return *m;
+}
+}  // namespace
+
 void ApproxSeenSet::Design(double target, double* bits_per_key, uint32_t* k) {
+  DesignMemo& memo = Memo();
+  {
+    std::lock_guard<std::mutex> g(memo.mu);
+    for (const auto& e : memo.entries)
+      if (e.target == target) {
+        *bits_per_key = e.bits_per_key;
+        *k = e.k;
+        return;
+      }
+  }
+  DesignUncached(target, bits_per_key, k);
+  std::lock_guard<std::mutex> g(memo.mu);
+  memo.entries[memo.next] = {target, *bits_per_key, *k};
+  memo.next = (memo.next + 1) % 16;
+}
+
+void ApproxSeenSet::DesignUncached(double target, double* bits_per_key, uint32_t* k) {
   for (double bpk = 3.0; bpk < 64.0; bpk += 0.125) {
     // The best k for a given load is near bpk * ln 2; search around it.
     const int k0 = std::max(1, static_cast<int>(bpk * 0.693) - 3);
