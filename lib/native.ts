@@ -95,6 +95,14 @@ export interface NativeSimhashOptions extends Omit<NativeShingleOptions, 'hash' 
   weighting?: 'count' | 'binary';
 }
 
+export interface NativeSimhashFindAllOptions {
+  blocks: number;
+  distance: number;
+  clusters: boolean;
+  /** false: clusters only, the pairs are never held. */
+  pairs: boolean;
+}
+
 export interface NativeSimhashFindAllResult {
   pairs: BigUint64Array;
   clusterOffsets?: Uint32Array;
@@ -206,8 +214,12 @@ export interface NativeBinding {
   simhashFingerprintsSync(texts: TextInput, options?: NativeSimhashOptions): BigUint64Array;
   simhashCompute(features: BigUint64Array, weights?: Float64Array): bigint;
   /** ids undefined: document i has id i. */
-  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
-  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
+  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): Promise<NativeSimhashFindAllResult>;
+  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): NativeSimhashFindAllResult;
+  /** The sorted id pairs in chunks: next(chunkPairs) computes the next chunk on the pool. */
+  simhashPairStream(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions): {
+    next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }>;
+  };
   simhashPickBlocks(n: number, distance: number): number;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */

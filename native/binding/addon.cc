@@ -166,6 +166,18 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   return exports;
 }
 
+Napi::Value PairArrays(Napi::Env env, const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
+  std::vector<uint64_t> a(pairs.size()), b(pairs.size());
+  for (size_t i = 0; i < pairs.size(); i++) {
+    a[i] = pairs[i].first;
+    b[i] = pairs[i].second;
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("a", NewBigUint64Array(env, std::move(a)));
+  o.Set("b", NewBigUint64Array(env, std::move(b)));
+  return o;
+}
+
 }  // namespace binding
 }  // namespace neardup
 

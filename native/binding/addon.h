@@ -18,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/raw_buffer.h"
 #include "util/status.h"
@@ -127,9 +129,13 @@ Napi::Value NewBigUint64Array(Napi::Env env, V&& v) {
   NAPI_THROW_IF_FAILED(env, st, Napi::Value());
   return Napi::Value(env, ta);
 }
+
+// { a, b }: two BigUint64Arrays of the pairs' first and second members (candidate pairs, SimHash pairs).
+Napi::Value PairArrays(Napi::Env env, const std::vector<std::pair<uint64_t, uint64_t>>& pairs);
 }  // namespace binding
 }  // namespace neardup
 
+#include <utility>
 #include <vector>
 
 namespace neardup {
