@@ -61,6 +61,8 @@ export interface NativeDedupOptions {
   threshold?: number;
   verify?: 'none' | 'estimate' | 'exact';
   pairs?: boolean;
+  /** With pairs: more reported pairs fail with ERR_NEARDUP_TOO_MANY_RESULTS. */
+  maxPairs?: number;
   memory?: number | bigint;
   tmp?: string;
   /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
