@@ -223,6 +223,12 @@ export interface NativeBinding {
     next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }>;
   };
   simhashPickBlocks(n: number, distance: number): number;
+  /** Locks a temporary file the CLI opened, while it stays open (io::os::LockFile); false without lock support. */
+  lockTempFile(fd: number, path: string): boolean;
+  /** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files of `dir` (io::CleanStaleTemps); how many. */
+  cleanStaleTemps(dir: string): number;
+  /** Removes the stale "neardup-spill-PID-XXXXXX" folders of `dir` (io::CleanStaleSpillDirs); how many. */
+  cleanStaleSpill(dir: string): number;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;

@@ -17,6 +17,7 @@
 #include "shingles.h"
 #include "simhash.h"
 #include "simhash_index.h"
+#include "temp_files.h"
 
 namespace neardup {
 namespace binding {
@@ -163,6 +164,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   MinHash::Init(env, exports);
   ParagraphFilter::Init(env, exports);
   PostingIndexClass::Init(env, exports);
+  TempFiles::Init(env, exports);
   return exports;
 }
 
