@@ -10,6 +10,7 @@ import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../l
 import { dedupLimits, tooManyPairs } from '../lib/dedup';
 import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/cli/jsonl';
 import { cli } from './cli-helper';
+import { DOCUMENT_BYTES_PER_BYTE, documentLimit, documentMemory } from '../lib/cli/limits';
 
 let dir = '';
 test.before(() => {
@@ -169,6 +170,39 @@ test('DedupSession pairs: maxPairs caps the reported pairs (ERR_NEARDUP_TOO_MANY
   assert.throws(() => new DedupSession({ pairs: true, maxPairs: -1 }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
   assert.is(dedupLimits({ memory: 2 ** 30 }).pairs, 2 ** 26);
   assert.match(tooManyPairs({ memory: 2 ** 30 }).message, /--pairs: more than 67108864 reported pairs \(16 bytes each\).*1\.0 GiB.*--memory/);
+});
+
+test('minhash, simhash fingerprint, shingles, paragraphs: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
+  const big = 'word '.repeat(60_000);  // 300,000 bytes
+  fs.writeFileSync(path.join(dir, 'big.jsonl'), `{"text": "small one"}\n${JSON.stringify({ text: big })}\n`);
+  assert.is(documentMemory({}), Math.floor(os.totalmem() / 2));
+  assert.is(documentMemory({ NEARDUP_DOCUMENT_MEMORY: '1M' }), 2 ** 20);
+  process.env.NEARDUP_DOCUMENT_MEMORY = '1M';
+  try {
+    for (const [cmd, f] of Object.entries(DOCUMENT_BYTES_PER_BYTE)) {
+      const limit = documentLimit(cmd as keyof typeof DOCUMENT_BYTES_PER_BYTE);
+      assert.is(limit, Math.floor(2 ** 20 / f));
+      const r = cli(dir, [...cmd.split(' '), 'big.jsonl']);
+      if (limit >= big.length) {
+        assert.is(r.code, 0, `${cmd}: ${r.stderr}`);
+        continue;
+      }
+      assert.is(r.code, 1, `${cmd}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`big\\.jsonl:2: a document of 293\\.0 KiB|big\\.jsonl:2: a document of 300000 bytes`), cmd);
+      assert.match(r.stderr, /NEARDUP_DOCUMENT_MEMORY/, cmd);
+      assert.not.match(r.stderr, /internal error|    at /, cmd);
+    }
+    const bad = cli(dir, ['minhash', 'big.jsonl'], undefined);
+    assert.is(bad.code, 1);
+    process.env.NEARDUP_DOCUMENT_MEMORY = 'lots';
+    const usage = cli(dir, ['minhash', 'big.jsonl']);
+    assert.is(usage.code, 2, usage.stderr);
+    assert.match(usage.stderr, /NEARDUP_DOCUMENT_MEMORY must be a size/);
+  } finally {
+    delete process.env.NEARDUP_DOCUMENT_MEMORY;
+  }
+  // without the variable: half of the physical memory, far above this document
+  assert.is(cli(dir, ['minhash', 'big.jsonl']).code, 0);
 });
 
 test.run();

@@ -6,6 +6,7 @@ import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFinger
 import type { ShingleOptions } from '../../shingles';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
@@ -82,9 +83,11 @@ async function fingerprint(args: string[]): Promise<number> {
   const progress = new Progress('neardup simhash fingerprint');
   const start = Date.now();
   let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
+  const limit = documentLimit('simhash fingerprint');
   for await (const batch of readJsonl(positionals.length ? positionals : ['-'], {
     ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
   })) {
+    checkDocumentSizes(batch, limit, 'simhash fingerprint');
     badLines += batch.bad.size;
     for (const t of batch.texts) if (t === null) skipped++;
     const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
