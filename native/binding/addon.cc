@@ -180,6 +180,32 @@ Napi::Value PairArrays(Napi::Env env, const std::vector<std::pair<uint64_t, uint
   return o;
 }
 
+Napi::Value PairChunkWorker::Resolve(Napi::Env env) {
+  Napi::Object o = PairArrays(env, pairs_).As<Napi::Object>();
+  o.Set("done", Napi::Boolean::New(env, done_));
+  return o;
+}
+
+namespace {
+using MakeChunk = std::function<PairChunkWorker*(Napi::Env, uint64_t)>;
+
+Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const uint64_t max = GetCap(env, info[0], "chunkPairs");
+  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
+  return (*static_cast<MakeChunk*>(info.Data()))(env, max)->QueueAndGetPromise();
+}
+}  // namespace
+
+Napi::Object PairStreamObject(Napi::Env env, MakeChunk make) {
+  auto* holder = new MakeChunk(std::move(make));
+  Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
+  next.AddFinalizer([](Napi::Env, MakeChunk* h) { delete h; }, holder);  // the data's owner
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("next", next);
+  return o;
+}
+
 }  // namespace binding
 }  // namespace neardup
 

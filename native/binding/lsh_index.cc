@@ -60,10 +60,10 @@ struct PairStreamState {
   bool done = false;
 };
 
-class PairChunkWorker : public PromiseWorker {
+class LshPairChunkWorker : public PairChunkWorker {
  public:
-  PairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
-      : PromiseWorker(env), ps_(std::move(ps)), max_(max_pairs) {}
+  LshPairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
+      : PairChunkWorker(env), ps_(std::move(ps)), max_(max_pairs) {}
 
  protected:
   Status Run() override {
@@ -80,26 +80,11 @@ class PairChunkWorker : public PromiseWorker {
     done_ = ps_->done;
     return s;
   }
-  Napi::Value Resolve(Napi::Env env) override {
-    Napi::Object o = PairArrays(env, pairs_).As<Napi::Object>();
-    o.Set("done", Napi::Boolean::New(env, done_));
-    return o;
-  }
 
  private:
   std::shared_ptr<PairStreamState> ps_;
   size_t max_;
-  std::vector<lsh::Pair> pairs_;
-  bool done_ = false;
 };
-
-Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto* ps = static_cast<std::shared_ptr<PairStreamState>*>(info.Data());
-  const uint64_t max = GetCap(env, info[0], "chunkPairs");
-  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
-  return (new PairChunkWorker(env, *ps, static_cast<size_t>(max)))->QueueAndGetPromise();
-}
 
 class InsertWorker : public PromiseWorker {
  public:
@@ -331,12 +316,9 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     Napi::Env env = info.Env();
     auto ps = std::make_shared<PairStreamState>();
     ps->st = Live(env);
-    auto* holder = new std::shared_ptr<PairStreamState>(std::move(ps));
-    Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
-    next.AddFinalizer([](Napi::Env, std::shared_ptr<PairStreamState>* h) { delete h; }, holder);  // the data's owner
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("next", next);
-    return o;
+    return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
+      return new LshPairChunkWorker(e, ps, static_cast<size_t>(max));
+    });
   }
 
   Napi::Value Clusters(const Napi::CallbackInfo& info) {

@@ -253,37 +253,22 @@ struct PairStreamState {
   std::unique_ptr<simhash::PairStream> stream;
 };
 
-class PairChunkWorker : public PromiseWorker {
+class SimhashPairChunkWorker : public PairChunkWorker {
  public:
-  PairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, uint64_t max_pairs)
-      : PromiseWorker(env), ps_(std::move(ps)), max_(max_pairs), slots_(parallel::MaxSlots()) {}
+  SimhashPairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, uint64_t max_pairs)
+      : PairChunkWorker(env), ps_(std::move(ps)), max_(max_pairs), slots_(parallel::MaxSlots()) {}
 
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> g(ps_->mu);
     return ps_->stream->Next(max_, slots_, stop(), &pairs_, &done_);
   }
-  Napi::Value Resolve(Napi::Env env) override {
-    Napi::Object o = PairArrays(env, pairs_).As<Napi::Object>();
-    o.Set("done", Napi::Boolean::New(env, done_));
-    return o;
-  }
 
  private:
   std::shared_ptr<PairStreamState> ps_;
   uint64_t max_;
   size_t slots_;
-  std::vector<std::pair<uint64_t, uint64_t>> pairs_;
-  bool done_ = false;
 };
-
-Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto* ps = static_cast<std::shared_ptr<PairStreamState>*>(info.Data());
-  const uint64_t max = GetCap(env, info[0], "chunkPairs");
-  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
-  return (new PairChunkWorker(env, *ps, max))->QueueAndGetPromise();
-}
 
 Napi::Value PairStream(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -295,12 +280,9 @@ Napi::Value PairStream(const Napi::CallbackInfo& info) {
   ps->stream = std::make_unique<simhash::PairStream>(
       std::vector<uint64_t>(fps.data, fps.data + fps.size),
       ids.data ? std::vector<uint64_t>(ids.data, ids.data + ids.size) : std::vector<uint64_t>(), c.blocks, c.distance);
-  auto* holder = new std::shared_ptr<PairStreamState>(std::move(ps));
-  Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
-  next.AddFinalizer([](Napi::Env, std::shared_ptr<PairStreamState>* h) { delete h; }, holder);  // the data's owner
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("next", next);
-  return o;
+  return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
+    return new SimhashPairChunkWorker(e, ps, max);
+  });
 }
 
 Napi::Value PickBlocks(const Napi::CallbackInfo& info) {
