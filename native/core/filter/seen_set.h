@@ -132,7 +132,6 @@ class ApproxSeenSet final : public SeenSet {
 
   // Design of one stage: the smallest bits/key (and its k) whose blocked-Bloom FP rate is <= target.
   static void Design(double target, double* bits_per_key, uint32_t* k);
-  static void DesignUncached(double target, double* bits_per_key, uint32_t* k);  // the same, not memoised
   // The blocked Bloom (512-bit blocks) false-positive rate at bits_per_key with k bits per key.
   static double BlockedFpRate(double bits_per_key, uint32_t k);
 
