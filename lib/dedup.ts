@@ -72,8 +72,8 @@ export interface DedupOptions extends ShingleOptions {
   memory?: number;
   /**
    * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
-   * go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when the session ends; such folders of dead
-   * processes are removed when a session starts.
+   * go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session ends; stale
+   * such folders (unlocked, and their process gone) are removed when a session starts.
    */
   tmp?: string;
 }
