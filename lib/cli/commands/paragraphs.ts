@@ -174,6 +174,8 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
         const out = (write ? new Output() : new NullOutput());
         const input = inputOptionsFrom(values);
         for await (const batch of readJsonl(files, input)) {
+          if (batch.raw.length !== batch.texts.length)
+            throw new UsageError(`'${batch.file}' is a Parquet file: paragraphs writes JSONL lines back, give JSONL input`);
           const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
           const r = await filter.pushDocuments(docs);
           for (let i = 0; i < docs.length; i++) {
