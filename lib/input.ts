@@ -101,6 +101,7 @@ const startsWith = (b: Uint8Array, m: number[]) => b.length >= m.length && m.eve
 
 /** What the first bytes of an input say it is. */
 export function sniffInput(head: Uint8Array): { format: InputFormat; compression: InputCompression } {
+  if (!(head instanceof Uint8Array)) throw invalidArgument(TypeError, 'head must be a Uint8Array (the first bytes of an input)');
   if (startsWith(head, PARQUET_MAGIC)) return { format: 'parquet', compression: 'none' };
   if (startsWith(head, GZIP_MAGIC)) return { format: 'jsonl', compression: 'gzip' };
   if (startsWith(head, ZSTD_MAGIC)) return { format: 'jsonl', compression: 'zstd' };
@@ -443,8 +444,8 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
     } finally {
       stream.destroy();
     }
-    before += sourceBytesRead(stream);
     options.onProgress?.(consumed, fraction());
+    before += sourceBytesRead(stream);
   }
 }
 

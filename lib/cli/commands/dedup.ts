@@ -1,11 +1,10 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
-import { NeardupError } from '../../errors';
+import * as fs from 'node:fs';
 import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
-import * as fs from 'node:fs';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
 import { seedOption } from './minhash';
 import {
