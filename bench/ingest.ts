@@ -14,21 +14,18 @@ import { machine, median } from './corpus';
 const argv = process.argv.slice(2);
 const opt = (name: string, def?: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : def; };
 
-// Child mode: read every document of FILE and print {documents, bytes} (the reader alone, no engine).
-if (argv[0] === '--child-read') {
-  (async () => {
-    const { readDocuments } = await import(path.join(__dirname, '..', 'dist', 'input.js')) as typeof import('../lib/input');
-    let documents = 0, bytes = 0, text = 0;
-    for await (const b of readDocuments([argv[1]], { onBadLine: 'skip' })) {
-      documents += b.count;
-      bytes += b.bytes;
-      text += b.packed.offsets[b.count];
-    }
-    process.stdout.write(JSON.stringify({ documents, bytes, text }) + '\n');
-  })().catch((e) => { console.error(e); process.exit(1); });
-} else {
-  main();
-}
+/** The reader alone, in a plain node process (no tsx): every document of argv[1] into packed UTF-8; prints counts. */
+const CHILD_READ = `
+const { readDocuments } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'input.js'))});
+(async () => {
+  let documents = 0, bytes = 0, text = 0;
+  for await (const b of readDocuments([process.argv[1]], { onBadLine: 'skip' })) {
+    documents += b.count; bytes += b.bytes; text += b.packed.offsets[b.count];
+  }
+  process.stdout.write(JSON.stringify({ documents, bytes, text }) + '\\n');
+})().catch((e) => { console.error(e); process.exit(1); });`;
+
+main();
 
 interface Run { wall: number; cpu: number; rssMb: number }
 
@@ -68,7 +65,6 @@ function main(): void {
   const mbOf = (f: string) => fs.statSync(f).size / 1e6;
   const plainMb = mbOf(corpus);
   const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
-  const SELF = [process.execPath, '--import', 'tsx', __filename];
 
   console.log(`# neardup input layer: ${machine()}, load average ${load()} at the start\n`);
   console.log(`Corpus: ${corpus} (${plainMb.toFixed(0)} MB). MB = uncompressed JSONL MB (Parquet: the JSONL it was made from).\n`);
@@ -82,7 +78,7 @@ function main(): void {
   for (const [label, file, mb] of inputs) {
     for (const threads of [1, 2]) {
       const rs: Run[] = [];
-      for (let k = 0; k < runs; k++) rs.push(timed([...SELF, '--child-read', file], threads));
+      for (let k = 0; k < runs; k++) rs.push(timed([process.execPath, '-e', CHILD_READ, file], threads));
       console.log(row(label, threads, mb, rs));
     }
   }

@@ -352,6 +352,14 @@ function inputSize(files: string[]): number | undefined {
   return total;
 }
 
+const isRegularFile = (file: string) => {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+};
+
 /** Checks `field`/`idField` (dot paths) and returns their parts: a RangeError names the mistake. */
 export function fieldPath(spec: string): string[] {
   return native.parseFieldPath(spec);
@@ -404,6 +412,16 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
       before += size;
       continue;
     }
+    if (opened.compression === 'none' && file !== '-' && !options.raw && isRegularFile(file)) {
+      // a plain file: read and parsed natively, the JS thread only hands over the batches
+      opened.stream?.destroy();
+      yield* readPlainFile(file, fileIndex, { field, idField, onBad, batchBytes, maxLine }, (bytes, fileBytes) => {
+        consumed += bytes;
+        options.onProgress?.(consumed, total ? Math.min(1, (before + fileBytes) / total) : total === 0 ? 1 : undefined);
+      });
+      before += fs.statSync(file).size;
+      continue;
+    }
     const stream = opened.stream!;
     const fraction = () => (total ? Math.min(1, (before + sourceBytesRead(stream)) / total) : total === 0 ? 1 : undefined);
     let line = 1;
@@ -446,6 +464,60 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
     }
     options.onProgress?.(consumed, fraction());
     before += sourceBytesRead(stream);
+  }
+}
+
+/** Batches of a plain JSONL file read by the addon (JsonlFile): the next batch is read and parsed while this one is used. */
+async function* readPlainFile(
+  file: string, fileIndex: number,
+  o: { field: string; idField?: string; onBad: OnBadLine; batchBytes: number; maxLine: number },
+  progress: (bytes: number, fileBytes: number) => void,
+): AsyncGenerator<DocumentBatch> {
+  const name = displayName(file);
+  let reader: InstanceType<typeof native.JsonlFile>;
+  try {
+    reader = new native.JsonlFile(file);
+  } catch (e) {
+    throw readError(file, fromNative(e));
+  }
+  const next = () => {
+    const p = nativeCall(reader.next({ field: o.field, idField: o.idField, maxLineBytes: Math.min(o.maxLine, 0xffffffff), batchBytes: o.batchBytes }));
+    p.catch(() => undefined);  // awaited below
+    return p;
+  };
+  let line = 1, fileBytes = 0;
+  try {
+    let pending = next();
+    for (;;) {
+      let r;
+      try {
+        r = await pending;
+      } catch (e) {
+        throw readError(file, e);
+      }
+      if (r.tooLong !== undefined) throw lineTooLong(name, line + r.tooLong, o.maxLine);
+      if (r.eof && r.lines === undefined) break;
+      if (!r.eof) pending = next();
+      fileBytes += r.bytes;
+      if (r.lines > 0) {
+        const bad = new Map<number, string>();
+        for (let k = 0; k < r.badLines.length; k++) bad.set(r.badLines[k], r.reasons[k]);
+        const valid = applyBadLines(name, line, r.lines, bad, o.onBad);
+        const batch: DocumentBatch = {
+          file, fileIndex, format: 'jsonl', compression: 'none', firstLine: line, count: r.lines,
+          packed: { data: r.text, offsets: r.offsets }, valid, bad, bytes: r.bytes,
+          ...(r.ids ? { ids: { data: r.ids, offsets: r.idOffsets!, kinds: r.idKinds! } } : {}),
+        };
+        line += r.lines;
+        progress(r.bytes, fileBytes);
+        yield batch;
+      } else if (r.bytes > 0) {
+        progress(r.bytes, fileBytes);
+      }
+      if (r.eof) break;
+    }
+  } finally {
+    reader.close();
   }
 }
 

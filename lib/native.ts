@@ -211,6 +211,10 @@ export interface NativeZstdDecoder {
 export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
+  JsonlFile: new (path: string) => {
+    next(options: { field?: string; idField?: string; maxLineBytes?: number; batchBytes?: number }): Promise<NativeJsonlBatch & { bytes: number; eof: boolean }>;
+    close(): void;
+  };
   ZstdDecoder: new (name: string) => NativeZstdDecoder;
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
   zstdDecompressSync(input: Uint8Array, name: string): Uint8Array;

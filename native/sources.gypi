@@ -18,6 +18,7 @@
       "native/core/io/os_win.cc",
       "native/core/io/header.cc",
       "native/core/io/zstd_stream.cc",
+      "native/core/io/line_reader.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",
       "native/core/minhash/lsh.cc",

@@ -90,7 +90,7 @@ test('the tarball ships the docs the help text points to, and not the tests, fuz
   }
   // Every source the build compiles is shipped (a from-source install builds from the tarball alone).
   const gypi = JSON.parse(fs.readFileSync(path.join(root, 'native', 'sources.gypi'), 'utf8')).variables;
-  for (const f of [...gypi.neardup_core_sources, ...gypi.neardup_binding_sources]) assert.ok(has(f), `the tarball ships ${f}`);
+  for (const f of [...gypi.neardup_core_sources, ...gypi.neardup_zstd_sources, ...gypi.neardup_binding_sources]) assert.ok(has(f), `the tarball ships ${f}`);
   const banned = /^(native\/(tests|fuzz|bench)\/|bench\/|test\/|tools\/|build\/|build-core\/|\.cache\/|\.ci\/|node_modules\/)/;
   const shipped = files.filter((f) => banned.test(f));
   assert.equal(shipped, [], 'no tests, fuzzers, benchmarks, tools or build output in the tarball');

@@ -6,6 +6,7 @@
 
 #include "addon.h"
 #include "args.h"
+#include "io/line_reader.h"
 #include "io/zstd_stream.h"
 #include "parallel/pool.h"
 #include "text/jsonl_batch.h"
@@ -57,6 +58,49 @@ Napi::Uint8Array U8(Napi::Env env, std::vector<uint8_t>&& v) {
   return Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(v)), 0);
 }
 
+// The JavaScript form of a parsed batch (NativeJsonlBatch in lib/native.ts).
+Napi::Object BatchObject(Napi::Env env, jsonl::ParsedBatch& out, bool has_id) {
+  Napi::Object r = Napi::Object::New(env);
+  if (out.too_long != SIZE_MAX) {
+    r.Set("tooLong", Napi::Number::New(env, static_cast<double>(out.too_long)));
+    return r;
+  }
+  r.Set("lines", Napi::Number::New(env, static_cast<double>(out.lines)));
+  r.Set("text", U8(env, std::move(out.text)));
+  r.Set("offsets", U32(env, std::move(out.offsets)));
+  if (!out.bad.empty()) r.Set("bad", U8(env, std::move(out.bad)));
+  Napi::Array reasons = Napi::Array::New(env, out.reasons.size());
+  std::vector<uint32_t> bad_lines(out.reasons.size());
+  for (size_t i = 0; i < out.reasons.size(); i++) {
+    bad_lines[i] = out.reasons[i].first;
+    reasons.Set(static_cast<uint32_t>(i), Napi::String::New(env, out.reasons[i].second));
+  }
+  r.Set("badLines", U32(env, std::move(bad_lines)));
+  r.Set("reasons", reasons);
+  if (has_id) {
+    r.Set("ids", U8(env, std::move(out.ids)));
+    r.Set("idOffsets", U32(env, std::move(out.id_offsets)));
+    r.Set("idKinds", U8(env, std::move(out.id_kinds)));
+  }
+  return r;
+}
+
+// The options every parse takes: field, idField, maxLineBytes.
+struct ParseOptions {
+  jsonl::FieldPath text, id;
+  bool has_id = false;
+  size_t max_line = SIZE_MAX;
+  void Read(Napi::Env env, const Napi::Value& options) {
+    Napi::Object o = OptionsObject(env, options, "options");
+    text = FieldPathArg(env, o.Has("field") && !o.Get("field").IsUndefined() ? o.Get("field") : Napi::String::New(env, "text"), "options.field");
+    if (o.Has("idField") && !o.Get("idField").IsUndefined()) {
+      id = FieldPathArg(env, o.Get("idField"), "options.idField");
+      has_id = true;
+    }
+    if (o.Has("maxLineBytes") && !o.Get("maxLineBytes").IsUndefined()) max_line = GetUint32(o, "maxLineBytes", 0, 1, 0xFFFFFFFFu);
+  }
+};
+
 class ParseWorker : public PromiseWorker {
  public:
   ParseWorker(Napi::Env env, const Napi::Value& segments, const Napi::Value& options) : PromiseWorker(env) {
@@ -67,53 +111,21 @@ class ParseWorker : public PromiseWorker {
       segs_.push_back(jsonl::Segment{BytesOf(a), a.ByteLength()});
       refs_.push_back(Napi::Persistent(a.As<Napi::Object>()));
     }
-    Napi::Object o = OptionsObject(env, options, "options");
-    text_ = FieldPathArg(env, o.Has("field") && !o.Get("field").IsUndefined() ? o.Get("field") : Napi::String::New(env, "text"), "options.field");
-    if (o.Has("idField") && !o.Get("idField").IsUndefined()) {
-      id_ = FieldPathArg(env, o.Get("idField"), "options.idField");
-      has_id_ = true;
-    }
-    if (o.Has("maxLineBytes") && !o.Get("maxLineBytes").IsUndefined()) max_line_ = GetUint32(o, "maxLineBytes", 0, 1, 0xFFFFFFFFu);
+    opt_.Read(env, options);
     slots_ = parallel::MaxSlots();
   }
 
  protected:
   Status Run() override {
-    return jsonl::ParseBatch(segs_.data(), segs_.size(), text_, has_id_ ? &id_ : nullptr, max_line_, slots_, stop(), &out_);
+    return jsonl::ParseBatch(segs_.data(), segs_.size(), opt_.text, opt_.has_id ? &opt_.id : nullptr, opt_.max_line, slots_,
+                             stop(), &out_);
   }
-
-  Napi::Value Resolve(Napi::Env env) override {
-    Napi::Object r = Napi::Object::New(env);
-    if (out_.too_long != SIZE_MAX) {
-      r.Set("tooLong", Napi::Number::New(env, static_cast<double>(out_.too_long)));
-      return r;
-    }
-    r.Set("lines", Napi::Number::New(env, static_cast<double>(out_.lines)));
-    r.Set("text", U8(env, std::move(out_.text)));
-    r.Set("offsets", U32(env, std::move(out_.offsets)));
-    if (!out_.bad.empty()) r.Set("bad", U8(env, std::move(out_.bad)));
-    Napi::Array reasons = Napi::Array::New(env, out_.reasons.size());
-    std::vector<uint32_t> bad_lines(out_.reasons.size());
-    for (size_t i = 0; i < out_.reasons.size(); i++) {
-      bad_lines[i] = out_.reasons[i].first;
-      reasons.Set(static_cast<uint32_t>(i), Napi::String::New(env, out_.reasons[i].second));
-    }
-    r.Set("badLines", U32(env, std::move(bad_lines)));
-    r.Set("reasons", reasons);
-    if (has_id_) {
-      r.Set("ids", U8(env, std::move(out_.ids)));
-      r.Set("idOffsets", U32(env, std::move(out_.id_offsets)));
-      r.Set("idKinds", U8(env, std::move(out_.id_kinds)));
-    }
-    return r;
-  }
+  Napi::Value Resolve(Napi::Env env) override { return BatchObject(env, out_, opt_.has_id); }
 
  private:
   std::vector<jsonl::Segment> segs_;
   std::vector<Napi::ObjectReference> refs_;
-  jsonl::FieldPath text_, id_;
-  bool has_id_ = false;
-  size_t max_line_ = SIZE_MAX;
+  ParseOptions opt_;
   size_t slots_ = 1;
   jsonl::ParsedBatch out_;
 };
@@ -122,6 +134,91 @@ Napi::Value ParseJsonl(const Napi::CallbackInfo& info) {
   auto* w = new ParseWorker(info.Env(), info[0], info[1]);
   return w->QueueAndGetPromise();
 }
+
+// new JsonlFile(path): next({ field, idField, maxLineBytes, batchBytes }) -> Promise<batch & { bytes, eof }>:
+// the next whole lines of a plain file (io::LineReader: read into one reused buffer), parsed on the pool;
+// `bytes`: the file bytes they took. One call at a time; the file is closed when the object is collected or
+// close() is called (after a running call).
+struct FileState {
+  io::LineReader reader;
+  std::atomic<bool> busy{false};
+};
+
+class FileWorker : public PromiseWorker {
+ public:
+  FileWorker(Napi::Env env, std::shared_ptr<FileState> st, const Napi::Value& options) : PromiseWorker(env), st_(std::move(st)) {
+    opt_.Read(env, options);
+    want_ = GetUint32(OptionsObject(env, options, "options"), "batchBytes", 16 << 20, 1, 1u << 30);
+    slots_ = parallel::MaxSlots();
+  }
+  ~FileWorker() override { st_->busy.store(false); }
+
+ protected:
+  Status Run() override {
+    const uint64_t before = st_->reader.offset();
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    bool too_long = false;
+    Status s = st_->reader.Next(want_, opt_.max_line, &data, &size, &too_long, &eof_);
+    if (!s.ok()) return s;
+    bytes_ = st_->reader.offset() - before;
+    if (too_long) {
+      out_.too_long = 0;
+      return Status::Ok();
+    }
+    const jsonl::Segment seg{data, size};
+    return jsonl::ParseBatch(&seg, size > 0 ? 1 : 0, opt_.text, opt_.has_id ? &opt_.id : nullptr, opt_.max_line, slots_, stop(), &out_);
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object r = BatchObject(env, out_, opt_.has_id);
+    r.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes_)));
+    r.Set("eof", Napi::Boolean::New(env, eof_));
+    return r;
+  }
+
+ private:
+  std::shared_ptr<FileState> st_;
+  ParseOptions opt_;
+  size_t want_ = 0, slots_ = 1;
+  uint64_t bytes_ = 0;
+  bool eof_ = false;
+  jsonl::ParsedBatch out_;
+};
+
+class JsonlFile : public Napi::ObjectWrap<JsonlFile> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "JsonlFile", {InstanceMethod<&JsonlFile::Next>("next"), InstanceMethod<&JsonlFile::Close>("close")});
+  }
+  explicit JsonlFile(const Napi::CallbackInfo& info) : Napi::ObjectWrap<JsonlFile>(info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsString()) ThrowTypeError(env, "Expected path to be a string");
+    const std::string path = CheckPath(env, info[0].As<Napi::String>().Utf8Value(), "path");
+    st_ = std::make_shared<FileState>();
+    const Status s = st_->reader.Open(path);
+    if (!s.ok()) throw StatusError(env, s);
+  }
+
+ private:
+  Napi::Value Next(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!st_) throw CodedError(env, "ERR_NEARDUP_CLOSED", "the JSONL file is closed");
+    if (st_->busy.exchange(true)) throw CodedError(env, "ERR_NEARDUP_BUSY", "the JSONL file is already being read");
+    FileWorker* w;
+    try {
+      w = new FileWorker(env, st_, info[0]);
+    } catch (...) {
+      st_->busy.store(false);
+      throw;
+    }
+    return w->QueueAndGetPromise();
+  }
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    st_.reset();  // a running call keeps the file open until it is done
+    return info.Env().Undefined();
+  }
+  std::shared_ptr<FileState> st_;
+};
 
 // new ZstdDecoder(name): decompress(input, offset, maxOut) -> Promise<{ output, consumed }> (offset: where to
 // start in input; at most about maxOut bytes of output per call, all input used unless that bound is met);
@@ -155,7 +252,7 @@ class ZstdWorker : public PromiseWorker {
   Napi::ObjectReference ref_;
   const uint8_t* in_;
   size_t n_, consumed_, max_out_;
-  std::vector<uint8_t> out_;
+  RawBuffer<uint8_t> out_;
 };
 
 class ZstdDecoder : public Napi::ObjectWrap<ZstdDecoder> {
@@ -257,6 +354,7 @@ Napi::Value ZstdDecompressSync(const Napi::CallbackInfo& info) {
 void Jsonl::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("parseJsonl", Napi::Function::New(env, ParseJsonl, "parseJsonl"));
   exports.Set("parseFieldPath", Napi::Function::New(env, ParseFieldPath, "parseFieldPath"));
+  exports.Set("JsonlFile", JsonlFile::Define(env));
   exports.Set("ZstdDecoder", ZstdDecoder::Define(env));
   exports.Set("ZstdEncoder", ZstdEncoder::Define(env));
   exports.Set("zstdDecompressSync", Napi::Function::New(env, ZstdDecompressSync, "zstdDecompressSync"));

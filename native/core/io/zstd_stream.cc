@@ -22,21 +22,20 @@ ZstdStream::ZstdStream() : ctx_(ZSTD_createDStream()) {
 
 ZstdStream::~ZstdStream() { ZSTD_freeDStream(static_cast<ZSTD_DStream*>(ctx_)); }
 
-Status ZstdStream::Feed(const uint8_t* in, size_t n, size_t* consumed, size_t max_out, std::vector<uint8_t>* out,
+Status ZstdStream::Feed(const uint8_t* in, size_t n, size_t* consumed, size_t max_out, RawBuffer<uint8_t>* out,
                         const std::string& what) {
   auto* ds = static_cast<ZSTD_DStream*>(ctx_);
   ZSTD_inBuffer ib{in, n, *consumed};
-  const size_t start = out->size();
   const size_t step = ZSTD_DStreamOutSize();
-  while (ib.pos < ib.size || mid_frame_) {
-    if (out->size() - start >= max_out) break;
-    const size_t at = out->size();
-    out->resize(at + std::max<size_t>(step, std::min<size_t>(max_out, 4 << 20)));
-    ZSTD_outBuffer ob{out->data() + at, out->size() - at, 0};
+  out->Allocate(max_out + step);
+  size_t pos = 0;
+  while ((ib.pos < ib.size || mid_frame_) && pos < max_out) {
+    ZSTD_outBuffer ob{out->data() + pos, std::min(step, out->size() - pos), 0};
     const size_t r = ZSTD_decompressStream(ds, &ob, &ib);
-    out->resize(at + ob.pos);
+    pos += ob.pos;
     if (ZSTD_isError(r)) {
       *consumed = ib.pos;
+      out->Shrink(pos);
       return Status(Code::kCorrupt, Prefix(what) + "not valid zstd data (" + ZSTD_getErrorName(r) + ")");
     }
     mid_frame_ = r != 0;
@@ -44,6 +43,7 @@ Status ZstdStream::Feed(const uint8_t* in, size_t n, size_t* consumed, size_t ma
     if (ob.pos < ob.size && ib.pos >= ib.size) break;
   }
   *consumed = ib.pos;
+  out->Shrink(pos);
   return Status::Ok();
 }
 
@@ -81,10 +81,12 @@ Status ZstdDecompressAll(const uint8_t* in, size_t n, std::vector<uint8_t>* out,
   ZstdStream s;
   size_t consumed = 0;
   out->clear();
-  while (consumed < n) {
-    const Status st = s.Feed(in, n, &consumed, size_t(1) << 30, out, what);
+  RawBuffer<uint8_t> part;
+  do {
+    const Status st = s.Feed(in, n, &consumed, size_t(16) << 20, &part, what);
     if (!st.ok()) return st;
-  }
+    out->insert(out->end(), part.data(), part.data() + part.size());
+  } while (consumed < n || part.size() >= (size_t(16) << 20));
   return s.Finish(what);
 }
 

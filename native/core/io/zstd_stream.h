@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "util/raw_buffer.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -22,9 +23,10 @@ class ZstdStream {
   ZstdStream(const ZstdStream&) = delete;
   ZstdStream& operator=(const ZstdStream&) = delete;
 
-  // Decompresses from in[*consumed ..) and appends to *out until the input is used up or *out has grown by
-  // at least `max_out` bytes; advances *consumed. Corrupt data: Code::kCorrupt (the message starts "WHAT: " unless `what` is empty).
-  Status Feed(const uint8_t* in, size_t n, size_t* consumed, size_t max_out, std::vector<uint8_t>* out,
+  // Decompresses from in[*consumed ..) into a new *out (its memory is not zero-filled) until the input is used
+  // up or max_out bytes are out (a little more at most: one internal step); advances *consumed. Corrupt data:
+  // Code::kCorrupt (the message starts "WHAT: " unless `what` is empty).
+  Status Feed(const uint8_t* in, size_t n, size_t* consumed, size_t max_out, RawBuffer<uint8_t>* out,
               const std::string& what);
   // At the end of the input: Corrupt when the last frame is incomplete (a truncated file).
   Status Finish(const std::string& what) const;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include "parallel/pool.h"
 
@@ -12,31 +14,69 @@ namespace {
 
 constexpr size_t kMinPiece = 256 << 10;
 
-struct Piece {
-  const uint8_t* data;
-  size_t size;
-  // output
+// A piece's output. Kept in a process-wide pool between calls (cleared, capacity kept), so the scratch pages
+// are touched once, not faulted in again for every batch: the pool holds about one batch of text.
+struct PieceOut {
   std::string text, ids;
   std::vector<uint32_t> lens, id_lens;
   std::vector<uint8_t> bad, kinds;
   std::vector<std::pair<uint32_t, std::string>> reasons;
+  void Clear() {
+    text.clear();
+    ids.clear();
+    lens.clear();
+    id_lens.clear();
+    bad.clear();
+    kinds.clear();
+    reasons.clear();
+  }
+};
+
+std::mutex pool_mu;
+std::vector<std::unique_ptr<PieceOut>> pool;
+
+std::unique_ptr<PieceOut> TakeScratch() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (!pool.empty()) {
+      std::unique_ptr<PieceOut> p = std::move(pool.back());
+      pool.pop_back();
+      p->Clear();
+      return p;
+    }
+  }
+  return std::make_unique<PieceOut>();
+}
+
+void ReturnScratch(std::unique_ptr<PieceOut> p) {
+  if (p->text.capacity() > (size_t(64) << 20)) return;  // a batch with one huge line: not worth keeping
+  std::lock_guard<std::mutex> lock(pool_mu);
+  if (pool.size() < 256) pool.push_back(std::move(p));
+}
+
+struct Piece {
+  const uint8_t* data;
+  size_t size;
+  std::unique_ptr<PieceOut> out;
   size_t first_line = 0, text_at = 0, ids_at = 0;
   size_t too_long = SIZE_MAX;  // index (in this piece) of the first line over the limit
 };
 
-void ParsePiece(Piece* pc, const FieldPath& text, const FieldPath* id, size_t max_line) {
+void ParsePiece(Piece* piece, const FieldPath& text, const FieldPath* id, size_t max_line) {
   LineParser parser(&text, id);
-  pc->text.reserve(pc->size);
-  if (id != nullptr) pc->ids.reserve(std::min<size_t>(pc->size, 1 << 16));
+  piece->out = TakeScratch();
+  PieceOut* pc = piece->out.get();
+  pc->text.reserve(piece->size);
+  if (id != nullptr) pc->ids.reserve(std::min<size_t>(piece->size, 1 << 16));
   std::string reason;
-  const uint8_t* p = pc->data;
-  const uint8_t* end = p + pc->size;
+  const uint8_t* p = piece->data;
+  const uint8_t* end = p + piece->size;
   bool any_bad = false;
   while (p < end) {
     const uint8_t* nl = static_cast<const uint8_t*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const uint8_t* line_end = nl != nullptr ? nl : end;
     if (static_cast<size_t>(line_end - p) > max_line) {
-      pc->too_long = pc->lens.size();
+      piece->too_long = pc->lens.size();
       return;
     }
     const size_t before = pc->text.size(), id_before = pc->ids.size();
@@ -76,7 +116,7 @@ Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, cons
         const uint8_t* nl = static_cast<const uint8_t*>(std::memchr(p + want, '\n', static_cast<size_t>(end - p - want)));
         if (nl != nullptr) cut = nl + 1;
       }
-      pieces.push_back(Piece{p, static_cast<size_t>(cut - p), {}, {}, {}, {}, {}, {}, {}});
+      pieces.push_back(Piece{p, static_cast<size_t>(cut - p), nullptr});
       p = cut;
     }
   }
@@ -94,49 +134,54 @@ Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, cons
     if (pc.too_long != SIZE_MAX) {
       out->too_long = lines + pc.too_long;
       out->lines = 0;
-      return Status::Ok();
+      break;
     }
     pc.first_line = lines;
     pc.text_at = text_bytes;
     pc.ids_at = id_bytes;
-    lines += pc.lens.size();
-    text_bytes += pc.text.size();
-    id_bytes += pc.ids.size();
-    any_bad = any_bad || !pc.reasons.empty();
+    lines += pc.out->lens.size();
+    text_bytes += pc.out->text.size();
+    id_bytes += pc.out->ids.size();
+    any_bad = any_bad || !pc.out->reasons.empty();
   }
-  out->lines = lines;
-  out->text.Allocate(text_bytes);
-  out->offsets.assign(lines + 1, 0);
-  out->bad.assign(any_bad ? lines : 0, 0);
-  out->reasons.clear();
-  if (id != nullptr) {
-    out->ids.Allocate(id_bytes);
-    out->id_offsets.assign(lines + 1, 0);
-    out->id_kinds.assign(lines, 0);
-  }
-  parallel::ParallelFor(pieces.size(), 1, slots, [&](size_t b, size_t e, size_t) {
-    for (size_t k = b; k < e; k++) {
-      const Piece& pc = pieces[k];
-      if (!pc.text.empty()) std::memcpy(out->text.data() + pc.text_at, pc.text.data(), pc.text.size());
-      uint32_t at = static_cast<uint32_t>(pc.text_at);
-      for (size_t i = 0; i < pc.lens.size(); i++) {
-        at += pc.lens[i];
-        out->offsets[pc.first_line + i + 1] = at;
-      }
-      if (!pc.bad.empty()) std::memcpy(out->bad.data() + pc.first_line, pc.bad.data(), pc.bad.size());
-      if (id != nullptr) {
-        if (!pc.ids.empty()) std::memcpy(out->ids.data() + pc.ids_at, pc.ids.data(), pc.ids.size());
-        uint32_t ia = static_cast<uint32_t>(pc.ids_at);
-        for (size_t i = 0; i < pc.id_lens.size(); i++) {
-          ia += pc.id_lens[i];
-          out->id_offsets[pc.first_line + i + 1] = ia;
-        }
-        if (!pc.kinds.empty()) std::memcpy(out->id_kinds.data() + pc.first_line, pc.kinds.data(), pc.kinds.size());
-      }
+  if (out->too_long == SIZE_MAX) {
+    out->lines = lines;
+    out->text.Allocate(text_bytes);
+    out->offsets.assign(lines + 1, 0);
+    out->bad.assign(any_bad ? lines : 0, 0);
+    out->reasons.clear();
+    if (id != nullptr) {
+      out->ids.Allocate(id_bytes);
+      out->id_offsets.assign(lines + 1, 0);
+      out->id_kinds.assign(lines, 0);
     }
-  });
+    parallel::ParallelFor(pieces.size(), 1, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t k = b; k < e; k++) {
+        const Piece& pc = pieces[k];
+        const PieceOut& po = *pc.out;
+        if (!po.text.empty()) std::memcpy(out->text.data() + pc.text_at, po.text.data(), po.text.size());
+        uint32_t at = static_cast<uint32_t>(pc.text_at);
+        for (size_t i = 0; i < po.lens.size(); i++) {
+          at += po.lens[i];
+          out->offsets[pc.first_line + i + 1] = at;
+        }
+        if (!po.bad.empty()) std::memcpy(out->bad.data() + pc.first_line, po.bad.data(), po.bad.size());
+        if (id != nullptr) {
+          if (!po.ids.empty()) std::memcpy(out->ids.data() + pc.ids_at, po.ids.data(), po.ids.size());
+          uint32_t ia = static_cast<uint32_t>(pc.ids_at);
+          for (size_t i = 0; i < po.id_lens.size(); i++) {
+            ia += po.id_lens[i];
+            out->id_offsets[pc.first_line + i + 1] = ia;
+          }
+          if (!po.kinds.empty()) std::memcpy(out->id_kinds.data() + pc.first_line, po.kinds.data(), po.kinds.size());
+        }
+      }
+    });
+    for (Piece& pc : pieces)
+      for (auto& r : pc.out->reasons) out->reasons.emplace_back(static_cast<uint32_t>(pc.first_line + r.first), std::move(r.second));
+  }
   for (Piece& pc : pieces)
-    for (auto& r : pc.reasons) out->reasons.emplace_back(static_cast<uint32_t>(pc.first_line + r.first), std::move(r.second));
+    if (pc.out) ReturnScratch(std::move(pc.out));
   return Status::Ok();
 }
 
