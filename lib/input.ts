@@ -4,12 +4,13 @@
 // too), zstd (28 B5 2F FD; any number of frames) and Parquet (PAR1: lib/parquet.ts). '-' is standard input
 // (JSONL only: Parquet needs random access).
 //
-// JSONL: the bytes are cut into groups of whole lines of about `batchBytes` (default 16 MiB) on the JS thread
-// (only '\n' searches: a line cut by a chunk boundary is the one copy), and each group is parsed on the native
-// pool (native/core/text/jsonl_batch.h: JSON validated as JSON.parse would, strict UTF-8, the field unescaped
-// straight into the packed buffer; no JavaScript strings). Reading and decompression (gzip: node:zlib; zstd:
-// the vendored decoder; both on the libuv pool) run ahead of the parse, and the parse of group k+1 runs
-// while the caller works on batch k.
+// JSONL is parsed on the native pool (native/core/text/jsonl_batch.h: JSON validated as JSON.parse would,
+// strict UTF-8, the field unescaped straight into the packed buffer; no JavaScript strings), in batches of
+// about `batchBytes` (default 16 MiB) of whole lines. A plain file is read by the addon itself
+// (io::LineReader: pread into one reused buffer). Compressed input and standard input come as streams
+// (gzip: node:zlib; zstd: the vendored decoder; both decompress on the libuv pool, ahead of the parse) and
+// are cut into groups of whole lines on the JS thread ('\n' searches only: a line cut by a chunk boundary is
+// the one copy). Either way, the next batch is read and parsed while the caller works on this one.
 //
 // Line i of the input is document i of every output. A bad line (not JSON, not an object, field missing or
 // of the wrong type, invalid UTF-8, an empty line) is, by `onBadLine`: 'error' (default) a NeardupError

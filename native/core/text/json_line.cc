@@ -1,5 +1,6 @@
 #include "text/json_line.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "text/utf8.h"
