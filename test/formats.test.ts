@@ -6,22 +6,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { readDocuments, idJson, type ReadDocumentsOptions } from '../lib/input';
-import { NeardupError } from '../lib/errors';
+import { readDocuments } from '../lib/input';
+import type { NeardupError } from '../lib/errors';
 import { cli } from './cli-helper';
-import { parquetBytes, zstdRawFrame } from './support/formats';
-
-/** Awaits p, which must reject with an error `check` accepts. */
-async function rejects(p: Promise<unknown>, check: (e: NeardupError) => boolean, what = ''): Promise<void> {
-  let err: unknown;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err !== undefined, `${what}: expected a rejection`);
-  assert.ok(check(err as NeardupError), `${what}: ${(err as Error).message}`);
-}
+import { parquetBytes, readAllDocs, rejects, zstdRawFrame } from './support/formats';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-formats-'));
 const write = (name: string, data: string | Buffer) => {
@@ -31,20 +19,7 @@ const write = (name: string, data: string | Buffer) => {
   return f;
 };
 
-async function docs(files: string[], o: ReadDocumentsOptions = {}) {
-  const out: { text: string | null; reason?: string; id?: string; line: number }[] = [];
-  for await (const b of readDocuments(files, { onBadLine: 'skip', ...o })) {
-    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
-    for (let i = 0; i < b.count; i++) {
-      const skipped = b.valid !== undefined && b.valid[i] === 0;
-      out.push({
-        text: skipped ? null : data.toString('utf8', b.packed.offsets[i], b.packed.offsets[i + 1]),
-        reason: b.bad.get(i), id: b.ids && !skipped ? idJson(b.ids, i) : undefined, line: b.firstLine + i,
-      });
-    }
-  }
-  return out;
-}
+const docs = readAllDocs;
 
 const TEXTS = Array.from({ length: 500 }, (_, i) => `row ${i}: caf\u00e9 \u4e2d\u6587 ${'words and more words '.repeat(i % 30)}`);
 

@@ -8,37 +8,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { readDocuments, idJson, type DocumentBatch, type ReadDocumentsOptions } from '../lib/input';
-import { NeardupError } from '../lib/errors';
+import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../lib/input';
+import type { NeardupError } from '../lib/errors';
 import { native } from '../lib/native';
 import { referenceLine, reasonCategory } from './reference/jsonl';
-import { zstdRawFrame, zstdRleFrame, zstdSkippableFrame } from './support/formats';
-
-/** Awaits p, which must reject with an error `check` accepts. */
-async function rejects(p: Promise<unknown>, check: (e: NeardupError) => boolean, what = ''): Promise<void> {
-  let err: unknown;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err !== undefined, `${what}: expected a rejection`);
-  assert.ok(check(err as NeardupError), `${what}: ${(err as Error).message}`);
-}
+import { readAllDocs, rejects, zstdRawFrame, zstdRleFrame, zstdSkippableFrame } from './support/formats';
+import { rng } from './reference/random';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-ingest-'));
 const FIXTURES = path.join(__dirname, 'fixtures', 'formats');
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 async function readAll(files: string[], o: ReadDocumentsOptions = {}): Promise<DocumentBatch[]> {
   const out: DocumentBatch[] = [];
@@ -46,21 +24,7 @@ async function readAll(files: string[], o: ReadDocumentsOptions = {}): Promise<D
   return out;
 }
 
-/** Every document as { text | null (skipped), reason?, id? }. */
-async function docs(files: string[], o: ReadDocumentsOptions = {}) {
-  const out: { text: string | null; reason?: string; id?: string; line: number }[] = [];
-  for (const b of await readAll(files, { onBadLine: 'skip', ...o })) {
-    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
-    for (let i = 0; i < b.count; i++) {
-      const skipped = b.valid !== undefined && b.valid[i] === 0;
-      out.push({
-        text: skipped ? null : data.toString('utf8', b.packed.offsets[i], b.packed.offsets[i + 1]),
-        reason: b.bad.get(i), id: b.ids && !skipped ? idJson(b.ids, i) : undefined, line: b.firstLine + i,
-      });
-    }
-  }
-  return out;
-}
+const docs = readAllDocs;
 
 const write = (name: string, data: string | Buffer) => {
   const f = path.join(dir, name);

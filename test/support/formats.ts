@@ -1,6 +1,38 @@
 // Test inputs in the formats the reader takes, made without outside tools: zstd frames of raw and RLE blocks
 // (valid zstd any decoder reads; compressed blocks come from test/fixtures/formats, made by the zstd tool),
-// skippable frames, and Parquet files written with hyparquet-writer (snappy, gzip, zstd pages).
+// skippable frames, and Parquet files written with hyparquet-writer (snappy, gzip, zstd pages); and the
+// helpers the input tests share.
+import * as assert from 'uvu/assert';
+import { readDocuments, idJson, type ReadDocumentsOptions } from '../../lib/input';
+import type { NeardupError } from '../../lib/errors';
+
+/** Awaits p, which must reject with an error `check` accepts. */
+export async function rejects(p: Promise<unknown>, check: (e: NeardupError) => boolean, what = ''): Promise<void> {
+  let err: unknown;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err !== undefined, `${what}: expected a rejection`);
+  assert.ok(check(err as NeardupError), `${what}: ${(err as Error).message}`);
+}
+
+/** Every document of the files (onBadLine 'skip' unless given): its text (null: skipped), bad-line reason, id (JSON), line. */
+export async function readAllDocs(files: string[], o: ReadDocumentsOptions = {}) {
+  const out: { text: string | null; reason?: string; id?: string; line: number }[] = [];
+  for await (const b of readDocuments(files, { onBadLine: 'skip', ...o })) {
+    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
+    for (let i = 0; i < b.count; i++) {
+      const skipped = b.valid !== undefined && b.valid[i] === 0;
+      out.push({
+        text: skipped ? null : data.toString('utf8', b.packed.offsets[i], b.packed.offsets[i + 1]),
+        reason: b.bad.get(i), id: b.ids && !skipped ? idJson(b.ids, i) : undefined, line: b.firstLine + i,
+      });
+    }
+  }
+  return out;
+}
 
 /** One zstd frame holding `data` in raw blocks of at most `block` bytes (no content size, no checksum). */
 export function zstdRawFrame(data: Uint8Array, block = 1 << 16): Buffer {
