@@ -186,7 +186,7 @@ TEST(batch_matches_line_by_line_across_pieces_and_segments) {
     }
     at = nl + 1;
   }
-  EXPECT_SEQ(bad, b.reasons.size());
+  EXPECT_EQ(bad, b.reasons.size());
   // a line over the limit: its index, nothing else
   jsonl::ParsedBatch t;
   EXPECT(jsonl::ParseBatch(segs, 2, text, nullptr, 70, 4, nullptr, &t).ok());
