@@ -3,7 +3,7 @@
 // `/usr/bin/time` (wall, user+sys CPU seconds, max RSS) and `taskset`; with --baseline DIR, the same commands
 // of another build (e.g. a checkout of main, its dist/cli/main.js) alternated with this one.
 //   node --import tsx bench/ingest.ts --corpus FILE [--runs N] [--reader-runs N] [--baseline DIR] [--parquet-mb M] [--skip-e2e]
-//                                    [--verified]  (also the default, verified dedup end to end)
+//                                    [--skip-reader] [--verified]  (also the default, verified dedup end to end)
 // Copies are made in /tmp/neardup-bench: the corpus in zstd (the zstd tool), and of a --parquet-mb prefix gzip
 // (the gzip tool) and Parquet (snappy, hyparquet-writer). Prints markdown tables.
 import * as fs from 'node:fs';
@@ -28,7 +28,7 @@ const { readDocuments } = require(${JSON.stringify(path.join(__dirname, '..', 'd
 
 main();
 
-interface Run { wall: number; cpu: number; rssMb: number }
+interface Run { wall: number; cpu: number; rssMb: number; mainCpu?: number }
 
 function timed(cmd: string[], threads: number): Run & { stdout: string; stderr: string } {
   const cpus = threads === 1 ? '0' : '0,1';
@@ -37,12 +37,14 @@ function timed(cmd: string[], threads: number): Run & { stdout: string; stderr: 
   });
   const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`${cmd.join(' ')} failed: ${r.stderr.slice(-2000)}`);
-  return { wall: +m[1], cpu: +m[2] + +m[3], rssMb: +m[4] / 1024, stdout: r.stdout, stderr: r.stderr };
+  const main = /MAINTHREAD ([\d.]+)/.exec(r.stderr);
+  return { wall: +m[1], cpu: +m[2] + +m[3], rssMb: +m[4] / 1024, mainCpu: main ? +main[1] : undefined, stdout: r.stdout, stderr: r.stderr };
 }
 
-function row(label: string, threads: number, mb: number, rs: Run[]): string {
+function row(label: string, threads: number, mb: number, rs: Run[], withMain = false): string {
   const wall = median(rs.map((r) => r.wall)), cpu = median(rs.map((r) => r.cpu)), rss = Math.max(...rs.map((r) => r.rssMb));
-  return `| ${label} | ${threads} | ${mb.toFixed(0)} | ${wall.toFixed(2)} | ${(mb / wall).toFixed(1)} | ${cpu.toFixed(2)} | ${(mb / cpu).toFixed(1)} | ${rss.toFixed(0)} | ${rs.length} |`;
+  const main = withMain ? ` ${median(rs.map((r) => r.mainCpu ?? NaN)).toFixed(2)} |` : '';
+  return `| ${label} | ${threads} | ${mb.toFixed(0)} | ${wall.toFixed(2)} | ${(mb / wall).toFixed(1)} | ${cpu.toFixed(2)} | ${(mb / cpu).toFixed(1)} |${main} ${rss.toFixed(0)} | ${rs.length} |`;
 }
 
 function main(): void {
@@ -80,7 +82,7 @@ function main(): void {
     [`JSONL plain, ${pqMb} MB prefix`, pqJsonl, mbOf(pqJsonl)], [`JSONL gzip -6, same ${pqMb} MB`, gz, mbOf(pqJsonl)],
     [`Parquet snappy, same ${pqMb} MB`, pq, mbOf(pqJsonl)],
   ];
-  for (const [label, file, mb] of inputs) {
+  for (const [label, file, mb] of argv.includes('--skip-reader') ? [] : inputs) {
     for (const threads of [1, 2]) {
       const rs: Run[] = [];
       for (let k = 0; k < readerRuns; k++) rs.push(timed([process.execPath, '-e', CHILD_READ, file], threads));
@@ -90,8 +92,10 @@ function main(): void {
   if (argv.includes('--skip-e2e')) return;
 
   console.log(`\n## End to end (CLI), ${baseline ? 'this build vs the baseline, alternated' : 'this build'}\n`);
-  console.log('| command | build | threads | MB | wall s | MB/s | CPU s | MB/CPU-s | peak RSS MB | runs |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('JS-thread CPU s: the CPU time of the main (JavaScript) thread alone (bench/main-thread-cpu.cjs); the rest ran on');
+  console.log('the native and libuv pools. It bounds the speed on any number of cores: MB / JS-thread CPU s.\n');
+  console.log('| command | build | threads | MB | wall s | MB/s | CPU s | MB/CPU-s | JS-thread CPU s | peak RSS MB | runs |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const builds: [string, string][] = [['this', path.join(__dirname, '..', 'dist', 'cli', 'main.js')]];
   if (baseline) builds.push(['baseline', path.join(baseline, 'dist', 'cli', 'main.js')]);
   const out = path.join(dir, 'ingest-out.bin');
@@ -107,10 +111,10 @@ function main(): void {
       for (let k = 0; k < runs; k++) {
         for (const [b, main] of builds) {
           if (b === 'baseline' && label.includes('zstd')) continue;  // the old reader has no zstd
-          rs.get(b)!.push(timed([process.execPath, main, ...args], threads));
+          rs.get(b)!.push(timed([process.execPath, '--require', path.join(__dirname, 'main-thread-cpu.cjs'), main, ...args], threads));
         }
       }
-      for (const [b] of builds) if (rs.get(b)!.length) console.log(row(`${label} | ${b}`, threads, plainMb, rs.get(b)!));
+      for (const [b] of builds) if (rs.get(b)!.length) console.log(row(`${label} | ${b}`, threads, plainMb, rs.get(b)!, true));
     }
   }
   console.log(`\nLoad average at the end: ${load()}`);

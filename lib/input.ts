@@ -86,7 +86,8 @@ export interface DocumentBatch {
 /** The name of a file in messages. */
 export const displayName = (file: string) => (file === '-' ? '<stdin>' : file);
 
-function lineTooLong(file: string, line: number, limit: number): NeardupError {
+/** The error for a line longer than the limit (not a bad line: skipping it would silently drop a document). */
+export function lineTooLong(file: string, line: number, limit: number): NeardupError {
   return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
     `${file}:${line}: the line is longer than ${limit} bytes, the limit for one document; split the document`, { file, line });
 }
@@ -432,16 +433,8 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
       return p;
     };
     const finish = (r: NativeJsonlBatch, g: LineGroup): DocumentBatch => {
-      if (r.tooLong !== undefined) throw lineTooLong(name, line + r.tooLong, maxLine);
-      const bad = new Map<number, string>();
-      for (let k = 0; k < r.badLines.length; k++) bad.set(r.badLines[k], r.reasons[k]);
-      const valid = applyBadLines(name, line, r.lines, bad, onBad);
-      const batch: DocumentBatch = {
-        file, fileIndex, format: 'jsonl', compression: opened.compression, firstLine: line, count: r.lines,
-        packed: { data: r.text, offsets: r.offsets }, valid, bad, bytes: g.bytes,
-        ...(r.ids ? { ids: { data: r.ids, offsets: r.idOffsets!, kinds: r.idKinds! } } : {}),
-        ...(options.raw ? { raw: splitLines(g.segments) } : {}),
-      };
+      const batch = jsonlBatch(r, { file, fileIndex, compression: opened.compression, firstLine: line, bytes: g.bytes, onBad, maxLine });
+      if (options.raw) batch.raw = splitLines(g.segments);
       line += r.lines;
       consumed += g.bytes;
       options.onProgress?.(consumed, fraction());
@@ -468,13 +461,27 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
   }
 }
 
+/** A parsed batch as a DocumentBatch: a line over the limit or (onBadLine 'error') a bad line throws, naming file:line. */
+function jsonlBatch(r: NativeJsonlBatch, o: {
+  file: string; fileIndex: number; compression: InputCompression; firstLine: number; bytes: number; onBad: OnBadLine; maxLine: number;
+}): DocumentBatch {
+  const name = displayName(o.file);
+  if (r.tooLong !== undefined) throw lineTooLong(name, o.firstLine + r.tooLong, o.maxLine);
+  const bad = new Map<number, string>();
+  for (let k = 0; k < r.badLines.length; k++) bad.set(r.badLines[k], r.reasons[k]);
+  return {
+    file: o.file, fileIndex: o.fileIndex, format: 'jsonl', compression: o.compression, firstLine: o.firstLine, count: r.lines,
+    packed: { data: r.text, offsets: r.offsets }, valid: applyBadLines(name, o.firstLine, r.lines, bad, o.onBad), bad, bytes: o.bytes,
+    ...(r.ids ? { ids: { data: r.ids, offsets: r.idOffsets!, kinds: r.idKinds! } } : {}),
+  };
+}
+
 /** Batches of a plain JSONL file read by the addon (JsonlFile): the next batch is read and parsed while this one is used. */
 async function* readPlainFile(
   file: string, fileIndex: number,
   o: { field: string; idField?: string; onBad: OnBadLine; batchBytes: number; maxLine: number },
   progress: (bytes: number, fileBytes: number) => void,
 ): AsyncGenerator<DocumentBatch> {
-  const name = displayName(file);
   let reader: InstanceType<typeof native.JsonlFile>;
   try {
     reader = new native.JsonlFile(file);
@@ -496,19 +503,10 @@ async function* readPlainFile(
       } catch (e) {
         throw readError(file, e);
       }
-      if (r.tooLong !== undefined) throw lineTooLong(name, line + r.tooLong, o.maxLine);
-      if (r.eof && r.lines === undefined) break;
-      if (!r.eof) pending = next();
+      if (!r.eof && r.tooLong === undefined) pending = next();
       fileBytes += r.bytes;
-      if (r.lines > 0) {
-        const bad = new Map<number, string>();
-        for (let k = 0; k < r.badLines.length; k++) bad.set(r.badLines[k], r.reasons[k]);
-        const valid = applyBadLines(name, line, r.lines, bad, o.onBad);
-        const batch: DocumentBatch = {
-          file, fileIndex, format: 'jsonl', compression: 'none', firstLine: line, count: r.lines,
-          packed: { data: r.text, offsets: r.offsets }, valid, bad, bytes: r.bytes,
-          ...(r.ids ? { ids: { data: r.ids, offsets: r.idOffsets!, kinds: r.idKinds! } } : {}),
-        };
+      if (r.tooLong !== undefined || r.lines > 0) {
+        const batch = jsonlBatch(r, { file, fileIndex, compression: 'none', firstLine: line, bytes: r.bytes, onBad: o.onBad, maxLine: o.maxLine });
         line += r.lines;
         progress(r.bytes, fileBytes);
         yield batch;

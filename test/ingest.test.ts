@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { execFileSync } from 'node:child_process';
 import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../lib/input';
 import type { NeardupError } from '../lib/errors';
 import { native } from '../lib/native';
@@ -198,6 +199,17 @@ test('BOM, CRLF, a final line without newline, empty files, deep nesting, a line
   await rejects(readAll([lf], { maxLineBytes: 100_000, batchBytes: 1000 }),
     (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_INPUT' && e.line === 2 && /long\.jsonl:2: the line is longer than 100000 bytes/.test(e.message));
   await rejects(readAll([lf], { maxLineBytes: 100_000 }), (e: NeardupError) => e.line === 2);
+  // the same through the stream path (gzip): lines assembled across chunks, the limit checked while buffering
+  const lgz = write('long.jsonl.gz', zlib.gzipSync(fs.readFileSync(lf)));
+  for (const batchBytes of [1000, 65536]) assert.equal((await docs([lgz], { batchBytes })).map((d) => d.text?.length), [1, long.length, 1]);
+  await rejects(readAll([lgz], { maxLineBytes: 100_000, batchBytes: 1000 }), (e: NeardupError) => e.line === 2 && /long\.jsonl\.gz:2: the line is longer/.test(e.message));
+  await rejects(readAll([lgz], { maxLineBytes: 100_000 }), (e: NeardupError) => e.line === 2);
+  // the plain-file path and the stream path (a FIFO is not a regular file) give the same documents
+  const fifo = path.join(dir, 'fifo.jsonl');
+  execFileSync('mkfifo', [fifo]);
+  const writer = new Promise<void>((resolve, reject) => fs.writeFile(fifo, fs.readFileSync(f), (e) => (e ? reject(e) : resolve())));
+  assert.equal(await docs([fifo]), await docs([f]));
+  await writer;
 });
 
 // ---------------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // UTF-8); readJsonl is readDocuments with each document decoded to a JavaScript string and the raw lines.
 import type { Readable } from 'node:stream';
 import { NeardupError } from '../errors';
-import { MAX_LINE_BYTES, openInputFile, readDocuments, readError, sourceBytesRead, type OnBadLine } from '../input';
+import { MAX_LINE_BYTES, lineTooLong, openInputFile, readDocuments, readError, sourceBytesRead, type OnBadLine } from '../input';
 import { expectArray, expectString, optionsObject } from '../validate';
 
 export { MAX_LINE_BYTES, sourceBytesRead, type OnBadLine };
@@ -34,11 +34,6 @@ export interface JsonlBatch {
   bad: Map<number, string>;
   /** The file these lines come from ('-' for standard input). */
   file: string;
-}
-
-function lineTooLong(file: string, line: number, limit: number): NeardupError {
-  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
-    `${file}:${line}: the line is longer than ${limit} bytes, the limit for one document; split the document`, { file, line });
 }
 
 /**

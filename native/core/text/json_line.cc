@@ -138,10 +138,6 @@ size_t FindStringSpecial(const uint8_t* p, size_t n) {
   return fn(p, n);
 }
 
-bool IsJsonNumber(const uint8_t* p, size_t n, bool* integer) {
-  return n > 0 && NumberLength(p, n, integer) == n;
-}
-
 LineParser::LineParser(const FieldPath* text, const FieldPath* id) : paths_{text, id}, nfields_(id ? 2 : 1) {}
 
 bool LineParser::Fail(std::string* reason, const uint8_t* p, size_t n, size_t at, const char* what) {

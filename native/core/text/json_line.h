@@ -75,9 +75,6 @@ class LineParser {
   std::string key_;
 };
 
-// True when the bytes are one JSON number (RFC 8259 grammar); *integer: no fraction and no exponent.
-bool IsJsonNumber(const uint8_t* p, size_t n, bool* integer);
-
 // The first position in [p, p + n) holding '"', '\\', a control byte (< 0x20) or a non-ASCII byte (>= 0x80);
 // n when there is none. AVX2 when the CPU has it.
 size_t FindStringSpecial(const uint8_t* p, size_t n);
