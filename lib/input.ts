@@ -131,7 +131,7 @@ export class ZstdDecompress extends Transform {
   private readonly dec: NativeZstdDecoder = new native.ZstdDecoder('');
   private static readonly MAX_OUT = 8 << 20;
   constructor() {
-    super({ readableHighWaterMark: 32 << 20 });
+    super({ readableHighWaterMark: 8 << 20 });
   }
   private async feed(chunk: Uint8Array): Promise<void> {
     let off = 0;
@@ -197,7 +197,8 @@ export async function openInputFile(file: string, chunkBytes = 16 << 20): Promis
   if (file === '-') {
     src = process.stdin;
   } else {
-    const rs = fs.createReadStream(file, { highWaterMark: chunkBytes });
+    // compressed input is read in small pieces: each is decompressed in one go (a bounded amount of output)
+    const rs = fs.createReadStream(file, { highWaterMark: sniffFile(file).compression === 'none' ? chunkBytes : 1 << 20 });
     await new Promise<void>((resolve, reject) => {
       rs.once('open', () => resolve());
       rs.once('error', (e: NodeJS.ErrnoException) =>
