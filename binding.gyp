@@ -4,7 +4,11 @@
     {
       "target_name": "neardup_zstd",
       "type": "static_library",
-      "sources": ["<@(neardup_zstd_sources)"],
+      "sources": [
+        # Expands to nothing: copies zstd's C sources from node_modules/zstd-napi (tools/zstd-sources.mjs).
+        "<!@(node tools/zstd-sources.mjs)",
+        "<@(neardup_zstd_sources)"
+      ],
       "defines": ["ZSTD_DISABLE_ASM", "ZSTD_NO_TRACE", "XXH_NAMESPACE=ZSTD_", "ZSTDLIB_VISIBLE=", "ZSTDERRORLIB_VISIBLE="],
       "cflags": ["-O3", "-fvisibility=hidden", "-fPIC"],
       "xcode_settings": { "GCC_SYMBOLS_PRIVATE_EXTERN": "YES", "OTHER_CFLAGS": ["-O3"] },

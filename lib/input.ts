@@ -8,7 +8,7 @@
 // strict UTF-8, the field unescaped straight into the packed buffer; no JavaScript strings), in batches of
 // about `batchBytes` (default 16 MiB) of whole lines. A plain file is read by the addon itself
 // (io::LineReader: pread into one reused buffer). Compressed input and standard input come as streams
-// (gzip: node:zlib; zstd: the vendored decoder; both decompress on the libuv pool, ahead of the parse) and
+// (gzip: node:zlib; zstd: the addon's libzstd; both decompress on the libuv pool, ahead of the parse) and
 // are cut into groups of whole lines on the JS thread ('\n' searches only: a line cut by a chunk boundary is
 // the one copy). Either way, the next batch is read and parsed while the caller works on this one.
 //

@@ -1,6 +1,6 @@
 // Parquet input (lib/input.ts hands over files that start with "PAR1"): the text column, and the id column,
 // read row group by row group with hyparquet (pure JavaScript; HACKING.md says why), row i = document i
-// across row groups. Pages: uncompressed, snappy (hyparquet's own decoder), zstd (the addon's vendored
+// across row groups. Pages: uncompressed, snappy (hyparquet's own decoder), zstd (the addon's libzstd
 // decoder), gzip (node:zlib), brotli (node:zlib). The text column must hold strings (BYTE_ARRAY, taken as
 // bytes and checked as strict UTF-8); a nested field ('meta.content') is a member of a struct column. A null
 // or missing value, invalid UTF-8 or a value of another type is a bad row, under the same --on-bad-line

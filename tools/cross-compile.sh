@@ -28,7 +28,7 @@ compiler() {
     linux-arm64) echo aarch64-linux-gnu-g++ ;;
   esac
 }
-# The C compiler of the same toolchain (the vendored zstd, native/third_party/zstd).
+# The C compiler of the same toolchain (zstd, native/third_party/zstd).
 c_compiler() {
   case "$1" in
     win-x64) echo x86_64-w64-mingw32-gcc-posix ;;
@@ -60,6 +60,8 @@ node_include="$(node -p "require('path').join(process.execPath, '..', '..', 'inc
 [ -f "$node_include/node_api.h" ] || node_include="$(npm config get nodedir)/include/node"
 [ -f "$node_include/node_api.h" ] || { echo "cross-compile: Node's headers not found (node_api.h)" >&2; exit 1; }
 addon_include="$(node -p "require('node-addon-api').include_dir")"
+# zstd's C sources, from node_modules/zstd-napi (as binding.gyp and CMake do).
+node tools/zstd-sources.mjs
 mapfile -t core < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_core_sources.join('\n')")
 mapfile -t binding < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_binding_sources.join('\n')")
 mapfile -t zstd < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_zstd_sources.join('\n')")

@@ -1,5 +1,5 @@
 // Regenerates test/fixtures/formats/: a small JSONL corpus and its zstd forms made by the zstd command-line
-// tool (independent of the addon's vendored decoder): one frame (level 19, with checksum) and two frames.
+// tool (independent of the addon's libzstd): one frame (level 19, with checksum) and two frames.
 //   node --import tsx tools/gen-format-fixtures.ts      (needs the `zstd` program: apt-get install zstd)
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,6 +1,6 @@
 // Writing kept documents: the second pass of `neardup dedup --kept FILE` / `--kept-dir DIR` over the inputs,
 // copying the lines (or, for Parquet inputs, the rows as JSON objects) of the documents that are kept, into
-// outputs that may be compressed (gzip: node:zlib; zstd: the addon's vendored encoder, level 3, with a
+// outputs that may be compressed (gzip: node:zlib; zstd: the addon's libzstd encoder, level 3, with a
 // checksum). Every output is an OutputFile: it appears complete or not at all.
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';

@@ -1,4 +1,4 @@
-// Streaming Zstandard decompression (the vendored decompressor, native/third_party/zstd): any number of
+// Streaming Zstandard decompression (libzstd, native/third_party/zstd): any number of
 // frames back to back (skippable frames are skipped), fed in pieces of any size. The output of one Feed is
 // bounded, so a small input that expands enormously is produced in bounded steps.
 #pragma once
