@@ -73,6 +73,9 @@ const FUNCTIONS: Record<string, Call[]> = {
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
+  readDocuments: [() => neardup.readDocuments(bad.notArray as never), () => neardup.readDocuments([5 as never]), () => neardup.readDocuments(['x'], 5 as never),
+    () => neardup.readDocuments(['x'], { field: 'a..b' }), () => neardup.readDocuments(['x'], { idField: '' }), () => neardup.readDocuments(['x'], { onBadLine: 'x' as never })],
+  sniffInput: [() => neardup.sniffInput('PAR1' as never), () => neardup.sniffInput(5 as never)],
   blot: [() => neardup.blot(bad.notArray as never), () => neardup.blot([5 as never]), () => neardup.blot(['a'], { seqLen: 0 }), () => neardup.blot(['a'], { profile: 'x' as never }), () => neardup.blot(['a'], 5 as never)],
   setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
 };

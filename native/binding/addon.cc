@@ -10,6 +10,7 @@
 #include "lsh_index.h"
 #include "lsh_dedup.h"
 #include "hashes.h"
+#include "jsonl.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
 #include "posting_index.h"
@@ -165,6 +166,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   ParagraphFilter::Init(env, exports);
   PostingIndexClass::Init(env, exports);
   TempFiles::Init(env, exports);
+  Jsonl::Init(env, exports);
   return exports;
 }
 
