@@ -6,8 +6,7 @@ import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors'
 import { expectInt, optionsObject } from './validate';
 import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { recallParam, resolveParams } from './lsh';
-import { shingleHashes, type ShingleOptions } from './shingles';
-import { minhash } from './minhash';
+import type { ShingleOptions } from './shingles';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
@@ -194,8 +193,6 @@ export class DedupSession {
   readonly numPerm: number;
   readonly settings: DedupSettings;
   private readonly handle: NativeLshDedup;
-  private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
-  private readonly shingle: ShingleOptions;
   private tail: Promise<unknown> = Promise.resolve();
   private added = 0;
   private closed = false;
@@ -231,8 +228,6 @@ export class DedupSession {
     // the same shingles for the signatures and for exact verification; undefined options take the defaults
     const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };
     for (const [k, v] of Object.entries(given)) if (v !== undefined) (shingle as unknown as Record<string, unknown>)[k] = v;
-    this.shingle = shingle;
-    this.mh = { ...shingle, profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}) };
     this.settings = {
       profile, threshold, numPerm: lp.numPerm, b: lp.b, r: lp.r,
       seed: String(seed ?? (profile === 'datasketch' ? 1 : 0)),
@@ -240,8 +235,8 @@ export class DedupSession {
       shingle, verify, clustering,
     };
     this.handle = nativeSync(() => new native.LshDedup({
-      profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify, clustering,
-      pairs: options.pairs ?? false, memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
+      ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
+      threshold, verify, clustering, pairs: options.pairs ?? false, memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
     }));
   }
 
@@ -262,24 +257,13 @@ export class DedupSession {
     this.open();
     // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
     if (this.options.memory) batch = batch.then((b) => this.checkLimits(b));
-    const sigP = batch.then((b) => minhash(b.packed, this.mh));
-    const shP = this.settings.verify === 'exact'
-      ? batch.then((b) => shingleHashes(b.packed, { ...this.shingle, hash: 'fast64', dedupe: true }))
-      : undefined;
-    // observed below, in order; these only keep an early rejection from being reported as unhandled
-    sigP.catch(() => undefined);
-    shP?.catch(() => undefined);
+    batch.catch(() => undefined);  // observed below, in order; this only keeps an early rejection from being reported as unhandled
+    // One native call per batch signs it on the pool (each text shingled once) and enters it into the index;
+    // batches enter in the order of the add() calls.
     const done = this.tail.then(async () => {
-      const { valid } = await batch;
-      const sig = await sigP;
+      const { packed, valid } = await batch;
       this.open();
-      if (shP) {
-        const sh = await shP;
-        this.open();
-        await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes, sh.offsets));
-      } else {
-        await nativeCall(this.handle.add(sig.signatures, valid));
-      }
+      await nativeCall(this.handle.add(packed, valid));
     });
     this.tail = done.catch(() => undefined);
     return done;

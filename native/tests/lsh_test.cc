@@ -192,7 +192,7 @@ TEST(spill_equals_memory) {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &a).ok());
   }
   char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
@@ -203,7 +203,7 @@ TEST(spill_equals_memory) {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &b).ok());
   }
   rmdir(dir);
@@ -298,7 +298,7 @@ TEST(dedup_tiny_memory_equals_memory) {
   {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
-    EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs.data()), n, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(sigs.data()), n, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &a).ok());
   }
   char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
@@ -310,7 +310,7 @@ TEST(dedup_tiny_memory_equals_memory) {
     EXPECT(d.Init().ok());
     const size_t fds = OpenFds();
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(OpenFds() <= fds + 1);
     EXPECT(FilesIn(dir) <= 2 * lsh::BandRuns::kDefaultFanIn + 3);
     EXPECT(d.Finish(2, nullptr, &b).ok());
@@ -340,7 +340,7 @@ TEST(keep_rule_vs_components) {
       o.clustering = c;
       lsh::Dedup d(o);
       EXPECT(d.Init().ok());
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs), 3, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(sigs), 3, nullptr, nullptr, 2, nullptr).ok());
       lsh::DedupResult r;
       EXPECT(d.Finish(2, nullptr, &r).ok());
       const std::vector<uint32_t> want = c == lsh::Clustering::kKept ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 0, 0};
