@@ -136,7 +136,7 @@ namespace {
 // pass finishes (it moves almost nothing, so it costs little even on skewed input: at worst quadratic in the
 // longest run of equal top bits). ~1.6x faster than bucketing on the top bits with insertion-sorted buckets,
 // ~6x faster than std::sort on a document's set. Scratch is reused by the caller.
-__attribute__((noinline)) void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<uint32_t>* cnt) {
+void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<uint32_t>* cnt) {
   if (n < 64) {
     std::sort(a, a + n);
     return;
