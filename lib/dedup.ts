@@ -194,6 +194,9 @@ export class DedupSession {
   readonly settings: DedupSettings;
   private readonly handle: NativeLshDedup;
   private tail: Promise<unknown> = Promise.resolve();
+  private issued: Promise<unknown> = Promise.resolve();
+  private inFlight: Promise<unknown>[] = [];
+  private failure: unknown;
   private added = 0;
   private closed = false;
 
@@ -242,10 +245,11 @@ export class DedupSession {
 
   /**
    * Adds documents in order; null = a skipped line (keeps its number, never matches). Strings are encoded to
-   * UTF-8 once, in slices that yield to the event loop; packed input (packTexts) is used as it is. The
-   * signatures (and, with verify 'exact', the shingle sets) are computed on the thread pool from that one
-   * encoding; the documents enter the index in the order of the add() calls, so a caller may start the next
-   * add() (and parse its input) before this one resolves. Bytes given must not change until it resolves.
+   * UTF-8 once, in slices that yield to the event loop; packed input (packTexts) is used as it is. Each text is
+   * shingled and signed once on the thread pool (with verify 'exact' it is also kept in a temporary file, for
+   * the candidate pairs' shingle sets in finish()); the documents enter the index in the order of the add()
+   * calls, so a caller may start the next add() (and parse its input) before this one resolves. Bytes given
+   * must not change until it resolves. When an add() fails, later add() and finish() calls fail too.
    */
   add(texts: ReadonlyArray<DocumentInput> | PackedTexts): Promise<void> {
     this.open();
@@ -255,15 +259,26 @@ export class DedupSession {
   /** @internal add() of a batch being encoded. */
   addEncoded(batch: Promise<EncodedBatch>): Promise<void> {
     this.open();
-    // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
-    if (this.options.memory) batch = batch.then((b) => this.checkLimits(b));
     batch.catch(() => undefined);  // observed below, in order; this only keeps an early rejection from being reported as unhandled
-    // One native call per batch signs it on the pool (each text shingled once) and enters it into the index;
-    // batches enter in the order of the add() calls.
-    const done = this.tail.then(async () => {
-      const { packed, valid } = await batch;
+    // One native call per batch signs it on the pool (each text shingled once) and enters it into the index.
+    // The calls are issued in the order of the add() calls as soon as each batch is encoded, and the native
+    // side runs them one at a time in that order, so the pool does not wait for this thread between batches.
+    // At most two are in flight natively (a waiting one holds a libuv thread). A batch that cannot be issued
+    // (bad input, over the memory budget) fails the session: the documents after it would be misnumbered.
+    const issue = this.issued.then(() => this.inFlight.length >= 2 ? this.inFlight.shift() : undefined).then(() => batch).then((b) => {
+      if (this.failure) throw this.failure;
       this.open();
-      await nativeCall(this.handle.add(packed, valid));
+      // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
+      if (this.options.memory) this.checkLimits(b);
+      const added = nativeCall(this.handle.add(b.packed, b.valid));
+      this.inFlight.push(added.catch(() => undefined));
+      return { added };  // wrapped: not waited for here
+    });
+    issue.then(({ added }) => added.catch(() => undefined), (e: unknown) => { this.failure ??= e; });
+    this.issued = issue.then(() => undefined, () => undefined);
+    const done = this.tail.then(async () => {
+      this.open();
+      await (await issue).added;
     });
     this.tail = done.catch(() => undefined);
     return done;
@@ -274,6 +289,7 @@ export class DedupSession {
     this.open();
     await this.tail;
     this.open();
+    if (this.failure) throw this.failure;  // an add() failed: the documents after it would be misnumbered
     const r = await nativeCall(this.handle.finish());
     const rep = r.representative;
     const duplicate = new Uint8Array(rep.length);

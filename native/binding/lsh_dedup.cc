@@ -1,5 +1,6 @@
 #include "lsh_dedup.h"
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 
@@ -15,14 +16,33 @@ namespace {
 
 // The session behind a JS object (Closable: close() returns at once; a running add() or finish() keeps the
 // session, and its temporary files, until it returns).
+//
+// add() calls run one at a time in call order (documents are numbered by it), but each is queued at once: the
+// next batch waits on its ticket, not on the JavaScript thread, so the pool never idles between batches. An
+// add() that fails leaves the session failed: later add() and finish() calls report that error.
 struct DedupState : Closable {
   std::mutex mu;
   std::unique_ptr<lsh::Dedup> dedup;
   bool finished = false;  // under mu
+  Status failed;          // under mu
+  uint64_t next_ticket = 0;  // JavaScript thread
+  std::mutex order_mu;
+  std::condition_variable order_cv;
+  uint64_t turn = 0;  // under order_mu: the ticket whose add() runs next
 };
 
 Status Unavailable(const DedupState& st) {
+  if (!st.failed.ok()) return Status(st.failed.code(), "an earlier add() failed: " + st.failed.message());
   return st.closed.load() ? Cancelled("dedup session") : Status(Code::kCancelled, "the dedup session is finished");
+}
+
+// close(): wakes add()s waiting for their turn (they return Cancelled).
+void CloseDedup(std::shared_ptr<DedupState>* st) {
+  if (!*st) return;
+  std::shared_ptr<DedupState> s = *st;
+  CloseState(st);
+  { std::lock_guard<std::mutex> lock(s->order_mu); }
+  s->order_cv.notify_all();
 }
 
 template <typename T>
@@ -39,12 +59,33 @@ class AddWorker : public PromiseWorker {
   AddWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
   TextBatch texts;
   std::vector<uint8_t> valid;
+  uint64_t ticket = 0;
 
  protected:
   Status Run() override {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
-    return st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+    {
+      // Workers start in queue order (libuv's queue is FIFO), so the add() whose turn it is has started or
+      // finished: waiting cannot deadlock.
+      std::unique_lock<std::mutex> lock(st_->order_mu);
+      st_->order_cv.wait(lock, [&] { return st_->turn == ticket || st_->closed.load() || stop()->load(); });
+      if (st_->turn != ticket) return Cancelled("dedup session");  // closed before its turn
+    }
+    Status s;
+    {
+      std::lock_guard<std::mutex> lock(st_->mu);
+      if (st_->closed.load() || st_->finished || !st_->failed.ok()) {
+        s = Unavailable(*st_);
+      } else {
+        s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+        if (!s.ok()) st_->failed = s;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(st_->order_mu);
+      st_->turn++;
+    }
+    st_->order_cv.notify_all();
+    return s;
   }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
 
@@ -60,7 +101,7 @@ class FinishWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
+    if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
     st_->finished = true;
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
     st_->dedup.reset();  // temporary files go now
@@ -162,6 +203,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
       if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
+    w->ticket = st_->next_ticket++;  // the last step that can throw is behind: every ticket gets its turn
     guard.release();
     return w->QueueAndGetPromise();
   }
@@ -173,7 +215,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
 
   // Returns at once, also while finish() runs (it completes and resolves; the session goes with it).
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    CloseState(&st_);
+    CloseDedup(&st_);
     return info.Env().Undefined();
   }
 
