@@ -12,8 +12,10 @@
 #include "check.h"
 #include "minhash/lsh.h"
 #include "minhash/lsh_dedup.h"
+#include "minhash/shingle_set.h"
 #include "minhash/union_find.h"
 #include "text/shingle.h"
+#include "util/cpu.h"
 
 using namespace neardup;
 
@@ -487,6 +489,69 @@ TEST(dedup_exact_at_the_threshold) {
     if (t == 0.75) EXPECT(r.pair_exact == std::vector<float>{0.75f});
     EXPECT(r.rep == (t == 0.75 ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 1, 2}));
   }
+}
+
+// SortHashes == std::sort on uniform, repeated and skewed values (equal top bits, tiny ranges), every size
+// class (std::sort below 64, one to three radix passes).
+TEST(sort_hashes_matches_std_sort) {
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> tmp;
+  std::vector<uint32_t> cnt;
+  for (size_t n : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(1000), size_t(70000), size_t(300000)}) {
+    for (int kind = 0; kind < 4; kind++) {
+      std::vector<uint64_t> v(n);
+      for (auto& x : v) {
+        const uint64_t r = rng();
+        x = kind == 0 ? r : kind == 1 ? r % 50 : kind == 2 ? (uint64_t(7) << 40) | (r >> 30) : r & ~uint64_t(0xffff);
+      }
+      if (kind == 0 && n > 10) std::copy(v.begin(), v.begin() + n / 3, v.begin() + n / 2);  // repeats
+      std::vector<uint64_t> want = v;
+      std::sort(want.begin(), want.end());
+      lsh::SortHashes(v.data(), n, &tmp, &cnt);
+      EXPECT(v == want);
+    }
+  }
+}
+
+// JaccardAtLeast: every kernel the CPU has agrees with std::set_intersection, for thresholds just below, at
+// and just above the true Jaccard (the early stop must never reject a pair that passes), on sets of all sizes
+// around the block widths.
+TEST(jaccard_at_least_all_kernels) {
+  using lsh::IntersectKernel;
+  using lsh::JaccardAtLeast;
+  std::vector<IntersectKernel> kernels = {IntersectKernel::kPortable};
+  if (Cpu().avx2 && Cpu().popcnt) kernels.push_back(IntersectKernel::kAvx2);
+  if (Cpu().avx512f && Cpu().popcnt) kernels.push_back(IntersectKernel::kAvx512);
+  std::mt19937_64 rng(17);
+  size_t checked = 0;
+  for (int round = 0; round < 3000; round++) {
+    const size_t common = rng() % 200, only_a = rng() % (round % 3 ? 40 : 400), only_b = rng() % 60;
+    // values interleaved over one range, so equal values sit at unrelated positions of the two sets
+    std::set<uint64_t> a, b;
+    while (a.size() < common) {
+      const uint64_t x = rng() % 1000000 * 3;
+      a.insert(x);
+      b.insert(x);
+    }
+    while (a.size() < common + only_a) a.insert(rng() % 1000000 * 3 + 1);
+    while (b.size() < common + only_b) b.insert(rng() % 1000000 * 3 + 2);
+    const std::vector<uint64_t> va(a.begin(), a.end()), vb(b.begin(), b.end());
+    const double truth = va.empty() && vb.empty() ? 1.0 : double(common) / double(va.size() + vb.size() - common);
+    for (double t : {0.0, std::nextafter(truth, 0.0), truth, std::nextafter(truth, 2.0), 0.5, 0.8, 1.0}) {
+      if (t > 1) continue;
+      for (IntersectKernel k : kernels) {
+        for (int swap = 0; swap < 2; swap++) {
+          double j = -1;
+          const bool got = swap ? JaccardAtLeast(vb.data(), vb.size(), va.data(), va.size(), t, &j, k)
+                                : JaccardAtLeast(va.data(), va.size(), vb.data(), vb.size(), t, &j, k);
+          EXPECT_EQ(got, truth >= t);
+          if (got) EXPECT(j == truth);
+          checked++;
+        }
+      }
+    }
+  }
+  EXPECT(checked > 30000);
 }
 
 TEST_MAIN("lsh")

@@ -8,6 +8,7 @@
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/os.h"
+#include "minhash/shingle_set.h"
 #include "parallel/pool.h"
 #include "text/shingle.h"
 #include "util/raw_buffer.h"
@@ -131,68 +132,6 @@ Status Dedup::StoreTexts(const Docs& docs, const uint8_t* valid) {
 
 namespace {
 
-// Sorts 64-bit shingle hashes (close to uniform): an LSD radix sort on their top lg(n) + 4 bits (passes of
-// at most 11 bits, one counting pass for all of them), after which equal top bits are rare and one insertion
-// pass finishes (it moves almost nothing, so it costs little even on skewed input: at worst quadratic in the
-// longest run of equal top bits). ~1.6x faster than bucketing on the top bits with insertion-sorted buckets,
-// ~6x faster than std::sort on a document's set. Scratch is reused by the caller.
-void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<uint32_t>* cnt) {
-  if (n < 64) {
-    std::sort(a, a + n);
-    return;
-  }
-  int lg = 0;
-  while ((size_t(1) << lg) < n) lg++;
-  const int want = std::min(lg + 4, 64);
-  const int passes = (want + 10) / 11, per = (want + passes - 1) / passes, bits = per * passes;
-  const int low = std::max(64 - bits, 0);  // the unsorted low bits (bits > 64: the top pass sees zeros)
-  const size_t nb = size_t(1) << per;
-  const uint64_t mask = nb - 1;
-  cnt->assign(nb * passes, 0);
-  uint32_t* c = cnt->data();
-  if (passes == 2) {  // documents of 2^7 to 2^18 shingles
-    for (size_t i = 0; i < n; i++) {
-      const uint64_t x = a[i] >> low;
-      c[x & mask]++;
-      c[nb + ((x >> per) & mask)]++;
-    }
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      const uint64_t x = a[i] >> low;
-      for (int p = 0; p < passes; p++) c[p * nb + ((x >> (p * per)) & mask)]++;
-    }
-  }
-  if (tmp->size() < n) tmp->resize(n);
-  uint64_t* src = a;
-  uint64_t* dst = tmp->data();
-  for (int p = 0; p < passes; p++) {
-    uint32_t* cp = c + p * nb;
-    uint32_t sum = 0;
-    for (size_t k = 0; k < nb; k++) {
-      const uint32_t v = cp[k];
-      cp[k] = sum;
-      sum += v;
-    }
-    const int shift = low + p * per;
-    for (size_t i = 0; i < n; i++) {
-      const uint64_t v = src[i];
-      dst[cp[(v >> shift) & mask]++] = v;
-    }
-    std::swap(src, dst);
-  }
-  if (src != a) std::memcpy(a, src, n * sizeof(uint64_t));
-  for (size_t i = 1; i < n; i++) {
-    const uint64_t v = a[i];
-    if (a[i - 1] <= v) continue;
-    size_t j = i;
-    do {
-      a[j] = a[j - 1];
-      j--;
-    } while (j > 0 && a[j - 1] > v);
-    a[j] = v;
-  }
-}
-
 // Shingles of a document of `len` bytes, at most (code points and words never outnumber bytes, also after
 // normalisation: text/shingle.h), without reading it.
 uint64_t ShingleBoundOfLength(const TextOptions& o, uint64_t len) {
@@ -220,38 +159,6 @@ size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out) 
   const size_t n = sh.size();
   SortHashes(out, n, &sc->tmp, &sc->cnt);
   return static_cast<size_t>(std::unique(out, out + n) - out);
-}
-
-// Whether two sets have Jaccard >= t, exactly as inter / (na + nb - inter) >= t in doubles (two empty sets:
-// 1). Sizes alone rule most false candidates out, and the merge stops once even matching every remaining
-// value could not reach the threshold; the Jaccard value is computed (*j) only when the pair is kept.
-bool AtLeast(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, double t, double* j) {
-  if (na == 0 && nb == 0) {
-    *j = 1.0;
-    return 1.0 >= t;
-  }
-  const size_t total = na + nb, most = std::min(na, nb);
-  auto pass = [&](size_t inter) { return static_cast<double>(inter) / static_cast<double>(total - inter) >= t; };
-  // need = the smallest intersection that passes (the ratio grows with it, also after rounding)
-  size_t need = static_cast<size_t>(std::min<double>(static_cast<double>(most), std::ceil(t * total / (1 + t))));
-  while (need > 0 && pass(need - 1)) need--;
-  while (need <= most && !pass(need)) need++;
-  if (need > most) return false;
-  size_t i = 0, k = 0, inter = 0;
-  while (i < na && k < nb) {
-    // a stretch of branch-free merge steps (each moves i or k or both by one, so none runs past an end),
-    // then the bound
-    for (size_t steps = std::min<size_t>(64, std::min(na - i, nb - k)); steps > 0; steps--) {
-      const uint64_t x = a[i], y = b[k];
-      inter += x == y;
-      i += x <= y;
-      k += y <= x;
-    }
-    if (inter + std::min(na - i, nb - k) < need) return false;
-  }
-  if (inter < need) return false;
-  *j = static_cast<double>(inter) / static_cast<double>(total - inter);
-  return true;
 }
 
 }  // namespace
@@ -427,7 +334,7 @@ Status Dedup::VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const
   exact->assign(cand.size(), 0.0f);
   auto check = [&](uint32_t pair, const uint64_t* x, size_t nx, const uint64_t* y, size_t ny) {
     double j;
-    if (AtLeast(x, nx, y, ny, t, &j)) {
+    if (JaccardAtLeast(x, nx, y, ny, t, &j)) {
       (*keep)[pair] = 1;
       (*exact)[pair] = static_cast<float>(j);
     }
