@@ -63,11 +63,18 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
   batch_keys_.resize(n * p.b);
   if (signers_.size() < slots) signers_.resize(slots);
   // Each document is shingled once, signed and cut into band keys; small chunks balance uneven documents.
+  // Item 0 keeps the batch's texts (exact verification; a sequential write): it runs while the other
+  // threads sign, not alone after them.
   const size_t grain = std::max<size_t>(1, std::min<size_t>(64, n / (slots * 8 + 1)));
-  parallel::ParallelFor(n, grain, slots, [&](size_t b, size_t e, size_t slot) {
+  Status text_status;
+  parallel::ParallelFor(n + 1, grain, slots, [&](size_t b, size_t e, size_t slot) {
     if (!signers_[slot]) signers_[slot] = std::make_unique<minhash::Signer>(plan_);
     minhash::Signer& signer = *signers_[slot];
-    for (size_t i = b; i < e; i++) {
+    if (b == 0) {
+      if (o_.verify == Verify::kExact) text_status = StoreTexts(docs, valid);
+      b = 1;
+    }
+    for (size_t i = b - 1; i < e - 1; i++) {
       uint8_t* sig = batch_sigs_.data() + i * sb;
       if (valid && !valid[i]) {
         std::memset(sig, 0xff, sb);  // never compared: a skipped line is in no bucket
@@ -78,7 +85,8 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
     }
   }, stop);
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-  return Insert(batch_sigs_.data(), batch_keys_.data(), n, valid, &docs, slots, stop);
+  if (!text_status.ok()) return text_status;
+  return Insert(batch_sigs_.data(), batch_keys_.data(), n, valid, nullptr, slots, stop);
 }
 
 Status Dedup::AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
@@ -100,7 +108,7 @@ Status Dedup::Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const 
     s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
     if (!s.ok()) return s;
   }
-  if (o_.verify == Verify::kExact) {
+  if (o_.verify == Verify::kExact && texts) {  // (Add stores them while signing)
     s = StoreTexts(*texts, valid);
     if (!s.ok()) return s;
   }

@@ -38,7 +38,7 @@ namespace lsh {
 constexpr size_t kAllPairsBucket = 100;
 
 // Shingle sets held at once while verifying, when no memory budget is given.
-constexpr uint64_t kDefaultVerifyBytes = uint64_t(256) << 20;
+constexpr uint64_t kDefaultVerifyBytes = uint64_t(64) << 20;
 
 enum class Verify { kNone = 0, kEstimate = 1, kExact = 2 };
 
