@@ -1,6 +1,8 @@
 // Near-duplicate removal with MinHash LSH: signatures -> band keys -> buckets (in memory, or spilled to
-// sorted runs under a memory budget) -> candidate pairs (verified exactly by default) -> kept documents
-// (doubri's rule by default). docs/lsh.md describes the pipeline, its defaults and its guarantees.
+// sorted runs under a memory budget) -> candidate pairs (verified exactly by default, from the shingle sets of
+// the candidates' texts) -> kept documents (doubri's rule by default). The native engine
+// (native/core/minhash/lsh_dedup.h) does all of it; this file resolves options and feeds batches.
+// docs/lsh.md describes the pipeline, its defaults and its guarantees.
 import * as os from 'node:os';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { expectInt, optionsObject } from './validate';
@@ -18,7 +20,7 @@ export type DedupClustering = 'kept' | 'components';
 
 /**
  * Options of dedup(). The defaults are the verified answer at the threshold: char 5-grams of the lower-cased
- * text, recall banding, exact verification of candidate pairs (shingle sets in a temporary file), doubri's
+ * text, recall banding, exact verification of candidate pairs (texts kept in a temporary file), doubri's
  * keep rule. Profile 'doubri-v1' instead defaults to doubri 1.0 exactly: the text as is, 40 x 20 bands, no
  * verification. Every effective value is in `DedupSession.settings`.
  */
@@ -56,15 +58,16 @@ export interface DedupOptions extends ShingleOptions {
   /** Collect the reported pairs. */
   pairs?: boolean;
   /**
-   * Memory budget in bytes for band keys, signatures and shingle sets (spilled to `tmp` beyond it). 0 or
-   * absent: all in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
+   * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
+   * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
+   * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
    * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
    * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
    * these two limits a budget under 64 MiB counts as 64 MiB).
    */
   memory?: number;
   /**
-   * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
+   * Folder for spilled files, the texts kept for exact verification included (default: the system temp folder): they
    * go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when the session ends; such folders of dead
    * processes are removed when a session starts.
    */
@@ -117,7 +120,7 @@ export interface DedupResult {
   duplicates: number;
   /** Clusters of two or more documents. */
   clusters: number;
-  /** Every byte written to temporary files in `tmp`: band runs, signatures and exact-verification shingle sets. */
+  /** Every byte written to temporary files in `tmp`: band runs, signatures and the texts kept for exact verification. */
   spilledBytes: number;
   /** Sorted runs written under the `memory` budget. */
   runs: number;
@@ -141,7 +144,8 @@ const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1
 /**
  * Working memory of one document, in bytes per byte of its UTF-8 text (peak RSS growth measured on one
  * 20-60 MB line of words, plus margin; bench notes in docs/lsh.md): shingling and signing hold the text, its
- * shingle offsets and hashes at once, and --verify exact also its sorted shingle set.
+ * shingle offsets and hashes at once, and --verify exact also its sorted shingle set (built from its text when
+ * it is in a candidate pair).
  */
 export function bytesPerDocumentByte(profile: DedupProfile = 'fast', verify: DedupVerify = 'exact'): number {
   if (verify === 'exact') return 64;

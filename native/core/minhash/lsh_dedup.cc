@@ -153,20 +153,23 @@ struct SetScratch {
   explicit SetScratch(const TextOptions& o) : shingler(o) {}
   Shingler shingler;
   std::vector<uint8_t> text;
-  std::vector<uint64_t> set, tmp;
+  std::vector<uint64_t> work, tmp, set;  // hashes being sorted; radix scratch; a set built outside the arena
   std::vector<uint32_t> cnt;
   Status status;
 };
 
 // A document's shingle set: the fast64 hashes (seed 0) of its shingles, sorted and distinct, written to out
-// (room for ShingleBoundOfLength values); returns the count.
+// (room for ShingleBoundOfLength values); returns the count. The hashes are sorted in per-thread scratch
+// (which stays in cache for a typical document) and only the distinct ones are copied out.
 size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out) {
   Shingler& sh = sc->shingler;
   sh.Reset(text, len);
-  ForEachFast64(sh, fast64::PrepareSeed(0), [out](size_t i, uint64_t h) { out[i] = h; });
   const size_t n = sh.size();
-  SortHashes(out, n, &sc->tmp, &sc->cnt);
-  return static_cast<size_t>(std::unique(out, out + n) - out);
+  if (sc->work.size() < n) sc->work.resize(n);
+  uint64_t* w = sc->work.data();
+  ForEachFast64(sh, fast64::PrepareSeed(0), [w](size_t i, uint64_t h) { w[i] = h; });
+  SortHashes(w, n, &sc->tmp, &sc->cnt);
+  return static_cast<size_t>(std::unique_copy(w, w + n, out) - out);
 }
 
 }  // namespace
