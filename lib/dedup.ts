@@ -60,8 +60,8 @@ export interface DedupOptions extends ShingleOptions {
   /**
    * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
    * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
-   * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
-   * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
+   * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over
+   * dedupLimits().documentBytes (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
    * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
    * these two limits a budget under 64 MiB counts as 64 MiB).
    */
