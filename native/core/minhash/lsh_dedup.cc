@@ -62,10 +62,11 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
   batch_sigs_.resize(n * sb);
   batch_keys_.resize(n * p.b);
   if (signers_.size() < slots) signers_.resize(slots);
-  // Each document is shingled once, signed and cut into band keys; small chunks balance uneven documents.
-  // Item 0 keeps the batch's texts (exact verification; a sequential write): it runs while the other
-  // threads sign, not alone after them.
-  const size_t grain = std::max<size_t>(1, std::min<size_t>(64, n / (slots * 8 + 1)));
+  // Each document is shingled once, signed and cut into band keys. Small chunks (~32 per thread, at most 16
+  // documents) balance uneven documents and keep the wait at the end of each batch short. Item 0 keeps the
+  // batch's texts (exact verification; a sequential write): it runs while the other threads sign, not alone
+  // after them.
+  const size_t grain = std::max<size_t>(1, std::min<size_t>(16, n / (slots * 32 + 1)));
   Status text_status;
   parallel::ParallelFor(n + 1, grain, slots, [&](size_t b, size_t e, size_t slot) {
     if (!signers_[slot]) signers_[slot] = std::make_unique<minhash::Signer>(plan_);
