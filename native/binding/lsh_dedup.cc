@@ -146,7 +146,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   }
 
   // new LshDedup({ profile, numPerm, seed, b, r, threshold, verify: 'none'|'estimate'|'exact',
-  //                clustering: 'kept'|'components', pairs, memory, spillTexts, tmp, ...shingle options })
+  //                clustering: 'kept'|'components', pairs, maxPairs, memory, spillTexts, tmp, ...shingle options })
   // Documents are signed with the MinHash profile matching `profile` (fast, datasketch, doubri-v1), numPerm
   // values and the seed, of the shingles the options give (over the profile's own defaults); exact
   // verification uses the same shingles.
@@ -176,6 +176,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
     d.spill_texts = GetBool(o, "spillTexts", true);
     d.want_pairs = GetBool(o, "pairs", false);
+    d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
     d.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");
     if (!tmp.IsUndefined()) {

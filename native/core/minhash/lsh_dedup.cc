@@ -480,6 +480,13 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       keep.resize(cand.size());
       for (size_t i = 0; i < cand.size(); i++) keep[i] = o_.verify == Verify::kNone || est[i] >= o_.threshold;
     }
+    if (o_.want_pairs) {
+      uint64_t reported = 0;
+      for (uint8_t k : keep) reported += k;
+      if (reported > o_.max_pairs)
+        return Status(Code::kTooManyResults, "more than " + std::to_string(o_.max_pairs) + " reported pairs (" +
+                                                 std::to_string(reported) + "; raise maxPairs)");
+    }
     const bool pair_kept = o_.clustering == Clustering::kKept && o_.verify != Verify::kNone;
     std::vector<uint64_t> kept;
     for (size_t i = 0; i < cand.size(); i++) {

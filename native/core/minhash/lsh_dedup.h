@@ -58,6 +58,7 @@ struct DedupOptions {
   Verify verify = Verify::kNone;
   Clustering clustering = Clustering::kKept;
   bool want_pairs = false;
+  uint64_t max_pairs = UINT64_MAX;  // want_pairs: more reported pairs fail with kTooManyResults, before they are copied
   uint64_t memory_bytes = 0;  // 0: band keys and signatures in memory, shingle sets within kDefaultVerifyBytes
   bool spill_texts = true;    // Verify::kExact: texts go to a temporary file (false: kept in memory)
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
