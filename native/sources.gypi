@@ -18,6 +18,7 @@
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",
       "native/core/minhash/lsh.cc",
+      "native/core/minhash/lsh_file.cc",
       "native/core/minhash/lsh_dedup.cc",
       "native/core/minhash/spill.cc",
       "native/core/simhash/fingerprint.cc",
