@@ -5,7 +5,10 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './shingles';
-export { LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
+export {
+  LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile,
+  type LshKey, type LshKeys, type LshKeyType, type LshIndexInfo,
+} from './lsh';
 export {
   dedup, DedupSession, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
 } from './dedup';

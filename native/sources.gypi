@@ -20,6 +20,7 @@
       "native/core/minhash/lsh.cc",
       "native/core/minhash/lsh_file.cc",
       "native/core/minhash/lsh_dedup.cc",
+      "native/core/minhash/lsh_dedup_index.cc",
       "native/core/minhash/spill.cc",
       "native/core/simhash/fingerprint.cc",
       "native/core/minhash/banding.cc",

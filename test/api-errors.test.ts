@@ -81,6 +81,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   LshIndex: {
     constructor: () => [() => new LshIndex({ numPerm: 0 }), () => new LshIndex({ b: 3 }), () => new LshIndex(5 as never), () => new LshIndex({ profile: 'x' as never })],
     load: () => [() => LshIndex.load(bad.notString), () => LshIndex.load('x', 5 as never)],
+    loadAsync: () => [() => LshIndex.loadAsync(bad.notString), () => LshIndex.loadAsync('x', 5 as never)],
+    has: (i: neardup.LshIndex) => [() => i.has('x' as never), () => i.has(-1), () => i.has(2n ** 64n)],
     insert: (i: neardup.LshIndex) => [() => i.insert([1n], new Uint32Array(3)), () => i.insert(bad.notArray as never, sig16), () => i.insert([1n, 2n], sig16)],
     insertSync: (i: neardup.LshIndex) => [() => i.insertSync([1n], new Float64Array(16) as never), () => i.insertSync(['x' as never], sig16)],
     query: (i: neardup.LshIndex) => [() => i.query(new Uint32Array(3)), () => i.query('x' as never)],
@@ -143,7 +145,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
+const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 

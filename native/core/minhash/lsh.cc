@@ -40,35 +40,33 @@ Status Validate(const Params& p) {
   return Status::Ok();
 }
 
-void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys) {
+uint64_t BandKey(const Params& p, const uint8_t* sig, uint32_t j) {
   const size_t band_bytes = size_t(p.r) * p.value_bytes;
-  if (p.profile == Profile::kDatasketch) {
-    uint8_t buf[8 * 64];
-    for (uint32_t j = 0; j < p.b; j++) {
-      const uint8_t* v = sig + j * band_bytes;
-      uint64_t h = fast64::PrepareSeed(0);
-      // Key bytes: each value as 8 bytes big-endian; hashed in chunks of 64 values, chained by seed.
-      uint32_t done = 0;
-      while (done < p.r) {
-        const uint32_t m = std::min<uint32_t>(64, p.r - done);
-        for (uint32_t i = 0; i < m; i++) {
-          const uint32_t x = LoadU32(v + (done + i) * 4);
-          uint8_t* o = buf + i * 8;
-          o[0] = o[1] = o[2] = o[3] = 0;
-          o[4] = uint8_t(x >> 24);
-          o[5] = uint8_t(x >> 16);
-          o[6] = uint8_t(x >> 8);
-          o[7] = uint8_t(x);
-        }
-        h = fast64::HashPrepared(buf, size_t(m) * 8, h);
-        done += m;
-      }
-      keys[j] = h;
+  const uint8_t* v = sig + j * band_bytes;
+  if (p.profile != Profile::kDatasketch) return fast64::HashPrepared(v, band_bytes, fast64::PrepareSeed(0));
+  // Key bytes: each value as 8 bytes big-endian; hashed in chunks of 64 values, chained by seed.
+  uint8_t buf[8 * 64];
+  uint64_t h = fast64::PrepareSeed(0);
+  uint32_t done = 0;
+  while (done < p.r) {
+    const uint32_t m = std::min<uint32_t>(64, p.r - done);
+    for (uint32_t i = 0; i < m; i++) {
+      const uint32_t x = LoadU32(v + (done + i) * 4);
+      uint8_t* o = buf + i * 8;
+      o[0] = o[1] = o[2] = o[3] = 0;
+      o[4] = uint8_t(x >> 24);
+      o[5] = uint8_t(x >> 16);
+      o[6] = uint8_t(x >> 8);
+      o[7] = uint8_t(x);
     }
-  } else {
-    const uint64_t seed = fast64::PrepareSeed(0);
-    for (uint32_t j = 0; j < p.b; j++) keys[j] = fast64::HashPrepared(sig + j * band_bytes, band_bytes, seed);
+    h = fast64::HashPrepared(buf, size_t(m) * 8, h);
+    done += m;
   }
+  return h;
+}
+
+void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys) {
+  for (uint32_t j = 0; j < p.b; j++) keys[j] = BandKey(p, sig, j);
 }
 
 void BandKeysBatch(const Params& p, const uint8_t* sigs, size_t n, uint64_t* keys, size_t slots,
@@ -258,16 +256,41 @@ void Index::Query(const uint8_t* sig, std::vector<uint64_t>* out) const {
   QueryBands(bands.data(), out);
 }
 
-void Index::QueryBands(const uint64_t* bands, std::vector<uint64_t>* out) const {
+void Index::QueryBands(const uint64_t* bands, std::vector<uint64_t>* out, size_t limit) const {
   out->clear();
   for (uint32_t j = 0; j < p_.b; j++) {
-    if (base_)
-      base_->Lookup(j, bands[j], [&](uint64_t slot) {
-        if (!Dead(slot)) out->push_back(slot);
-      });
-    if (tables_[j].empty()) continue;
-    auto it = tables_[j].find(bands[j]);
-    if (it != tables_[j].end()) out->insert(out->end(), it->second.begin(), it->second.end());
+    const std::vector<uint64_t>* added = nullptr;
+    if (!tables_[j].empty()) {
+      auto it = tables_[j].find(bands[j]);
+      if (it != tables_[j].end()) added = &it->second;
+    }
+    size_t lo = 0, hi = 0;  // the bucket's run in the base table
+    const uint32_t* slots = nullptr;
+    if (base_) {
+      const uint64_t* keys = base_->band_keys(j);
+      slots = base_->band_slots(j);
+      lo = std::lower_bound(keys, keys + base_n_, bands[j]) - keys;
+      hi = std::upper_bound(keys + lo, keys + base_n_, bands[j]) - keys;
+    }
+    auto live = [&](size_t i) { return slots[i] < base_n_ && !Dead(slots[i]); };
+    if ((hi - lo) + (added ? added->size() : 0) <= limit) {
+      for (size_t i = lo; i < hi; i++)
+        if (live(i)) out->push_back(slots[i]);
+      if (added) out->insert(out->end(), added->begin(), added->end());
+      continue;
+    }
+    // first and last live entries (base entries precede inserted ones)
+    size_t f = lo;
+    while (f < hi && !live(f)) f++;
+    if (f < hi) out->push_back(slots[f]);
+    else if (added && !added->empty()) out->push_back(added->front());
+    if (added && !added->empty()) {
+      out->push_back(added->back());
+    } else {
+      size_t l = hi;
+      while (l > lo && !live(l - 1)) l--;
+      if (l > lo) out->push_back(slots[l - 1]);
+    }
   }
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
@@ -424,7 +447,7 @@ class AddedSource : public AppendSource {
   std::vector<uint64_t> order_;
 };
 
-Status Index::SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra) const {
+Status Index::SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra, const std::string* meta) const {
   AddedSource added(*this);
   std::vector<AppendSource*> sources{&added};
   sources.insert(sources.end(), extra.begin(), extra.end());
@@ -432,15 +455,15 @@ Status Index::SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra) co
   spec.params = p_;
   spec.key_type = key_type_;
   spec.store = store_;
-  spec.meta = meta_;
+  spec.meta = meta ? *meta : meta_;
   return WriteIndex(spec, base_.get(), dead_, sources, sink);
 }
 
-Status Index::Save(const std::string& path, const std::vector<AppendSource*>& extra) const {
+Status Index::Save(const std::string& path, const std::vector<AppendSource*>& extra, const std::string* meta) const {
   FileSink f;
   Status s = f.Open(path);
   if (!s.ok()) return s;
-  s = SaveTo(&f, extra);
+  s = SaveTo(&f, extra, meta);
   if (!s.ok()) return s;
   s = f.Commit();
 #if defined(_WIN32)

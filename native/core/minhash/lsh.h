@@ -78,8 +78,9 @@ class Index {
   Status Remove(const Key& k);
   // Handles of live entries sharing at least one band with `sig`, ascending.
   void Query(const uint8_t* sig, std::vector<uint64_t>* out) const;
-  // The same from the b band keys of a signature (BandKeys).
-  void QueryBands(const uint64_t* band_keys, std::vector<uint64_t>* out) const;
+  // The same from the b band keys of a signature (BandKeys). With `limit`, a bucket of more than `limit`
+  // entries gives only its first and last live entries (dedup's bound on the work per document).
+  void QueryBands(const uint64_t* band_keys, std::vector<uint64_t>* out, size_t limit = SIZE_MAX) const;
   // The key of a live handle (kCorrupt for a damaged base segment loaded without verification).
   Status KeyOf(uint64_t handle, Key* k) const;
   // Stored signature / data of a live handle (nullptr / kUnsupported when the index does not store them).
@@ -96,11 +97,11 @@ class Index {
   uint64_t version() const { return version_; }
 
   // Writes every live entry (the base's first, then the inserted ones, in insertion order) and, after them,
-  // the entries of `extra`, to one version 2 file, atomically. Safe when `path` is the file the index was
+  // the entries of `extra`, to one version 2 file, atomically, with `meta` (nullptr: the index's own). Safe when `path` is the file the index was
   // loaded from: the new file is written under a temporary name and renamed over it, while the old one stays
   // mapped (POSIX; Windows refuses to replace a mapped file: the rename then fails with a clear error).
-  Status Save(const std::string& path, const std::vector<AppendSource*>& extra = {}) const;
-  Status SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra = {}) const;
+  Status Save(const std::string& path, const std::vector<AppendSource*>& extra = {}, const std::string* meta = nullptr) const;
+  Status SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra = {}, const std::string* meta = nullptr) const;
 
  private:
   friend class PairStream;

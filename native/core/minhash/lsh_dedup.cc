@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "io/os.h"
+#include "minhash/lsh_dedup_index.h"
 #include "minhash/union_find.h"
 #include "parallel/pool.h"
 
@@ -18,6 +19,9 @@ Dedup::Dedup(const DedupOptions& o) : o_(o), runs_(o.params.b, o.memory_bytes, o
 Status Dedup::Init() {
   Status s = Validate(o_.params);
   if (!s.ok()) return s;
+  if (o_.index && o_.clustering != Clustering::kKept)
+    return Status(Code::kInvalidArgument, "an index works with the keep rule only (connected components of a later run could join "
+                                          "documents an earlier run kept)");
   if (spill_) {
     s = spill_dir_.Create(o_.tmp_dir);
     if (!s.ok()) return s;
@@ -88,7 +92,7 @@ void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<u
 }  // namespace
 
 Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
-                  size_t slots, const std::atomic<bool>* stop) {
+                  size_t slots, const std::atomic<bool>* stop, const Docs* texts) {
   if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
   if (o_.verify == Verify::kExact && (!shingles || !offsets))
     return Status(Code::kInvalidArgument, "exact verification needs the shingle hashes of every document");
@@ -118,6 +122,10 @@ Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t*
       if (!s.ok()) return s;
       sh_off_.push_back(sh_off_.back() + counts[i]);
     }
+  }
+  if (o_.index) {
+    s = o_.index->AddBatch(sigs, keys.data(), n, valid, texts, slots, stop);
+    if (!s.ok()) return s;
   }
   docs_ += n;
   return Status::Ok();
@@ -155,6 +163,54 @@ Status ReadSet(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t 
 
 }  // namespace
 
+// This run's signatures and shingle sets, for the index hook.
+class EngineDocs : public RunDocs {
+ public:
+  explicit EngineDocs(Dedup* d) : d_(d) {}
+  ~EngineDocs() override { io::os::CloseQuietly(fd_); }
+  Status Open() {
+    sigs_ = d_->sigs_mem_.data();
+    if (d_->sigs_file_) {
+      Status s = d_->sigs_file_->Finish();
+      if (s.ok() && d_->sigs_file_->size() > 0) s = map_.Open(d_->sigs_file_->path());
+      if (!s.ok()) return s;
+      sigs_ = map_.data();
+    }
+    if (d_->sh_file_) {
+      Status s = d_->sh_file_->Finish();
+      if (s.ok()) s = io::os::OpenRead(d_->sh_file_->path(), &fd_);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  Status Signature(uint64_t d, const uint8_t** sig) override {
+    *sig = sigs_ + d * d_->o_.params.signature_bytes();
+    return Status::Ok();
+  }
+  Status ShingleSet(uint64_t d, std::vector<uint64_t>* buf, size_t* n) override {
+    const uint64_t first = d_->sh_off_[d], count = d_->sh_off_[d + 1] - first;
+    *n = static_cast<size_t>(count);
+    if (fd_ != io::os::kNoFd) return ReadSet(fd_, d_->sh_file_->path(), first, count, buf);
+    const uint64_t* sh = reinterpret_cast<const uint64_t*>(d_->sh_mem_.data()) + first;
+    buf->assign(sh, sh + count);
+    return Status::Ok();
+  }
+
+ private:
+  Dedup* d_;
+  io::MappedFile map_;
+  const uint8_t* sigs_ = nullptr;
+  io::os::Fd fd_ = io::os::kNoFd;
+};
+
+Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop) {
+  if (!o_.index) return Status(Code::kInvalidArgument, "this dedup session has no index to write");
+  EngineDocs docs(this);
+  Status s = docs.Open();
+  if (!s.ok()) return s;
+  return o_.index->Write(path, meta, &docs, slots, stop);
+}
+
 // doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept
 // a it is paired with; a is decided before b, so one pass over the pairs sorted by b decides everything.
 void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const {
@@ -163,6 +219,8 @@ void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) 
   std::sort(by_b.begin(), by_b.end());
   out->rep.resize(docs_);
   std::iota(out->rep.begin(), out->rep.end(), 0u);
+  if (o_.index)
+    for (const auto& m : o_.index->matches()) out->rep[m.first] = kIndexRep;  // never kept: never a representative
   for (uint64_t e : by_b) {
     const uint32_t b = static_cast<uint32_t>(e >> 32), a = static_cast<uint32_t>(e);
     if (out->rep[b] == b && out->rep[a] == a) out->rep[b] = a;
@@ -210,14 +268,28 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   }
   out->runs = runs_.runs();
   if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+  if (o_.index) {
+    // documents matching an entry of the prior index are dropped for it before the keep rule runs
+    EngineDocs docs(this);
+    s = docs.Open();
+    if (s.ok()) s = o_.index->Match(&docs, o_.want_pairs, slots, stop);
+    if (!s.ok()) return s;
+  }
   if (bucket_kept) {
     std::sort(member.begin(), member.end());
     std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
     out->rep.resize(n);
     std::iota(out->rep.begin(), out->rep.end(), 0u);
+    if (o_.index)
+      for (const auto& m : o_.index->matches()) out->rep[m.first] = kIndexRep;
     for (size_t x = 0; x < member.size();) {
       const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
       size_t y = x;
+      if (out->rep[doc] == kIndexRep) {  // dropped for an indexed document: holds no bucket
+        while (y < member.size() && (member[y] >> 32) == doc) y++;
+        x = y;
+        continue;
+      }
       uint32_t by = UINT32_MAX;
       for (; y < member.size() && (member[y] >> 32) == doc; y++) by = std::min(by, holder[member[y] & 0xffffffffu]);
       if (by != UINT32_MAX) {
@@ -313,7 +385,19 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (sh_file_ ? sh_file_->size() : 0);
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);
+  if (o_.index) {
+    out->spilled_bytes += o_.index->spilled_bytes();
+    out->candidate_pairs += o_.index->candidates();
+    out->kept_pairs += o_.index->verified();
+    std::vector<uint64_t> entries;  // clusters around an indexed document
+    for (const auto& m : o_.index->matches()) entries.push_back(m.second);
+    std::sort(entries.begin(), entries.end());
+    out->clusters += static_cast<uint64_t>(std::unique(entries.begin(), entries.end()) - entries.begin());
+    out->duplicates += o_.index->matches().size();
+    o_.index->SetKept(out->rep);
+  }
   for (uint64_t i = 0; i < n; i++) {
+    if (out->rep[i] == kIndexRep) continue;  // counted above
     if (out->rep[i] != i) {
       out->duplicates++;
       if (!is_rep_of_many[out->rep[i]]) {

@@ -17,12 +17,17 @@
 #include "io/temp_names.h"
 #include "minhash/lsh.h"
 #include "minhash/spill.h"
+#include "text/docs.h"
 #include "util/status.h"
 
 namespace neardup {
 namespace lsh {
 
 constexpr size_t kAllPairsBucket = 100;
+
+class IndexHook;  // lsh_dedup_index.h
+// DedupResult::rep of a document dropped for an entry of the prior index (IndexHook::matches() names it).
+constexpr uint32_t kIndexRep = UINT32_MAX;
 
 enum class Verify { kNone = 0, kEstimate = 1, kExact = 2 };
 
@@ -42,6 +47,7 @@ struct DedupOptions {
   uint64_t memory_bytes = 0;  // 0: everything in memory (except shingle sets when spill_shingles)
   bool spill_shingles = true;  // Verify::kExact: shingle sets go to a temporary file, read back per pair
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
+  IndexHook* index = nullptr;  // against / into an index (lsh_dedup_index.h); outlives the session
 };
 
 struct DedupResult {
@@ -62,15 +68,18 @@ class Dedup {
   Status Init();
   // n documents: signatures (n x signature_bytes), valid (nullable; 0 = a skipped line that never matches),
   // and for Verify::kExact their shingle hashes (any order, repeats allowed; each document's range is sorted in
-  // place): doc i is shingles[offsets[i] .. offsets[i+1]).
+  // place): doc i is shingles[offsets[i] .. offsets[i+1]). `texts`: the documents, when the index hook keeps them.
   Status Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
-             size_t slots, const std::atomic<bool>* stop);
+             size_t slots, const std::atomic<bool>* stop, const Docs* texts = nullptr);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
+  // After Finish, with an index hook that writes: the prior index and this run's kept documents, to `path`.
+  Status WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop);
   uint64_t docs() const { return docs_; }
 
  private:
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
   void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
+  friend class EngineDocs;
   DedupOptions o_;
   io::SpillDir spill_dir_;  // declared before what lives in it: destroyed (removed) after it
   BandRuns runs_;

@@ -34,6 +34,8 @@ Status Validate(const Params& p);
 
 // keys[j] for j < b of one signature.
 void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys);
+// The key of band j alone.
+uint64_t BandKey(const Params& p, const uint8_t* sig, uint32_t j);
 // keys[i*b + j] for n signatures, on the thread pool.
 void BandKeysBatch(const Params& p, const uint8_t* sigs, size_t n, uint64_t* keys, size_t slots,
                    const std::atomic<bool>* stop);
