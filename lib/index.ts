@@ -10,8 +10,9 @@ export {
   type LshKey, type LshKeys, type LshKeyType, type LshIndexInfo,
 } from './lsh';
 export {
-  dedup, DedupSession, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
+  dedup, DedupSession, INDEX_REPRESENTATIVE, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
 } from './dedup';
+export { type DedupIndexKeys, type DedupIndexMeta, type DedupSettingsJson } from './dedup-index';
 export type { DocumentInput, DocumentSource, BatchProgress, LongCallOptions } from './batching';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {

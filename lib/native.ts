@@ -89,6 +89,8 @@ export interface NativeDedupOptions {
   clustering?: 'kept' | 'components';
   /** verify 'exact': keep shingle sets in a temporary file in `tmp` (default true), not in memory. */
   spillShingles?: boolean;
+  /** Against an index (prior: a native LshIndex) and/or writing one after the run (lib/dedup-index.ts). */
+  index?: { prior?: unknown; write: boolean; keyType: 'int' | 'string'; keyOffset: number; text: Omit<NativeShingleOptions, 'hash' | 'dedupe' | 'seed'> };
 }
 
 export interface NativeDedupResult {
@@ -103,11 +105,16 @@ export interface NativeDedupResult {
   clusters: number;
   spilledBytes: number;
   runs: number;
+  indexMatches?: { docs: Uint32Array; keys: BigUint64Array | string[] };
+  indexPairs?: { docs: Uint32Array; keys: BigUint64Array | string[]; estimate: Float32Array; exact: Float32Array };
 }
 
 export interface NativeLshDedup {
-  add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
+  add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array,
+    texts?: PackedTexts, keys?: string[]): Promise<void>;
   finish(): Promise<NativeDedupResult>;
+  keyConflicts(max: number): Promise<{ doc: number; other: number; key: string }[]>;
+  saveIndex(path: string, metadata: string): Promise<{ entries: number }>;
   close(): void;
 }
 

@@ -52,7 +52,8 @@ const FUNCTIONS: Record<string, Call[]> = {
   optimalParamAsync: [() => neardup.optimalParamAsync(2, 128), () => neardup.optimalParamAsync(0.5, 1.5)],
   recallParam: [() => neardup.recallParam(0, 128), () => neardup.recallParam(0.5, 0), () => neardup.recallParam(0.5, 128, 1)],
   collisionProbability: [() => neardup.collisionProbability(2, 1, 1), () => neardup.collisionProbability(0.5, 0, 1), () => neardup.collisionProbability('x' as never, 1, 1)],
-  dedup: [() => neardup.dedup(bad.notArray as never), () => neardup.dedup(['a'], { threshold: 5 }), () => neardup.dedup(['a'], { verify: 'x' as never }), () => neardup.dedup(['a'], { banding: 'x' as never })],
+  dedup: [() => neardup.dedup(bad.notArray as never), () => neardup.dedup(['a'], { threshold: 5 }), () => neardup.dedup(['a'], { verify: 'x' as never }), () => neardup.dedup(['a'], { banding: 'x' as never }),
+    () => neardup.dedup(['a'], { saveIndex: 5 as never }), () => neardup.dedup(['a'], { index: 5 as never })],
   doubriSelf: [() => neardup.doubriSelf(bad.notArray as never, 'x'), () => neardup.doubriSelf(['a'], bad.notString)],
   doubriOther: [() => neardup.doubriOther(bad.notString, ['a']), () => neardup.doubriOther('x', bad.notArray as never)],
   simhashFingerprints: [() => neardup.simhashFingerprints(bad.notArray as never), () => neardup.simhashFingerprints(['a'], { hash: 'sha9' as never })],
@@ -111,8 +112,11 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     saveSync: (i: neardup.SimhashIndex) => [() => i.saveSync(bad.notString)],
   },
   DedupSession: {
-    constructor: () => [() => new DedupSession({ numPerm: 0 }), () => new DedupSession({ profile: 'x' as never }), () => new DedupSession({ memory: -5 })],
-    add: (s: neardup.DedupSession) => [() => s.add(bad.notArray as never), () => s.add([5 as never])],
+    constructor: () => [() => new DedupSession({ numPerm: 0 }), () => new DedupSession({ profile: 'x' as never }), () => new DedupSession({ memory: -5 }),
+      () => new DedupSession({ index: 'x.lsh' as never }), () => new DedupSession({ indexOut: 1 as never }), () => new DedupSession({ indexKeys: 'id' }),
+      () => new DedupSession({ indexOut: true, indexKeys: 'x' as never }), () => new DedupSession({ indexOut: true, clustering: 'components' })],
+    add: (s: neardup.DedupSession) => [() => s.add(bad.notArray as never), () => s.add([5 as never]), () => s.add(['a'], ['x'])],
+    saveIndex: (s: neardup.DedupSession) => [() => s.saveIndex(bad.notString), () => s.saveIndex('x', 5 as never)],
   },
   SignatureWriter: {
     constructor: () => [() => new SignatureWriter(bad.notString, { numPerm: 4 }), () => new SignatureWriter(path.join(dir, 'w'), { numPerm: 0 })],

@@ -220,16 +220,21 @@ class SaveIndexWorker : public PromiseWorker {
     if (st_->closed.load()) return Cancelled("dedup session");
     if (!st_->finished || !st_->dedup) return Status(Code::kCancelled, "saveIndex: once, after finish()");
     auto prior = st_->LockPrior();
-    Status s = st_->dedup->WriteIndex(path_, meta_, slots_, stop());
+    Status s = st_->dedup->WriteIndex(path_, meta_, slots_, stop(), &entries_);
     st_->dedup.reset();  // temporary files go now
     return s;
   }
-  Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("entries", double(entries_));
+    return o;
+  }
 
  private:
   std::shared_ptr<DedupState> st_;
   std::string path_, meta_;
   size_t slots_;
+  uint64_t entries_ = 0;
 };
 
 class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {

@@ -203,12 +203,13 @@ class EngineDocs : public RunDocs {
   io::os::Fd fd_ = io::os::kNoFd;
 };
 
-Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop) {
+Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop,
+                         uint64_t* entries) {
   if (!o_.index) return Status(Code::kInvalidArgument, "this dedup session has no index to write");
   EngineDocs docs(this);
   Status s = docs.Open();
   if (!s.ok()) return s;
-  return o_.index->Write(path, meta, &docs, slots, stop);
+  return o_.index->Write(path, meta, &docs, slots, stop, entries);
 }
 
 // doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept

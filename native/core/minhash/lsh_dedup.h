@@ -73,7 +73,8 @@ class Dedup {
              size_t slots, const std::atomic<bool>* stop, const Docs* texts = nullptr);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
   // After Finish, with an index hook that writes: the prior index and this run's kept documents, to `path`.
-  Status WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop);
+  Status WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop,
+                    uint64_t* entries);
   uint64_t docs() const { return docs_; }
 
  private:

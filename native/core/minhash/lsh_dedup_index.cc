@@ -325,7 +325,7 @@ Status IndexHook::KeyConflicts(size_t max, std::vector<KeyConflict>* out) {
 }
 
 Status IndexHook::Write(const std::string& path, const std::string& meta, RunDocs* docs, size_t slots,
-                        const std::atomic<bool>* stop) {
+                        const std::atomic<bool>* stop, uint64_t* entries) {
   (void)slots;
   if (!o_.write) return Status(Code::kInvalidArgument, "this dedup session was not asked to write an index");
   std::vector<KeyConflict> conflicts;
@@ -339,6 +339,7 @@ Status IndexHook::Write(const std::string& path, const std::string& meta, RunDoc
   s = src.Open();
   if (!s.ok()) return s;
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  *entries = (o_.prior ? o_.prior->size() : 0) + src.count();
   if (o_.prior) return o_.prior->Save(path, {&src}, &meta);
   Index fresh(o_.params, o_.key_type, store());
   fresh.set_meta(meta);

@@ -101,8 +101,10 @@ class IndexHook {
   void SetKept(const std::vector<uint32_t>& rep);
   // Kept documents whose keys are already taken (at most `max`, in document order).
   Status KeyConflicts(size_t max, std::vector<KeyConflict>* out);
-  // Writes the prior index's entries and this run's kept documents to `path` (atomically) with `meta`.
-  Status Write(const std::string& path, const std::string& meta, RunDocs* docs, size_t slots, const std::atomic<bool>* stop);
+  // Writes the prior index's entries and this run's kept documents to `path` (atomically) with `meta`;
+  // *entries receives the number of entries written.
+  Status Write(const std::string& path, const std::string& meta, RunDocs* docs, size_t slots, const std::atomic<bool>* stop,
+               uint64_t* entries);
 
  private:
   friend class KeptSource;
