@@ -12,6 +12,8 @@
 #include "check.h"
 #include "minhash/lsh.h"
 #include "minhash/lsh_dedup.h"
+#include "minhash/lsh_dedup_index.h"
+#include "text/shingle.h"
 #include "minhash/union_find.h"
 
 using namespace neardup;
@@ -536,6 +538,179 @@ TEST(keep_rule_vs_components) {
       EXPECT(r.clusters == 1);
     }
   }
+}
+
+
+// A corpus of texts with planted near-copies, and signatures that follow the texts' copying (as MinHash would:
+// a copy keeps most of its source's values). Verification reads the texts' shingle sets.
+struct TextCorpus {
+  std::vector<std::string> texts;
+  std::vector<uint32_t> sigs;  // n x k
+  std::vector<std::vector<uint64_t>> sets;  // sorted distinct fast64 shingle hashes (char 5-grams)
+  TextCorpus(size_t n, uint32_t k, uint32_t seed) {
+    std::mt19937 g(seed);
+    auto word = [&] { return std::to_string(g() % 100000) + "x"; };
+    std::vector<std::vector<std::string>> words;
+    for (size_t i = 0; i < n; i++) {
+      const bool copy = i > 3 && g() % 2;
+      const size_t src = copy ? g() % i : 0;
+      std::vector<std::string> w;
+      if (copy) {
+        w = words[src];
+        for (auto& x : w)
+          if (g() % 12 == 0) x = word();
+      } else {
+        for (int j = 0; j < 60; j++) w.push_back(word());
+      }
+      std::string t;
+      for (const auto& x : w) t += (t.empty() ? "" : " ") + x;
+      words.push_back(w);
+      texts.push_back(t);
+      for (uint32_t v = 0; v < k; v++) sigs.push_back(copy && g() % 6 ? sigs[src * k + v] : g() % 50);
+    }
+    TextOptions o;
+    Shingler sh(o);
+    HashDedup dd;
+    for (const auto& t : texts) {
+      sh.Reset(t);
+      std::vector<uint64_t> h(sh.size());
+      h.resize(WriteShingleHashes(sh, ShingleHash::kFast64, 0, true, &dd, h.data()));
+      std::sort(h.begin(), h.end());
+      sets.push_back(h);
+    }
+  }
+  // Adds documents [lo, hi) to d in batches of `batch`.
+  Status Add(lsh::Dedup* d, size_t lo, size_t hi, size_t batch, uint32_t k) {
+    for (size_t at = lo; at < hi; at += batch) {
+      const size_t m = std::min(batch, hi - at);
+      std::vector<uint64_t> sh;
+      std::vector<uint32_t> off{0};
+      std::vector<const uint8_t*> ptr;
+      std::vector<size_t> len;
+      for (size_t i = at; i < at + m; i++) {
+        sh.insert(sh.end(), sets[i].begin(), sets[i].end());
+        off.push_back(static_cast<uint32_t>(sh.size()));
+        ptr.push_back(reinterpret_cast<const uint8_t*>(texts[i].data()));
+        len.push_back(texts[i].size());
+      }
+      Docs docs;
+      docs.ptr = ptr.data();
+      docs.len = len.data();
+      docs.n = m;
+      Status s = d->Add(reinterpret_cast<const uint8_t*>(&sigs[at * k]), m, nullptr, sh.data(), off.data(), 2, nullptr, &docs);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+};
+
+// A run over B against the index a run over A wrote (and that index extended) equals one run over A + B.
+TEST(dedup_against_index_equals_one_run) {
+  const uint32_t k = 16;
+  const size_t n = 600, m = 250;
+  TextCorpus c(n, k, 77);
+  const std::string dir = TempDir();
+  for (lsh::Verify v : {lsh::Verify::kNone, lsh::Verify::kEstimate, lsh::Verify::kExact}) {
+    for (uint64_t memory : {uint64_t(0), uint64_t(1)}) {
+      lsh::DedupOptions o;
+      o.params.profile = lsh::Profile::kFast;
+      o.params.num_perm = k;
+      o.params.b = 8;
+      o.params.r = 2;
+      o.params.value_bytes = 4;
+      o.verify = v;
+      o.threshold = 0.7;
+      o.memory_bytes = memory;
+      o.tmp_dir = dir;
+      lsh::DedupResult full;
+      {
+        lsh::Dedup d(o);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, 0, n, 64, k).ok());
+        EXPECT(d.Finish(2, nullptr, &full).ok());
+      }
+      lsh::IndexHookOptions h;
+      h.params = o.params;
+      h.verify = v;
+      h.threshold = o.threshold;
+      h.tmp_dir = dir;
+      h.write = true;
+      // run 1: A, writing the index
+      const std::string path_a = dir + "/a.lsh", path_b = dir + "/b.lsh";
+      {
+        lsh::IndexHook hook(h);
+        EXPECT(hook.Init().ok());
+        lsh::DedupOptions oa = o;
+        oa.index = &hook;
+        lsh::Dedup d(oa);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, 0, m, 50, k).ok());
+        lsh::DedupResult r;
+        EXPECT(d.Finish(2, nullptr, &r).ok());
+        EXPECT(std::vector<uint32_t>(full.rep.begin(), full.rep.begin() + m) == r.rep);
+        uint64_t entries = 0;
+        EXPECT(d.WriteIndex(path_a, "{}", 2, nullptr, &entries).ok());
+        EXPECT_EQ(entries, uint64_t(m - r.duplicates));
+      }
+      // run 2: B against it, extending it
+      std::unique_ptr<lsh::Index> prior;
+      EXPECT(lsh::Index::Load(path_a, true, &prior).ok());
+      h.prior = prior.get();
+      h.key_offset = m;
+      {
+        lsh::IndexHook hook(h);
+        EXPECT(hook.Init().ok());
+        lsh::DedupOptions ob = o;
+        ob.index = &hook;
+        lsh::Dedup d(ob);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, m, n, 70, k).ok());
+        lsh::DedupResult r;
+        EXPECT(d.Finish(2, nullptr, &r).ok());
+        EXPECT(!hook.matches().empty());
+        std::vector<uint32_t> global(r.rep.size());
+        size_t at = 0;
+        for (size_t i = 0; i < r.rep.size(); i++) {
+          if (r.rep[i] == lsh::kIndexRep) {
+            EXPECT(at < hook.matches().size() && hook.matches()[at].first == i);
+            lsh::Key key;
+            EXPECT(prior->KeyOf(hook.matches()[at++].second, &key).ok());
+            global[i] = static_cast<uint32_t>(key.i);
+          } else {
+            global[i] = static_cast<uint32_t>(m + r.rep[i]);
+          }
+        }
+        EXPECT(std::vector<uint32_t>(full.rep.begin() + m, full.rep.end()) == global);
+        uint64_t entries = 0;
+        EXPECT(d.WriteIndex(path_b, "{}", 2, nullptr, &entries).ok());
+        EXPECT_EQ(entries, uint64_t(n - full.duplicates));
+      }
+      // the index holds the documents one run keeps, under their numbers, with their texts (exact)
+      std::unique_ptr<lsh::Index> all;
+      EXPECT(lsh::Index::Load(path_b, true, &all).ok());
+      std::vector<uint64_t> hs;
+      all->Handles(&hs);
+      std::vector<uint64_t> keys, want;
+      for (uint64_t hd : hs) {
+        lsh::Key key;
+        EXPECT(all->KeyOf(hd, &key).ok());
+        keys.push_back(key.i);
+        if (v == lsh::Verify::kExact) {
+          const uint8_t* t;
+          uint64_t len;
+          EXPECT(all->Data(hd, &t, &len).ok() && std::string(reinterpret_cast<const char*>(t), len) == c.texts[key.i]);
+        }
+        EXPECT(std::memcmp(all->Signature(hd), &c.sigs[key.i * k], 4 * k) == 0);
+      }
+      for (size_t i = 0; i < n; i++)
+        if (full.rep[i] == i) want.push_back(i);
+      EXPECT(keys == want);
+      std::remove(path_a.c_str());
+      std::remove(path_b.c_str());
+    }
+  }
+  EXPECT_EQ(FilesIn(dir), 0u);
+  rmdir(dir.c_str());
 }
 
 TEST_MAIN("lsh")
