@@ -92,7 +92,7 @@ namespace {
 // rewritten as a version 2 image with the ids as integer keys.
 class V1Source : public AppendSource {
  public:
-  V1Source(const uint64_t* ids, const uint8_t* tables, uint64_t n, uint32_t b) : ids_(ids), tables_(tables), n_(n), b_(b) {}
+  V1Source(const uint64_t* ids, const uint8_t* tables, uint64_t n) : ids_(ids), tables_(tables), n_(n) {}
   // (id, slot) sorted by id; fails on a repeated id.
   Status Index(const std::string& name) {
     by_id_.resize(n_);
@@ -154,7 +154,6 @@ class V1Source : public AppendSource {
   const uint64_t* ids_;
   const uint8_t* tables_;
   uint64_t n_;
-  uint32_t b_;
   std::vector<std::pair<uint64_t, uint64_t>> by_id_;
 };
 
@@ -181,7 +180,7 @@ Status ConvertV1(const uint8_t* data, const io::FileHeader& h, const std::string
   if (n > h.payload_size / (8 + 16 * uint64_t(prm.b)) || kPreambleV1 + n * (8 + 16 * uint64_t(prm.b)) != h.payload_size)
     return corrupt("payload size does not match " + std::to_string(n) + " ids");
   if (n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "'" + name + "': more than 2^32-1 entries");
-  V1Source src(reinterpret_cast<const uint64_t*>(p + kPreambleV1), p + kPreambleV1 + 8 * n, n, prm.b);
+  V1Source src(reinterpret_cast<const uint64_t*>(p + kPreambleV1), p + kPreambleV1 + 8 * n, n);
   s = src.Index(name);
   for (uint32_t j = 0; j < prm.b && s.ok(); j++) s = src.CheckTable(j, name);
   if (!s.ok()) return s;
@@ -285,7 +284,8 @@ Status Segment::Verify() const {
   if (key_type_ == KeyType::kString) {
     if (keys_[0] != 0 || keys_[n_] != key_bytes_) return Corrupt("string key offsets must run from 0 to the key bytes (offset " + off(keys_) + ")");
     for (uint64_t i = 0; i < n_; i++) {
-      if (keys_[i] > keys_[i + 1]) return Corrupt("string key offsets decrease at entry " + std::to_string(i) + " (offset " + off(keys_ + i) + ")");
+      if (keys_[i] > keys_[i + 1] || keys_[i + 1] > key_bytes_)
+        return Corrupt("string key offsets decrease or pass the key bytes at entry " + std::to_string(i) + " (offset " + off(keys_ + i) + ")");
       if (!utf8::IsValid(key_chars_ + keys_[i], size_t(keys_[i + 1] - keys_[i])))
         return Corrupt("key of entry " + std::to_string(i) + " is not valid UTF-8 (offset " + off(key_chars_ + keys_[i]) + ")");
     }
@@ -326,7 +326,8 @@ Status Segment::Verify() const {
   if (data_off_) {
     if (data_off_[0] != 0 || data_off_[n_] != data_bytes_) return Corrupt("data offsets must run from 0 to the data bytes (offset " + off(data_off_) + ")");
     for (uint64_t i = 0; i < n_; i++)
-      if (data_off_[i] > data_off_[i + 1]) return Corrupt("data offsets decrease at entry " + std::to_string(i) + " (offset " + off(data_off_ + i) + ")");
+      if (data_off_[i] > data_off_[i + 1] || data_off_[i + 1] > data_bytes_)
+        return Corrupt("data offsets decrease or pass the data bytes at entry " + std::to_string(i) + " (offset " + off(data_off_ + i) + ")");
     if (!pad_ok(data_bytes_p_ + data_bytes_, data_bytes_)) return Corrupt("non-zero padding after the data");
   }
   if (!utf8::IsValid(reinterpret_cast<const uint8_t*>(meta_.data()), meta_.size())) return Corrupt("the metadata is not valid UTF-8");
