@@ -220,8 +220,7 @@ void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) 
   std::sort(by_b.begin(), by_b.end());
   out->rep.resize(docs_);
   std::iota(out->rep.begin(), out->rep.end(), 0u);
-  if (o_.index)
-    for (const auto& m : o_.index->matches()) out->rep[m.first] = kIndexRep;  // never kept: never a representative
+  if (o_.index) o_.index->MarkMatched(&out->rep);  // never kept: never a representative
   for (uint64_t e : by_b) {
     const uint32_t b = static_cast<uint32_t>(e >> 32), a = static_cast<uint32_t>(e);
     if (out->rep[b] == b && out->rep[a] == a) out->rep[b] = a;
@@ -281,8 +280,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
     out->rep.resize(n);
     std::iota(out->rep.begin(), out->rep.end(), 0u);
-    if (o_.index)
-      for (const auto& m : o_.index->matches()) out->rep[m.first] = kIndexRep;
+    if (o_.index) o_.index->MarkMatched(&out->rep);
     for (size_t x = 0; x < member.size();) {
       const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
       size_t y = x;
@@ -386,19 +384,9 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (sh_file_ ? sh_file_->size() : 0);
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);
-  if (o_.index) {
-    out->spilled_bytes += o_.index->spilled_bytes();
-    out->candidate_pairs += o_.index->candidates();
-    out->kept_pairs += o_.index->verified();
-    std::vector<uint64_t> entries;  // clusters around an indexed document
-    for (const auto& m : o_.index->matches()) entries.push_back(m.second);
-    std::sort(entries.begin(), entries.end());
-    out->clusters += static_cast<uint64_t>(std::unique(entries.begin(), entries.end()) - entries.begin());
-    out->duplicates += o_.index->matches().size();
-    o_.index->SetKept(out->rep);
-  }
+  if (o_.index) o_.index->Tally(out);
   for (uint64_t i = 0; i < n; i++) {
-    if (out->rep[i] == kIndexRep) continue;  // counted above
+    if (out->rep[i] == kIndexRep) continue;  // counted by Tally
     if (out->rep[i] != i) {
       out->duplicates++;
       if (!is_rep_of_many[out->rep[i]]) {

@@ -219,7 +219,20 @@ Status IndexHook::Match(RunDocs* docs, bool want_pairs, size_t slots, const std:
   return Status::Ok();
 }
 
-void IndexHook::SetKept(const std::vector<uint32_t>& rep) {
+void IndexHook::MarkMatched(std::vector<uint32_t>* rep) const {
+  for (const auto& m : matches_) (*rep)[m.first] = kIndexRep;
+}
+
+void IndexHook::Tally(DedupResult* out) {
+  out->spilled_bytes += spilled_bytes();
+  out->candidate_pairs += candidates_count_;
+  out->kept_pairs += verified_;
+  std::vector<uint64_t> entries;  // clusters around an indexed document
+  for (const auto& m : matches_) entries.push_back(m.second);
+  std::sort(entries.begin(), entries.end());
+  out->clusters += static_cast<uint64_t>(std::unique(entries.begin(), entries.end()) - entries.begin());
+  out->duplicates += matches_.size();
+  const std::vector<uint32_t>& rep = out->rep;
   kept_.assign((rep.size() + 63) / 64, 0);
   for (size_t d = 0; d < rep.size(); d++)
     if (rep[d] == d && Bit(valid_, d)) SetBit(&kept_, d);

@@ -93,12 +93,13 @@ class IndexHook {
     float estimate, exact;
   };
   const std::vector<PriorPair>& pairs() const { return pairs_; }
-  uint64_t candidates() const { return candidates_count_; }
-  uint64_t verified() const { return verified_; }
-  uint64_t spilled_bytes() const;
 
-  // After the keep rule: rep[d] == d means document d is kept (and goes into the index written).
-  void SetKept(const std::vector<uint32_t>& rep);
+  // Before the keep rule: rep[d] = kIndexRep for every matched document.
+  void MarkMatched(std::vector<uint32_t>* rep) const;
+  // After the keep rule: counts the matched documents and their clusters, the candidates and verified pairs
+  // with indexed documents and the spilled bytes into *out; remembers which documents are kept (rep[d] == d),
+  // for the index written.
+  void Tally(DedupResult* out);
   // Kept documents whose keys are already taken (at most `max`, in document order).
   Status KeyConflicts(size_t max, std::vector<KeyConflict>* out);
   // Writes the prior index's entries and this run's kept documents to `path` (atomically) with `meta`;
@@ -114,6 +115,7 @@ class IndexHook {
     (*bits)[i >> 6] |= uint64_t(1) << (i & 63);
   }
   Status Spill(std::unique_ptr<TempFile>* f, const char* tag);
+  uint64_t spilled_bytes() const;
   IndexHookOptions o_;
   io::SpillDir spill_dir_;  // declared before what lives in it: destroyed (removed) after it
   uint64_t docs_ = 0;
@@ -123,7 +125,7 @@ class IndexHook {
   std::vector<uint64_t> matched_;  // one bit per document
   std::vector<std::pair<uint32_t, uint64_t>> matches_;
   std::vector<PriorPair> pairs_;
-  std::vector<uint64_t> kept_;     // one bit per document, after SetKept
+  std::vector<uint64_t> kept_;     // one bit per document, after Tally
   // this run's texts (writing, exact) and string keys: temporary files, with offsets per document
   std::unique_ptr<TempFile> texts_, keys_;
   std::vector<uint64_t> text_off_{0}, key_off_{0};
