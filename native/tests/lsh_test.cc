@@ -106,6 +106,16 @@ static std::vector<uint32_t> RandomSigs(size_t n, uint32_t k, uint32_t seed) {
   return s;
 }
 
+static lsh::Params MakeParams(lsh::Profile profile, uint32_t num_perm, uint32_t b, uint32_t r) {
+  lsh::Params p;
+  p.profile = profile;
+  p.num_perm = num_perm;
+  p.b = b;
+  p.r = r;
+  p.value_bytes = 4;
+  return p;
+}
+
 static lsh::KeyBatch IntKeys(const std::vector<uint64_t>& ids) {
   lsh::KeyBatch k;
   k.n = ids.size();
@@ -148,12 +158,7 @@ static std::string TempDir() {
 }
 
 TEST(index_pairs_match_brute_force) {
-  lsh::Params p;
-  p.profile = lsh::Profile::kDatasketch;
-  p.num_perm = 16;
-  p.b = 4;
-  p.r = 4;
-  p.value_bytes = 4;
+  const lsh::Params p = MakeParams(lsh::Profile::kDatasketch, 16, 4, 4);
   const size_t n = 120;
   auto sigs = RandomSigs(n, 16, 3);
   std::vector<uint64_t> ids(n);
@@ -222,12 +227,7 @@ TEST(index_pairs_match_brute_force) {
 // A loaded index with inserts and removals answers exactly as a fresh in-memory index holding the same live
 // entries in the same order, and saves to the same bytes (the merge writes what a fresh build writes).
 TEST(segments_equal_fresh_index) {
-  lsh::Params p;
-  p.profile = lsh::Profile::kFast;
-  p.num_perm = 12;
-  p.b = 4;
-  p.r = 3;
-  p.value_bytes = 4;
+  const lsh::Params p = MakeParams(lsh::Profile::kFast, 12, 4, 3);
   const size_t n = 400;
   auto sigs = RandomSigs(n, 12, 11);
   const uint8_t* sig = reinterpret_cast<const uint8_t*>(sigs.data());
@@ -323,12 +323,7 @@ TEST(segments_equal_fresh_index) {
 }
 
 TEST(corrupt_images_are_refused) {
-  lsh::Params p;
-  p.profile = lsh::Profile::kFast;
-  p.num_perm = 8;
-  p.b = 2;
-  p.r = 4;
-  p.value_bytes = 4;
+  const lsh::Params p = MakeParams(lsh::Profile::kFast, 8, 2, 4);
   auto sigs = RandomSigs(20, 8, 2);
   lsh::Index idx(p, lsh::KeyType::kString, lsh::Store{true, true});
   std::vector<std::string> names;
@@ -613,11 +608,7 @@ TEST(dedup_against_index_equals_one_run) {
   for (lsh::Verify v : {lsh::Verify::kNone, lsh::Verify::kEstimate, lsh::Verify::kExact}) {
     for (uint64_t memory : {uint64_t(0), uint64_t(1)}) {
       lsh::DedupOptions o;
-      o.params.profile = lsh::Profile::kFast;
-      o.params.num_perm = k;
-      o.params.b = 8;
-      o.params.r = 2;
-      o.params.value_bytes = 4;
+      o.params = MakeParams(lsh::Profile::kFast, k, 8, 2);
       o.verify = v;
       o.threshold = 0.7;
       o.memory_bytes = memory;

@@ -131,8 +131,6 @@ Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t*
   return Status::Ok();
 }
 
-namespace {
-
 double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
   if (na == 0 && nb == 0) return 1.0;
   size_t i = 0, j = 0, inter = 0;
@@ -143,6 +141,8 @@ double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) 
   }
   return static_cast<double>(inter) / static_cast<double>(na + nb - inter);
 }
+
+namespace {
 
 // Reads one document's shingle set from the spilled file into `buf` (reused).
 Status ReadSet(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t count, std::vector<uint64_t>* buf) {

@@ -25,6 +25,9 @@ namespace lsh {
 
 constexpr size_t kAllPairsBucket = 100;
 
+// Jaccard of two sorted, distinct sets: inter / (na + nb - inter) in doubles (two empty sets: 1).
+double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb);
+
 class IndexHook;  // lsh_dedup_index.h
 // DedupResult::rep of a document dropped for an entry of the prior index (IndexHook::matches() names it).
 constexpr uint32_t kIndexRep = UINT32_MAX;

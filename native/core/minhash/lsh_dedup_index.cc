@@ -13,23 +13,6 @@ namespace {
 
 const char* KeyKind(KeyType t) { return t == KeyType::kInt ? "integer keys (document numbers)" : "string keys (document ids)"; }
 
-// Jaccard of two sorted distinct sets, and whether it reaches t, exactly as the engine decides its own pairs:
-// inter / (na + nb - inter) >= t in doubles (two empty sets: 1).
-double Jaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
-  if (na == 0 && nb == 0) return 1.0;
-  size_t i = 0, j = 0, inter = 0;
-  while (i < na && j < nb) {
-    if (a[i] < b[j]) i++;
-    else if (b[j] < a[i]) j++;
-    else {
-      inter++;
-      i++;
-      j++;
-    }
-  }
-  return static_cast<double>(inter) / static_cast<double>(na + nb - inter);
-}
-
 // An entry's shingle set from its stored text: the same hashes as shingleHashes(text, { ...text options,
 // hash: 'fast64', dedupe: true }), sorted.
 struct SetBuilder {
@@ -187,7 +170,7 @@ Status IndexHook::Match(RunDocs* docs, bool want_pairs, size_t slots, const std:
           size_t dn = 0;
           sc.status = docs->ShingleSet(d, &sc.doc, &dn);
           if (!sc.status.ok()) break;
-          const double j = Jaccard(sc.entry.data(), entry_n, sc.doc.data(), dn);
+          const double j = ExactJaccard(sc.entry.data(), entry_n, sc.doc.data(), dn);  // decided as the engine decides its own pairs
           ok[i] = j >= o_.threshold;
           if (want_pairs) exact[i] = static_cast<float>(j);
         }

@@ -46,6 +46,25 @@ class SlotSet {
   std::vector<uint64_t> bits_;
 };
 
+// The parameters both versions start their payload with: profile, value bytes, num_perm, b, r (u32 each).
+// False, with the reason, for values no writer produces.
+bool ReadParams(const uint8_t* p, Params* out, std::string* why) {
+  const uint32_t profile = LoadLe32(p);
+  if (profile > 2) {
+    *why = "unknown profile " + std::to_string(profile) + " (offset 64)";
+    return false;
+  }
+  out->profile = static_cast<Profile>(profile);
+  out->value_bytes = LoadLe32(p + 4);
+  out->num_perm = LoadLe32(p + 8);
+  out->b = LoadLe32(p + 12);
+  out->r = LoadLe32(p + 16);
+  Status s = Validate(*out);
+  if (!s.ok()) *why = s.message() + " (offset 64)";
+  else if (out->num_perm > (1u << 16)) *why = "num_perm " + std::to_string(out->num_perm) + " exceeds 65536 (offset 72)";
+  return why->empty();
+}
+
 }  // namespace
 
 uint64_t KeyHash(const Key& k) { return k.type == KeyType::kInt ? k.i : fast64::Hash(k.s.data(), k.s.size(), 0); }
@@ -163,17 +182,9 @@ Status ConvertV1(const uint8_t* data, const io::FileHeader& h, const std::string
   if (h.payload_size < kPreambleV1) return corrupt("payload too short");
   if (h.flags != 0) return corrupt("unknown header flags " + std::to_string(h.flags) + " (offset 36)");
   Params prm;
-  const uint32_t profile = LoadLe32(p);
-  if (profile > 2) return corrupt("unknown profile " + std::to_string(profile));
+  std::string why;
+  if (!ReadParams(p, &prm, &why)) return corrupt(why);
   if (LoadLe32(p + 20) != 0) return corrupt("reserved field at offset 84 is not 0");
-  prm.profile = static_cast<Profile>(profile);
-  prm.value_bytes = LoadLe32(p + 4);
-  prm.num_perm = LoadLe32(p + 8);
-  prm.b = LoadLe32(p + 12);
-  prm.r = LoadLe32(p + 16);
-  Status s = Validate(prm);
-  if (!s.ok()) return corrupt(s.message());
-  if (prm.num_perm > (1u << 16)) return corrupt("num_perm " + std::to_string(prm.num_perm) + " exceeds 65536 (offset 72)");
   const uint64_t n = LoadLe64(p + 24);
   if (h.params[0] != n || h.params[1] != prm.b) return corrupt("header params (offset 40) disagree with the payload's n and b");
   // n * (8 + 16 b) without overflow: n is at most the payload size, b at most num_perm (Validate).
@@ -181,7 +192,7 @@ Status ConvertV1(const uint8_t* data, const io::FileHeader& h, const std::string
     return corrupt("payload size does not match " + std::to_string(n) + " ids");
   if (n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "'" + name + "': more than 2^32-1 entries");
   V1Source src(reinterpret_cast<const uint64_t*>(p + kPreambleV1), p + kPreambleV1 + 8 * n, n);
-  s = src.Index(name);
+  Status s = src.Index(name);
   for (uint32_t j = 0; j < prm.b && s.ok(); j++) s = src.CheckTable(j, name);
   if (!s.ok()) return s;
   WriteSpec spec;
@@ -220,19 +231,12 @@ Status Segment::Parse(bool verify) {
   const uint32_t flags = LoadLe32(data_ + 36);
   if (flags != 0) return Corrupt("unknown header flags " + std::to_string(flags) + " (offset 36)");
   if (ps < kPreamble) return Corrupt("payload too short (" + std::to_string(ps) + " bytes)");
-  const uint32_t profile = LoadLe32(p), key_type = LoadLe32(p + 20), store = LoadLe32(p + 24);
-  if (profile > 2) return Corrupt("unknown profile " + std::to_string(profile) + " (offset 64)");
+  const uint32_t key_type = LoadLe32(p + 20), store = LoadLe32(p + 24);
+  std::string why;
+  if (!ReadParams(p, &p_, &why)) return Corrupt(why);
   if (key_type > 1) return Corrupt("unknown key type " + std::to_string(key_type) + " (offset 84)");
   if (store & ~(kStoreSignatures | kStoreData)) return Corrupt("unknown store flags " + std::to_string(store) + " (offset 88)");
   if (LoadLe32(p + 28) != 0) return Corrupt("reserved field at offset 92 is not 0");
-  p_.profile = static_cast<Profile>(profile);
-  p_.value_bytes = LoadLe32(p + 4);
-  p_.num_perm = LoadLe32(p + 8);
-  p_.b = LoadLe32(p + 12);
-  p_.r = LoadLe32(p + 16);
-  Status s = Validate(p_);
-  if (!s.ok()) return Corrupt(s.message() + " (offset 64)");
-  if (p_.num_perm > (1u << 16)) return Corrupt("num_perm " + std::to_string(p_.num_perm) + " exceeds 65536 (offset 72)");
   key_type_ = static_cast<KeyType>(key_type);
   store_.signatures = store & kStoreSignatures;
   store_.data = store & kStoreData;
