@@ -213,6 +213,7 @@ class QueryWorker : public PromiseWorker {
                                                " result ids in all (raise maxResults, or query in smaller batches)");
     if (stop()->load()) return Status(Code::kCancelled, "cancelled");
     offsets_.assign(n_ + 1, 0);
+    keys_.Reserve(total.load());
     for (size_t i = 0; i < n_; i++) {
       offsets_[i + 1] = offsets_[i] + static_cast<uint32_t>(per[i].size());
       Status s = keys_.AddAll(ix, per[i]);
@@ -496,6 +497,8 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
       std::shared_lock<std::shared_mutex> lock(st->mu);
       std::vector<uint64_t> hs, rs;
       st->index->Clusters(&hs, &rs);
+      ids.Reserve(hs.size());
+      reps.Reserve(rs.size());
       Check(env, ids.AddAll(*st->index, hs));
       Check(env, reps.AddAll(*st->index, rs));
     }
@@ -626,9 +629,12 @@ Status KeyList::Add(const lsh::Index& ix, uint64_t handle) {
   return Status::Ok();
 }
 
+void KeyList::Reserve(size_t n) {
+  if (type_ == lsh::KeyType::kInt) ints_.reserve(n);
+  else ends_.reserve(n);
+}
+
 Status KeyList::AddAll(const lsh::Index& ix, const std::vector<uint64_t>& handles) {
-  if (type_ == lsh::KeyType::kInt) ints_.reserve(ints_.size() + handles.size());
-  else ends_.reserve(ends_.size() + handles.size());
   for (uint64_t h : handles) {
     Status s = Add(ix, h);
     if (!s.ok()) return s;

@@ -32,6 +32,7 @@ class KeyList {
   explicit KeyList(lsh::KeyType type = lsh::KeyType::kInt) : type_(type) {}
   Status Add(const lsh::Index& ix, uint64_t handle);
   Status AddAll(const lsh::Index& ix, const std::vector<uint64_t>& handles);
+  void Reserve(size_t n);
   size_t size() const { return type_ == lsh::KeyType::kInt ? ints_.size() : ends_.size(); }
   Napi::Value ToJs(Napi::Env env);
 

@@ -188,6 +188,7 @@ Status Index::Insert(const KeyBatch& keys, const uint8_t* sigs, const DataBatch*
     if (key_type_ == KeyType::kInt) {
       e.ikey = k.i;
       int_keys_.emplace(k.i, h);
+      added_ints_.push_back(k.i);
     } else {
       e.skey.assign(k.s.data(), k.s.size());
       str_keys_.emplace(e.skey, h);
@@ -298,6 +299,10 @@ void Index::QueryBands(const uint64_t* bands, std::vector<uint64_t>* out, size_t
 
 Status Index::KeyOf(uint64_t handle, Key* k) const {
   if (handle < base_n_) return base_->KeyAt(handle, k);
+  if (key_type_ == KeyType::kInt && handle - base_n_ < added_ints_.size()) {
+    *k = Key::Int(added_ints_[handle - base_n_]);
+    return Status::Ok();
+  }
   auto it = added_.find(handle);
   if (it == added_.end()) return Status(Code::kInternal, "no entry " + std::to_string(handle));
   *k = it->second.key(key_type_);

@@ -129,6 +129,7 @@ class Index {
   uint64_t dead_count_ = 0;
   std::unordered_map<uint64_t, Entry> added_;  // by handle
   std::unordered_map<uint64_t, uint64_t> int_keys_;      // key -> handle (added entries)
+  std::vector<uint64_t> added_ints_;                     // integer key of handle base_n_ + i (KeyOf without a lookup)
   std::unordered_map<std::string, uint64_t> str_keys_;   // key -> handle (added entries)
   std::vector<std::unordered_map<uint64_t, std::vector<uint64_t>>> tables_;  // band key -> handles (added)
   uint64_t next_handle_ = 0;
