@@ -6,7 +6,7 @@ import { LshIndex } from '../../lsh';
 import { version } from '../../version';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeNative } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
@@ -287,13 +287,16 @@ ${INPUT_USAGE}`,
       let entriesAfter: number | null = null;
       if (indexOut !== undefined) {
         progress.update({ bytes, docs, extra: 'writing the index' }, true);
-        ({ entries: entriesAfter } = await session.saveIndex(indexOut, {
-          describe: (d) => {
-            let k = batchStarts.length - 1;
-            while (k > 0 && batchStarts[k].doc > d) k--;
-            return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
-          },
-        }));
+        // written by the addon (signals remove its temporary file; '-' and devices are staged and copied)
+        await writeNative(indexOut, async (p) => {
+          ({ entries: entriesAfter } = await session.saveIndex(p, {
+            describe: (d) => {
+              let k = batchStarts.length - 1;
+              while (k > 0 && batchStarts[k].doc > d) k--;
+              return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
+            },
+          }));
+        });
       }
       progress.done();
       const seconds = (Date.now() - start) / 1000;
