@@ -172,10 +172,10 @@ export class IndexRun {
   }
 
   /** The native session's index options. */
-  native(settings: DedupSettings): { prior?: unknown; write: boolean; keyType: 'int' | 'string'; keyOffset: number; text: ShingleOptions } {
+  native(): { prior?: unknown; write: boolean; keyType: 'int' | 'string'; keyOffset: number } {
     return {
       ...(this.prior ? { prior: this.prior.nativeHandle } : {}),
-      write: this.write, keyType: this.keys === 'id' ? 'string' : 'int', keyOffset: this.documentsBefore, text: settings.shingle,
+      write: this.write, keyType: this.keys === 'id' ? 'string' : 'int', keyOffset: this.documentsBefore,
     };
   }
 

@@ -1,5 +1,6 @@
 #include "lsh_dedup.h"
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -10,6 +11,7 @@
 #include "minhash/lsh_dedup.h"
 #include "minhash/lsh_dedup_index.h"
 #include "parallel/pool.h"
+#include "texts.h"
 
 namespace neardup {
 namespace binding {
@@ -19,10 +21,19 @@ namespace {
 // session, and its temporary files, until it returns).
 // With an index (against one, or written after the run): `hook` (lsh_dedup_index.h); `prior` is the LshIndex
 // read, pinned (unchangeable) while the session lives and read-locked while a worker runs.
+//
+// add() calls run one at a time in call order (documents are numbered by it), but each is queued at once: the
+// next batch waits on its ticket, not on the JavaScript thread, so the pool never idles between batches. An
+// add() that fails leaves the session failed: later add() and finish() calls report that error.
 struct DedupState : Closable {
   std::mutex mu;
   std::unique_ptr<lsh::Dedup> dedup;
   bool finished = false;  // under mu
+  Status failed;          // under mu
+  uint64_t next_ticket = 0;  // JavaScript thread
+  std::mutex order_mu;
+  std::condition_variable order_cv;
+  uint64_t turn = 0;  // under order_mu: the ticket whose add() runs next
   std::shared_ptr<LshIndexState> prior;
   std::unique_ptr<lsh::IndexHook> hook;
   ~DedupState() {
@@ -36,7 +47,17 @@ struct DedupState : Closable {
 };
 
 Status Unavailable(const DedupState& st) {
+  if (!st.failed.ok()) return Status(st.failed.code(), "an earlier add() failed: " + st.failed.message());
   return st.closed.load() ? Cancelled("dedup session") : Status(Code::kCancelled, "the dedup session is finished");
+}
+
+// close(): wakes add()s waiting for their turn (they return Cancelled).
+void CloseDedup(std::shared_ptr<DedupState>* st) {
+  if (!*st) return;
+  std::shared_ptr<DedupState> s = *st;
+  CloseState(st);
+  { std::lock_guard<std::mutex> lock(s->order_mu); }
+  s->order_cv.notify_all();
 }
 
 template <typename T>
@@ -51,43 +72,48 @@ std::vector<T> CopyTyped(Napi::Env env, const Napi::Value& v, napi_typedarray_ty
 class AddWorker : public PromiseWorker {
  public:
   AddWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
-  std::vector<uint8_t> sigs, valid;
-  std::vector<uint64_t> shingles;
-  std::vector<uint32_t> offsets;
-  size_t n = 0;
-  // for the index hook: the texts (packed) and string keys of the batch
-  std::string text_bytes, key_bytes;
-  std::vector<uint64_t> text_off, key_off{0};
-  bool has_texts = false, has_keys = false;
+  TextBatch texts;
+  std::vector<uint8_t> valid;
+  uint64_t ticket = 0;
+  // string keys of the batch (an index with string keys)
+  std::string key_bytes;
+  std::vector<uint64_t> key_off{0};
+  bool has_keys = false;
 
  protected:
   Status Run() override {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
-    auto prior = st_->LockPrior();
-    if (has_keys) {
-      lsh::KeyBatch kb;
-      kb.type = lsh::KeyType::kString;
-      kb.n = key_off.size() - 1;
-      kb.bytes = reinterpret_cast<const uint8_t*>(key_bytes.data());
-      kb.offsets = key_off.data();
-      Status s = st_->hook->AddKeys(kb);
-      if (!s.ok()) return s;
+    {
+      // Workers start in queue order (libuv's queue is FIFO), so the add() whose turn it is has started or
+      // finished: waiting cannot deadlock.
+      std::unique_lock<std::mutex> lock(st_->order_mu);
+      st_->order_cv.wait(lock, [&] { return st_->turn == ticket || st_->closed.load() || stop()->load(); });
+      if (st_->turn != ticket) return Cancelled("dedup session");  // closed before its turn
     }
-    std::vector<const uint8_t*> ptr;
-    std::vector<size_t> len;
-    Docs docs;
-    if (has_texts) {
-      for (size_t i = 0; i < n; i++) {
-        ptr.push_back(reinterpret_cast<const uint8_t*>(text_bytes.data()) + text_off[i]);
-        len.push_back(static_cast<size_t>(text_off[i + 1] - text_off[i]));
+    Status s;
+    {
+      std::lock_guard<std::mutex> lock(st_->mu);
+      if (st_->closed.load() || st_->finished || !st_->failed.ok()) {
+        s = Unavailable(*st_);
+      } else {
+        auto prior = st_->LockPrior();
+        if (has_keys) {
+          lsh::KeyBatch kb;
+          kb.type = lsh::KeyType::kString;
+          kb.n = key_off.size() - 1;
+          kb.bytes = reinterpret_cast<const uint8_t*>(key_bytes.data());
+          kb.offsets = key_off.data();
+          s = st_->hook->AddKeys(kb);
+        }
+        if (s.ok()) s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+        if (!s.ok()) st_->failed = s;
       }
-      docs.ptr = ptr.data();
-      docs.len = len.data();
-      docs.n = n;
     }
-    return st_->dedup->Add(sigs.data(), n, valid.empty() ? nullptr : valid.data(), shingles.empty() && offsets.empty() ? nullptr : shingles.data(),
-                           offsets.empty() ? nullptr : offsets.data(), slots_, stop(), has_texts ? &docs : nullptr);
+    {
+      std::lock_guard<std::mutex> lock(st_->order_mu);
+      st_->turn++;
+    }
+    st_->order_cv.notify_all();
+    return s;
   }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
 
@@ -103,7 +129,7 @@ class FinishWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
+    if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
     st_->finished = true;
     auto prior = st_->LockPrior();
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
@@ -246,17 +272,27 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
                         InstanceMethod("saveIndex", &LshDedupWrap::SaveIndex), InstanceMethod("close", &LshDedupWrap::Close)});
   }
 
-  // new LshDedup({ profile, numPerm, b, r, threshold, verify: 'none'|'estimate'|'exact',
-  //                clustering: 'kept'|'components', pairs, memory, spillShingles, tmp })
+  // new LshDedup({ profile, numPerm, seed, b, r, threshold, verify: 'none'|'estimate'|'exact',
+  //                clustering: 'kept'|'components', pairs, maxPairs, memory, spillTexts, tmp, ...shingle options })
+  // Documents are signed with the MinHash profile matching `profile` (fast, datasketch, doubri-v1), numPerm
+  // values and the seed, of the shingles the options give (over the profile's own defaults); exact
+  // verification uses the same shingles.
   explicit LshDedupWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshDedupWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
     lsh::DedupOptions d;
     d.params.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
-    d.params.value_bytes = GetUint32(o, "valueBytes", 4, 4, 8);
+    d.params.value_bytes = 4;
     d.params.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
     d.params.b = GetUint32(o, "b", 0, 1, 1 << 16);
     d.params.r = GetUint32(o, "r", 0, 1, 1 << 16);
+    const minhash::Profile mp = d.params.profile == lsh::Profile::kDatasketch ? minhash::Profile::kDatasketch
+                                : d.params.profile == lsh::Profile::kDoubri  ? minhash::Profile::kDoubriV1
+                                                                              : minhash::Profile::kFast;
+    d.minhash = minhash::DefaultConfig(mp);
+    d.minhash.num_perm = d.params.num_perm;
+    d.minhash.seed = GetUint64(o, "seed", d.minhash.seed);
+    ReadTextOptions(o, &d.minhash.text);
     Napi::Value t = o.Get("threshold");
     if (!t.IsUndefined()) {
       if (!t.IsNumber()) ThrowTypeError(env, "Expected option 'threshold' to be a number");
@@ -265,8 +301,9 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     }
     d.verify = static_cast<lsh::Verify>(GetEnum(o, "verify", 0, {"none", "estimate", "exact"}));
     d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
-    d.spill_shingles = GetBool(o, "spillShingles", true);
+    d.spill_texts = GetBool(o, "spillTexts", true);
     d.want_pairs = GetBool(o, "pairs", false);
+    d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
     d.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");
     if (!tmp.IsUndefined()) {
@@ -274,9 +311,10 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       d.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
     }
     Status s = lsh::Validate(d.params);
+    if (s.ok()) s = minhash::ValidateConfig(d.minhash);
     if (!s.ok()) ThrowRangeError(env, s.message());
     st_ = std::make_shared<DedupState>();
-    // index: { prior?: LshIndex, write: boolean, keyType: 'int'|'string', keyOffset, text: shingle options }
+    // index: { prior?: LshIndex, write: boolean, keyType: 'int'|'string', keyOffset } (texts: the session's shingle options)
     Napi::Value iv = o.Get("index");
     if (!iv.IsUndefined()) {
       Napi::Object io = OptionsObject(env, iv, "option 'index'");
@@ -288,7 +326,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       h.write = GetBool(io, "write", false);
       h.key_type = static_cast<lsh::KeyType>(GetEnum(io, "keyType", 0, {"int", "string"}));
       h.key_offset = GetUint64(io, "keyOffset", 0);
-      ReadTextOptions(OptionsObject(env, io.Get("text"), "option 'index.text'"), &h.text);
+      h.text = d.minhash.text;
       if (!io.Get("prior").IsUndefined()) {
         st_->prior = LshIndexBinding::FromValue(env, io.Get("prior"));
         st_->prior->pins++;  // no change may start now (one already queued finishes before the first add())
@@ -308,58 +346,25 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       if (s.code() == Code::kInvalidArgument) ThrowRangeError(env, s.message());
       throw StatusError(env, s);
     }
-    params_ = d.params;
-    exact_ = d.verify == lsh::Verify::kExact;
   }
 
  private:
-  // add(signatures, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array)
+  // add(texts: packed texts or an array of strings/bytes, valid?: Uint8Array): the documents are read in
+  // place (strings encoded once) and signed on the pool.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto* w = new AddWorker(env, LiveState(env, st_, "dedup session"));
     std::unique_ptr<AddWorker> guard(w);
-    {
-      // one copy, straight from the typed array into the worker's buffer
-      const bool wide = params_.value_bytes == 8;
-      const napi_typedarray_type type = wide ? napi_biguint64_array : napi_uint32_array;
-      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != type)
-        ThrowTypeError(env, wide ? "Expected signatures (BigUint64Array) to be a typed array of the right kind"
-                                 : "Expected signatures (Uint32Array) to be a typed array of the right kind");
-      Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
-      const size_t values = ta.ElementLength();
-      if (values % params_.num_perm) ThrowRangeError(env, "signatures length is not a multiple of numPerm");
-      const uint8_t* d = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-      w->sigs.assign(d, d + values * params_.value_bytes);
-      w->n = values / params_.num_perm;
-    }
+    w->texts.Load(env, info[0], "texts");
     if (!info[1].IsUndefined() && !info[1].IsNull()) {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
-      if (w->valid.size() != w->n) ThrowRangeError(env, "valid must have one entry per document");
+      if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
-    if (!info[4].IsUndefined() && !info[4].IsNull()) {  // texts: { data: Uint8Array, offsets: Uint32Array | BigUint64Array }
-      Napi::Object t = OptionsObject(env, info[4], "texts");
-      Napi::Value data = t.Get("data"), off = t.Get("offsets");
-      if (!data.IsTypedArray() || data.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        ThrowTypeError(env, "Expected texts.data to be a Uint8Array");
-      Napi::TypedArray da = data.As<Napi::TypedArray>();
-      w->text_bytes.assign(static_cast<const char*>(da.ArrayBuffer().Data()) + da.ByteOffset(), da.ByteLength());
-      if (off.IsTypedArray() && off.As<Napi::TypedArray>().TypedArrayType() == napi_uint32_array) {
-        auto v = CopyTyped<uint32_t>(env, off, napi_uint32_array, "texts.offsets");
-        w->text_off.assign(v.begin(), v.end());
-      } else {
-        w->text_off = CopyTyped<uint64_t>(env, off, napi_biguint64_array, "texts.offsets (Uint32Array or BigUint64Array)");
-      }
-      if (w->text_off.size() != w->n + 1) ThrowRangeError(env, "texts.offsets must have documents + 1 entries");
-      for (size_t i = 0; i < w->n; i++)
-        if (w->text_off[i] > w->text_off[i + 1] || w->text_off[i + 1] > w->text_bytes.size())
-          ThrowRangeError(env, "texts.offsets must not decrease and stay within texts.data");
-      w->has_texts = true;
-    }
-    if (!info[5].IsUndefined() && !info[5].IsNull()) {  // string keys of the documents
+    if (!info[2].IsUndefined() && !info[2].IsNull()) {  // string keys of the documents
       if (!st_->hook) ThrowTypeError(env, "keys are taken only with an index");
-      if (!info[5].IsArray()) ThrowTypeError(env, "Expected keys to be an array of strings");
-      Napi::Array a = info[5].As<Napi::Array>();
-      if (a.Length() != w->n) ThrowRangeError(env, "keys must have one entry per document");
+      if (!info[2].IsArray()) ThrowTypeError(env, "Expected keys to be an array of strings");
+      Napi::Array a = info[2].As<Napi::Array>();
+      if (a.Length() != w->texts.size()) ThrowRangeError(env, "keys must have one entry per document");
       for (uint32_t i = 0; i < a.Length(); i++) {
         Napi::Value k = a.Get(i);
         if (!k.IsString()) ThrowTypeError(env, "Expected keys[" + std::to_string(i) + "] to be a string");
@@ -368,14 +373,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       }
       w->has_keys = true;
     }
-    if (exact_) {
-      w->shingles = CopyTyped<uint64_t>(env, info[2], napi_biguint64_array, "shingles (BigUint64Array)");
-      w->offsets = CopyTyped<uint32_t>(env, info[3], napi_uint32_array, "offsets (Uint32Array)");
-      if (w->offsets.size() != w->n + 1 || w->offsets.back() > w->shingles.size())
-        ThrowRangeError(env, "offsets must have documents + 1 entries within shingles");
-      for (size_t i = 0; i < w->n; i++)
-        if (w->offsets[i] > w->offsets[i + 1]) ThrowRangeError(env, "offsets must not decrease");
-    }
+    w->ticket = st_->next_ticket++;  // the last step that can throw is behind: every ticket gets its turn
     guard.release();
     return w->QueueAndGetPromise();
   }
@@ -407,13 +405,11 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
 
   // Returns at once, also while finish() runs (it completes and resolves; the session goes with it).
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    CloseState(&st_);
+    CloseDedup(&st_);
     return info.Env().Undefined();
   }
 
   std::shared_ptr<DedupState> st_;
-  lsh::Params params_;
-  bool exact_ = false;
 };
 
 }  // namespace

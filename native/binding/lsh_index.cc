@@ -106,15 +106,6 @@ Napi::Value PairsObject(Napi::Env env, KeyList& a, KeyList& b) {
   return o;
 }
 
-// maxPairs / maxResults: a non-negative integer (a result beyond it fails with ERR_NEARDUP_TOO_MANY_RESULTS).
-uint64_t Cap(Napi::Env env, const Napi::Value& v, const char* what) {
-  if (!v.IsNumber()) ThrowTypeError(env, std::string("Expected ") + what + " to be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
-    ThrowRangeError(env, std::string(what) + " must be a non-negative integer");
-  return static_cast<uint64_t>(d);
-}
-
 // The state of one candidatePairsStream(): the core stream is built by its first chunk, on the pool.
 struct PairStreamState {
   StatePtr st;
@@ -123,10 +114,10 @@ struct PairStreamState {
   bool done = false;
 };
 
-class PairChunkWorker : public PromiseWorker {
+class LshPairChunkWorker : public PairChunkWorker {
  public:
-  PairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
-      : PromiseWorker(env), ps_(std::move(ps)), max_(max_pairs), a_(ps_->st->index->key_type()), b_(ps_->st->index->key_type()) {}
+  LshPairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
+      : PairChunkWorker(env), ps_(std::move(ps)), max_(max_pairs), a_(ps_->st->index->key_type()), b_(ps_->st->index->key_type()) {}
 
  protected:
   Status Run() override {
@@ -142,6 +133,7 @@ class PairChunkWorker : public PromiseWorker {
     done_ = ps_->done;
     return s;
   }
+  // { a, b, done } with keys (bigints or strings), not the base class's handles.
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object o = PairsObject(env, a_, b_).As<Napi::Object>();
     o.Set("done", Napi::Boolean::New(env, done_));
@@ -152,16 +144,7 @@ class PairChunkWorker : public PromiseWorker {
   std::shared_ptr<PairStreamState> ps_;
   size_t max_;
   KeyList a_, b_;
-  bool done_ = false;
 };
-
-Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto* ps = static_cast<std::shared_ptr<PairStreamState>*>(info.Data());
-  const uint64_t max = Cap(env, info[0], "chunkPairs");
-  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
-  return (new PairChunkWorker(env, *ps, static_cast<size_t>(max)))->QueueAndGetPromise();
-}
 
 class InsertWorker : public PromiseWorker {
  public:
@@ -413,7 +396,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     auto st = Live(env);
     size_t n = 0;
     auto sigs = Signatures(env, info[0], st->index->params(), &n);
-    const uint64_t max = Cap(env, info[1], "maxResults");
+    const uint64_t max = GetCap(env, info[1], "maxResults");
     return (new QueryWorker(env, st, std::move(sigs), n, max))->QueueAndGetPromise();
   }
 
@@ -465,7 +448,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   Napi::Value CandidatePairs(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto st = Live(env);
-    const uint64_t max = Cap(env, info[0], "maxPairs");
+    const uint64_t max = GetCap(env, info[0], "maxPairs");
     KeyList a(st->index->key_type()), b(st->index->key_type());
     {
       std::shared_lock<std::shared_mutex> lock(st->mu);
@@ -481,12 +464,9 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     Napi::Env env = info.Env();
     auto ps = std::make_shared<PairStreamState>();
     ps->st = Live(env);
-    auto* holder = new std::shared_ptr<PairStreamState>(std::move(ps));
-    Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
-    next.AddFinalizer([](Napi::Env, std::shared_ptr<PairStreamState>* h) { delete h; }, holder);  // the data's owner
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("next", next);
-    return o;
+    return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
+      return new LshPairChunkWorker(e, ps, static_cast<size_t>(max));
+    });
   }
 
   Napi::Value Clusters(const Napi::CallbackInfo& info) {

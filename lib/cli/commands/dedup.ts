@@ -1,16 +1,18 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
+import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
-import { DedupSession, INDEX_REPRESENTATIVE, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
 import { LshIndex } from '../../lsh';
 import { version } from '../../version';
-import { openInput, readJsonl, readLines } from '../jsonl';
+import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
+import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeNative } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
-  parse, shingleOptionsFrom, type Command,
+  idFieldOption, parse, shingleOptionsFrom, type Command,
 } from '../common';
 
 function parseSize(name: string, v: unknown): number {
@@ -27,12 +29,13 @@ export const dedupCommand: Command = {
   usage: `Usage: neardup dedup [options] [FILE...]
 
 Finds near-duplicate lines (MinHash LSH candidates, then each candidate pair checked against the threshold)
-and keeps the first line of each group. FILEs are JSONL, plain or gzip, read in order as one corpus ('-' or
-no FILE: stdin).
+and keeps the first line of each group. FILEs are JSONL (plain, gzip or zstd) or Parquet, told by their
+first bytes, read in order as one corpus ('-' or no FILE: stdin, JSONL only).
 
 Defaults (the verified answer at --threshold 0.8): char 5-grams of the lower-cased text; (b, r) chosen so
 that pairs at the threshold are candidates with probability >= 0.99; exact Jaccard of every candidate pair
-(shingle sets kept in a temporary file in --tmp); a line is dropped only for an earlier kept line it is at or
+(the texts are kept in a temporary file in --tmp, and the shingle sets of the lines in candidate pairs built
+from them); a line is dropped only for an earlier kept line it is at or
 above the threshold with (doubri's rule). --fast skips the verification (today's speed, lower precision and
 recall). --profile doubri-v1 defaults to doubri 1.0 exactly: the text as is, 800 values, 40 x 20 bands, no
 verification (its flags equal doubri's).
@@ -46,13 +49,23 @@ all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
-  --kept FILE               the kept lines, unchanged (needs file inputs, read twice); bad lines
-                            (--on-bad-line skip|empty) are never copied
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice), compressed when
+                            FILE ends in .gz (gzip) or .zst (zstd); bad lines (--on-bad-line skip|empty)
+                            are never copied; Parquet inputs: each kept row as a JSON object
+  --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
+                            (a Parquet input gives DIR/<name>.jsonl); two inputs of one name are refused
   --flags FILE              one line per input line: 1 keep, 0 duplicate
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
-                            line of its connected component
-  --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
+                            line of its connected component. With --id-field: JSONL
+                            {"id": ID, "kept": k, "kept_id": ID of line k}
+  --pairs FILE              JSONL {"a": i, "b": j[, "a_id": ID, "b_id": ID], "estimate": x[, "exact": y]}
+                            for each reported pair (i, j: 0-based lines over all inputs; held in memory
+                            before they are written, 16 bytes each: with --memory SIZE, more than SIZE/16
+                            pairs stop with an error)
+  --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
+                            line when missing or of another type; ids of bad lines are null
   --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
                             and this run's), for later runs' --index (docs/lsh.md, "Against an index"); it
                             may be the --index file itself, replaced once the run succeeded (not on Windows)
@@ -64,6 +77,8 @@ Against earlier runs:
                             index's: line i of this input is number D + i, D = the lines the indexed runs
                             read (in the summary: index.documents_before); a line dropped for an indexed
                             document gets that document's number. --clustering components is refused.
+                            With --id-field, ids of indexed documents ("kept_id", "a_id") are null: the
+                            index keeps line numbers.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -84,13 +99,14 @@ Options:
                             matches; components: connected components of the matches (chains can join
                             lines below the threshold)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
-                            --tmp and merged, and signatures are kept in --tmp, not in memory; the
+                            --tmp and merged, and signatures are kept in --tmp, not in memory; exact
+                            verification holds at most SIZE of shingle sets at once (default 64M); the
                             result is identical (default: band keys and signatures in memory). It also
                             bounds per-document work: a document needing more working memory than SIZE
                             (6 bytes per text byte; datasketch 20, doubri-v1 60, --verify exact 64) or
                             more than SIZE/16 documents stop with an error stating the limit (for
                             these limits SIZE is at least 64M)
-  --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
+  --tmp DIR                 folder for spilled runs, signatures and texts (default: the system
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
@@ -107,6 +123,7 @@ ${INPUT_USAGE}`,
       tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
       fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
       index: { type: 'string' }, 'index-out': { type: 'string' },
+      'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
@@ -115,9 +132,18 @@ ${INPUT_USAGE}`,
     if (positionals.length === 0) positionals.push('-');
     const indexIn = values.index === undefined ? undefined : String(values.index);
     const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
-    if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
-    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'index-out'] as const)
+    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+    const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
+    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
+      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+    if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
+    if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
+    if (keptDir !== undefined) checkKeptDirInputs(positionals);
+    // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
+    const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
+    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+    outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
     const summaryToStderr = outputs.some((o) => isStdout(o.file));
     const inputs = indexIn === undefined ? positionals : [...positionals, indexIn];
     // --index X --index-out X updates X (read, then replaced atomically once everything else is written): allowed;
@@ -169,8 +195,8 @@ ${INPUT_USAGE}`,
     if (values['keep-case']) shingleValues.lowercase = false;
     const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
     const input = inputOptionsFrom(values);
-    if (!values.kept && !values.flags && !values.clusters && !values.pairs)
-      process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');
+    if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
+      process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
     // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
@@ -189,6 +215,8 @@ ${INPUT_USAGE}`,
           banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
         } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
         pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
+        // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
+        maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
       });
     } catch (e) {
       unwatch();
@@ -202,41 +230,62 @@ ${INPUT_USAGE}`,
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
     const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
-    const open: OutputFile[] = [];
+    const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
+    const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
+    const idBatches: { first: number; ids: DocumentIds }[] = [];
+    const open: { abort(): void }[] = [];
     const create = (file: unknown) => {
       const f = OutputFile.open(String(file));
       open.push(f);
       return f;
     };
     try {
-      // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
+      // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
       const pending: Promise<void>[] = [];
       const limits = dedupLimits(effective);
-      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); } })) {
-        if (docs + batch.texts.length > limits.documents) throw tooManyDocuments(docs + batch.texts.length, { memory });
-        for (let i = 0; i < batch.raw.length; i++) {
-          // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
-          if (batch.raw[i].length > limits.documentBytes && batch.texts[i] !== null) {
-            const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+      for await (const batch of readDocuments(positionals, {
+        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
+      })) {
+        if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
+        const off = batch.packed.offsets;
+        if (limits.documentBytes !== Infinity) {
+          for (let i = 0; i < batch.count; i++) {
+            const n = off[i + 1] - off[i];
             if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
           }
         }
-        const p = session.add(batch.texts);
+        const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
         p.catch(() => undefined);  // awaited below
         pending.push(p);
         for (const i of batch.bad.keys()) badLines.push(docs + i);
         batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
-        docs += batch.texts.length;
+        if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
+        while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
+        Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
+        files[batch.fileIndex].count += batch.count;
+        docs += batch.count;
         bad += batch.bad.size;
         if (pending.length >= 2) await pending.shift();
       }
       await Promise.all(pending);
+      while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
       progress.update({ bytes, docs, extra: 'clustering' }, true);
-      const res = await session.finish();
+      const res = await session.finish().catch((e) => {
+        throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
+      });
       const rep = res.representative;
       // lines dropped for an indexed document: that document's number
       const indexRep = new Map<number, string>();
       if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
+      // the id of document d as JSON (binary search over the batches' ids)
+      const idOf = (d: number): string => {
+        let lo = 0, hi = idBatches.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1;
+          if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
+        }
+        return idJson(idBatches[lo].ids, d - idBatches[lo].first);
+      };
       // One output of n lines, built in pieces of about 64 KiB (no await per line).
       const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {
         const f = create(file);
@@ -252,8 +301,12 @@ ${INPUT_USAGE}`,
         await f.commit();
       };
       if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
-      if (values.clusters !== undefined)
-        await writeLines(values.clusters, rep.length, (i) => `${rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i) : offset + rep[i]}\n`);
+      // line numbers continue the index's; a line dropped for an indexed document gets that document's number
+      const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
+      if (values.clusters !== undefined) {
+        await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
+          : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
+      }
       if (values.pairs !== undefined) {
         const ip = res.indexPairs;
         const local = res.pairA.length;
@@ -261,27 +314,33 @@ ${INPUT_USAGE}`,
           const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
             : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
           const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
-          return `{"a": ${a}, "b": ${b}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
+          const ids = idField === undefined ? ''
+            : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
+          return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
         });
       }
-      if (values.kept !== undefined) {
-        const f = create(values.kept);
-        let line = 0;
-        const nl = Buffer.from('\n');
-        let nextBad = 0;
-        for (const file of positionals) {
-          let first = true;
-          for await (let raw of readLines(await openInput(file), file)) {
-            if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
-            first = false;
-            const isBad = nextBad < badLines.length && badLines[nextBad] === line;
-            if (isBad) nextBad++;
-            else if (line < rep.length && rep[line] === line) { await f.write(raw); await f.write(nl); }
-            line++;
+      if (values['removed-ids'] !== undefined) {
+        const removed: number[] = [];
+        for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
+        await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
+      }
+      if (values.kept !== undefined || keptDir !== undefined) {
+        if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
+        const isBad = new Uint8Array(rep.length);
+        for (const i of badLines) isBad[i] = 1;
+        const outs = new Map<string, CompressedOutput>();
+        const outputFor = (inp: KeptInput) => {
+          const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
+          let o = outs.get(name);
+          if (!o) {
+            o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
+            open.push(o);
+            outs.set(name, o);
           }
-        }
-        if (line !== rep.length) throw new NeardupError('ERR_NEARDUP_IO', 'the input changed between the two passes');
-        await f.commit();
+          return o;
+        };
+        await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
+        for (const o of outs.values()) await o.commit();
       }
       // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
       let entriesAfter: number | null = null;

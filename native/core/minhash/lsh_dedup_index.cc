@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "io/file.h"
+#include "minhash/shingle_set.h"
 #include "parallel/pool.h"
 
 namespace neardup {
@@ -13,20 +14,12 @@ namespace {
 
 const char* KeyKind(KeyType t) { return t == KeyType::kInt ? "integer keys (document numbers)" : "string keys (document ids)"; }
 
-// An entry's shingle set from its stored text: the same hashes as shingleHashes(text, { ...text options,
-// hash: 'fast64', dedupe: true }), sorted.
-struct SetBuilder {
-  explicit SetBuilder(const TextOptions& o) : shingler(o) {}
-  size_t Build(const uint8_t* text, size_t len, std::vector<uint64_t>* out) {
-    shingler.Reset(text, len);
-    out->resize(shingler.size());
-    const size_t n = WriteShingleHashes(shingler, ShingleHash::kFast64, 0, true, &dedup, out->data());
-    std::sort(out->begin(), out->begin() + n);
-    return n;
-  }
-  Shingler shingler;
-  HashDedup dedup;
-};
+// A text's shingle set, as the engine's exact verification builds it (BuildSet), in *out.
+size_t BuildSetOf(const TextOptions& o, const uint8_t* text, size_t len, SetScratch* sc, std::vector<uint64_t>* out) {
+  const uint64_t bound = ShingleBoundOfLength(o, len);
+  if (out->size() < bound) out->resize(static_cast<size_t>(bound));
+  return BuildSet(text, len, sc, out->data());
+}
 
 Status ReadAll(const std::string& path, io::MappedFile* map) { return map->Open(path); }
 
@@ -53,7 +46,6 @@ Status IndexHook::Init() {
   }
   if (o_.write) {
     s = spill_dir_.Create(o_.tmp_dir);
-    if (s.ok() && o_.verify == Verify::kExact) s = Spill(&texts_, "index-texts");
     if (s.ok() && o_.key_type == KeyType::kString) s = Spill(&keys_, "index-keys");
     if (!s.ok()) return s;
   }
@@ -65,7 +57,7 @@ Status IndexHook::Spill(std::unique_ptr<TempFile>* f, const char* tag) {
   return (*f)->Create(spill_dir_.path(), tag);
 }
 
-uint64_t IndexHook::spilled_bytes() const { return (texts_ ? texts_->size() : 0) + (keys_ ? keys_->size() : 0); }
+uint64_t IndexHook::spilled_bytes() const { return keys_ ? keys_->size() : 0; }
 
 Status IndexHook::AddKeys(const KeyBatch& keys) {
   if (keys.type != KeyType::kString || !keys_) return Status(Code::kInvalidArgument, "this run's index has integer keys: no ids are taken");
@@ -78,24 +70,14 @@ Status IndexHook::AddKeys(const KeyBatch& keys) {
   return Status::Ok();
 }
 
-Status IndexHook::AddBatch(const uint8_t* sigs, const uint64_t* band_keys, size_t n, const uint8_t* valid,
-                           const Docs* texts, size_t slots, const std::atomic<bool>* stop) {
-  (void)sigs;
+Status IndexHook::AddBatch(const uint64_t* band_keys, size_t n, const uint8_t* valid, size_t slots,
+                           const std::atomic<bool>* stop) {
   const uint64_t first = docs_;
   if (o_.write) {
     if (keys_ && key_off_.size() - 1 < first + n)
       return Status(Code::kInvalidArgument, "the index written has string keys: every document needs an id");
     for (size_t i = 0; i < n; i++)
       if (!valid || valid[i]) SetBit(&valid_, first + i);
-    if (texts_) {
-      if (!texts || texts->size() != n) return Status(Code::kInvalidArgument, "the index written keeps texts: every document's text is needed");
-      for (size_t i = 0; i < n; i++) {
-        const size_t len = valid && !valid[i] ? 0 : texts->len[i];
-        Status s = texts_->Append(texts->ptr[i], len);
-        if (!s.ok()) return s;
-        text_off_.push_back(text_off_.back() + len);
-      }
-    }
   }
   if (o_.prior && o_.prior->size() > 0) {
     // the candidates among the index's entries, per document (bounded per bucket: kPriorBucket)
@@ -130,15 +112,13 @@ Status IndexHook::Match(RunDocs* docs, bool want_pairs, size_t slots, const std:
   groups.push_back(cand_.size());
   if (slots == 0) slots = 1;
   struct Scratch {
-    explicit Scratch(const TextOptions& o) : builder(o) {}
-    SetBuilder builder;
+    explicit Scratch(const TextOptions& o) : set(o) {}
+    SetScratch set;
     std::vector<uint64_t> entry, doc;
     Status status;
   };
   std::vector<std::unique_ptr<Scratch>> scratch(slots);
   for (auto& sc : scratch) sc = std::make_unique<Scratch>(o_.text);
-  const size_t sb = o_.params.signature_bytes();
-  (void)sb;
   parallel::ParallelFor(groups.size() - 1, 1, slots, [&](size_t gb, size_t ge, size_t slot) {
     Scratch& sc = *scratch[slot];
     for (size_t g = gb; g < ge && sc.status.ok(); g++) {
@@ -149,16 +129,18 @@ Status IndexHook::Match(RunDocs* docs, bool want_pairs, size_t slots, const std:
         uint64_t len;
         sc.status = prior->Data(entry, &text, &len);
         if (!sc.status.ok()) break;
-        entry_n = sc.builder.Build(text, static_cast<size_t>(len), &sc.entry);
+        entry_n = BuildSetOf(o_.text, text, static_cast<size_t>(len), &sc.set, &sc.entry);
       }
       const uint8_t* entry_sig = prior->Signature(entry);
       for (size_t i = groups[g]; i < groups[g + 1]; i++) {
         const uint32_t d = cand_[i].second;
         double e = 0;
         if (want_pairs || o_.verify == Verify::kEstimate) {
-          const uint8_t* sig;
-          sc.status = docs->Signature(d, &sig);
-          if (!sc.status.ok()) break;
+          const uint8_t* sig = docs->Signature(d);
+          if (!sig) {
+            sc.status = Status(Code::kInternal, "the dedup engine kept no signatures for the index");
+            break;
+          }
           e = EstimateJaccard(o_.params, sig, entry_sig);
           if (want_pairs) est[i] = static_cast<float>(e);
         }
@@ -167,11 +149,15 @@ Status IndexHook::Match(RunDocs* docs, bool want_pairs, size_t slots, const std:
         } else if (o_.verify == Verify::kEstimate) {
           ok[i] = e >= o_.threshold;
         } else {
-          size_t dn = 0;
-          sc.status = docs->ShingleSet(d, &sc.doc, &dn);
-          if (!sc.status.ok()) break;
-          const double j = ExactJaccard(sc.entry.data(), entry_n, sc.doc.data(), dn);  // decided as the engine decides its own pairs
-          ok[i] = j >= o_.threshold;
+          const uint8_t* text;
+          uint64_t len;
+          if (!docs->Text(d, &text, &len)) {
+            sc.status = Status(Code::kInternal, "the dedup engine kept no texts for the index");
+            break;
+          }
+          const size_t dn = BuildSetOf(o_.text, text, static_cast<size_t>(len), &sc.set, &sc.doc);
+          double j = 0;  // decided as the engine decides its own pairs
+          ok[i] = JaccardAtLeast(sc.entry.data(), entry_n, sc.doc.data(), dn, o_.threshold, &j);
           if (want_pairs) exact[i] = static_cast<float>(j);
         }
       }
@@ -234,10 +220,6 @@ class KeptSource : public AppendSource {
       s = h_->keys_->Finish();
       if (s.ok() && h_->keys_->size() > 0) s = ReadAll(h_->keys_->path(), &keys_);
     }
-    if (s.ok() && h_->texts_) {
-      s = h_->texts_->Finish();
-      if (s.ok() && h_->texts_->size() > 0) s = ReadAll(h_->texts_->path(), &texts_);
-    }
     return s;
   }
   const std::vector<uint64_t>& kept() const { return kept_; }
@@ -258,30 +240,34 @@ class KeptSource : public AppendSource {
     const Params& p = h_->o_.params;
     std::vector<uint64_t> all(p.b);
     for (size_t i = 0; i < kept_.size(); i++) {
-      const uint8_t* sig;
-      Status s = docs_->Signature(kept_[i], &sig);
-      if (!s.ok()) return s;
+      const uint8_t* sig = docs_->Signature(kept_[i]);
+      if (!sig) return NoSignatures();
       out[i] = BandKey(p, sig, j);
     }
     return Status::Ok();
   }
   Status Signatures(const std::function<Status(const uint8_t*)>& fn) override {
     for (uint64_t d : kept_) {
-      const uint8_t* sig;
-      Status s = docs_->Signature(d, &sig);
-      if (s.ok()) s = fn(sig);
+      const uint8_t* sig = docs_->Signature(d);
+      if (!sig) return NoSignatures();
+      Status s = fn(sig);
       if (!s.ok()) return s;
     }
     return Status::Ok();
   }
   Status DataSizes(uint64_t* out) override {
-    for (size_t i = 0; i < kept_.size(); i++) out[i] = h_->text_off_[kept_[i] + 1] - h_->text_off_[kept_[i]];
+    for (size_t i = 0; i < kept_.size(); i++) {
+      const uint8_t* p;
+      if (!docs_->Text(kept_[i], &p, &out[i])) return NoTexts();
+    }
     return Status::Ok();
   }
   Status Data(const std::function<Status(const uint8_t*, size_t)>& fn) override {
     for (uint64_t d : kept_) {
-      const uint64_t a = h_->text_off_[d], b = h_->text_off_[d + 1];
-      Status s = fn(texts_.data() + a, size_t(b - a));
+      const uint8_t* p;
+      uint64_t len;
+      if (!docs_->Text(d, &p, &len)) return NoTexts();
+      Status s = fn(p, static_cast<size_t>(len));
       if (!s.ok()) return s;
     }
     return Status::Ok();
@@ -290,8 +276,10 @@ class KeptSource : public AppendSource {
  private:
   IndexHook* h_;
   RunDocs* docs_;
+  static Status NoSignatures() { return Status(Code::kInternal, "the dedup engine kept no signatures for the index"); }
+  static Status NoTexts() { return Status(Code::kInternal, "the dedup engine kept no texts for the index"); }
   std::vector<uint64_t> kept_;
-  io::MappedFile keys_, texts_;
+  io::MappedFile keys_;
 };
 
 Status IndexHook::KeyConflicts(size_t max, std::vector<KeyConflict>* out) {

@@ -2,12 +2,14 @@
 //
 // The engine (lsh_dedup.h) consults this hook at three points and otherwise runs as usual:
 //   Add      each batch's band keys are looked up in the prior index: (document, entry) candidates;
-//   Finish   candidates are verified as the engine verifies its own pairs (exact Jaccard of the shingle sets,
-//            the entry's set built from the text the index keeps; or the signature estimate; or none), and a
+//   Finish   candidates are verified as the engine verifies its own pairs (exact Jaccard of the shingle sets, both
+//            built from the texts (the engine's and the index's) by the engine's BuildSet and decided by its
+//            JaccardAtLeast; or the signature estimate; or none), and a
 //            document matching an entry is dropped for the earliest such entry before the keep rule runs, so
 //            it never becomes the representative of a later document;
 //   after    the kept documents are appended to the index (keys, band keys, signatures and, for exact
-//            verification, texts) and everything is written as one file (lsh::Index::Save).
+//            verification, texts, read from the engine's own copies) and everything is written as one file
+//            (lsh::Index::Save).
 // Under the keep rule this equals one run over the index's documents followed by this run's: an entry is a
 // document every earlier run kept, a dropped document can never be a representative again, and documents of
 // this run are decided in order after every indexed one.
@@ -35,26 +37,28 @@ namespace lsh {
 // predecessor (kAllPairsBucket): the work per document stays bounded.
 constexpr size_t kPriorBucket = kAllPairsBucket;
 
-// What the hook reads about this run's documents (implemented by the engine). Thread-safe.
+// What the hook reads about this run's documents (implemented by the engine). Thread-safe; the pointers stay
+// valid while the object lives.
 class RunDocs {
  public:
   virtual ~RunDocs() = default;
-  // Document d's signature (params.signature_bytes()).
-  virtual Status Signature(uint64_t d, const uint8_t** sig) = 0;
-  // Verify::kExact: document d's shingle set (sorted, distinct fast64 hashes, seed 0) in *buf; *n its size.
-  virtual Status ShingleSet(uint64_t d, std::vector<uint64_t>* buf, size_t* n) = 0;
+  // Document d's signature (params.signature_bytes()); null when the engine keeps no signatures (it keeps them
+  // when verifying by estimate, reporting pairs or writing an index).
+  virtual const uint8_t* Signature(uint64_t d) = 0;
+  // Verify::kExact: document d's text (empty for a skipped line); false when the engine keeps no texts.
+  virtual bool Text(uint64_t d, const uint8_t** p, uint64_t* len) = 0;
 };
 
 struct IndexHookOptions {
   Params params;
   Verify verify = Verify::kNone;
   double threshold = 0.8;
-  TextOptions text;                 // Verify::kExact: an entry's text -> its shingle set
+  TextOptions text;                 // Verify::kExact: a text -> its shingle set (the engine's minhash.text)
   const Index* prior = nullptr;     // the index this run is checked against (kept alive and unchanged by the caller)
   bool write = false;               // an index is written after the run
   KeyType key_type = KeyType::kInt;
   uint64_t key_offset = 0;          // integer keys: document d's key is key_offset + d
-  std::string tmp_dir = ".";        // texts and string keys of this run (writing) go to a spill folder here
+  std::string tmp_dir = ".";        // string keys of this run (writing) go to a spill folder here
 };
 
 // A key of this run that cannot go into the index: `doc` (kept) has the key of an indexed entry
@@ -75,10 +79,9 @@ class IndexHook {
 
   // The string keys of the next documents, in order (the binding calls it before their batch is added).
   Status AddKeys(const KeyBatch& keys);
-  // Called by the engine's Add for each batch, in order: signatures (n x signature bytes), their band keys
-  // (n x b), valid (nullable: 0 = a skipped line), and the texts (needed when writing with exact verification).
-  Status AddBatch(const uint8_t* sigs, const uint64_t* band_keys, size_t n, const uint8_t* valid, const Docs* texts,
-                  size_t slots, const std::atomic<bool>* stop);
+  // Called by the engine's Add for each batch, in order: the band keys (n x b) and valid (nullable: 0 = a
+  // skipped line).
+  Status AddBatch(const uint64_t* band_keys, size_t n, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop);
 
   // Called by the engine's Finish before its keep rule: verifies the candidates. Then matched(d) says whether
   // document d is at or above the threshold (verify none: shares a band) with an entry of the prior index.
@@ -126,9 +129,9 @@ class IndexHook {
   std::vector<std::pair<uint32_t, uint64_t>> matches_;
   std::vector<PriorPair> pairs_;
   std::vector<uint64_t> kept_;     // one bit per document, after Tally
-  // this run's texts (writing, exact) and string keys: temporary files, with offsets per document
-  std::unique_ptr<TempFile> texts_, keys_;
-  std::vector<uint64_t> text_off_{0}, key_off_{0};
+  // this run's string keys (writing): a temporary file, with offsets per document
+  std::unique_ptr<TempFile> keys_;
+  std::vector<uint64_t> key_off_{0};
 };
 
 }  // namespace lsh
