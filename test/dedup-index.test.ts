@@ -303,6 +303,36 @@ test('CLI: --index-out, then --index/--index-out twice: flags, clusters and pair
   assert.equal(fs.readdirSync(dir).filter((f) => f.includes('neardup')), [], 'no temporary files left');
 });
 
+test('CLI: --index with --id-field, --removed-ids and --kept-dir: lines dropped for an indexed document are named by its number, their kept_id null', () => {
+  const dir = fs.mkdtempSync(path.join(tmpRoot, 'cli-ids-'));
+  const texts = noisyCorpus({ seed: 45, n: 160, copies: 0.6 });
+  const parts = split(texts, [80]);
+  parts.forEach((p, k) => fs.writeFileSync(path.join(dir, `e${k}.jsonl`),
+    p.map((t, i) => JSON.stringify({ id: `doc-${k}-${i}`, text: t })).join('\n') + '\n'));
+  const run = (args: string[]) => {
+    const r = cli(dir, ['dedup', ...args, '--tmp', dir]);
+    assert.is(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout.toString());
+  };
+  const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+  const lines = (f: string) => read(f).split('\n').filter((l) => l.length > 0);
+  run(['e0.jsonl', 'e1.jsonl', '--clusters', 'c']);
+  run(['e0.jsonl', '--index-out', 'j0.lsh']);
+  const s1 = run(['e1.jsonl', '--index', 'j0.lsh', '--id-field', 'id', '--clusters', 'c1', '--removed-ids', 'r1', '--kept-dir', 'kept']);
+  assert.ok(s1.index.matched > 0);
+  const one = lines('c').slice(80).map(Number);
+  const got = lines('c1').map((l) => JSON.parse(l) as { id: string; kept: number; kept_id: string | null });
+  assert.equal(got.map((g) => g.kept), one, 'kept: the numbers of one run over both files');
+  got.forEach((g, i) => {
+    assert.is(g.id, `doc-1-${i}`);
+    assert.is(g.kept_id, g.kept < 80 ? null : `doc-1-${g.kept - 80}`);
+  });
+  assert.ok(got.some((g) => g.kept < 80));
+  assert.equal(lines('r1').map((l) => JSON.parse(l)), got.filter((g, i) => g.kept !== 80 + i).map((g) => g.id));
+  const kept = lines(path.join('kept', 'e1.jsonl')).map((l) => JSON.parse(l).id);
+  assert.equal(kept, got.filter((g, i) => g.kept === 80 + i).map((g) => g.id));
+});
+
 test.after(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
 
 test.run();
