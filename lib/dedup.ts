@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { capOption, expectInt, optionsObject } from './validate';
 import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
-import { recallParam, resolveParams } from './lsh';
+import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
+import { IndexRun, type DedupIndexKeys } from './dedup-index';
 import type { ShingleOptions } from './shingles';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
@@ -72,6 +73,22 @@ export interface DedupOptions extends ShingleOptions {
    * these two limits a budget under 64 MiB counts as 64 MiB).
    */
   memory?: number;
+  /**
+   * The index of earlier runs to deduplicate against: an LshIndex loaded from a file that `saveIndex()` (or
+   * `neardup dedup --index-out`) wrote. Its settings are the run's: options left out are taken from it, options
+   * given must equal its (else a RangeError lists every difference). A document matching an indexed document (as
+   * two documents of one run match: verified at the threshold, or sharing a band with --fast) is dropped for the
+   * earliest such document (`indexMatches`), exactly as one run over the indexed documents followed by these
+   * would drop it. The index is pinned (unchangeable) while the session lives. See docs/lsh.md, "Against an index".
+   */
+  index?: LshIndex<bigint> | LshIndex<string>;
+  /** Keep what `saveIndex()` needs to write the index after finish(): the indexed documents and this run's kept ones. */
+  indexOut?: boolean;
+  /**
+   * The keys of the index written: 'number' (default: documents numbered across runs, this run's document i
+   * being the index's `documents` + i) or 'id' (the ids given to add()). With `index`, the index's.
+   */
+  indexKeys?: DedupIndexKeys;
   /**
    * Folder for spilled files, the texts kept for exact verification included (default: the system temp
    * folder): they go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session
@@ -138,7 +155,17 @@ export interface DedupResult {
   numPerm: number;
   /** Every effective setting of the run, defaults filled in (what the CLI's JSON summary reports). */
   settings: DedupSettings;
+  /**
+   * With `index`: the documents dropped for an indexed document, ascending (their representative[] is
+   * INDEX_REPRESENTATIVE), and that document's key (the earliest indexed document they match).
+   */
+  indexMatches?: { docs: Uint32Array; keys: BigUint64Array | string[] };
+  /** With `index` and `pairs`: the reported pairs of a document and an indexed one, by document, then index order. */
+  indexPairs?: { docs: Uint32Array; keys: BigUint64Array | string[]; estimate: Float32Array; exact: Float32Array };
 }
+
+/** representative[i] of a document dropped for an indexed document (DedupResult.indexMatches names it). */
+export const INDEX_REPRESENTATIVE = 0xffffffff;
 
 /** The shingling of a profile when not given: lower-cased char 5-grams; doubri-v1: the text as is. */
 export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOptions> {
@@ -224,9 +251,14 @@ export class DedupSession {
   private failure: unknown;
   private added = 0;
   private closed = false;
+  private readonly index?: IndexRun;
+  private documents?: number;  // after finish()
 
   constructor(readonly options: DedupOptions = {}) {
     optionsObject(options);
+    // with an index: its settings where none is given (checked against it below)
+    this.index = IndexRun.of(options);
+    if (this.index) options = this.index.options(options);
     const profile = options.profile ?? 'fast';
     if (!(profile in LSH_PROFILE)) throw invalidArgument(RangeError, "profile must be 'fast', 'doubri-v1' or 'datasketch'");
     if (options.memory !== undefined) expectInt(options.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
@@ -251,7 +283,7 @@ export class DedupSession {
     this.numPerm = lp.numPerm;
     const {
       profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
-      minRecall: _mr, clustering: _c, ...given
+      minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
     } = options;
     // the same shingles for the signatures and for exact verification; undefined options take the defaults
     const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };
@@ -262,10 +294,14 @@ export class DedupSession {
       banding: explicit ? 'explicit' : forRecall ? 'recall' : doubriDefault ? 'doubri' : 'datasketch',
       shingle, verify, clustering,
     };
+    this.index?.check(this.settings);
+    if (this.index?.meta && explicit && this.settings.b === this.index.meta.settings.b && this.settings.r === this.index.meta.settings.r)
+      this.settings.banding = this.index.meta.settings.banding as DedupSettings['banding'];  // (b, r) taken from the index
+    const index = this.index?.native();
     this.handle = nativeSync(() => new native.LshDedup({
       ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
       threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
-      memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
+      memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(), ...(index ? { index } : {}),
     }));
   }
 
@@ -276,14 +312,16 @@ export class DedupSession {
    * the candidate pairs' shingle sets in finish()); the documents enter the index in the order of the add()
    * calls, so a caller may start the next add() (and parse its input) before this one resolves. Bytes given
    * must not change until it resolves. When an add() fails, later add() and finish() calls fail too.
+   * `ids`: the keys of the documents in the index written, with indexKeys 'id' (a string per document).
    */
-  add(texts: ReadonlyArray<DocumentInput> | PackedTexts): Promise<void> {
+  add(texts: ReadonlyArray<DocumentInput> | PackedTexts, ids?: ReadonlyArray<string>): Promise<void> {
     this.open();
-    return this.addEncoded(isPacked(texts) ? Promise.resolve(packedBatch(texts)) : encodeBatch(texts));
+    if (ids !== undefined && this.index?.keys !== 'id') throw invalidArgument(TypeError, "ids are taken only for an index with ids as keys (indexKeys: 'id')");
+    return this.addEncoded(isPacked(texts) ? Promise.resolve(packedBatch(texts)) : encodeBatch(texts), ids);
   }
 
-  /** @internal add() of a batch being encoded. */
-  addEncoded(batch: Promise<EncodedBatch>): Promise<void> {
+  /** @internal add() of a batch being encoded; `ids`: the documents' keys in the index written (indexKeys 'id'). */
+  addEncoded(batch: Promise<EncodedBatch>, ids?: ReadonlyArray<string>): Promise<void> {
     this.open();
     batch.catch(() => undefined);  // observed below, in order; this only keeps an early rejection from being reported as unhandled
     // One native call per batch signs it on the pool (each text shingled once) and enters it into the index.
@@ -296,7 +334,8 @@ export class DedupSession {
       this.open();
       // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
       if (this.options.memory) this.checkLimits(b);
-      const added = nativeCall(this.handle.add(b.packed, b.valid));
+      const keys = this.index?.batchKeys(ids, b.count);  // the index's string keys (indexKeys 'id')
+      const added = nativeCall(this.handle.add(b.packed, b.valid, keys));
       this.inFlight.push(added.catch(() => undefined));
       return { added };  // wrapped: not waited for here
     });
@@ -320,7 +359,34 @@ export class DedupSession {
     const rep = r.representative;
     const duplicate = new Uint8Array(rep.length);
     for (let i = 0; i < rep.length; i++) duplicate[i] = rep[i] === i ? 0 : 1;
+    this.documents = rep.length;
     return { ...r, duplicate, b: this.b, r: this.r, numPerm: this.numPerm, settings: this.settings };
+  }
+
+  /**
+   * After finish() (made with `indexOut`): writes the index, atomically: the documents of `index` (if any) and
+   * this run's kept documents, with the run's settings, its keys and the count of documents read so far.
+   * A kept document whose key is already in the index, or is the key of another kept document (ids), is an
+   * ERR_NEARDUP_DUPLICATE_KEY naming both (`describe(i)` names document i, e.g. "file:line"); nothing is
+   * written then. Once per session; the session's temporary files go when it is done. Resolves to the number
+   * of documents in the index written.
+   */
+  async saveIndex(path: string, options: { describe?: (doc: number) => string } = {}): Promise<{ entries: number }> {
+    this.open();
+    if (typeof path !== 'string') throw invalidArgument(TypeError, 'Expected path to be a string');
+    optionsObject(options);
+    if (!this.index?.write) throw invalidArgument(TypeError, 'saveIndex: this session was made without indexOut');
+    if (this.documents === undefined) throw new NeardupError('ERR_NEARDUP_CANCELLED', 'saveIndex: call finish() first');
+    const describe = options.describe ?? ((d: number) => `document ${d}`);
+    const conflicts = await nativeCall(this.handle.keyConflicts(10));
+    if (conflicts.length > 0) {
+      const c = conflicts[0];
+      throw new NeardupError('ERR_NEARDUP_DUPLICATE_KEY', `${describe(c.doc)}: kept, but its key ${c.key} is ` +
+        (c.other < 0 ? 'already in the index' : `also the key of ${describe(c.other)}, kept too`) +
+        (conflicts.length > 1 ? ` (and ${conflicts.length - 1}${conflicts.length === 10 ? ' or more' : ''} other kept documents)` : '') +
+        '; the keys of kept documents must be unique: nothing was written');
+    }
+    return nativeCall(this.handle.saveIndex(path, JSON.stringify(this.index.metaAfter(this.settings, this.documents))));
   }
 
   /**
@@ -359,8 +425,15 @@ function packedBatch(p: PackedTexts): EncodedBatch {
   return { packed: p, count: Math.max(n, 0), bytes: n > 0 ? Number(p.offsets[n]) - Number(p.offsets[0]) : 0 };
 }
 
-/** Options of dedup(): the run's options, plus an AbortSignal and a progress callback. */
-export interface DedupCallOptions extends DedupOptions, LongCallOptions {}
+/**
+ * Options of dedup(): the run's options, plus an AbortSignal and a progress callback; `index` may also be the
+ * path of a saved index (loaded, and closed at the end), and `saveIndex` a path where the index is written after
+ * the run (the documents of `index` and the kept documents of this one: DedupSession.saveIndex).
+ */
+export interface DedupCallOptions extends Omit<DedupOptions, 'index' | 'indexOut'>, LongCallOptions {
+  index?: DedupOptions['index'] | string;
+  saveIndex?: string;
+}
 
 /**
  * Deduplicates documents in one call: an array (strings, UTF-8 bytes, null for a skipped slot), packed input
@@ -371,12 +444,20 @@ export interface DedupCallOptions extends DedupOptions, LongCallOptions {}
  * each batch is indexed.
  */
 export async function dedup(documents: DocumentSource, options: DedupCallOptions = {}): Promise<DedupResult> {
-  const { signal: sig, onProgress, ...runOptions } = options;
+  const { signal: sig, onProgress, index: indexOption, saveIndex, ...runOptions } = options;
   const signal = checkSignal(sig);
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw Object.assign(new TypeError('onProgress must be a function'), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });
+  if (saveIndex !== undefined && typeof saveIndex !== 'string') throw invalidArgument(TypeError, 'Expected saveIndex to be a path (string)');
   throwIfAborted(signal);
-  const s = new DedupSession(runOptions);
+  const loaded = typeof indexOption === 'string' ? await LshIndexClass.loadAsync<bigint | string>(indexOption) : undefined;
+  let s: DedupSession;
+  try {
+    s = new DedupSession({ ...runOptions, index: (loaded ?? indexOption) as DedupOptions['index'], ...(saveIndex !== undefined ? { indexOut: true } : {}) });
+  } catch (e) {
+    loaded?.close();
+    throw e;
+  }
   const total = knownTotal(documents);
   let done = 0, bytes = 0;
   try {
@@ -392,8 +473,11 @@ export async function dedup(documents: DocumentSource, options: DedupCallOptions
       if (pending.length >= 2) await raceAbort(pending.shift()!, signal);
     }
     await raceAbort(Promise.all(pending), signal);
-    return await raceAbort(s.finish(), signal);
+    const result = await raceAbort(s.finish(), signal);
+    if (saveIndex !== undefined) await raceAbort(s.saveIndex(saveIndex), signal);
+    return result;
   } finally {
     s.close();
+    loaded?.close();
   }
 }

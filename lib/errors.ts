@@ -13,6 +13,10 @@ export type NeardupErrorCode =
   | 'ERR_NEARDUP_CLOSED'
   | 'ERR_NEARDUP_INTERNAL'
   | 'ERR_NEARDUP_TOO_MANY_RESULTS'
+  /** A key inserted into an index that already holds it (datasketch's ValueError), or used twice in one batch. */
+  | 'ERR_NEARDUP_DUPLICATE_KEY'
+  /** A key removed from an index that does not hold it (datasketch's KeyError). */
+  | 'ERR_NEARDUP_KEY_NOT_FOUND'
   /** A long call stopped by its AbortSignal (`cause`: the signal's reason). */
   | 'ERR_NEARDUP_ABORTED'
   /** A result too large for one typed array (buffer.constants.MAX_LENGTH): split the batch. */
@@ -52,7 +56,7 @@ const CODES = new Set<string>([
   'ERR_NEARDUP_INVALID_INPUT', 'ERR_NEARDUP_BAD_LINE', 'ERR_NEARDUP_IO', 'ERR_NEARDUP_CORRUPT',
   'ERR_NEARDUP_UNSUPPORTED', 'ERR_NEARDUP_CANCELLED', 'ERR_NEARDUP_CLOSED', 'ERR_NEARDUP_INTERNAL',
   'ERR_NEARDUP_RESULT_TOO_LARGE',
-  'ERR_NEARDUP_TOO_MANY_RESULTS',
+  'ERR_NEARDUP_TOO_MANY_RESULTS', 'ERR_NEARDUP_DUPLICATE_KEY', 'ERR_NEARDUP_KEY_NOT_FOUND',
 ]);
 
 /** Converts a coded Error from the addon into a NeardupError; argument errors pass through unchanged. */

@@ -4,7 +4,7 @@
 // entry points export the same names, so a name added to index.ts must be added here too.
 export {
   NeardupError, shingleHashes, shingleHashesSync, packTexts, getThreads, setThreads, runtimeInfo, version,
-  doubriSelf, doubriOther, LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, dedup, DedupSession,
+  doubriSelf, doubriOther, LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, dedup, DedupSession, INDEX_REPRESENTATIVE,
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
   simhashFindAllSync, simhashFindAllStream, SimhashIndex,
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,

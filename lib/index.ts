@@ -5,10 +5,14 @@ export {
   type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './shingles';
-export { LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile } from './lsh';
 export {
-  dedup, DedupSession, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
+  LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, type LshParams, type LshProfile,
+  type LshKey, type LshKeys, type LshKeyType, type LshIndexInfo,
+} from './lsh';
+export {
+  dedup, DedupSession, INDEX_REPRESENTATIVE, type DedupOptions, type DedupCallOptions, type DedupResult, type DedupProfile, type DedupVerify,
 } from './dedup';
+export { type DedupIndexKeys, type DedupIndexMeta, type DedupSettingsJson } from './dedup-index';
 export type { DocumentInput, DocumentSource, BatchProgress, LongCallOptions } from './batching';
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {

@@ -1,8 +1,9 @@
 // MinHash LSH: an index of signatures split into b bands of r values; two signatures are candidates when
 // they agree on every value of at least one band (probability 1-(1-s^r)^b for Jaccard s).
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
-import { native, type LshProfile, type NativeLshIndex } from './native';
+import { native, type LshProfile, type NativeLshIndex, type NativeLshParams } from './native';
 import { capOption, expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
+
 
 export type { LshProfile } from './native';
 
@@ -20,7 +21,16 @@ export interface LshParams {
   /** Bands and rows per band, instead of a threshold (b * r <= numPerm). */
   b?: number;
   r?: number;
+  /** Keys: 'int' (u64: bigint or safe integer numbers in, bigint out; default) or 'string' (UTF-8). */
+  keyType?: LshKeyType;
 }
+
+/** The kinds of keys an index holds: one kind per index. */
+export type LshKeyType = 'int' | 'string';
+/** A key: a bigint (integer keys) or a string. */
+export type LshKey = bigint | string;
+/** Keys in results: a BigUint64Array for integer keys, an array of strings for string keys. */
+export type LshKeys<K extends LshKey> = K extends string ? string[] : BigUint64Array;
 
 /**
  * (b, r) minimising the weighted false positive and negative areas, exactly as datasketch 1.x chooses them.
@@ -101,6 +111,7 @@ export function collisionProbability(s: number, b: number, r: number): number {
 
 export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: number; b: number; r: number; valueBytes: 4 | 8 } {
   optionsObject(p, 'params');
+  if (p.keyType !== undefined && p.keyType !== 'int' && p.keyType !== 'string') throw invalidArgument(RangeError, "keyType must be 'int' or 'string'");
   const profile = p.profile ?? 'fast';
   const valueBytes = p.valueBytes ?? 4;
   const numPerm = p.numPerm ?? (profile === 'doubri' ? 800 : 128);
@@ -117,82 +128,161 @@ type Sig = Uint32Array | BigUint64Array;
 
 export { DEFAULT_MAX_RESULTS } from './validate';
 
-function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
-  if (ids instanceof BigUint64Array) return ids;
-  if (!Array.isArray(ids) && !(ArrayBuffer.isView(ids) && !(ids instanceof DataView)))
-    throw invalidArgument(TypeError, 'Expected ids to be a BigUint64Array or an array of ids');
-  const out = new BigUint64Array(ids.length);
-  for (let i = 0; i < ids.length; i++) out[i] = expectU64(ids[i], `ids[${i}]`, true);
+// A lone surrogate has no UTF-8 form: two different strings would become the same key.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** A string key: well-formed UTF-16 (no lone surrogate). */
+export function checkStringKey(k: unknown, what: string): string {
+  if (typeof k !== 'string') throw invalidArgument(TypeError, `Expected ${what} to be a string (this index has string keys)`);
+  if (LONE_SURROGATE.test(k)) throw invalidArgument(RangeError, `${what} holds a lone surrogate (no UTF-8 form)`);
+  return k;
+}
+
+function toKeys(keys: unknown, keyType: LshKeyType): BigUint64Array | string[] {
+  if (keyType === 'string') {
+    if (!Array.isArray(keys)) throw invalidArgument(TypeError, 'Expected keys to be an array of strings (this index has string keys)');
+    keys.forEach((k, i) => checkStringKey(k, `keys[${i}]`));
+    return keys as string[];
+  }
+  if (keys instanceof BigUint64Array) return keys;
+  if (!Array.isArray(keys) && !(ArrayBuffer.isView(keys) && !(keys instanceof DataView)))
+    throw invalidArgument(TypeError, 'Expected keys to be a BigUint64Array or an array of integers (this index has integer keys)');
+  const list = keys as ArrayLike<unknown>;
+  const out = new BigUint64Array(list.length);
+  for (let i = 0; i < list.length; i++) out[i] = expectU64(list[i] as number | bigint, `keys[${i}]`, true);
   return out;
 }
 
+/** What an index holds: its live entries, those of the file it was loaded from, and the changes since. */
+export interface LshIndexInfo {
+  /** Live entries (the same as `size`). */
+  size: number;
+  /** Entries of the file the index was loaded from (0 for a new index). */
+  mapped: number;
+  /** Of those, entries removed since loading. */
+  removed: number;
+  /** Entries inserted since loading (or creation), not removed. */
+  added: number;
+  /** Format version of the file it was loaded from (1 or 2; 0 for a new index). */
+  fileVersion: number;
+  /** Whether it keeps each entry's signature / per-entry data (indexes written by dedup). */
+  storesSignatures: boolean;
+  storesData: boolean;
+}
+
 /**
- * A MinHash LSH index. Signatures are flat arrays (N x numPerm). Ids are 64-bit (bigint). `LshIndex.load(path)` opens a saved index
- * memory-mapped and read-only; queries on it may run concurrently. Signatures are Uint32Array unless
- * valueBytes is 8 (fast profile, BigUint64Array).
+ * A MinHash LSH index with datasketch MinHashLSH's semantics: `insert(keys, signatures)` refuses a key already
+ * present (ERR_NEARDUP_DUPLICATE_KEY, datasketch's ValueError), `query(signature)` returns the keys sharing at
+ * least one band, `remove(key)` refuses an absent key (ERR_NEARDUP_KEY_NOT_FOUND, datasketch's KeyError),
+ * `has(key)` is `key in lsh`, and (b, r) are fixed when the index is made. Keys are 64-bit integers (the
+ * default: bigint, or safe integer numbers when inserting) or strings (`keyType: 'string'`), one kind per
+ * index; write `new LshIndex<string>({ keyType: 'string' })` for typed string results. Signatures are flat
+ * arrays (N x numPerm): Uint32Array, or BigUint64Array with valueBytes 8 (fast profile).
+ *
+ * Results list entries in insertion order (for a loaded index: the file's entries first, in their original
+ * order). `LshIndex.load(path)` maps a saved index; it stays appendable: inserts go to memory on top of the
+ * mapped file, removals of saved entries are remembered, and `save()` writes everything as one file.
  */
-export class LshIndex {
+export class LshIndex<K extends LshKey = bigint> {
   private readonly handle: NativeLshIndex;
   private closed = false;
+  /** The kind of keys, fixed when the index is made (or by the file it was loaded from). */
+  readonly keyType: LshKeyType;
 
   constructor(params: LshParams = {}, handle?: NativeLshIndex) {
-    this.handle = handle ?? nativeSync(() => new native.LshIndex(resolveParams(params)));
+    this.handle = handle ?? nativeSync(() => new native.LshIndex({ ...resolveParams(params), keyType: params.keyType ?? 'int' }));
+    this.keyType = nativeSync(() => this.handle.params().keyType);
   }
 
-  /** Opens a saved index (memory-mapped, read-only). `verify` (default true) checks the payload checksum before use (reads it all); `verify: false` skips it for huge trusted files. */
-  static load(path: string, options: { verify?: boolean } = {}): LshIndex {
+  /**
+   * Opens a saved index (version 2, or version 1 files of earlier releases, converted in memory as they load),
+   * memory-mapped, on the calling thread: `loadAsync` does it on the thread pool. `verify` (default true) reads
+   * the whole file and checks its checksum and structure; `verify: false` checks only its size and layout
+   * (for huge trusted files: a damaged byte may then give wrong answers). The result is appendable.
+   */
+  static load<K extends LshKey = bigint>(path: string, options: { verify?: boolean } = {}): LshIndex<K> {
     expectString(path, 'path');
     optionsObject(options);
-    return new LshIndex({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
+    return new LshIndex<K>({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
   }
 
-  get params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean } {
+  /** load() on the thread pool (the event loop keeps running while a large file is verified). */
+  static async loadAsync<K extends LshKey = bigint>(path: string, options: { verify?: boolean } = {}): Promise<LshIndex<K>> {
+    expectString(path, 'path');
+    optionsObject(options);
+    const h = await nativeCall(native.LshIndex.loadAsync(path, { verify: options.verify ?? true }));
+    return new LshIndex<K>({}, h);
+  }
+
+  get params(): NativeLshParams {
     return this.call(() => this.handle.params());
   }
+  /** Live entries. */
   get size(): number {
     return this.call(() => this.handle.size());
   }
+  get info(): LshIndexInfo {
+    return this.call(() => this.handle.info());
+  }
+  /** A string saved with the index ('' when none); dedup keeps its settings here (JSON). */
+  get metadata(): string {
+    return this.call(() => this.handle.metadata());
+  }
+  set metadata(value: string) {
+    expectString(value, 'metadata');
+    this.call(() => this.handle.setMetadata(value));
+  }
 
-  /** Inserts signatures under ids (on the thread pool). An id already present is an error; nothing is inserted then. */
-  insert(ids: BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): Promise<void> {
+  /**
+   * Inserts signatures under keys (on the thread pool). All or nothing: a key already in the index, or given
+   * twice, is ERR_NEARDUP_DUPLICATE_KEY (naming it) and nothing is inserted.
+   */
+  insert(keys: K extends string ? ReadonlyArray<string> : BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): Promise<void> {
     const h = this.open();
-    return nativeCall(h.insert(toIds(ids), signatures));
+    return nativeCall(h.insert(toKeys(keys, this.keyType), signatures));
   }
-  insertSync(ids: BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): void {
-    this.call(() => this.handle.insertSync(toIds(ids), signatures));
+  insertSync(keys: K extends string ? ReadonlyArray<string> : BigUint64Array | ArrayLike<number | bigint>, signatures: Sig): void {
+    const k = toKeys(keys, this.keyType);
+    this.call(() => this.handle.insertSync(k, signatures));
   }
-  /** Ids sharing at least one band with the signature, ascending. */
-  query(signature: Sig): BigUint64Array {
-    return this.call(() => this.handle.query(signature));
+  /** Keys of the live entries sharing at least one band with the signature, in insertion order. */
+  query(signature: Sig): LshKeys<K> {
+    return this.call(() => this.handle.query(signature)) as LshKeys<K>;
   }
   /**
-   * Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). The total number of ids is
-   * capped by `maxResults` (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 256 MiB of ids): beyond it the
-   * call rejects with ERR_NEARDUP_TOO_MANY_RESULTS (near-identical documents make results quadratic).
+   * Many queries on the thread pool: result i is ids[offsets[i] .. offsets[i+1]). The total number of keys is
+   * capped by `maxResults` (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 256 MiB of integer keys): beyond it
+   * the call rejects with ERR_NEARDUP_TOO_MANY_RESULTS (near-identical documents make results quadratic).
    */
-  queryBatch(signatures: Sig, options: { maxResults?: number } = {}): Promise<{ ids: BigUint64Array; offsets: Uint32Array }> {
+  queryBatch(signatures: Sig, options: { maxResults?: number } = {}): Promise<{ ids: LshKeys<K>; offsets: Uint32Array }> {
     const h = this.open();
-    return nativeCall(h.queryBatch(signatures, capOption(options, 'maxResults')));
+    return nativeCall(h.queryBatch(signatures, capOption(options, 'maxResults'))) as Promise<{ ids: LshKeys<K>; offsets: Uint32Array }>;
   }
-  remove(id: bigint | number): boolean {
-    const v = expectU64(id, 'id', true);
-    return this.call(() => this.handle.remove(v));
+  /** Removes an entry; ERR_NEARDUP_KEY_NOT_FOUND when the key is not in the index (datasketch's KeyError). */
+  remove(key: K | (K extends bigint ? number : never)): void {
+    const k = this.checkKey(key, 'key');
+    this.call(() => this.handle.remove(k));
+  }
+  /** Whether the key is in the index (datasketch's `key in lsh`). */
+  has(key: K | (K extends bigint ? number : never)): boolean {
+    const k = this.checkKey(key, 'key');
+    return this.call(() => this.handle.has(k));
   }
   /**
-   * Every pair of ids (a < b) sharing a band, sorted. At most `maxPairs` (default DEFAULT_MAX_RESULTS,
-   * 2^25 pairs = 512 MiB), else ERR_NEARDUP_TOO_MANY_RESULTS; memory stays about the pairs returned. Runs on
-   * the calling thread: for large indexes use candidatePairsStream (or clusters()).
+   * Every pair of keys (a inserted before b) sharing a band, in insertion order of a, then b. At most `maxPairs`
+   * (default DEFAULT_MAX_RESULTS, 2^25 pairs = 512 MiB), else ERR_NEARDUP_TOO_MANY_RESULTS; memory stays about the
+   * pairs returned. Runs on the calling thread: for large indexes use candidatePairsStream (or clusters()).
    */
-  candidatePairs(options: { maxPairs?: number } = {}): { a: BigUint64Array; b: BigUint64Array } {
+  candidatePairs(options: { maxPairs?: number } = {}): { a: LshKeys<K>; b: LshKeys<K> } {
     const max = capOption(options, 'maxPairs');
-    return this.call(() => this.handle.candidatePairs(max));
+    return this.call(() => this.handle.candidatePairs(max)) as { a: LshKeys<K>; b: LshKeys<K> };
   }
   /**
    * The same pairs, in the same order, as chunks of at most `chunkPairs` (default 65536) computed on the
-   * thread pool; no cap, and memory stays one chunk (plus 8 bytes per id per band for a loaded index).
+   * thread pool; no cap, and memory stays one chunk (plus 8 bytes per band for each entry of a loaded file).
    * The index must not change while the pairs are read (a later chunk then rejects).
    */
-  async *candidatePairsStream(options: { chunkPairs?: number } = {}): AsyncGenerator<{ a: BigUint64Array; b: BigUint64Array }> {
+  async *candidatePairsStream(options: { chunkPairs?: number } = {}): AsyncGenerator<{ a: LshKeys<K>; b: LshKeys<K> }> {
     if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
     const chunk = options.chunkPairs ?? 65536;
     if (!Number.isInteger(chunk) || chunk < 1 || chunk > 2 ** 28) throw invalidArgument(RangeError, 'chunkPairs must be an integer from 1 to 2^28');
@@ -200,22 +290,28 @@ export class LshIndex {
     for (;;) {
       if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the index is closed');
       const { a, b, done } = await nativeCall(stream.next(chunk));
-      if (a.length > 0) yield { a, b };
+      if (a.length > 0) yield { a, b } as { a: LshKeys<K>; b: LshKeys<K> };
       if (done) return;
     }
   }
-  /** Ids in insertion order and, for each, its cluster's first inserted id (connected components of candidate pairs). */
-  clusters(): { ids: BigUint64Array; representatives: BigUint64Array } {
-    return this.call(() => this.handle.clusters());
+  /** Keys in insertion order and, for each, its cluster's first inserted key (connected components of candidate pairs). */
+  clusters(): { ids: LshKeys<K>; representatives: LshKeys<K> } {
+    return this.call(() => this.handle.clusters()) as { ids: LshKeys<K>; representatives: LshKeys<K> };
   }
-  /** Writes the index atomically (docs/FORMAT.md section 6). */
+  /**
+   * Writes the whole index (the loaded file's live entries, then the inserted ones) as one file, atomically
+   * (docs/FORMAT.md section 6). Saving over the file the index was loaded from is safe: the new file is written
+   * under a temporary name and renamed over it while the old one stays mapped (on Windows, which cannot replace
+   * a mapped file, save to another path instead).
+   */
   save(path: string): Promise<void> {
+    expectString(path, 'path');
     return nativeCall(this.open().save(path));
   }
   /**
    * Releases the index and returns at once. Calls already handed to the thread pool settle: a running one
-   * completes (with its result), one still queued rejects with ERR_NEARDUP_CANCELLED; the memory goes when
-   * the last of them is done. Later calls throw ERR_NEARDUP_CLOSED.
+   * completes (with its result), one still queued rejects with ERR_NEARDUP_CANCELLED; the memory (and the map)
+   * goes when the last of them is done. Later calls throw ERR_NEARDUP_CLOSED.
    */
   close(): void {
     if (this.closed) return;
@@ -223,6 +319,14 @@ export class LshIndex {
     this.handle.close();
   }
 
+  /** @internal the native object (for dedup sessions that read the index). */
+  get nativeHandle(): NativeLshIndex {
+    return this.open();
+  }
+
+  private checkKey(key: unknown, what: string): bigint | string {
+    return this.keyType === 'string' ? checkStringKey(key, what) : expectU64(key as number | bigint, what, true);
+  }
   private open(): NativeLshIndex {
     if (this.closed) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the index is closed');
     return this.handle;

@@ -37,19 +37,41 @@ export interface NativeDoubriStats {
 
 export type LshProfile = 'fast' | 'datasketch' | 'doubri';
 
+/** An index's fixed parameters. */
+export interface NativeLshParams {
+  profile: LshProfile;
+  numPerm: number;
+  b: number;
+  r: number;
+  valueBytes: 4 | 8;
+  keyType: 'int' | 'string';
+}
+
+/** Keys in and out: BigUint64Array for integer keys, string arrays for string keys. */
+type NativeKeys = BigUint64Array | string[];
+
 export interface NativeLshIndex {
-  insert(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): Promise<void>;
-  insertSync(ids: BigUint64Array, signatures: Uint32Array | BigUint64Array): void;
-  query(signature: Uint32Array | BigUint64Array): BigUint64Array;
-  queryBatch(signatures: Uint32Array | BigUint64Array, maxResults: number): Promise<{ ids: BigUint64Array; offsets: Uint32Array }>;
-  remove(id: bigint): boolean;
+  insert(keys: NativeKeys, signatures: Uint32Array | BigUint64Array): Promise<void>;
+  insertSync(keys: NativeKeys, signatures: Uint32Array | BigUint64Array): void;
+  query(signature: Uint32Array | BigUint64Array): NativeKeys;
+  queryBatch(signatures: Uint32Array | BigUint64Array, maxResults: number): Promise<{ ids: NativeKeys; offsets: Uint32Array }>;
+  remove(key: bigint | string): void;
+  has(key: bigint | string): boolean;
   size(): number;
-  candidatePairs(maxPairs: number): { a: BigUint64Array; b: BigUint64Array };
-  pairStream(): { next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }> };
-  clusters(): { ids: BigUint64Array; representatives: BigUint64Array };
+  info(): { size: number; mapped: number; removed: number; added: number; fileVersion: number; storesSignatures: boolean; storesData: boolean };
+  candidatePairs(maxPairs: number): { a: NativeKeys; b: NativeKeys };
+  pairStream(): { next(chunkPairs: number): Promise<{ a: NativeKeys; b: NativeKeys; done: boolean }> };
+  clusters(): { ids: NativeKeys; representatives: NativeKeys };
   save(path: string): Promise<void>;
-  params(): { profile: LshProfile; numPerm: number; b: number; r: number; readOnly: boolean };
+  params(): NativeLshParams;
+  metadata(): string;
+  setMetadata(metadata: string): void;
   close(): void;
+}
+
+export interface NativeLshIndexClass {
+  new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number; keyType?: 'int' | 'string' } | { path: string; verify?: boolean }): NativeLshIndex;
+  loadAsync(path: string, options: { verify?: boolean }): Promise<NativeLshIndex>;
 }
 
 export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 'dedupe' | 'seed'> {
@@ -70,6 +92,8 @@ export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 
   clustering?: 'kept' | 'components';
   /** verify 'exact': keep the texts in a temporary file in `tmp` (default true), not in memory. */
   spillTexts?: boolean;
+  /** Against an index (prior: a native LshIndex) and/or writing one after the run (lib/dedup-index.ts). */
+  index?: { prior?: unknown; write: boolean; keyType: 'int' | 'string'; keyOffset: number };
 }
 
 export interface NativeDedupResult {
@@ -84,12 +108,16 @@ export interface NativeDedupResult {
   clusters: number;
   spilledBytes: number;
   runs: number;
+  indexMatches?: { docs: Uint32Array; keys: BigUint64Array | string[] };
+  indexPairs?: { docs: Uint32Array; keys: BigUint64Array | string[]; estimate: Float32Array; exact: Float32Array };
 }
 
 export interface NativeLshDedup {
-  /** Signs the documents on the pool and enters them in order. */
-  add(texts: TextInput, valid?: Uint8Array): Promise<void>;
+  /** Signs the documents on the pool and enters them in order; keys: their ids (an index with string keys). */
+  add(texts: TextInput, valid?: Uint8Array, keys?: string[]): Promise<void>;
   finish(): Promise<NativeDedupResult>;
+  keyConflicts(max: number): Promise<{ doc: number; other: number; key: string }[]>;
+  saveIndex(path: string, metadata: string): Promise<{ entries: number }>;
   close(): void;
 }
 
@@ -240,7 +268,7 @@ export interface NativeBinding {
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
-  LshIndex: new (options: { profile?: LshProfile; numPerm?: number; b?: number; r?: number; valueBytes?: number } | { path: string; verify?: boolean }) => NativeLshIndex;
+  LshIndex: NativeLshIndexClass;
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   lshOptimalParamAsync(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): Promise<{ b: number; r: number }>;

@@ -52,7 +52,8 @@ const FUNCTIONS: Record<string, Call[]> = {
   optimalParamAsync: [() => neardup.optimalParamAsync(2, 128), () => neardup.optimalParamAsync(0.5, 1.5)],
   recallParam: [() => neardup.recallParam(0, 128), () => neardup.recallParam(0.5, 0), () => neardup.recallParam(0.5, 128, 1)],
   collisionProbability: [() => neardup.collisionProbability(2, 1, 1), () => neardup.collisionProbability(0.5, 0, 1), () => neardup.collisionProbability('x' as never, 1, 1)],
-  dedup: [() => neardup.dedup(bad.notArray as never), () => neardup.dedup(['a'], { threshold: 5 }), () => neardup.dedup(['a'], { verify: 'x' as never }), () => neardup.dedup(['a'], { banding: 'x' as never })],
+  dedup: [() => neardup.dedup(bad.notArray as never), () => neardup.dedup(['a'], { threshold: 5 }), () => neardup.dedup(['a'], { verify: 'x' as never }), () => neardup.dedup(['a'], { banding: 'x' as never }),
+    () => neardup.dedup(['a'], { saveIndex: 5 as never }), () => neardup.dedup(['a'], { index: 5 as never })],
   doubriSelf: [() => neardup.doubriSelf(bad.notArray as never, 'x'), () => neardup.doubriSelf(['a'], bad.notString)],
   doubriOther: [() => neardup.doubriOther(bad.notString, ['a']), () => neardup.doubriOther('x', bad.notArray as never)],
   simhashFingerprints: [() => neardup.simhashFingerprints(bad.notArray as never), () => neardup.simhashFingerprints(['a'], { hash: 'sha9' as never })],
@@ -85,6 +86,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   LshIndex: {
     constructor: () => [() => new LshIndex({ numPerm: 0 }), () => new LshIndex({ b: 3 }), () => new LshIndex(5 as never), () => new LshIndex({ profile: 'x' as never })],
     load: () => [() => LshIndex.load(bad.notString), () => LshIndex.load('x', 5 as never)],
+    loadAsync: () => [() => LshIndex.loadAsync(bad.notString), () => LshIndex.loadAsync('x', 5 as never)],
+    has: (i: neardup.LshIndex) => [() => i.has('x' as never), () => i.has(-1), () => i.has(2n ** 64n)],
     insert: (i: neardup.LshIndex) => [() => i.insert([1n], new Uint32Array(3)), () => i.insert(bad.notArray as never, sig16), () => i.insert([1n, 2n], sig16)],
     insertSync: (i: neardup.LshIndex) => [() => i.insertSync([1n], new Float64Array(16) as never), () => i.insertSync(['x' as never], sig16)],
     query: (i: neardup.LshIndex) => [() => i.query(new Uint32Array(3)), () => i.query('x' as never)],
@@ -113,8 +116,11 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     saveSync: (i: neardup.SimhashIndex) => [() => i.saveSync(bad.notString)],
   },
   DedupSession: {
-    constructor: () => [() => new DedupSession({ numPerm: 0 }), () => new DedupSession({ profile: 'x' as never }), () => new DedupSession({ memory: -5 })],
-    add: (s: neardup.DedupSession) => [() => s.add(bad.notArray as never), () => s.add([5 as never])],
+    constructor: () => [() => new DedupSession({ numPerm: 0 }), () => new DedupSession({ profile: 'x' as never }), () => new DedupSession({ memory: -5 }),
+      () => new DedupSession({ index: 'x.lsh' as never }), () => new DedupSession({ indexOut: 1 as never }), () => new DedupSession({ indexKeys: 'id' }),
+      () => new DedupSession({ indexOut: true, indexKeys: 'x' as never }), () => new DedupSession({ indexOut: true, clustering: 'components' })],
+    add: (s: neardup.DedupSession) => [() => s.add(bad.notArray as never), () => s.add([5 as never]), () => s.add(['a'], ['x'])],
+    saveIndex: (s: neardup.DedupSession) => [() => s.saveIndex(bad.notString), () => s.saveIndex('x', 5 as never)],
   },
   SignatureWriter: {
     constructor: () => [() => new SignatureWriter(bad.notString, { numPerm: 4 }), () => new SignatureWriter(path.join(dir, 'w'), { numPerm: 0 })],
@@ -147,7 +153,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
+const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 

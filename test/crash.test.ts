@@ -192,37 +192,41 @@ async function savedLsh(): Promise<Buffer> {
   return fs.readFileSync(f);
 }
 
-test('LshIndex.load() verifies the payload checksum by default (a flipped id bit is not loaded silently)', async () => {
+test('LshIndex.load() verifies the payload checksum by default (a flipped key bit is not loaded silently)', async () => {
   const good = await savedLsh();
   const f = path.join(tmp, 'flipped.lsh');
   const bad = Buffer.from(good);
-  bad[64 + 32] ^= 0x10;  // the first id
+  bad[64 + 64] ^= 0x10;  // the first key (payload: a 64-byte preamble, then the keys)
   fs.writeFileSync(f, bad);
   await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /payload checksum/), 'default load');
   const lazy = LshIndex.load(f, { verify: false });  // documented opt-out for huge trusted files
   lazy.close();
 });
 
-test('LshIndex.load() checks the tables against the ids: a stranger id with valid CRCs is refused', async () => {
+test('LshIndex.load() checks the structure behind valid CRCs: a slot out of range, a key listed twice', async () => {
   const good = await savedLsh();
-  const n = Number(good.readBigUInt64LE(64 + 24));
-  const b = Buffer.from(good);
-  const lastEntryOfTable0 = 64 + 32 + 8 * n + 16 * (n - 1);
-  b.writeBigUInt64LE(999n, lastEntryOfTable0 + 8);  // id 999 was never inserted (the table stays sorted)
+  const n = Number(good.readBigUInt64LE(64 + 32));
+  assert.is(n, 3);
+  const keys = 64 + 64, dir = keys + 8 * n, dirSlots = dir + 8 * n, table0 = dirSlots + 16;  // 4n bytes of slots, padded to 16
   const f = path.join(tmp, 'stranger.lsh');
+  const b = Buffer.from(good);
+  b.writeUInt32LE(7, table0 + 8 * n + 4 * (n - 1));  // band table 0: slot 7 of 3 entries
   fs.writeFileSync(f, fixCrcs(b));
-  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /does not hold exactly the index's ids|not sorted/), 'stranger id');
+  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /band table 0 does not hold each entry once/), 'slot out of range');
   const dup = Buffer.from(good);
-  dup.writeBigUInt64LE(dup.readBigUInt64LE(64 + 32), 64 + 40);  // ids[1] = ids[0]
+  dup.writeBigUInt64LE(dup.readBigUInt64LE(keys), keys + 8);  // keys[1] = keys[0], and the directory to match
+  dup.writeBigUInt64LE(dup.readBigUInt64LE(keys), dir + 8);
   fs.writeFileSync(f, fixCrcs(dup));
-  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /listed twice/), 'duplicate id');
+  await rejects(() => LshIndex.load(f), isCode('ERR_NEARDUP_CORRUPT', /key 1 is listed twice/), 'duplicate key');
 });
 
 test('loaders refuse header fields the writer cannot produce (CRCs fixed up)', async () => {
   const good = await savedLsh();
   const cases: [string, (b: Buffer) => void, RegExp][] = [
     ['num_perm 2^32-1', (b) => b.writeUInt32LE(0xffffffff, 64 + 8), /num_perm|exceeds/],
-    ['reserved preamble word', (b) => b.writeUInt32LE(1, 64 + 20), /reserved/],
+    ['reserved preamble word', (b) => b.writeUInt32LE(1, 64 + 28), /reserved/],
+    ['key type 2', (b) => b.writeUInt32LE(2, 64 + 20), /key type/],
+    ['store flags 4', (b) => b.writeUInt32LE(4, 64 + 24), /store flags/],
     ['header flags', (b) => b.writeUInt32LE(4, 36), /flags/],
     ['header reserved word', (b) => b.writeUInt32LE(7, 56), /reserved/],
     ['header size 72', (b) => b.writeUInt32LE(72, 20), /header size/],

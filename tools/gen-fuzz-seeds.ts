@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, minhashSync } from '../lib/index';
+import { LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, dedup, minhashSync } from '../lib/index';
 import { native } from '../lib/native';
 
 const root = path.join(__dirname, '..', 'native', 'fuzz', 'seeds');
@@ -32,6 +32,22 @@ const fixCrcs = (b: Buffer) => {
   await empty.save(path.join(tmp, 'empty.lsh'));
   empty.close();
   put('lsh_index_fuzz', 'empty', fs.readFileSync(path.join(tmp, 'empty.lsh')));
+  // string keys, one removed after a save and load (the merged file)
+  const strings = new LshIndex<string>({ numPerm: 8, b: 4, r: 2, keyType: 'string' });
+  await strings.insert(['a', 'bb', '', 'ключ'], minhashSync(texts, { numPerm: 8 }).signatures);
+  await strings.save(path.join(tmp, 'strings.lsh'));
+  strings.close();
+  const merged = LshIndex.load<string>(path.join(tmp, 'strings.lsh'));
+  merged.remove('bb');
+  await merged.insert(['z'], minhashSync(['zzz zzz'], { numPerm: 8 }).signatures);
+  await merged.save(path.join(tmp, 'strings.lsh'));
+  merged.close();
+  put('lsh_index_fuzz', 'strings', fs.readFileSync(path.join(tmp, 'strings.lsh')));
+  // a dedup index: signatures, texts, metadata
+  await dedup(texts, { numPerm: 8, b: 4, r: 2, saveIndex: path.join(tmp, 'dedup.lsh') });
+  put('lsh_index_fuzz', 'dedup', fs.readFileSync(path.join(tmp, 'dedup.lsh')));
+  // version 1 (written by earlier releases; read and converted)
+  put('lsh_index_fuzz', 'v1-fast64', fs.readFileSync(path.join(__dirname, '..', 'test', 'fixtures', 'lsh-v1', 'fast64.lsh')));
 
   for (const [name, n] of [['empty', 0], ['three', 3], ['twenty', 20]] as const) {
     const six = new SimhashIndex({ distance: 3 });

@@ -3,10 +3,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 
 #include "addon.h"
 #include "args.h"
+#include "lsh_index.h"
 #include "minhash/lsh_dedup.h"
+#include "minhash/lsh_dedup_index.h"
 #include "parallel/pool.h"
 #include "texts.h"
 
@@ -16,6 +19,8 @@ namespace {
 
 // The session behind a JS object (Closable: close() returns at once; a running add() or finish() keeps the
 // session, and its temporary files, until it returns).
+// With an index (against one, or written after the run): `hook` (lsh_dedup_index.h); `prior` is the LshIndex
+// read, pinned (unchangeable) while the session lives and read-locked while a worker runs.
 //
 // add() calls run one at a time in call order (documents are numbered by it), but each is queued at once: the
 // next batch waits on its ticket, not on the JavaScript thread, so the pool never idles between batches. An
@@ -29,6 +34,16 @@ struct DedupState : Closable {
   std::mutex order_mu;
   std::condition_variable order_cv;
   uint64_t turn = 0;  // under order_mu: the ticket whose add() runs next
+  std::shared_ptr<LshIndexState> prior;
+  std::unique_ptr<lsh::IndexHook> hook;
+  ~DedupState() {
+    dedup.reset();
+    hook.reset();
+    if (prior) prior->pins--;
+  }
+  std::shared_lock<std::shared_mutex> LockPrior() {
+    return prior ? std::shared_lock<std::shared_mutex>(prior->mu) : std::shared_lock<std::shared_mutex>();
+  }
 };
 
 Status Unavailable(const DedupState& st) {
@@ -60,6 +75,10 @@ class AddWorker : public PromiseWorker {
   TextBatch texts;
   std::vector<uint8_t> valid;
   uint64_t ticket = 0;
+  // string keys of the batch (an index with string keys)
+  std::string key_bytes;
+  std::vector<uint64_t> key_off{0};
+  bool has_keys = false;
 
  protected:
   Status Run() override {
@@ -76,7 +95,16 @@ class AddWorker : public PromiseWorker {
       if (st_->closed.load() || st_->finished || !st_->failed.ok()) {
         s = Unavailable(*st_);
       } else {
-        s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+        auto prior = st_->LockPrior();
+        if (has_keys) {
+          lsh::KeyBatch kb;
+          kb.type = lsh::KeyType::kString;
+          kb.n = key_off.size() - 1;
+          kb.bytes = reinterpret_cast<const uint8_t*>(key_bytes.data());
+          kb.offsets = key_off.data();
+          s = st_->hook->AddKeys(kb);
+        }
+        if (s.ok()) s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
         if (!s.ok()) st_->failed = s;
       }
     }
@@ -103,9 +131,33 @@ class FinishWorker : public PromiseWorker {
     std::lock_guard<std::mutex> lock(st_->mu);
     if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
     st_->finished = true;
+    auto prior = st_->LockPrior();
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
-    st_->dedup.reset();  // temporary files go now
+    if (s.ok() && st_->hook) s = IndexResults();
+    // temporary files go now, unless an index is still to be written (saveIndex, or close)
+    if (!s.ok() || !st_->hook || !st_->hook->options().write) st_->dedup.reset();
     return s;
+  }
+  // Documents dropped for an indexed one, and pairs with indexed ones, with the entries' keys.
+  Status IndexResults() {
+    const lsh::IndexHook& h = *st_->hook;
+    const lsh::Index* prior = h.options().prior;
+    const lsh::KeyType kt = h.options().key_type;
+    match_keys_ = KeyList(kt);
+    pair_keys_ = KeyList(kt);
+    for (const auto& m : h.matches()) {
+      match_docs_.push_back(m.first);
+      Status s = match_keys_.Add(*prior, m.second);
+      if (!s.ok()) return s;
+    }
+    for (const auto& p : h.pairs()) {
+      pair_docs_.push_back(p.doc);
+      pair_est_.push_back(p.estimate);
+      if (h.options().verify == lsh::Verify::kExact) pair_exact_.push_back(p.exact);
+      Status s = pair_keys_.Add(*prior, p.entry);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
@@ -128,6 +180,18 @@ class FinishWorker : public PromiseWorker {
     o.Set("clusters", Napi::Number::New(env, double(r_.clusters)));
     o.Set("spilledBytes", Napi::Number::New(env, double(r_.spilled_bytes)));
     o.Set("runs", Napi::Number::New(env, double(r_.runs)));
+    if (st_->hook) {
+      Napi::Object m = Napi::Object::New(env);
+      m.Set("docs", u32(std::move(match_docs_)));
+      m.Set("keys", match_keys_.ToJs(env));
+      o.Set("indexMatches", m);
+      Napi::Object p = Napi::Object::New(env);
+      p.Set("docs", u32(std::move(pair_docs_)));
+      p.Set("keys", pair_keys_.ToJs(env));
+      p.Set("estimate", f32(std::move(pair_est_)));
+      p.Set("exact", f32(std::move(pair_exact_)));
+      o.Set("indexPairs", p);
+    }
     return o;
   }
 
@@ -135,6 +199,68 @@ class FinishWorker : public PromiseWorker {
   std::shared_ptr<DedupState> st_;
   size_t slots_;
   lsh::DedupResult r_;
+  std::vector<uint32_t> match_docs_, pair_docs_;
+  std::vector<float> pair_est_, pair_exact_;
+  KeyList match_keys_, pair_keys_;
+};
+
+// Kept documents whose keys are taken (before saveIndex, so that the caller can name their lines).
+class KeyConflictsWorker : public PromiseWorker {
+ public:
+  KeyConflictsWorker(Napi::Env env, std::shared_ptr<DedupState> st, size_t max) : PromiseWorker(env), st_(std::move(st)), max_(max) {}
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(st_->mu);
+    if (st_->closed.load()) return Cancelled("dedup session");
+    if (!st_->finished || !st_->dedup) return Status(Code::kCancelled, "keyConflicts: after finish(), before saveIndex()");
+    auto prior = st_->LockPrior();
+    return st_->hook->KeyConflicts(max_, &out_);
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Array a = Napi::Array::New(env, out_.size());
+    for (size_t i = 0; i < out_.size(); i++) {
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("doc", double(out_[i].doc));
+      o.Set("other", out_[i].other == UINT64_MAX ? -1.0 : double(out_[i].other));
+      o.Set("key", out_[i].key);
+      a.Set(uint32_t(i), o);
+    }
+    return a;
+  }
+
+ private:
+  std::shared_ptr<DedupState> st_;
+  size_t max_;
+  std::vector<lsh::KeyConflict> out_;
+};
+
+class SaveIndexWorker : public PromiseWorker {
+ public:
+  SaveIndexWorker(Napi::Env env, std::shared_ptr<DedupState> st, std::string path, std::string meta)
+      : PromiseWorker(env), st_(std::move(st)), path_(std::move(path)), meta_(std::move(meta)), slots_(parallel::MaxSlots()) {}
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(st_->mu);
+    if (st_->closed.load()) return Cancelled("dedup session");
+    if (!st_->finished || !st_->dedup) return Status(Code::kCancelled, "saveIndex: once, after finish()");
+    auto prior = st_->LockPrior();
+    Status s = st_->dedup->WriteIndex(path_, meta_, slots_, stop(), &entries_);
+    st_->dedup.reset();  // temporary files go now
+    return s;
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("entries", double(entries_));
+    return o;
+  }
+
+ private:
+  std::shared_ptr<DedupState> st_;
+  std::string path_, meta_;
+  size_t slots_;
+  uint64_t entries_ = 0;
 };
 
 class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
@@ -142,7 +268,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "LshDedup",
                        {InstanceMethod("add", &LshDedupWrap::Add), InstanceMethod("finish", &LshDedupWrap::Finish),
-                        InstanceMethod("close", &LshDedupWrap::Close)});
+                        InstanceMethod("keyConflicts", &LshDedupWrap::KeyConflicts),
+                        InstanceMethod("saveIndex", &LshDedupWrap::SaveIndex), InstanceMethod("close", &LshDedupWrap::Close)});
   }
 
   // new LshDedup({ profile, numPerm, seed, b, r, threshold, verify: 'none'|'estimate'|'exact',
@@ -187,9 +314,38 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     if (s.ok()) s = minhash::ValidateConfig(d.minhash);
     if (!s.ok()) ThrowRangeError(env, s.message());
     st_ = std::make_shared<DedupState>();
+    // index: { prior?: LshIndex, write: boolean, keyType: 'int'|'string', keyOffset } (texts: the session's shingle options)
+    Napi::Value iv = o.Get("index");
+    if (!iv.IsUndefined()) {
+      Napi::Object io = OptionsObject(env, iv, "option 'index'");
+      lsh::IndexHookOptions h;
+      h.params = d.params;
+      h.verify = d.verify;
+      h.threshold = d.threshold;
+      h.tmp_dir = d.tmp_dir;
+      h.write = GetBool(io, "write", false);
+      h.key_type = static_cast<lsh::KeyType>(GetEnum(io, "keyType", 0, {"int", "string"}));
+      h.key_offset = GetUint64(io, "keyOffset", 0);
+      h.text = d.minhash.text;
+      if (!io.Get("prior").IsUndefined()) {
+        st_->prior = LshIndexBinding::FromValue(env, io.Get("prior"));
+        st_->prior->pins++;  // no change may start now (one already queued finishes before the first add())
+        h.prior = st_->prior->index.get();
+      }
+      st_->hook = std::make_unique<lsh::IndexHook>(h);
+      s = st_->hook->Init();
+      if (!s.ok()) {
+        if (s.code() == Code::kInvalidArgument) ThrowRangeError(env, s.message());
+        throw StatusError(env, s);
+      }
+      d.index = st_->hook.get();
+    }
     st_->dedup = std::make_unique<lsh::Dedup>(d);
     s = st_->dedup->Init();
-    if (!s.ok()) throw StatusError(env, s);
+    if (!s.ok()) {
+      if (s.code() == Code::kInvalidArgument) ThrowRangeError(env, s.message());
+      throw StatusError(env, s);
+    }
   }
 
  private:
@@ -204,6 +360,19 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
       if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
+    if (!info[2].IsUndefined() && !info[2].IsNull()) {  // string keys of the documents
+      if (!st_->hook) ThrowTypeError(env, "keys are taken only with an index");
+      if (!info[2].IsArray()) ThrowTypeError(env, "Expected keys to be an array of strings");
+      Napi::Array a = info[2].As<Napi::Array>();
+      if (a.Length() != w->texts.size()) ThrowRangeError(env, "keys must have one entry per document");
+      for (uint32_t i = 0; i < a.Length(); i++) {
+        Napi::Value k = a.Get(i);
+        if (!k.IsString()) ThrowTypeError(env, "Expected keys[" + std::to_string(i) + "] to be a string");
+        w->key_bytes += k.As<Napi::String>().Utf8Value();
+        w->key_off.push_back(w->key_bytes.size());
+      }
+      w->has_keys = true;
+    }
     w->ticket = st_->next_ticket++;  // the last step that can throw is behind: every ticket gets its turn
     guard.release();
     return w->QueueAndGetPromise();
@@ -212,6 +381,26 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   Napi::Value Finish(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return (new FinishWorker(env, LiveState(env, st_, "dedup session")))->QueueAndGetPromise();
+  }
+
+  // keyConflicts(max): kept documents whose keys are taken, [{ doc, other (-1: an indexed entry), key }].
+  Napi::Value KeyConflicts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto st = LiveState(env, st_, "dedup session");
+    if (!st->hook || !st->hook->options().write) ThrowTypeError(env, "keyConflicts: this session writes no index");
+    const uint32_t max = info[0].IsNumber() ? info[0].As<Napi::Number>().Uint32Value() : 10;
+    return (new KeyConflictsWorker(env, st, max))->QueueAndGetPromise();
+  }
+
+  // saveIndex(path, metadata): after finish(), once.
+  Napi::Value SaveIndex(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto st = LiveState(env, st_, "dedup session");
+    if (!st->hook || !st->hook->options().write) ThrowTypeError(env, "saveIndex: this session was made without index: { write: true }");
+    if (!info[0].IsString()) ThrowTypeError(env, "Expected path to be a string");
+    if (!info[1].IsString()) ThrowTypeError(env, "Expected metadata to be a string");
+    std::string path = CheckPath(env, info[0].As<Napi::String>().Utf8Value(), "path");
+    return (new SaveIndexWorker(env, st, std::move(path), info[1].As<Napi::String>().Utf8Value()))->QueueAndGetPromise();
   }
 
   // Returns at once, also while finish() runs (it completes and resolves; the session goes with it).

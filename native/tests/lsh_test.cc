@@ -12,6 +12,7 @@
 #include "check.h"
 #include "minhash/lsh.h"
 #include "minhash/lsh_dedup.h"
+#include "minhash/lsh_dedup_index.h"
 #include "minhash/shingle_set.h"
 #include "minhash/union_find.h"
 #include "text/shingle.h"
@@ -107,20 +108,67 @@ static std::vector<uint32_t> RandomSigs(size_t n, uint32_t k, uint32_t seed) {
   return s;
 }
 
-TEST(index_pairs_match_brute_force) {
+static lsh::Params MakeParams(lsh::Profile profile, uint32_t num_perm, uint32_t b, uint32_t r) {
   lsh::Params p;
-  p.profile = lsh::Profile::kDatasketch;
-  p.num_perm = 16;
-  p.b = 4;
-  p.r = 4;
+  p.profile = profile;
+  p.num_perm = num_perm;
+  p.b = b;
+  p.r = r;
   p.value_bytes = 4;
+  return p;
+}
+
+static lsh::KeyBatch IntKeys(const std::vector<uint64_t>& ids) {
+  lsh::KeyBatch k;
+  k.n = ids.size();
+  k.ints = ids.data();
+  return k;
+}
+
+// String keys packed as bytes + offsets (the strings must outlive the batch).
+struct StrKeys {
+  std::string bytes;
+  std::vector<uint64_t> offsets{0};
+  explicit StrKeys(const std::vector<std::string>& v) {
+    for (const auto& s : v) {
+      bytes += s;
+      offsets.push_back(bytes.size());
+    }
+  }
+  lsh::KeyBatch batch() const {
+    lsh::KeyBatch k;
+    k.type = lsh::KeyType::kString;
+    k.n = offsets.size() - 1;
+    k.bytes = reinterpret_cast<const uint8_t*>(bytes.data());
+    k.offsets = offsets.data();
+    return k;
+  }
+};
+
+static std::vector<uint8_t> Image(const lsh::Index& idx) {
+  lsh::VectorSink sink;
+  Status s = idx.SaveTo(&sink);
+  EXPECT(s.ok());
+  if (!s.ok()) std::fprintf(stderr, "  %s\n", s.message().c_str());
+  return sink.bytes;
+}
+
+static std::string TempDir() {
+  char dir[] = "/tmp/neardup-lsh-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  return dir;
+}
+
+TEST(index_pairs_match_brute_force) {
+  const lsh::Params p = MakeParams(lsh::Profile::kDatasketch, 16, 4, 4);
   const size_t n = 120;
   auto sigs = RandomSigs(n, 16, 3);
   std::vector<uint64_t> ids(n);
   for (size_t i = 0; i < n; i++) ids[i] = i;
-  lsh::Index idx(p);
-  EXPECT(idx.Insert(ids.data(), reinterpret_cast<const uint8_t*>(sigs.data()), n, 1, nullptr).ok());
-  EXPECT(!idx.Insert(ids.data(), reinterpret_cast<const uint8_t*>(sigs.data()), 1, 1, nullptr).ok());
+  lsh::Index idx(p, lsh::KeyType::kInt);
+  EXPECT(idx.Insert(IntKeys(ids), reinterpret_cast<const uint8_t*>(sigs.data()), nullptr, 1, nullptr).ok());
+  EXPECT(idx.Insert(IntKeys({ids[0]}), reinterpret_cast<const uint8_t*>(sigs.data()), nullptr, 1, nullptr).code() ==
+         Code::kDuplicateKey);
   std::vector<lsh::Pair> pairs;
   idx.CandidatePairs(&pairs);
   std::vector<lsh::Pair> expect;
@@ -141,19 +189,18 @@ TEST(index_pairs_match_brute_force) {
   EXPECT(capped.code() == Code::kTooManyResults);
   EXPECT(pairs.empty());
 
-  // the stream in chunks of 1, 3 and 1000 pairs (mutable and saved/frozen) gives the same pairs, in order
-  char dir[] = "/tmp/neardup-lsh-pairs-XXXXXX";
-  EXPECT(mkdtemp(dir) != nullptr);
-  const std::string path = std::string(dir) + "/i.lsh";
+  // the stream in chunks of 1, 3 and 1000 pairs (in memory and saved/loaded) gives the same pairs, in order
+  const std::string dir = TempDir();
+  const std::string path = dir + "/i.lsh";
   EXPECT(idx.Save(path).ok());
-  lsh::FrozenIndex frozen;
-  EXPECT(frozen.Load(path, true).ok());
+  std::unique_ptr<lsh::Index> loaded;
+  EXPECT(lsh::Index::Load(path, true, &loaded).ok());
   std::vector<lsh::Pair> fpairs;
-  EXPECT(frozen.CandidatePairs(&fpairs).ok());
+  EXPECT(loaded->CandidatePairs(&fpairs).ok());
   EXPECT(fpairs == expect);
   for (size_t chunk : {size_t(1), size_t(3), size_t(1000)}) {
     for (int which = 0; which < 2; which++) {
-      lsh::PairStream stream = which ? lsh::PairStream(frozen) : lsh::PairStream(idx);
+      lsh::PairStream stream(which ? *loaded : idx);
       std::vector<lsh::Pair> got;
       bool done = false;
       size_t calls = 0;
@@ -168,14 +215,150 @@ TEST(index_pairs_match_brute_force) {
     }
   }
   std::remove(path.c_str());
-  rmdir(dir);
+  rmdir(dir.c_str());
   // a changed index stops the stream
   lsh::PairStream stream(idx);
   std::vector<lsh::Pair> got;
   bool done = false;
   EXPECT(stream.Next(1, &got, &done).ok());
-  EXPECT(idx.Remove(expect[0].second));
+  EXPECT(idx.Remove(lsh::Key::Int(expect[0].second)).ok());
+  EXPECT(idx.Remove(lsh::Key::Int(expect[0].second)).code() == Code::kKeyNotFound);
   EXPECT(!stream.Next(1, &got, &done).ok());
+}
+
+// A loaded index with inserts and removals answers exactly as a fresh in-memory index holding the same live
+// entries in the same order, and saves to the same bytes (the merge writes what a fresh build writes).
+TEST(segments_equal_fresh_index) {
+  const lsh::Params p = MakeParams(lsh::Profile::kFast, 12, 4, 3);
+  const size_t n = 400;
+  auto sigs = RandomSigs(n, 12, 11);
+  const uint8_t* sig = reinterpret_cast<const uint8_t*>(sigs.data());
+  const size_t sb = p.signature_bytes();
+  for (int strings = 0; strings < 2; strings++) {
+    std::mt19937 g(5 + strings);
+    std::vector<std::string> names(n);
+    for (size_t i = 0; i < n; i++) names[i] = strings ? "doc-" + std::to_string(g() % 100000) + "-" + std::to_string(i) : "";
+    auto key = [&](size_t i) { return strings ? lsh::Key::Str(names[i]) : lsh::Key::Int(1000003 * i % 7919 + i * 8000); };
+    auto insert = [&](lsh::Index* ix, size_t i) {
+      StrKeys sk({names[i]});
+      std::vector<uint64_t> one{key(i).i};
+      Status s = ix->Insert(strings ? sk.batch() : IntKeys(one), sig + i * sb, nullptr, 1, nullptr);
+      EXPECT(s.ok());
+    };
+    const lsh::KeyType kt = strings ? lsh::KeyType::kString : lsh::KeyType::kInt;
+    // day 1: the first 250 entries, 30 of them removed before saving
+    lsh::Index first(p, kt);
+    first.set_meta("{\"day\": 1}");
+    std::vector<size_t> live;
+    for (size_t i = 0; i < 250; i++) insert(&first, i);
+    for (size_t i = 0; i < 250; i++) {
+      if (i % 9 == 4) EXPECT(first.Remove(key(i)).ok());
+      else live.push_back(i);
+    }
+    const std::string dir = TempDir();
+    const std::string path = dir + "/a.lsh";
+    EXPECT(first.Save(path).ok());
+    std::unique_ptr<lsh::Index> ix;
+    EXPECT(lsh::Index::Load(path, true, &ix).ok());
+    EXPECT(ix->meta() == "{\"day\": 1}");
+    // then: remove some saved ones, insert the rest, remove some inserted ones
+    for (size_t x = 0; x < live.size(); x += 7) EXPECT(ix->Remove(key(live[x])).ok());
+    EXPECT(ix->Remove(key(live[0])).code() == Code::kKeyNotFound);
+    EXPECT(ix->Remove(key(4)).code() == Code::kKeyNotFound);  // removed before the save
+    for (size_t i = 250; i < n; i++) insert(ix.get(), i);
+    for (size_t i = 250; i < n; i += 11) EXPECT(ix->Remove(key(i)).ok());
+    insert(ix.get(), 4);                                     // a key removed earlier comes back
+    EXPECT(ix->Insert(strings ? StrKeys({names[live[1]]}).batch() : IntKeys({key(live[1]).i}), sig, nullptr, 1, nullptr).code() ==
+           Code::kDuplicateKey);                             // a live saved key
+    std::vector<size_t> order;
+    for (size_t x = 0; x < live.size(); x++)
+      if (x % 7 != 0) order.push_back(live[x]);
+    for (size_t i = 250; i < n; i++)
+      if ((i - 250) % 11 != 0) order.push_back(i);
+    order.push_back(4);
+    lsh::Index fresh(p, kt);
+    fresh.set_meta("{\"day\": 1}");
+    for (size_t i : order) insert(&fresh, i);
+    EXPECT_EQ(ix->size(), order.size());
+    // same answers, by key
+    auto keys_of = [&](const lsh::Index& x, const std::vector<uint64_t>& hs) {
+      std::vector<std::string> out;
+      for (uint64_t h : hs) {
+        lsh::Key k;
+        EXPECT(x.KeyOf(h, &k).ok());
+        out.push_back(lsh::KeyText(k));
+      }
+      return out;
+    };
+    std::vector<uint64_t> a, b;
+    for (size_t i = 0; i < n; i++) {
+      ix->Query(sig + i * sb, &a);
+      fresh.Query(sig + i * sb, &b);
+      EXPECT(keys_of(*ix, a) == keys_of(fresh, b));
+      EXPECT(ix->Contains(key(i)) == fresh.Contains(key(i)));
+    }
+    std::vector<lsh::Pair> pa, pb;
+    EXPECT(ix->CandidatePairs(&pa).ok());
+    EXPECT(fresh.CandidatePairs(&pb).ok());
+    EXPECT_EQ(pa.size(), pb.size());
+    std::vector<uint64_t> ha, ra, hb, rb;
+    ix->Clusters(&ha, &ra);
+    fresh.Clusters(&hb, &rb);
+    EXPECT(keys_of(*ix, ha) == keys_of(fresh, hb));
+    EXPECT(keys_of(*ix, ra) == keys_of(fresh, rb));
+    // pairs by key, in handle order
+    std::vector<std::string> ka, kb;
+    for (auto& q : pa) ka.push_back(keys_of(*ix, {q.first})[0] + "," + keys_of(*ix, {q.second})[0]);
+    for (auto& q : pb) kb.push_back(keys_of(fresh, {q.first})[0] + "," + keys_of(fresh, {q.second})[0]);
+    EXPECT(ka == kb);
+    // the merged save is byte for byte the fresh build's; saving over the loaded file is safe
+    const std::vector<uint8_t> merged = Image(*ix);
+    EXPECT(merged == Image(fresh));
+    EXPECT(ix->Save(path).ok());
+    ix->Query(sig, &a);  // the old map is still readable
+    std::unique_ptr<lsh::Index> again;
+    EXPECT(lsh::Index::Load(path, true, &again).ok());
+    EXPECT(Image(*again) == merged);
+    std::remove(path.c_str());
+    rmdir(dir.c_str());
+  }
+}
+
+TEST(corrupt_images_are_refused) {
+  const lsh::Params p = MakeParams(lsh::Profile::kFast, 8, 2, 4);
+  auto sigs = RandomSigs(20, 8, 2);
+  lsh::Index idx(p, lsh::KeyType::kString, lsh::Store{true, true});
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; i++) names.push_back("k" + std::to_string(i * 37));
+  StrKeys sk(names);
+  std::string blob;
+  std::vector<uint64_t> off{0};
+  for (int i = 0; i < 20; i++) {
+    blob += std::string(size_t(i % 5), char('a' + i));
+    off.push_back(blob.size());
+  }
+  lsh::DataBatch db{reinterpret_cast<const uint8_t*>(blob.data()), off.data()};
+  EXPECT(idx.Insert(sk.batch(), reinterpret_cast<const uint8_t*>(sigs.data()), &db, 1, nullptr).ok());
+  idx.set_meta("{}");
+  const std::vector<uint8_t> good = Image(idx);
+  std::unique_ptr<lsh::Index> ok;
+  EXPECT(lsh::Index::LoadBytes(good.data(), good.size(), "x", true, &ok).ok());
+  const uint8_t* d;
+  uint64_t m;
+  EXPECT(ok->Data(7, &d, &m).ok() && m == 2 && d[0] == 'a' + 7);
+  EXPECT(std::memcmp(ok->Signature(3), &sigs[3 * 8], 32) == 0);
+  // every truncation, and every single-byte change (checksums then fail), is an error, never a crash
+  for (size_t len = 0; len < good.size(); len += 1 + len / 16) {
+    std::unique_ptr<lsh::Index> x;
+    EXPECT(!lsh::Index::LoadBytes(good.data(), len, "x", true, &x).ok());
+  }
+  for (size_t at = 0; at < good.size(); at += 3) {
+    std::vector<uint8_t> bad = good;
+    bad[at] ^= 0x41;
+    std::unique_ptr<lsh::Index> x;
+    Status s = lsh::Index::LoadBytes(bad.data(), bad.size(), "x", true, &x);
+    EXPECT(!s.ok() && (s.code() == Code::kCorrupt || s.code() == Code::kUnsupported));
+  }
 }
 
 TEST(spill_equals_memory) {
@@ -552,6 +735,162 @@ TEST(jaccard_at_least_all_kernels) {
     }
   }
   EXPECT(checked > 30000);
+}
+
+// A corpus of texts with planted near-copies, and signatures that follow the texts' copying (as MinHash would:
+// a copy keeps most of its source's values). Exact verification builds the sets from the texts.
+struct TextCorpus {
+  std::vector<std::string> texts;
+  std::vector<uint32_t> sigs;  // n x k
+  TextCorpus(size_t n, uint32_t k, uint32_t seed) {
+    std::mt19937 g(seed);
+    auto word = [&] { return std::to_string(g() % 100000) + "x"; };
+    std::vector<std::vector<std::string>> words;
+    for (size_t i = 0; i < n; i++) {
+      const bool copy = i > 3 && g() % 2;
+      const size_t src = copy ? g() % i : 0;
+      std::vector<std::string> w;
+      if (copy) {
+        w = words[src];
+        for (auto& x : w)
+          if (g() % 12 == 0) x = word();
+      } else {
+        for (int j = 0; j < 60; j++) w.push_back(word());
+      }
+      std::string t;
+      for (const auto& x : w) t += (t.empty() ? "" : " ") + x;
+      words.push_back(w);
+      texts.push_back(t);
+      for (uint32_t v = 0; v < k; v++) sigs.push_back(copy && g() % 6 ? sigs[src * k + v] : g() % 50);
+    }
+  }
+  // Adds documents [lo, hi) to d in batches of `batch`.
+  Status Add(lsh::Dedup* d, size_t lo, size_t hi, size_t batch, uint32_t k) {
+    for (size_t at = lo; at < hi; at += batch) {
+      const size_t m = std::min(batch, hi - at);
+      std::vector<const uint8_t*> ptr;
+      std::vector<size_t> len;
+      for (size_t i = at; i < at + m; i++) {
+        ptr.push_back(reinterpret_cast<const uint8_t*>(texts[i].data()));
+        len.push_back(texts[i].size());
+      }
+      Docs docs;
+      docs.ptr = ptr.data();
+      docs.len = len.data();
+      docs.n = m;
+      Status s = d->AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * k]), m, nullptr, &docs, 2, nullptr);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+};
+
+// A run over B against the index a run over A wrote (and that index extended) equals one run over A + B.
+TEST(dedup_against_index_equals_one_run) {
+  const uint32_t k = 16;
+  const size_t n = 600, m = 250;
+  TextCorpus c(n, k, 77);
+  const std::string dir = TempDir();
+  for (lsh::Verify v : {lsh::Verify::kNone, lsh::Verify::kEstimate, lsh::Verify::kExact}) {
+    for (uint64_t memory : {uint64_t(0), uint64_t(1)}) {
+      lsh::DedupOptions o;
+      o.params = MakeParams(lsh::Profile::kFast, k, 8, 2);
+      o.minhash = minhash::DefaultConfig(minhash::Profile::kFast);
+      o.minhash.num_perm = k;
+      o.verify = v;
+      o.threshold = 0.7;
+      o.memory_bytes = memory;
+      o.tmp_dir = dir;
+      lsh::DedupResult full;
+      {
+        lsh::Dedup d(o);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, 0, n, 64, k).ok());
+        EXPECT(d.Finish(2, nullptr, &full).ok());
+      }
+      lsh::IndexHookOptions h;
+      h.params = o.params;
+      h.verify = v;
+      h.threshold = o.threshold;
+      h.text = o.minhash.text;
+      h.tmp_dir = dir;
+      h.write = true;
+      // run 1: A, writing the index
+      const std::string path_a = dir + "/a.lsh", path_b = dir + "/b.lsh";
+      {
+        lsh::IndexHook hook(h);
+        EXPECT(hook.Init().ok());
+        lsh::DedupOptions oa = o;
+        oa.index = &hook;
+        lsh::Dedup d(oa);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, 0, m, 50, k).ok());
+        lsh::DedupResult r;
+        EXPECT(d.Finish(2, nullptr, &r).ok());
+        EXPECT(std::vector<uint32_t>(full.rep.begin(), full.rep.begin() + m) == r.rep);
+        uint64_t entries = 0;
+        EXPECT(d.WriteIndex(path_a, "{}", 2, nullptr, &entries).ok());
+        EXPECT_EQ(entries, uint64_t(m - r.duplicates));
+      }
+      // run 2: B against it, extending it
+      std::unique_ptr<lsh::Index> prior;
+      EXPECT(lsh::Index::Load(path_a, true, &prior).ok());
+      h.prior = prior.get();
+      h.key_offset = m;
+      {
+        lsh::IndexHook hook(h);
+        EXPECT(hook.Init().ok());
+        lsh::DedupOptions ob = o;
+        ob.index = &hook;
+        lsh::Dedup d(ob);
+        EXPECT(d.Init().ok());
+        EXPECT(c.Add(&d, m, n, 70, k).ok());
+        lsh::DedupResult r;
+        EXPECT(d.Finish(2, nullptr, &r).ok());
+        EXPECT(!hook.matches().empty());
+        std::vector<uint32_t> global(r.rep.size());
+        size_t at = 0;
+        for (size_t i = 0; i < r.rep.size(); i++) {
+          if (r.rep[i] == lsh::kIndexRep) {
+            EXPECT(at < hook.matches().size() && hook.matches()[at].first == i);
+            lsh::Key key;
+            EXPECT(prior->KeyOf(hook.matches()[at++].second, &key).ok());
+            global[i] = static_cast<uint32_t>(key.i);
+          } else {
+            global[i] = static_cast<uint32_t>(m + r.rep[i]);
+          }
+        }
+        EXPECT(std::vector<uint32_t>(full.rep.begin() + m, full.rep.end()) == global);
+        uint64_t entries = 0;
+        EXPECT(d.WriteIndex(path_b, "{}", 2, nullptr, &entries).ok());
+        EXPECT_EQ(entries, uint64_t(n - full.duplicates));
+      }
+      // the index holds the documents one run keeps, under their numbers, with their texts (exact)
+      std::unique_ptr<lsh::Index> all;
+      EXPECT(lsh::Index::Load(path_b, true, &all).ok());
+      std::vector<uint64_t> hs;
+      all->Handles(&hs);
+      std::vector<uint64_t> keys, want;
+      for (uint64_t hd : hs) {
+        lsh::Key key;
+        EXPECT(all->KeyOf(hd, &key).ok());
+        keys.push_back(key.i);
+        if (v == lsh::Verify::kExact) {
+          const uint8_t* t;
+          uint64_t len;
+          EXPECT(all->Data(hd, &t, &len).ok() && std::string(reinterpret_cast<const char*>(t), len) == c.texts[key.i]);
+        }
+        EXPECT(std::memcmp(all->Signature(hd), &c.sigs[key.i * k], 4 * k) == 0);
+      }
+      for (size_t i = 0; i < n; i++)
+        if (full.rep[i] == i) want.push_back(i);
+      EXPECT(keys == want);
+      std::remove(path_a.c_str());
+      std::remove(path_b.c_str());
+    }
+  }
+  EXPECT_EQ(FilesIn(dir), 0u);
+  rmdir(dir.c_str());
 }
 
 TEST_MAIN("lsh")

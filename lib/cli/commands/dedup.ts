@@ -1,12 +1,14 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
-import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
+import { LshIndex } from '../../lsh';
 import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeNative } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
@@ -64,6 +66,19 @@ the inputs is refused; each file appears complete or not at all: temporary file 
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
   --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
                             line when missing or of another type; ids of bad lines are null
+  --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
+                            and this run's), for later runs' --index (docs/lsh.md, "Against an index"); it
+                            may be the --index file itself, replaced once the run succeeded (not on Windows)
+Against earlier runs:
+  --index FILE              an index written by --index-out: lines matching an indexed document are dropped
+                            for it (as if this run's input followed the indexed runs' inputs). Its settings
+                            are this run's: leave options out to take them; options that differ are an
+                            error listing the differences. Line numbers (--clusters, --pairs) continue the
+                            index's: line i of this input is number D + i, D = the lines the indexed runs
+                            read (in the summary: index.documents_before); a line dropped for an indexed
+                            document gets that document's number. --clustering components is refused.
+                            With --id-field, ids of indexed documents ("kept_id", "a_id") are null: the
+                            index keeps line numbers.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -107,6 +122,7 @@ ${INPUT_USAGE}`,
       bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
       tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
       fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
+      index: { type: 'string' }, 'index-out': { type: 'string' },
       'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
     });
     if (values.help) {
@@ -114,7 +130,46 @@ ${INPUT_USAGE}`,
       return 0;
     }
     if (positionals.length === 0) positionals.push('-');
-    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
+    const indexIn = values.index === undefined ? undefined : String(values.index);
+    const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
+    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+    const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
+    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
+      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+    if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
+    if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
+    if (keptDir !== undefined) checkKeptDirInputs(positionals);
+    // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
+    const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
+    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
+      .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+    outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
+    const summaryToStderr = outputs.some((o) => isStdout(o.file));
+    const inputs = indexIn === undefined ? positionals : [...positionals, indexIn];
+    // --index X --index-out X updates X (read, then replaced atomically once everything else is written): allowed;
+    // no other output may replace the index
+    checkFiles({ inputs, outputs: outputs.filter((o) => o.option !== '--index-out'), stdout: !summaryToStderr });
+    checkFiles({ inputs, outputs, stdout: !summaryToStderr, replaceable: indexIn === undefined ? [] : [indexIn] });
+    if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
+      throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
+    // against an index: loaded first (its settings are the defaults of every option below)
+    let prior: LshIndex<bigint | string> | undefined;
+    let priorMeta: DedupIndexMeta | undefined;
+    if (indexIn !== undefined) {
+      prior = await LshIndex.loadAsync<bigint | string>(indexIn);
+      try {
+        priorMeta = readIndexMeta(prior);
+      } catch (e) {
+        prior.close();
+        throw new UsageError(`--index '${indexIn}': ${(e as Error).message}`);
+      }
+      if (priorMeta.keys === 'id') {
+        prior.close();
+        throw new UsageError(`--index '${indexIn}': its keys are document ids; this command numbers lines and takes no ids`);
+      }
+    }
+    const ps = priorMeta?.settings;
+    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, (ps?.profile ?? 'fast') as DedupProfile) as DedupProfile;
     if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
     const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
       values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
@@ -130,7 +185,7 @@ ${INPUT_USAGE}`,
       throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
     const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
     const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
-    const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
+    const seed = seedOption(values.seed, profile, numPerm ?? ps?.num_perm ?? (profile === 'doubri-v1' ? 800 : 128));
     const memory = parseSize('memory', values.memory);
     const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
     if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
@@ -140,38 +195,38 @@ ${INPUT_USAGE}`,
     if (values['keep-case']) shingleValues.lowercase = false;
     const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
     const input = inputOptionsFrom(values);
-    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
-    const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
-    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
-      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
-    if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
-    if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
-    if (keptDir !== undefined) checkKeptDirInputs(positionals);
-    // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
-    const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
-    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
-      .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
-    outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
-    const summaryToStderr = outputs.some((o) => isStdout(o.file));
-    checkFiles({ inputs: positionals, outputs, stdout: !summaryToStderr });
-    if (outputs.length === 0)
+    if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
       process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
-    // spill folders: runs and signatures (--memory), texts (--verify exact)
-    const unwatch = memory > 0 || verify === 'exact' ? watchSpillFolders(tmp) : () => undefined;
+    // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
+    const unwatch = memory > 0 || verify === 'exact' || prior || indexOut ? watchSpillFolders(tmp) : () => undefined;
+    // with --index, only the options given (the others are the index's); a difference is a usage error
+    const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
+      unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
+      stripPunctuation: values['strip-punctuation'], foldWhitespace: values['fold-whitespace'], short: values.short,
+    } as Record<string, unknown>)[k] !== undefined));
     let session: DedupSession;
     try {
       session = new DedupSession({
-        ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall, pairs: values.pairs !== undefined,
+        ...(prior ? {
+          ...givenShingle, profile: values.profile === undefined ? undefined : profile, numPerm, seed, threshold, b, r,
+          verify: values.fast || values.verify !== undefined ? verify : undefined, clustering: values.clustering === undefined ? undefined : clustering,
+          banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
+        } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
+        pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
         // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
         maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
-        memory, tmp,
       });
     } catch (e) {
       unwatch();
+      prior?.close();
+      if (e instanceof RangeError && prior) throw new UsageError(`--index '${indexIn}': ${e.message}`);
       throw e;
     }
+    const effective = { profile: session.settings.profile, verify: session.settings.verify, memory };
+    const offset = priorMeta?.documents ?? 0;  // line numbers continue the index's
+    const batchStarts: { doc: number; file: string; line: number }[] = [];  // where each batch's lines are, for messages
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
     const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
@@ -187,7 +242,7 @@ ${INPUT_USAGE}`,
     try {
       // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
       const pending: Promise<void>[] = [];
-      const limits = dedupLimits({ profile, verify, memory });
+      const limits = dedupLimits(effective);
       for await (const batch of readDocuments(positionals, {
         ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
       })) {
@@ -196,13 +251,14 @@ ${INPUT_USAGE}`,
         if (limits.documentBytes !== Infinity) {
           for (let i = 0; i < batch.count; i++) {
             const n = off[i + 1] - off[i];
-            if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, { profile, verify, memory });
+            if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
           }
         }
         const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
         p.catch(() => undefined);  // awaited below
         pending.push(p);
         for (const i of batch.bad.keys()) badLines.push(docs + i);
+        batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
         if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
         while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
         Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
@@ -218,6 +274,9 @@ ${INPUT_USAGE}`,
         throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
       });
       const rep = res.representative;
+      // lines dropped for an indexed document: that document's number
+      const indexRep = new Map<number, string>();
+      if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
       // the id of document d as JSON (binary search over the batches' ids)
       const idOf = (d: number): string => {
         let lo = 0, hi = idBatches.length - 1;
@@ -242,16 +301,22 @@ ${INPUT_USAGE}`,
         await f.commit();
       };
       if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
+      // line numbers continue the index's; a line dropped for an indexed document gets that document's number
+      const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
       if (values.clusters !== undefined) {
-        await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${rep[i]}\n`
-          : (i) => `{"id": ${idOf(i)}, "kept": ${rep[i]}, "kept_id": ${idOf(rep[i])}}\n`);
+        await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
+          : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
       }
       if (values.pairs !== undefined) {
-        await writeLines(values.pairs, res.pairA.length, (i) => {
-          const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
-          const a = res.pairA[i], b = res.pairB[i];
-          const ids = idField === undefined ? '' : `, "a_id": ${idOf(a)}, "b_id": ${idOf(b)}`;
-          return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`;
+        const ip = res.indexPairs;
+        const local = res.pairA.length;
+        await writeLines(values.pairs, local + (ip ? ip.docs.length : 0), (i) => {
+          const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
+            : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
+          const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
+          const ids = idField === undefined ? ''
+            : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
+          return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
         });
       }
       if (values['removed-ids'] !== undefined) {
@@ -277,6 +342,21 @@ ${INPUT_USAGE}`,
         await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
         for (const o of outs.values()) await o.commit();
       }
+      // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
+      let entriesAfter: number | null = null;
+      if (indexOut !== undefined) {
+        progress.update({ bytes, docs, extra: 'writing the index' }, true);
+        // written by the addon (signals remove its temporary file; '-' and devices are staged and copied)
+        await writeNative(indexOut, async (p) => {
+          ({ entries: entriesAfter } = await session.saveIndex(p, {
+            describe: (d) => {
+              let k = batchStarts.length - 1;
+              while (k > 0 && batchStarts[k].doc > d) k--;
+              return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
+            },
+          }));
+        });
+      }
       progress.done();
       const seconds = (Date.now() - start) / 1000;
       // Pairs are enumerated only when they are verified or written; otherwise clusters come straight from
@@ -293,12 +373,20 @@ ${INPUT_USAGE}`,
         },
         verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+        ...(prior || indexOut !== undefined ? {
+          index: {
+            read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
+            matched: res.indexMatches?.docs.length ?? 0,
+            entries_after: entriesAfter,
+          },
+        } : {}),
       };
       (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');
       return 0;
     } finally {
       for (const f of open) f.abort();  // no-op for committed ones
       session.close();
+      prior?.close();
       unwatch();
     }
   },

@@ -1,147 +1,161 @@
-// MinHash LSH: band keys per profile, datasketch's choice of (b, r), a mutable in-memory index and a
-// read-only memory-mapped one (file format: docs/FORMAT.md section 6).
+// MinHash LSH: datasketch's choice of (b, r) (banding.h) and an index with datasketch MinHashLSH's semantics
+// (insert refuses a key already present, query returns the keys sharing a band, remove refuses an absent key),
+// with integer or string keys. A loaded index is a memory-mapped segment (lsh_file.h) under an in-memory one:
+// inserts go to memory, removing a saved entry marks it dead, and saving merges everything into one file.
 //
-// A signature is num_perm values of value_bytes (4: u32, 8: u64) each, little-endian in memory. Band j
-// covers values [j*r, (j+1)*r). Its key bytes depend on the profile:
-//   datasketch: each value as 8 bytes big-endian (datasketch's MinHashLSH, legacy scheme);
-//   doubri:     the raw bytes (u32 little-endian, as in .hash files);
-//   fast:       the raw bytes (u32 or u64 little-endian).
-// Tables store fast64(key bytes) (64-bit): two different bands collide with probability 2^-64 per pair;
-// callers that need certainty re-check candidates against the full signatures (dedup --verify).
+// Entries are addressed by handles in insertion order: the saved segment's slots 0..m-1 first, then the
+// inserted entries m, m+1, ...; results (query, pairs, clusters) are handles, ascending.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "io/file.h"
 #include "minhash/banding.h"  // OptimalParam, FalsePositiveArea, FalseNegativeArea
+#include "minhash/lsh_file.h"
+#include "minhash/lsh_params.h"
 #include "util/status.h"
 
 namespace neardup {
 namespace lsh {
 
-enum class Profile : uint32_t { kFast = 0, kDatasketch = 1, kDoubri = 2 };
-
-struct Params {
-  Profile profile = Profile::kFast;
-  uint32_t num_perm = 128;
-  uint32_t b = 0, r = 0;
-  uint32_t value_bytes = 8;
-  size_t signature_bytes() const { return size_t(num_perm) * value_bytes; }
-};
-
-Status Validate(const Params& p);
-
-// keys[j] for j < b of one signature.
-void BandKeys(const Params& p, const uint8_t* sig, uint64_t* keys);
-// keys[i*b + j] for n signatures, on the thread pool.
-void BandKeysBatch(const Params& p, const uint8_t* sigs, size_t n, uint64_t* keys, size_t slots,
-                   const std::atomic<bool>* stop);
-
-// Fraction of equal values of two signatures (the MinHash estimate of Jaccard).
-double EstimateJaccard(const Params& p, const uint8_t* a, const uint8_t* b);
-
 using Pair = std::pair<uint64_t, uint64_t>;
 
-// A mutable index. Not synchronised: const methods may run concurrently with each other only.
-class Index {
- public:
-  explicit Index(const Params& p);
-  const Params& params() const { return p_; }
-  // All-or-nothing: an id already present (or repeated in `ids`) is an error and nothing is inserted.
-  Status Insert(const uint64_t* ids, const uint8_t* sigs, size_t n, size_t slots, const std::atomic<bool>* stop);
-  // Sorted distinct ids sharing at least one band with `sig`.
-  void Query(const uint8_t* sig, std::vector<uint64_t>* out) const;
-  bool Remove(uint64_t id);
-  bool Contains(uint64_t id) const { return entries_.count(id) != 0; }
-  size_t size() const { return entries_.size(); }
-  // Every pair (a < b) sharing a band, sorted, distinct; kTooManyResults beyond max_pairs (checked as they
-  // are produced: memory stays about max_pairs pairs).
-  Status CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs = UINT64_MAX) const;
-  // Raised by every Insert and Remove (a PairStream refuses to go on over a changed index).
-  uint64_t version() const { return version_; }
-  // ids in insertion order and, for each, the id of its cluster's first inserted member.
-  void Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const;
-  Status Save(const std::string& path) const;
-
- private:
-  struct Entry {
-    uint64_t seq;
-    std::vector<uint64_t> keys;
-  };
-  void IdsInInsertionOrder(std::vector<uint64_t>* ids) const;
-  Params p_;
-  std::vector<std::unordered_map<uint64_t, std::vector<uint64_t>>> tables_;
-  std::unordered_map<uint64_t, Entry> entries_;
-  uint64_t next_seq_ = 0;
-  uint64_t version_ = 0;
-  friend class PairStream;
+// The keys of a batch: integers, or strings packed as bytes + n+1 offsets.
+struct KeyBatch {
+  KeyType type = KeyType::kInt;
+  size_t n = 0;
+  const uint64_t* ints = nullptr;
+  const uint8_t* bytes = nullptr;
+  const uint64_t* offsets = nullptr;
+  Key at(size_t i) const {
+    if (type == KeyType::kInt) return Key::Int(ints[i]);
+    return Key::Str(std::string_view(reinterpret_cast<const char*>(bytes) + offsets[i], size_t(offsets[i + 1] - offsets[i])));
+  }
 };
 
-// A saved index, memory-mapped: band tables are sorted arrays of (key, id) searched in place. Read-only;
-// every method is safe to call concurrently.
-class FrozenIndex {
+// Per-entry data blobs of a batch: entry i is bytes[offsets[i] .. offsets[i+1]).
+struct DataBatch {
+  const uint8_t* bytes = nullptr;
+  const uint64_t* offsets = nullptr;
+};
+
+// Not synchronised: const methods may run concurrently with each other only.
+class Index {
  public:
-  Status Load(const std::string& path, bool verify_checksum);
-  // The same checks over a file image already in memory (fuzzing): `data` must outlive the index; `name`
-  // names it in errors.
-  Status LoadBytes(const uint8_t* data, size_t size, const std::string& name, bool verify_checksum);
+  Index(const Params& p, KeyType key_type, Store store = Store());
+  // A saved index (version 1 or 2) as the base segment, memory-mapped.
+  static Status Load(const std::string& path, bool verify, std::unique_ptr<Index>* out);
+  // The same over an image in memory (`data` must outlive the index).
+  static Status LoadBytes(const uint8_t* data, size_t size, const std::string& name, bool verify,
+                          std::unique_ptr<Index>* out);
+
   const Params& params() const { return p_; }
-  size_t size() const { return n_; }
+  KeyType key_type() const { return key_type_; }
+  Store store() const { return store_; }
+  const std::string& meta() const { return meta_; }
+  void set_meta(std::string m) { meta_ = std::move(m); }
+  size_t size() const { return size_t(base_n_ - dead_count_) + added_.size(); }
+  uint64_t base_size() const { return base_n_; }       // entries of the loaded file
+  uint64_t base_removed() const { return dead_count_; }  // of which removed
+  uint64_t added() const { return added_.size(); }     // entries inserted since
+  const Segment* base() const { return base_.get(); }
+  const std::string& source() const { return source_; }  // the file it was loaded from ("" if none)
+
+  // All-or-nothing: a key already present, or repeated in `keys`, is a kDuplicateKey error naming it and
+  // nothing is inserted. `data` is required when the index stores data, ignored otherwise.
+  Status Insert(const KeyBatch& keys, const uint8_t* sigs, const DataBatch* data, size_t slots,
+                const std::atomic<bool>* stop);
+  bool Find(const Key& k, uint64_t* handle) const;
+  bool Contains(const Key& k) const {
+    uint64_t h;
+    return Find(k, &h);
+  }
+  // kKeyNotFound when absent.
+  Status Remove(const Key& k);
+  // Handles of live entries sharing at least one band with `sig`, ascending.
   void Query(const uint8_t* sig, std::vector<uint64_t>* out) const;
+  // The same from the b band keys of a signature (BandKeys). With `limit`, a bucket of more than `limit`
+  // entries gives only its first and last live entries (dedup's bound on the work per document).
+  void QueryBands(const uint64_t* band_keys, std::vector<uint64_t>* out, size_t limit = SIZE_MAX) const;
+  // The key of a live handle (kCorrupt for a damaged base segment loaded without verification).
+  Status KeyOf(uint64_t handle, Key* k) const;
+  // Stored signature / data of a live handle (nullptr / kUnsupported when the index does not store them).
+  const uint8_t* Signature(uint64_t handle) const;
+  Status Data(uint64_t handle, const uint8_t** p, uint64_t* n) const;
+
+  // Every pair (a < b) of live handles sharing a band, sorted, distinct; kTooManyResults beyond max_pairs
+  // (checked as they are produced: memory stays about max_pairs pairs).
   Status CandidatePairs(std::vector<Pair>* out, uint64_t max_pairs = UINT64_MAX) const;
-  void Clusters(std::vector<uint64_t>* ids, std::vector<uint64_t>* reps) const;
+  // Live handles in insertion order and, for each, its cluster's first handle (connected components).
+  void Clusters(std::vector<uint64_t>* handles, std::vector<uint64_t>* reps) const;
+  void Handles(std::vector<uint64_t>* out) const;
+  // Raised by every Insert and Remove (a PairStream refuses to go on over a changed index).
+  uint64_t version() const { return version_; }
+
+  // Writes every live entry (the base's first, then the inserted ones, in insertion order) and, after them,
+  // the entries of `extra`, to one version 2 file, atomically, with `meta` (nullptr: the index's own). Safe when `path` is the file the index was
+  // loaded from: the new file is written under a temporary name and renamed over it, while the old one stays
+  // mapped (POSIX; Windows refuses to replace a mapped file: the rename then fails with a clear error).
+  Status Save(const std::string& path, const std::vector<AppendSource*>& extra = {}, const std::string* meta = nullptr) const;
+  Status SaveTo(ByteSink* sink, const std::vector<AppendSource*>& extra = {}, const std::string* meta = nullptr) const;
 
  private:
   friend class PairStream;
-  struct Slot {
-    uint64_t key, id;
+  friend class AddedSource;
+  struct Entry {
+    uint64_t ikey = 0;
+    std::string skey;
+    std::vector<uint64_t> bands;
+    std::vector<uint8_t> sig, data;
+    Key key(KeyType t) const { return t == KeyType::kInt ? Key::Int(ikey) : Key::Str(skey); }
   };
-  const Slot* table(uint32_t j) const { return tables_ + size_t(j) * n_; }
-  io::MappedFile map_;
+  bool Dead(uint64_t slot) const { return DeadBit(dead_, slot); }
+  // Calls fn(handles, m) for every bucket of band j with m >= 2 live entries, handles ascending.
+  template <typename Fn>
+  void ForEachBucket(uint32_t j, Fn&& fn) const;
+  std::vector<uint64_t> AddedInOrder() const;
+
   Params p_;
-  uint64_t n_ = 0;
-  const uint64_t* ids_ = nullptr;  // insertion order
-  const Slot* tables_ = nullptr;
+  KeyType key_type_;
+  Store store_;
+  std::string meta_, source_;
+  std::unique_ptr<Segment> base_;
+  uint64_t base_n_ = 0;
+  std::vector<uint64_t> dead_;  // one bit per base slot (allocated at the first removal)
+  uint64_t dead_count_ = 0;
+  std::unordered_map<uint64_t, Entry> added_;  // by handle
+  std::unordered_map<uint64_t, uint64_t> int_keys_;      // key -> handle (added entries)
+  std::vector<uint64_t> added_ints_;                     // integer key of handle base_n_ + i (KeyOf without a lookup)
+  std::unordered_map<std::string, uint64_t> str_keys_;   // key -> handle (added entries)
+  std::vector<std::unordered_map<uint64_t, std::vector<uint64_t>>> tables_;  // band key -> handles (added)
+  uint64_t next_handle_ = 0;
+  uint64_t version_ = 0;
 };
 
 // Candidate pairs (a < b sharing a band) in the order CandidatePairs returns them (a, then b ascending), a
-// chunk at a time. It holds the sorted ids, one id's partners and, for a FrozenIndex, the band keys of every
-// id (8 * b bytes per id); never the pairs. The index must outlive it; a mutable index must not change
-// while it runs (Next then fails).
+// chunk at a time. It holds the live handles, one handle's partners and, for a base segment, the band keys of
+// every base entry (8 * b bytes each); never the pairs. The index must outlive it and must not change while
+// it runs (Next then fails).
 class PairStream {
  public:
   explicit PairStream(const Index& index);
-  explicit PairStream(const FrozenIndex& frozen);
   // Appends up to max_pairs pairs to *out; *done is set once every pair has been produced.
   Status Next(size_t max_pairs, std::vector<Pair>* out, bool* done);
 
  private:
   void Partners(size_t i);
-  const Index* index_ = nullptr;
-  const FrozenIndex* frozen_ = nullptr;
-  uint64_t version_ = 0;
-  std::vector<uint64_t> ids_;   // sorted
-  std::vector<uint64_t> keys_;  // frozen: keys_[i * b + j] is band j's key of ids_[i]
-  size_t next_ = 0;             // the next id whose partners are to be listed
+  const Index* index_;
+  uint64_t version_;
+  std::vector<uint64_t> handles_;    // live, ascending
+  std::vector<uint64_t> base_keys_;  // base_keys_[slot * b + j]
+  size_t next_ = 0;                  // the next handle whose partners are to be listed
   std::vector<uint64_t> partners_;
-  size_t partner_pos_ = 0;      // partners_ of ids_[next_ - 1] already handed out
+  size_t partner_pos_ = 0;           // partners_ of handles_[next_ - 1] already handed out
 };
-
-// Candidate pairs of sorted (key, id) runs: helper shared by both indexes and by dedup.
-template <typename Fn>
-void ForEachBucket(const uint64_t* keys, size_t n, size_t stride, Fn&& fn) {
-  size_t i = 0;
-  while (i < n) {
-    size_t j = i + 1;
-    while (j < n && keys[j * stride] == keys[i * stride]) j++;
-    if (j - i >= 2) fn(i, j);
-    i = j;
-  }
-}
 
 }  // namespace lsh
 }  // namespace neardup

@@ -8,6 +8,7 @@
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/os.h"
+#include "minhash/lsh_dedup_index.h"
 #include "minhash/shingle_set.h"
 #include "parallel/pool.h"
 #include "text/shingle.h"
@@ -18,11 +19,14 @@ namespace lsh {
 
 Dedup::Dedup(const DedupOptions& o)
     : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0),
-      keep_sigs_(o.verify == Verify::kEstimate || o.want_pairs) {}
+      keep_sigs_(o.verify == Verify::kEstimate || o.want_pairs || (o.index && o.index->options().write)) {}
 
 Status Dedup::Init() {
   Status s = Validate(o_.params);
   if (!s.ok()) return s;
+  if (o_.index && o_.clustering != Clustering::kKept)
+    return Status(Code::kInvalidArgument, "an index works with the keep rule only (connected components of a later run could join "
+                                          "documents an earlier run kept)");
   s = minhash::Plan::Create(o_.minhash, &plan_);
   if (!s.ok()) return s;
   const bool text_file = o_.verify == Verify::kExact && (spill_ || o_.spill_texts);
@@ -113,6 +117,10 @@ Status Dedup::Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const 
     s = StoreTexts(*texts, valid);
     if (!s.ok()) return s;
   }
+  if (o_.index) {
+    s = o_.index->AddBatch(keys, n, valid, slots, stop);
+    if (!s.ok()) return s;
+  }
   docs_ += n;
   return Status::Ok();
 }
@@ -139,29 +147,14 @@ Status Dedup::StoreTexts(const Docs& docs, const uint8_t* valid) {
   return run_len ? Store(&text_mem_, text_file_.get(), run, run_len) : Status::Ok();
 }
 
-namespace {
-
-// Shingles of a document of `len` bytes, at most (code points and words never outnumber bytes, also after
-// normalisation: text/shingle.h), without reading it.
 uint64_t ShingleBoundOfLength(const TextOptions& o, uint64_t len) {
   const uint64_t units = o.unit == TextUnit::kChar ? len : (len + 1) / 2;
   if (units >= o.n) return units - o.n + 1;
   return units > 0 && o.short_text == ShortText::kWhole ? 1 : 0;
 }
 
-// Per-thread scratch of the exact verification.
-struct SetScratch {
-  explicit SetScratch(const TextOptions& o) : shingler(o) {}
-  Shingler shingler;
-  std::vector<uint8_t> text;
-  std::vector<uint64_t> work, tmp, set;  // hashes being sorted; radix scratch; a set built outside the arena
-  std::vector<uint32_t> cnt;
-  Status status;
-};
-
-// A document's shingle set: the fast64 hashes (seed 0) of its shingles, sorted and distinct, written to out
-// (room for ShingleBoundOfLength values); returns the count. The hashes are sorted in per-thread scratch
-// (which stays in cache for a typical document) and only the distinct ones are copied out.
+// The hashes are sorted in per-thread scratch (which stays in cache for a typical document) and only the
+// distinct ones are copied out.
 size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out) {
   Shingler& sh = sc->shingler;
   sh.Reset(text, len);
@@ -181,7 +174,52 @@ size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out) 
   return m;
 }
 
-}  // namespace
+// This run's signatures and texts, for the index hook.
+class EngineDocs : public RunDocs {
+ public:
+  explicit EngineDocs(Dedup* d) : d_(d) {}
+  Status Open() {
+    sigs_ = d_->sigs_mem_.data();
+    if (d_->sigs_file_) {
+      Status s = d_->sigs_file_->Finish();
+      if (s.ok() && d_->sigs_file_->size() > 0) s = sig_map_.Open(d_->sigs_file_->path());
+      if (!s.ok()) return s;
+      sigs_ = sig_map_.data();
+    }
+    texts_ = d_->text_mem_.data();
+    if (d_->text_file_) {
+      Status s = d_->text_file_->Finish();
+      if (s.ok() && d_->text_file_->size() > 0) s = text_map_.Open(d_->text_file_->path());
+      if (!s.ok()) return s;
+      texts_ = text_map_.data();
+    }
+    return Status::Ok();
+  }
+  const uint8_t* Signature(uint64_t d) override {
+    return d_->keep_sigs_ ? sigs_ + d * d_->o_.params.signature_bytes() : nullptr;
+  }
+  bool Text(uint64_t d, const uint8_t** p, uint64_t* len) override {
+    if (d_->o_.verify != Verify::kExact) return false;
+    *p = texts_ + d_->text_off_[d];
+    *len = d_->text_off_[d + 1] - d_->text_off_[d];
+    return true;
+  }
+
+ private:
+  Dedup* d_;
+  io::MappedFile sig_map_, text_map_;
+  const uint8_t* sigs_ = nullptr;
+  const uint8_t* texts_ = nullptr;
+};
+
+Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop,
+                         uint64_t* entries) {
+  if (!o_.index) return Status(Code::kInvalidArgument, "this dedup session has no index to write");
+  EngineDocs docs(this);
+  Status s = docs.Open();
+  if (!s.ok()) return s;
+  return o_.index->Write(path, meta, &docs, slots, stop, entries);
+}
 
 // Candidate pairs from the band buckets; without pairs to enumerate, the clusters come from the buckets here.
 Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
@@ -225,9 +263,15 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
     std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
     out->rep.resize(n);
     std::iota(out->rep.begin(), out->rep.end(), 0u);
+    if (o_.index) o_.index->MarkMatched(&out->rep);
     for (size_t x = 0; x < member.size();) {
       const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
       size_t y = x;
+      if (out->rep[doc] == kIndexRep) {  // dropped for an indexed document: holds no bucket
+        while (y < member.size() && (member[y] >> 32) == doc) y++;
+        x = y;
+        continue;
+      }
       uint32_t by = UINT32_MAX;
       for (; y < member.size() && (member[y] >> 32) == doc; y++) by = std::min(by, holder[member[y] & 0xffffffffu]);
       if (by != UINT32_MAX) {
@@ -432,6 +476,7 @@ void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) 
   std::sort(by_b.begin(), by_b.end());
   out->rep.resize(docs_);
   std::iota(out->rep.begin(), out->rep.end(), 0u);
+  if (o_.index) o_.index->MarkMatched(&out->rep);  // never kept: never a representative
   for (uint64_t e : by_b) {
     const uint32_t b = static_cast<uint32_t>(e >> 32), a = static_cast<uint32_t>(e);
     if (out->rep[b] == b && out->rep[a] == a) out->rep[b] = a;
@@ -446,6 +491,13 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   UnionFind uf(o_.clustering == Clustering::kComponents ? n : 0);
   const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
   const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
+  if (o_.index) {
+    // documents matching an entry of the prior index are dropped for it before the keep rule runs
+    EngineDocs docs(this);
+    s = docs.Open();
+    if (s.ok()) s = o_.index->Match(&docs, o_.want_pairs, slots, stop);
+    if (!s.ok()) return s;
+  }
   std::vector<uint64_t> cand;  // a << 32 | b
   s = Candidates(slots, stop, &cand, &uf, out);
   if (!s.ok()) return s;
@@ -506,7 +558,9 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   }
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);
+  if (o_.index) o_.index->Tally(out);
   for (uint64_t i = 0; i < n; i++) {
+    if (out->rep[i] == kIndexRep) continue;  // counted by Tally
     if (out->rep[i] != i) {
       out->duplicates++;
       if (!is_rep_of_many[out->rep[i]]) {

@@ -13,6 +13,10 @@
 // and every pair is checked by one merge that stops as soon as the threshold is out of reach. The result is
 // the same whatever the budget: the same pairs, with the same exact Jaccard values.
 //
+// With an index (DedupOptions::index, lsh_dedup_index.h) each batch's band keys are also looked up in a saved
+// index, documents matching an indexed one (verified as the run's own pairs, from the texts kept here) are
+// dropped for it before the keep rule, and WriteIndex appends the kept documents to it.
+//
 // Candidate pairs of a bucket (documents sharing a band key): every pair when the bucket has at most
 // kAllPairsBucket documents; beyond that, each document with the bucket's first and with its predecessor
 // (a bucket that large is almost always copies of one text; this keeps the work linear).
@@ -30,6 +34,7 @@
 #include "minhash/spill.h"
 #include "minhash/union_find.h"
 #include "text/docs.h"
+#include "text/shingle.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -39,6 +44,26 @@ constexpr size_t kAllPairsBucket = 100;
 
 // Shingle sets held at once while verifying, when no memory budget is given.
 constexpr uint64_t kDefaultVerifyBytes = uint64_t(64) << 20;
+
+class IndexHook;  // lsh_dedup_index.h
+// DedupResult::rep of a document dropped for an entry of the prior index (IndexHook::matches() names it).
+constexpr uint32_t kIndexRep = UINT32_MAX;
+
+// Shingle sets as exact verification builds them: the fast64 hashes (seed 0) of a document's shingles, sorted
+// and distinct. SetScratch is one thread's scratch; BuildSet writes the set to out (room for
+// ShingleBoundOfLength(len) values) and returns its size. The index hook builds its entries' sets the same way.
+struct SetScratch {
+  explicit SetScratch(const TextOptions& o) : shingler(o) {}
+  Shingler shingler;
+  std::vector<uint8_t> text;
+  std::vector<uint64_t> work, tmp, set;  // hashes being sorted; radix scratch; a set built outside the arena
+  std::vector<uint32_t> cnt;
+  Status status;
+};
+// Shingles of a document of `len` bytes, at most (code points and words never outnumber bytes, also after
+// normalisation: text/shingle.h), without reading it.
+uint64_t ShingleBoundOfLength(const TextOptions& o, uint64_t len);
+size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out);
 
 enum class Verify { kNone = 0, kEstimate = 1, kExact = 2 };
 
@@ -62,6 +87,7 @@ struct DedupOptions {
   uint64_t memory_bytes = 0;  // 0: band keys and signatures in memory, shingle sets within kDefaultVerifyBytes
   bool spill_texts = true;    // Verify::kExact: texts go to a temporary file (false: kept in memory)
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
+  IndexHook* index = nullptr;  // against / into an index (lsh_dedup_index.h); outlives the session
 };
 
 struct DedupResult {
@@ -91,6 +117,9 @@ class Dedup {
   Status AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
                    const std::atomic<bool>* stop);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
+  // After Finish, with an index hook that writes: the prior index and this run's kept documents, to `path`.
+  Status WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop,
+                    uint64_t* entries);
   uint64_t docs() const { return docs_; }
   const DedupOptions& options() const { return o_; }
 
@@ -104,6 +133,7 @@ class Dedup {
   Status VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const std::atomic<bool>* stop,
                      std::vector<uint8_t>* keep, std::vector<float>* exact, DedupResult* out);
   void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
+  friend class EngineDocs;
 
   DedupOptions o_;
   std::shared_ptr<const minhash::Plan> plan_;

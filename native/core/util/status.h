@@ -17,6 +17,8 @@ enum class Code {
   kCancelled,        // work stopped because its owner was closed
   kInternal,
   kTooManyResults,  // a result larger than the caller's cap (max pairs / max results)
+  kDuplicateKey,    // a key inserted twice (datasketch's ValueError)
+  kKeyNotFound,     // a key removed that is not there (datasketch's KeyError)
 };
 
 const char* CodeName(Code c);
@@ -46,6 +48,8 @@ inline const char* CodeName(Code c) {
     case Code::kCancelled: return "ERR_NEARDUP_CANCELLED";
     case Code::kInternal: return "ERR_NEARDUP_INTERNAL";
     case Code::kTooManyResults: return "ERR_NEARDUP_TOO_MANY_RESULTS";
+    case Code::kDuplicateKey: return "ERR_NEARDUP_DUPLICATE_KEY";
+    case Code::kKeyNotFound: return "ERR_NEARDUP_KEY_NOT_FOUND";
   }
   return "ERR_NEARDUP_INTERNAL";
 }
