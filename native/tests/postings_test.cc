@@ -1,6 +1,6 @@
 // Posting store: bounded-memory build == in-memory build == a std::map reference; append/delete/merge ==
 // a fresh build of the live documents (byte for byte); corrupt and truncated files give errors naming the
-// file and an offset.
+// file and an offset. Every test runs for 32-bit and for 64-bit keys.
 #include <unistd.h>
 
 #include <cstring>
@@ -23,16 +23,27 @@ static std::string TempDir() {
 }
 static void RmRf(const std::string& d) { std::string c = "rm -rf '" + d + "'"; if (std::system(c.c_str())) {} }
 
-using Ref = std::map<uint32_t, std::set<uint32_t>>;
+template <typename Key>
+using Ref = std::map<Key, std::set<uint32_t>>;
 
-static std::vector<std::vector<uint32_t>> RandomDocs(std::mt19937& rng, size_t n, uint32_t key_space) {
-  std::vector<std::vector<uint32_t>> docs(n);
+// A mix of a small key space (long lists), full-width keys and the extremes; 64-bit keys also get keys that
+// differ only above bit 31 (a truncation to 32 bits would merge their lists).
+template <typename Key>
+static std::vector<std::vector<Key>> RandomDocs(std::mt19937& rng, size_t n, uint32_t key_space) {
+  std::vector<std::vector<Key>> docs(n);
   for (auto& d : docs) {
     const size_t m = rng() % 40;
     for (size_t i = 0; i < m; i++) {
-      // a mix of a small key space (long lists), full 32-bit keys and the extremes
       const uint32_t r = rng();
-      d.push_back(r % 5 == 0 ? r : r % 7 == 0 ? (r & 1 ? 0xffffffffu : 0u) : r % key_space);
+      Key k;
+      if (r % 5 == 0)
+        k = Key(uint64_t(rng()) << 32 | rng());
+      else if (r % 7 == 0)
+        k = r & 1 ? ~Key(0) : Key(0);
+      else
+        k = Key(r % key_space);
+      if (sizeof(Key) == 8 && r % 3 == 0) k = Key(uint64_t(r % 4) << 40 | (k & 0xffffffffu));
+      d.push_back(k);
     }
   }
   return docs;
@@ -44,7 +55,8 @@ static std::string Slurp(const std::string& p) {
   return s;
 }
 
-static bool SameAsRef(const Segment& seg, const Ref& ref) {
+template <typename Key>
+static bool SameAsRef(const BasicSegment<Key>& seg, const Ref<Key>& ref) {
   if (seg.num_keys() != ref.size()) return false;
   uint64_t i = 0;
   for (const auto& kv : ref) {
@@ -57,18 +69,19 @@ static bool SameAsRef(const Segment& seg, const Ref& ref) {
   return true;
 }
 
-TEST(build_bounded_equals_in_memory_and_reference) {
+template <typename Key>
+static void BuildBoundedEqualsInMemoryAndReference() {
   const std::string dir = TempDir();
   std::mt19937 rng(7);
   for (int round = 0; round < 4; round++) {
-    auto docs = RandomDocs(rng, 300 + round * 500, round % 2 ? 1000 : 1u << 30);
-    Ref ref;
+    auto docs = RandomDocs<Key>(rng, 300 + round * 500, round % 2 ? 1000 : 1u << 30);
+    Ref<Key> ref;
     for (uint32_t d = 0; d < docs.size(); d++)
-      for (uint32_t k : docs[d]) ref[k].insert(d * 3 + round);  // ids not dense
+      for (Key k : docs[d]) ref[k].insert(d * 3 + round);  // ids not dense
     std::string bytes[4];
     const uint64_t budgets[4] = {0, 4096 * 16, 200000, 0};
     for (int b = 0; b < 4; b++) {
-      SegmentBuilder sb(budgets[b], dir);
+      BasicSegmentBuilder<Key> sb(budgets[b], dir);
       // add in a shuffled doc order: the result must not depend on it
       std::vector<uint32_t> order(docs.size());
       for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
@@ -77,7 +90,7 @@ TEST(build_bounded_equals_in_memory_and_reference) {
       if (b == 1 && round >= 2) EXPECT(sb.runs() > 0);
       const std::string p = dir + "/s" + std::to_string(b);
       EXPECT(sb.Finish(p).ok());
-      Segment seg;
+      BasicSegment<Key> seg;
       EXPECT(seg.Open(p, true).ok());
       EXPECT(SameAsRef(seg, ref));
       bytes[b] = Slurp(p);
@@ -90,20 +103,23 @@ TEST(build_bounded_equals_in_memory_and_reference) {
   EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | grep -c neardup-) -eq 0").c_str()), 0);
   RmRf(dir);
 }
+TEST(build_bounded_equals_in_memory_and_reference) { BuildBoundedEqualsInMemoryAndReference<uint32_t>(); }
+TEST(build_bounded_equals_in_memory_and_reference_64) { BuildBoundedEqualsInMemoryAndReference<uint64_t>(); }
 
-TEST(append_delete_merge_equals_fresh_build) {
+template <typename Key>
+static void AppendDeleteMergeEqualsFreshBuild() {
   std::mt19937 rng(11);
   for (int round = 0; round < 6; round++) {
     const std::string dir = TempDir();
     const std::string idx = dir + "/idx";
-    EXPECT(PostingIndex::Create(idx).ok());
-    PostingIndex x;
+    EXPECT(BasicPostingIndex<Key>::Create(idx).ok());
+    BasicPostingIndex<Key> x;
     EXPECT(x.Open(idx, true).ok());
-    std::map<uint32_t, std::vector<uint32_t>> live;  // id -> keys
+    std::map<uint32_t, std::vector<Key>> live;  // id -> keys
     for (int step = 0; step < 8; step++) {
       const int op = rng() % 3;
       if (op == 0 || live.empty()) {
-        auto docs = RandomDocs(rng, rng() % 60, 500);
+        auto docs = RandomDocs<Key>(rng, rng() % 60, 500);
         std::vector<uint32_t> ids;
         EXPECT(x.Append(docs, (rng() % 2) ? 4096 * 8 : 0, dir, &ids).ok());
         EXPECT_EQ(ids.size(), docs.size());
@@ -124,15 +140,15 @@ TEST(append_delete_merge_equals_fresh_build) {
         EXPECT_EQ(x.num_segments(), 1u);
       }
       // queries equal the reference at every step, also after reopening
-      Ref ref;
+      Ref<Key> ref;
       for (auto& kv : live)
-        for (uint32_t k : kv.second) ref[k].insert(kv.first);
-      PostingIndex y;
+        for (Key k : kv.second) ref[k].insert(kv.first);
+      BasicPostingIndex<Key> y;
       EXPECT(y.Open(idx, true).ok());
-      for (PostingIndex* z : {&x, &y}) {
+      for (BasicPostingIndex<Key>* z : {&x, &y}) {
         size_t seen = 0;
         bool same = true;
-        Status s = z->ForEach([&](uint32_t key, const std::vector<uint32_t>& d) {
+        Status s = z->ForEach([&](Key key, const std::vector<uint32_t>& d) {
           auto it = ref.find(key);
           same &= it != ref.end() && std::vector<uint32_t>(it->second.begin(), it->second.end()) == d;
           seen++;
@@ -152,7 +168,7 @@ TEST(append_delete_merge_equals_fresh_build) {
     }
     // merged index == fresh build of the live documents with the same ids
     EXPECT(x.Merge().ok());
-    SegmentBuilder fresh(0, dir);
+    BasicSegmentBuilder<Key> fresh(0, dir);
     for (auto& kv : live) EXPECT(fresh.Add(kv.first, kv.second.data(), kv.second.size()).ok());
     EXPECT(fresh.Finish(dir + "/fresh").ok());
     EXPECT(Slurp(dir + "/fresh") == Slurp(x.segment(0).path()));
@@ -168,12 +184,36 @@ TEST(append_delete_merge_equals_fresh_build) {
     RmRf(dir);
   }
 }
+TEST(append_delete_merge_equals_fresh_build) { AppendDeleteMergeEqualsFreshBuild<uint32_t>(); }
+TEST(append_delete_merge_equals_fresh_build_64) { AppendDeleteMergeEqualsFreshBuild<uint64_t>(); }
 
-TEST(corrupt_and_truncated_segments_are_refused) {
+// An index or a segment of one key width is refused by the reader of the other.
+TEST(key_width_is_checked) {
+  const std::string dir = TempDir();
+  EXPECT(PostingIndex64::Create(dir + "/i64").ok());
+  PostingIndex64 a;
+  EXPECT(a.Open(dir + "/i64", true).ok());
+  std::vector<uint32_t> ids;
+  EXPECT(a.Append({{1ull << 40, 7}}, 0, dir, &ids).ok());
+  PostingIndex b;
+  Status s = b.Open(dir + "/i64", true);
+  EXPECT(!s.ok() && s.message().find("64-bit keys") != std::string::npos);
+  Segment seg32;
+  s = seg32.Open(a.segment(0).path(), true);
+  EXPECT(!s.ok() && s.message().find("64-bit keys") != std::string::npos);
+  Segment64 seg64;
+  EXPECT(seg64.Open(a.segment(0).path(), true).ok());
+  EXPECT_EQ(seg64.Find(1ull << 40), 1);
+  EXPECT_EQ(seg64.Find(0), -1);
+  RmRf(dir);
+}
+
+template <typename Key>
+static void CorruptAndTruncatedSegmentsAreRefused() {
   const std::string dir = TempDir();
   std::mt19937 rng(3);
-  auto docs = RandomDocs(rng, 200, 300);
-  SegmentBuilder sb(0, dir);
+  auto docs = RandomDocs<Key>(rng, 200, 300);
+  BasicSegmentBuilder<Key> sb(0, dir);
   for (uint32_t d = 0; d < docs.size(); d++) sb.Add(d, docs[d].data(), docs[d].size());
   const std::string p = dir + "/seg";
   EXPECT(sb.Finish(p).ok());
@@ -187,7 +227,7 @@ TEST(corrupt_and_truncated_segments_are_refused) {
   int refused = 0, named = 0, trials = 0;
   for (size_t cut : {size_t(0), size_t(10), size_t(63), size_t(64), good.size() / 2, good.size() - 1}) {
     write(good.substr(0, cut));
-    Segment s;
+    BasicSegment<Key> s;
     Status st = s.Open(bad, false);
     trials++;
     refused += !st.ok();
@@ -198,14 +238,14 @@ TEST(corrupt_and_truncated_segments_are_refused) {
     const size_t at = rng() % b.size();
     b[at] ^= char(1u << (rng() % 8));
     write(b);
-    Segment s;
+    BasicSegment<Key> s;
     Status st = s.Open(bad, true);
     trials++;
     refused += !st.ok();
     named += st.message().find(bad) != std::string::npos && st.code() == Code::kCorrupt;
     // Without the payload checksum, structural damage is still found (at open or while decoding) and the
     // error names the file and the offset; a flip that keeps the structure valid decodes to other ids.
-    Segment u;
+    BasicSegment<Key> u;
     Status su = u.Open(bad, false);
     std::vector<uint32_t> ids;
     for (uint64_t k = 0; su.ok() && k < u.num_keys(); k++) su = u.Decode(k, &ids);
@@ -219,5 +259,7 @@ TEST(corrupt_and_truncated_segments_are_refused) {
   EXPECT_EQ(named, trials);
   RmRf(dir);
 }
+TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
+TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
 
 TEST_MAIN("postings")

@@ -31,19 +31,40 @@ Status Corrupt(const std::string& file, uint64_t offset, const std::string& what
                                     Hex(offset) + "): " + what);
 }
 
+template <typename Key>
+Key LoadKey(const uint8_t* p);
+template <>
+uint32_t LoadKey<uint32_t>(const uint8_t* p) {
+  return LoadLe32(p);
+}
+template <>
+uint64_t LoadKey<uint64_t>(const uint8_t* p) {
+  return LoadLe64(p);
+}
+void StoreKey(uint8_t* p, uint32_t k) { StoreLe32(p, k); }
+void StoreKey(uint8_t* p, uint64_t k) { StoreLe64(p, k); }
+
+// Key width in bits, as recorded in the flags of both file kinds.
+template <typename Key>
+constexpr uint32_t KeyBits() {
+  return uint32_t(sizeof(Key) * 8);
+}
+
 // Reads pairs of one bucket of one run from the spill file through a small buffer.
+template <typename Pair>
 struct RunCursor {
   io::os::Fd fd = io::os::kNoFd;
   uint64_t next = 0, end = 0;  // pair indexes in the file
-  std::vector<uint64_t> buf;
+  std::vector<Pair> buf;
   size_t pos = 0;
   Status Fill(const std::string& path) {
+    constexpr size_t kSize = sizeof(Pair);
     const uint64_t n = std::min<uint64_t>(kReadPairs, end - next);
     buf.resize(n);
     size_t got = 0;
-    while (got < n * 8) {
+    while (got < n * kSize) {
       size_t k = 0;
-      Status s = io::os::ReadAt(fd, path, (next * 8) + got, reinterpret_cast<char*>(buf.data()) + got, n * 8 - got, &k);
+      Status s = io::os::ReadAt(fd, path, (next * kSize) + got, reinterpret_cast<char*>(buf.data()) + got, n * kSize - got, &k);
       if (!s.ok()) return s;
       if (k == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': it ended early");
       got += k;
@@ -58,10 +79,13 @@ struct RunCursor {
 
 // ---------------------------------------------------------------------------------------------- writer
 
-SegmentWriter::SegmentWriter() = default;
-SegmentWriter::~SegmentWriter() = default;
+template <typename Key>
+BasicSegmentWriter<Key>::BasicSegmentWriter() = default;
+template <typename Key>
+BasicSegmentWriter<Key>::~BasicSegmentWriter() = default;
 
-Status SegmentWriter::Open(const std::string& path, const std::string& tmp_dir) {
+template <typename Key>
+Status BasicSegmentWriter<Key>::Open(const std::string& path, const std::string& tmp_dir) {
   tmp_dir_ = tmp_dir;
   if (tmp_dir_.empty()) {
     const size_t slash = path.rfind('/');
@@ -69,7 +93,7 @@ Status SegmentWriter::Open(const std::string& path, const std::string& tmp_dir) 
   }
   lists_bytes_ = keys_ = posts_ = 0;
   lists_crc_ = keys_crc_ = 0;
-  last_key_ = -1;
+  any_ = false;
   key_buf_.clear();
   key_spill_.reset();
   Status s = out_.Open(path);
@@ -78,7 +102,8 @@ Status SegmentWriter::Open(const std::string& path, const std::string& tmp_dir) 
   return out_.Write(zero, sizeof zero);
 }
 
-Status SegmentWriter::FlushKeys() {
+template <typename Key>
+Status BasicSegmentWriter<Key>::FlushKeys() {
   if (!key_spill_) {
     key_spill_ = std::make_unique<lsh::TempFile>();
     Status s = key_spill_->Create(tmp_dir_, "pst-keys");
@@ -89,9 +114,11 @@ Status SegmentWriter::FlushKeys() {
   return s;
 }
 
-Status SegmentWriter::Add(uint32_t key, const uint32_t* ids, size_t n) {
-  if (n == 0 || int64_t(key) <= last_key_) return Status(Code::kInternal, "segment lists out of order");
+template <typename Key>
+Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
+  if (n == 0 || (any_ && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
   last_key_ = key;
+  any_ = true;
   enc_.resize(n * 5);
   size_t len = 0;
   uint32_t prev = 0;
@@ -100,12 +127,13 @@ Status SegmentWriter::Add(uint32_t key, const uint32_t* ids, size_t n) {
     len += PutVarint(ids[i] - prev, enc_.data() + len);
     prev = ids[i];
   }
-  uint8_t e[kKeyEntrySize];
-  StoreLe32(e, key);
-  StoreLe32(e + 4, uint32_t(n));
-  StoreLe64(e + 8, lists_bytes_);
-  key_buf_.insert(key_buf_.end(), e, e + kKeyEntrySize);
-  keys_crc_ = Crc32c(e, kKeyEntrySize, keys_crc_);
+  constexpr size_t kEntry = KeyEntrySize<Key>();
+  uint8_t e[kEntry];
+  StoreKey(e, key);
+  StoreLe32(e + sizeof(Key), uint32_t(n));
+  StoreLe64(e + sizeof(Key) + 4, lists_bytes_);
+  key_buf_.insert(key_buf_.end(), e, e + kEntry);
+  keys_crc_ = Crc32c(e, kEntry, keys_crc_);
   lists_crc_ = Crc32c(enc_.data(), len, lists_crc_);
   lists_bytes_ += len;
   keys_++;
@@ -117,7 +145,8 @@ Status SegmentWriter::Add(uint32_t key, const uint32_t* ids, size_t n) {
   return out_.Write(enc_.data(), len);
 }
 
-Status SegmentWriter::Commit() {
+template <typename Key>
+Status BasicSegmentWriter<Key>::Commit() {
   // payload = lists | key table | trailer; the payload CRC continues the lists CRC over the rest.
   uint32_t crc = lists_crc_;
   if (key_spill_) {
@@ -161,6 +190,7 @@ Status SegmentWriter::Commit() {
   io::FileHeader h;
   std::memcpy(h.kind, kSegmentKind, 4);
   h.version = kSegmentVersion;
+  h.flags = KeyBits<Key>();
   h.payload_size = out_.written() - io::kHeaderSize;
   h.payload_crc = crc;
   h.params[0] = keys_;
@@ -172,25 +202,31 @@ Status SegmentWriter::Commit() {
   return out_.Commit();
 }
 
-void SegmentWriter::Abort() {
+template <typename Key>
+void BasicSegmentWriter<Key>::Abort() {
   out_.Abort();
   key_spill_.reset();
 }
 
 // --------------------------------------------------------------------------------------------- builder
 
-// Pairs take 8 bytes, plus 8 for the radix sort's second buffer.
-SegmentBuilder::SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
-    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / 16, 4096) : 0), tmp_(std::move(tmp_dir)) {}
+// Pairs take sizeof(Pair) bytes (8 for 32-bit keys, 16 for 64-bit keys), plus as much for the radix sort's
+// second buffer.
+template <typename Key>
+BasicSegmentBuilder<Key>::BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
+    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / (2 * sizeof(Pair)), 4096) : 0),
+      tmp_(std::move(tmp_dir)) {}
 
-SegmentBuilder::~SegmentBuilder() = default;
+template <typename Key>
+BasicSegmentBuilder<Key>::~BasicSegmentBuilder() = default;
 
-Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Add(uint32_t doc, const Key* keys, size_t n) {
   if (int64_t(doc) < last_doc_) docs_in_order_ = false;
   last_doc_ = doc;
   for (size_t i = 0; i < n; i++) {
     max_key_ = std::max(max_key_, keys[i]);
-    mem_.push_back(uint64_t(keys[i]) << 32 | doc);
+    mem_.push_back(PairOf<Key>::Make(keys[i], doc));
     if (budget_pairs_ && mem_.size() >= budget_pairs_) {
       Status s = Spill();
       if (!s.ok()) return s;
@@ -201,27 +237,29 @@ Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
 
 // Sorts mem_ by (key, doc) and drops repeats. When the docs came in order, a stable LSD radix sort on the
 // key's significant bits (11 per pass) gives the same order as a full sort, in a few linear passes.
-void SegmentBuilder::SortMem() {
+template <typename Key>
+void BasicSegmentBuilder<Key>::SortMem() {
+  using P = PairOf<Key>;
   if (!docs_in_order_ || mem_.size() < 4096) {
     std::sort(mem_.begin(), mem_.end());
   } else {
     unsigned bits = 0;
-    while (bits < 32 && (uint64_t(max_key_) >> bits) != 0) bits++;
+    while (bits < KeyBits<Key>() && (uint64_t(max_key_) >> bits) != 0) bits++;
     scratch_.resize(mem_.size());
     std::vector<size_t> count(1 << 11);
     for (unsigned shift = 0; shift < bits; shift += 11) {
       std::fill(count.begin(), count.end(), 0);
-      for (uint64_t v : mem_) count[(v >> (32 + shift)) & 2047]++;
+      for (const Pair& v : mem_) count[(P::KeyOf(v) >> shift) & 2047]++;
       size_t at = 0;
       for (auto& c : count) {
         const size_t k = c;
         c = at;
         at += k;
       }
-      for (uint64_t v : mem_) scratch_[count[(v >> (32 + shift)) & 2047]++] = v;
+      for (const Pair& v : mem_) scratch_[count[(P::KeyOf(v) >> shift) & 2047]++] = v;
       mem_.swap(scratch_);
     }
-    std::vector<uint64_t>().swap(scratch_);
+    std::vector<Pair>().swap(scratch_);
   }
   mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
   docs_in_order_ = true;
@@ -229,7 +267,8 @@ void SegmentBuilder::SortMem() {
   max_key_ = 0;
 }
 
-Status SegmentBuilder::Spill() {
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Spill() {
   SortMem();
   if (!spill_) {
     spill_ = std::make_unique<lsh::TempFile>();
@@ -237,33 +276,35 @@ Status SegmentBuilder::Spill() {
     if (!s.ok()) return s;
   }
   Run run;
-  run.begin = spill_->size() / 8;
+  run.begin = spill_->size() / sizeof(Pair);
   run.bucket.resize(kBuckets + 1);
   size_t at = 0;
   for (size_t b = 0; b < kBuckets; b++) {
     run.bucket[b] = at;
-    while (at < mem_.size() && (mem_[at] >> (64 - kBucketBits)) == b) at++;
+    while (at < mem_.size() && (PairOf<Key>::KeyOf(mem_[at]) >> (KeyBits<Key>() - kBucketBits)) == b) at++;
   }
   run.bucket[kBuckets] = at;
-  Status s = spill_->Append(mem_.data(), mem_.size() * 8);
+  Status s = spill_->Append(mem_.data(), mem_.size() * sizeof(Pair));
   if (!s.ok()) return s;
   runs_.push_back(std::move(run));
   mem_.clear();
   return Status::Ok();
 }
 
-Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* stop) {
-  SegmentWriter w;
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Finish(const std::string& path, const std::atomic<bool>* stop) {
+  using P = PairOf<Key>;
+  BasicSegmentWriter<Key> w;
   Status s = w.Open(path, tmp_);
   if (!s.ok()) return s;
   std::vector<uint32_t> ids;
-  auto emit_sorted = [&](const uint64_t* p, size_t n) -> Status {
+  auto emit_sorted = [&](const Pair* p, size_t n) -> Status {
     // p: ascending distinct pairs; one list per key.
     size_t i = 0;
     while (i < n) {
-      const uint32_t key = uint32_t(p[i] >> 32);
+      const Key key = P::KeyOf(p[i]);
       ids.clear();
-      while (i < n && uint32_t(p[i] >> 32) == key) ids.push_back(uint32_t(p[i++]));
+      while (i < n && P::KeyOf(p[i]) == key) ids.push_back(P::DocOf(p[i++]));
       Status st = w.Add(key, ids.data(), ids.size());
       if (!st.ok()) return st;
     }
@@ -273,27 +314,27 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
     SortMem();
     s = emit_sorted(mem_.data(), mem_.size());
     if (!s.ok()) return s;
-    std::vector<uint64_t>().swap(mem_);
+    std::vector<Pair>().swap(mem_);
     return w.Commit();
   }
   if (!mem_.empty()) {
     s = Spill();
     if (!s.ok()) return s;
   }
-  std::vector<uint64_t>().swap(mem_);
+  std::vector<Pair>().swap(mem_);
   s = spill_->Finish();
   if (!s.ok()) return s;
   io::os::Fd fd = io::os::kNoFd;
   s = io::os::OpenRead(spill_->path(), &fd);
   if (!s.ok()) return s;
-  std::vector<RunCursor> cur(runs_.size());
+  std::vector<RunCursor<Pair>> cur(runs_.size());
   for (auto& c : cur) c.fd = fd;
   // Merge bucket by bucket: a heap of (next pair, run).
-  using Item = std::pair<uint64_t, size_t>;
+  using Item = std::pair<Pair, size_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
   bool have = false;
-  uint32_t key = 0;
-  uint64_t last = 0;
+  Key key = 0;
+  Pair last{};
   bool have_last = false;
   for (size_t b = 0; b < kBuckets && s.ok(); b++) {
     if (stop && stop->load()) {
@@ -313,7 +354,7 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
     while (!heap.empty() && s.ok()) {
       const Item it = heap.top();
       heap.pop();
-      RunCursor& c = cur[it.second];
+      RunCursor<Pair>& c = cur[it.second];
       if (++c.pos == c.buf.size()) {
         if (c.next < c.end) s = c.Fill(spill_->path());
       }
@@ -321,14 +362,14 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
       if (have_last && it.first == last) continue;
       last = it.first;
       have_last = true;
-      const uint32_t k = uint32_t(it.first >> 32);
+      const Key k = P::KeyOf(it.first);
       if (have && k != key) {
         s = w.Add(key, ids.data(), ids.size());
         ids.clear();
       }
       have = true;
       key = k;
-      ids.push_back(uint32_t(it.first));
+      ids.push_back(P::DocOf(it.first));
     }
   }
   io::os::CloseQuietly(fd);
@@ -341,19 +382,28 @@ Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* 
 
 // --------------------------------------------------------------------------------------------- reader
 
-Status Segment::Open(const std::string& path, bool verify) {
+template <typename Key>
+Status BasicSegment<Key>::Open(const std::string& path, bool verify) {
   Status s = file_.Open(path);
   if (!s.ok()) return s;
   return Attach(file_.data(), file_.size(), path, verify);
 }
 
-Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+template <typename Key>
+Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+  constexpr size_t kEntry = KeyEntrySize<Key>();
   data_ = data;
   size_ = size;
   name_ = path;
   io::FileHeader h;
   Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
   if (!s.ok()) return s;
+  if (h.flags != KeyBits<Key>()) {
+    if (h.flags == 32 || h.flags == 64)
+      return Status(Code::kInvalidArgument, "'" + path + "' holds " + std::to_string(h.flags) + "-bit keys, not " +
+                                                std::to_string(KeyBits<Key>()) + "-bit keys");
+    return Corrupt(path, 36, "unknown key width " + std::to_string(h.flags));
+  }
   if (h.payload_size < kTrailerSize) return Corrupt(path, io::kHeaderSize, "payload shorter than its trailer");
   const uint8_t* t = data_ + size_ - kTrailerSize;
   const uint64_t trailer_at = size_ - kTrailerSize;
@@ -363,8 +413,8 @@ Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path
   if (num_keys_ != h.params[0] || num_posts_ != h.params[1])
     return Corrupt(path, trailer_at, "trailer counts differ from the header");
   const uint64_t body = h.payload_size - kTrailerSize;
-  if (lists_bytes_ > body || (body - lists_bytes_) / kKeyEntrySize != num_keys_ ||
-      (body - lists_bytes_) % kKeyEntrySize != 0)
+  if (lists_bytes_ > body || (body - lists_bytes_) / kEntry != num_keys_ ||
+      (body - lists_bytes_) % kEntry != 0)
     return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
   if (num_posts_ < num_keys_ || lists_bytes_ < num_posts_)
     return Corrupt(path, trailer_at, "post count does not fit the lists");
@@ -372,14 +422,14 @@ Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path
   table_ = lists_ + lists_bytes_;
   if (verify) {
     if (Crc32c(lists_, lists_bytes_) != LoadLe32(t + 24)) return Corrupt(path, io::kHeaderSize, "lists checksum");
-    if (Crc32c(table_, num_keys_ * kKeyEntrySize) != LoadLe32(t + 28))
+    if (Crc32c(table_, num_keys_ * kEntry) != LoadLe32(t + 28))
       return Corrupt(path, io::kHeaderSize + lists_bytes_, "key table checksum");
     // Structure: keys ascending, offsets ascending from 0, every list decodes to its count.
     std::vector<uint32_t> tmp;
     for (uint64_t i = 0; i < num_keys_; i++) {
       const KeyEntry e = entry(i);
       if (i > 0 && e.key <= entry(i - 1).key)
-        return Corrupt(path, io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize, "keys not ascending");
+        return Corrupt(path, io::kHeaderSize + lists_bytes_ + i * kEntry, "keys not ascending");
       tmp.clear();
       s = Decode(i, &tmp);
       if (!s.ok()) return s;
@@ -388,28 +438,33 @@ Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path
   return Status::Ok();
 }
 
-KeyEntry Segment::entry(uint64_t i) const {
-  const uint8_t* p = table_ + i * kKeyEntrySize;
-  return KeyEntry{LoadLe32(p), LoadLe32(p + 4), LoadLe64(p + 8)};
+template <typename Key>
+BasicKeyEntry<Key> BasicSegment<Key>::entry(uint64_t i) const {
+  const uint8_t* p = table_ + i * KeyEntrySize<Key>();
+  return KeyEntry{LoadKey<Key>(p), LoadLe32(p + sizeof(Key)), LoadLe64(p + sizeof(Key) + 4)};
 }
 
-int64_t Segment::Find(uint32_t key) const {
+template <typename Key>
+int64_t BasicSegment<Key>::Find(Key key) const {
+  constexpr size_t kEntry = KeyEntrySize<Key>();
   uint64_t lo = 0, hi = num_keys_;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (LoadLe32(table_ + mid * kKeyEntrySize) < key)
+    if (LoadKey<Key>(table_ + mid * kEntry) < key)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo < num_keys_ && LoadLe32(table_ + lo * kKeyEntrySize) == key) return int64_t(lo);
+  if (lo < num_keys_ && LoadKey<Key>(table_ + lo * kEntry) == key) return int64_t(lo);
   return -1;
 }
 
-Status Segment::Decode(uint64_t i, std::vector<uint32_t>* out) const {
+template <typename Key>
+Status BasicSegment<Key>::Decode(uint64_t i, std::vector<uint32_t>* out) const {
+  constexpr size_t kEntry = KeyEntrySize<Key>();
   const KeyEntry e = entry(i);
-  const uint64_t end = i + 1 < num_keys_ ? LoadLe64(table_ + (i + 1) * kKeyEntrySize + 8) : lists_bytes_;
-  const uint64_t entry_at = io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize;
+  const uint64_t end = i + 1 < num_keys_ ? LoadLe64(table_ + (i + 1) * kEntry + sizeof(Key) + 4) : lists_bytes_;
+  const uint64_t entry_at = io::kHeaderSize + lists_bytes_ + i * kEntry;
   if (e.offset > end || end > lists_bytes_) return Corrupt(path(), entry_at, "list offset out of range");
   if (e.count == 0 || e.count > end - e.offset) return Corrupt(path(), entry_at, "list count does not fit its bytes");
   const uint8_t* p = lists_ + e.offset;
@@ -445,19 +500,21 @@ bool Contains(const std::vector<uint32_t>& v, uint32_t x) { return std::binary_s
 
 }  // namespace
 
-Status PostingIndex::Create(const std::string& dir) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Create(const std::string& dir) {
   Status made = io::os::MakeDir(dir);
   if (!made.ok()) return made;
   io::os::PathInfo manifest;
   made = io::os::StatPath(ManifestPath(dir), &manifest);
   if (!made.ok()) return made;
   if (manifest.exists) return Status(Code::kInvalidArgument, "'" + dir + "' already holds an index");
-  PostingIndex x;
+  BasicPostingIndex x;
   x.dir_ = dir;
   return x.WriteManifest({});
 }
 
-Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
+template <typename Key>
+Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& names) {
   std::vector<uint8_t> p(24);
   StoreLe64(p.data(), generation_);
   StoreLe32(p.data() + 8, next_id_);
@@ -478,6 +535,7 @@ Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
   io::FileHeader h;
   std::memcpy(h.kind, kManifestKind, 4);
   h.version = kManifestVersion;
+  h.flags = KeyBits<Key>();
   h.payload_size = p.size();
   h.payload_crc = Crc32c(p.data(), p.size());
   h.params[0] = generation_;
@@ -492,7 +550,8 @@ Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
   return s;
 }
 
-Status PostingIndex::Open(const std::string& dir, bool verify) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Open(const std::string& dir, bool verify) {
   dir_ = dir;
   const std::string mp = ManifestPath(dir);
   std::string m;
@@ -502,6 +561,12 @@ Status PostingIndex::Open(const std::string& dir, bool verify) {
   io::FileHeader h;
   s = io::DecodeHeader(d, m.size(), kManifestKind, kManifestVersion, true, mp, &h);
   if (!s.ok()) return s;
+  if (h.flags != KeyBits<Key>()) {
+    if (h.flags == 32 || h.flags == 64)
+      return Status(Code::kInvalidArgument, "'" + dir + "' holds an index of " + std::to_string(h.flags) +
+                                                "-bit keys, not " + std::to_string(KeyBits<Key>()) + "-bit keys");
+    return Corrupt(mp, 36, "unknown key width " + std::to_string(h.flags));
+  }
   const uint8_t* p = d + io::kHeaderSize;
   const uint8_t* end = d + m.size();
   if (end - p < 24) return Corrupt(mp, io::kHeaderSize, "manifest shorter than its counts");
@@ -541,20 +606,23 @@ Status PostingIndex::Open(const std::string& dir, bool verify) {
   return Status::Ok();
 }
 
-bool PostingIndex::IsLive(uint32_t id) const {
+template <typename Key>
+bool BasicPostingIndex<Key>::IsLive(uint32_t id) const {
   return id < next_id_ && !Contains(tombstones_, id) && !Contains(free_, id);
 }
 
-uint64_t PostingIndex::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
+template <typename Key>
+uint64_t BasicPostingIndex<Key>::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
 
-Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes,
+template <typename Key>
+Status BasicPostingIndex<Key>::Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes,
                             const std::string& tmp_dir, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
   ids->clear();
   size_t reuse = std::min(docs.size(), free_.size());
   if (uint64_t(next_id_) + (docs.size() - reuse) > 0xffffffffull)
     return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
   for (size_t i = 0; i < docs.size(); i++) ids->push_back(i < reuse ? free_[i] : uint32_t(next_id_ + (i - reuse)));
-  SegmentBuilder b(memory_bytes, tmp_dir);
+  BasicSegmentBuilder<Key> b(memory_bytes, tmp_dir);
   Status s;
   for (size_t i = 0; i < docs.size() && s.ok(); i++) s = b.Add((*ids)[i], docs[i].data(), docs[i].size());
   if (!s.ok()) return s;
@@ -588,7 +656,8 @@ Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint
   return Status::Ok();
 }
 
-Status PostingIndex::Delete(const std::vector<uint32_t>& ids) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
   std::vector<uint32_t> add(ids);
   std::sort(add.begin(), add.end());
   for (size_t i = 0; i < add.size(); i++) {
@@ -604,16 +673,17 @@ Status PostingIndex::Delete(const std::vector<uint32_t>& ids) {
   return s;
 }
 
-Status PostingIndex::ForEach(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) const {
+template <typename Key>
+Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std::vector<uint32_t>&)>& fn) const {
   // k-way merge of the segments' key tables.
   std::vector<uint64_t> pos(segs_.size(), 0);
   std::vector<uint32_t> docs, live;
   for (;;) {
     bool any = false;
-    uint32_t key = 0;
+    Key key = 0;
     for (size_t i = 0; i < segs_.size(); i++) {
       if (pos[i] >= segs_[i]->num_keys()) continue;
-      const uint32_t k = segs_[i]->entry(pos[i]).key;
+      const Key k = segs_[i]->entry(pos[i]).key;
       if (!any || k < key) key = k;
       any = true;
     }
@@ -635,7 +705,8 @@ Status PostingIndex::ForEach(const std::function<Status(uint32_t, const std::vec
   }
 }
 
-Status PostingIndex::Lookup(uint32_t key, std::vector<uint32_t>* out) const {
+template <typename Key>
+Status BasicPostingIndex<Key>::Lookup(Key key, std::vector<uint32_t>* out) const {
   out->clear();
   std::vector<uint32_t> docs;
   for (const auto& seg : segs_) {
@@ -650,13 +721,14 @@ Status PostingIndex::Lookup(uint32_t key, std::vector<uint32_t>* out) const {
   return Status::Ok();
 }
 
-Status PostingIndex::Merge(const std::atomic<bool>* stop) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
-  SegmentWriter w;
+  BasicSegmentWriter<Key> w;
   Status s = w.Open(path, dir_);
   if (!s.ok()) return s;
-  s = ForEach([&](uint32_t key, const std::vector<uint32_t>& docs) {
+  s = ForEach([&](Key key, const std::vector<uint32_t>& docs) {
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
     return w.Add(key, docs.data(), docs.size());
   });
@@ -688,6 +760,15 @@ Status PostingIndex::Merge(const std::atomic<bool>* stop) {
   segs_.push_back(std::move(seg));
   return Status::Ok();
 }
+
+template class BasicSegmentWriter<uint32_t>;
+template class BasicSegmentWriter<uint64_t>;
+template class BasicSegmentBuilder<uint32_t>;
+template class BasicSegmentBuilder<uint64_t>;
+template class BasicSegment<uint32_t>;
+template class BasicSegment<uint64_t>;
+template class BasicPostingIndex<uint32_t>;
+template class BasicPostingIndex<uint64_t>;
 
 }  // namespace postings
 }  // namespace neardup

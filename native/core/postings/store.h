@@ -1,4 +1,7 @@
-// Posting-list store: 32-bit key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10).
+// Posting-list store: key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10). Keys
+// are 32-bit (blots) or 64-bit (chunk ids): every class is a template on the key type, instantiated for
+// uint32_t (SegmentBuilder, Segment, PostingIndex, ...) and uint64_t (SegmentBuilder64, Segment64,
+// PostingIndex64, ...); the key width is recorded in every file and checked when it is opened.
 //
 // SegmentBuilder builds one immutable segment in bounded memory: (key, doc) pairs are collected up to the
 // memory budget, sorted, and spilled as sorted runs into one temporary file (each run's key space split into
@@ -28,19 +31,33 @@ namespace postings {
 
 constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
 constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
-constexpr uint32_t kSegmentVersion = 1;
-constexpr uint32_t kManifestVersion = 1;
-constexpr size_t kKeyEntrySize = 16;  // u32 key, u32 count, u64 list offset
+constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kManifestVersion = 2;
 constexpr size_t kTrailerSize = 32;
 
+// Key-table entry size of a segment with Key keys: key, u32 count, u64 list offset.
+template <typename Key>
+constexpr size_t KeyEntrySize() {
+  return sizeof(Key) + 12;
+}
+constexpr size_t kKeyEntrySize = KeyEntrySize<uint32_t>();  // 32-bit keys: 16 bytes
+
+template <typename Key>
+struct BasicKeyEntry {
+  Key key;
+  uint32_t count;
+  uint64_t offset;
+};
+
 // Streams lists (ascending keys) into a segment file written with io::AtomicFile.
-class SegmentWriter {
+template <typename Key>
+class BasicSegmentWriter {
  public:
-  SegmentWriter();
-  ~SegmentWriter();
+  BasicSegmentWriter();
+  ~BasicSegmentWriter();
   Status Open(const std::string& path, const std::string& tmp_dir);
   // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
-  Status Add(uint32_t key, const uint32_t* ids, size_t n);
+  Status Add(Key key, const uint32_t* ids, size_t n);
   Status Commit();
   void Abort();
   uint64_t posts() const { return posts_; }
@@ -54,15 +71,43 @@ class SegmentWriter {
   std::vector<uint8_t> enc_, key_buf_;
   uint64_t lists_bytes_ = 0, keys_ = 0, posts_ = 0;
   uint32_t lists_crc_ = 0, keys_crc_ = 0;
-  int64_t last_key_ = -1;
+  Key last_key_ = 0;
+  bool any_ = false;
 };
 
-class SegmentBuilder {
+// A (key, doc) pair of the build: one u64 (key << 32 | doc) for 32-bit keys, a struct for 64-bit keys;
+// both order by (key, doc).
+template <typename Key>
+struct PairOf;
+template <>
+struct PairOf<uint32_t> {
+  using Type = uint64_t;
+  static Type Make(uint32_t key, uint32_t doc) { return uint64_t(key) << 32 | doc; }
+  static uint32_t KeyOf(Type p) { return uint32_t(p >> 32); }
+  static uint32_t DocOf(Type p) { return uint32_t(p); }
+};
+template <>
+struct PairOf<uint64_t> {
+  struct Type {
+    uint64_t key;
+    uint64_t doc;
+    bool operator<(const Type& o) const { return key != o.key ? key < o.key : doc < o.doc; }
+    bool operator>(const Type& o) const { return o < *this; }
+    bool operator==(const Type& o) const { return key == o.key && doc == o.doc; }
+  };
+  static Type Make(uint64_t key, uint32_t doc) { return Type{key, doc}; }
+  static uint64_t KeyOf(const Type& p) { return p.key; }
+  static uint32_t DocOf(const Type& p) { return uint32_t(p.doc); }
+};
+
+template <typename Key>
+class BasicSegmentBuilder {
  public:
+  using Pair = typename PairOf<Key>::Type;
   // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder).
-  SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir);
-  ~SegmentBuilder();
-  Status Add(uint32_t doc, const uint32_t* keys, size_t n);
+  BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir);
+  ~BasicSegmentBuilder();
+  Status Add(uint32_t doc, const Key* keys, size_t n);
   Status Finish(const std::string& path, const std::atomic<bool>* stop = nullptr);
   size_t runs() const { return runs_.size(); }
 
@@ -71,11 +116,11 @@ class SegmentBuilder {
   void SortMem();
   uint64_t budget_pairs_;
   std::string tmp_;
-  std::vector<uint64_t> mem_, scratch_;  // key << 32 | doc
+  std::vector<Pair> mem_, scratch_;
   // Docs of the pairs in mem_ came in non-decreasing order: a stable radix sort on the key bits suffices.
   bool docs_in_order_ = true;
   int64_t last_doc_ = -1;
-  uint32_t max_key_ = 0;
+  Key max_key_ = 0;
   std::unique_ptr<lsh::TempFile> spill_;
   struct Run {
     uint64_t begin;                 // pair index in the spill file
@@ -84,13 +129,10 @@ class SegmentBuilder {
   std::vector<Run> runs_;
 };
 
-struct KeyEntry {
-  uint32_t key, count;
-  uint64_t offset;
-};
-
-class Segment {
+template <typename Key>
+class BasicSegment {
  public:
+  using KeyEntry = BasicKeyEntry<Key>;
   // verify: check the payload checksum now (reads the whole file); otherwise only the header and the
   // trailer are checked at open, and each list is bounds-checked as it is decoded.
   Status Open(const std::string& path, bool verify);
@@ -100,7 +142,7 @@ class Segment {
   uint64_t num_posts() const { return num_posts_; }
   KeyEntry entry(uint64_t i) const;
   // Index of key in the key table, or -1.
-  int64_t Find(uint32_t key) const;
+  int64_t Find(Key key) const;
   // Appends the list of entry i (ascending ids) to out.
   Status Decode(uint64_t i, std::vector<uint32_t>* out) const;
   const std::string& path() const { return name_; }
@@ -115,15 +157,17 @@ class Segment {
   uint64_t lists_bytes_ = 0, num_keys_ = 0, num_posts_ = 0;
 };
 
-class PostingIndex {
+template <typename Key>
+class BasicPostingIndex {
  public:
-  // Creates an empty index folder (fails if it holds a manifest already).
+  using Segment = BasicSegment<Key>;
+  // Creates an empty index folder for Key keys (fails if it holds a manifest already).
   static Status Create(const std::string& dir);
   Status Open(const std::string& dir, bool verify);
 
   // Adds documents (docs[i] = its keys, any order, repeats allowed). Ids: the free ids ascending first,
   // then next_id onwards; written to ids. One new segment.
-  Status Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
+  Status Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
                 std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr);
   // Marks live ids as deleted (refuses unknown, free or already deleted ids).
   Status Delete(const std::vector<uint32_t>& ids);
@@ -131,9 +175,9 @@ class PostingIndex {
   Status Merge(const std::atomic<bool>* stop = nullptr);
 
   // Live documents holding key (ascending).
-  Status Lookup(uint32_t key, std::vector<uint32_t>* out) const;
+  Status Lookup(Key key, std::vector<uint32_t>* out) const;
   // Every key with at least one live document, ascending, and its live list.
-  Status ForEach(const std::function<Status(uint32_t key, const std::vector<uint32_t>& docs)>& fn) const;
+  Status ForEach(const std::function<Status(Key key, const std::vector<uint32_t>& docs)>& fn) const;
 
   uint32_t next_id() const { return next_id_; }
   bool IsLive(uint32_t id) const;
@@ -153,6 +197,26 @@ class PostingIndex {
   std::vector<std::unique_ptr<Segment>> segs_;
   std::vector<uint32_t> tombstones_, free_;  // ascending
 };
+
+using SegmentWriter = BasicSegmentWriter<uint32_t>;
+using SegmentBuilder = BasicSegmentBuilder<uint32_t>;
+using Segment = BasicSegment<uint32_t>;
+using PostingIndex = BasicPostingIndex<uint32_t>;
+using KeyEntry = BasicKeyEntry<uint32_t>;
+using SegmentWriter64 = BasicSegmentWriter<uint64_t>;
+using SegmentBuilder64 = BasicSegmentBuilder<uint64_t>;
+using Segment64 = BasicSegment<uint64_t>;
+using PostingIndex64 = BasicPostingIndex<uint64_t>;
+using KeyEntry64 = BasicKeyEntry<uint64_t>;
+
+extern template class BasicSegmentWriter<uint32_t>;
+extern template class BasicSegmentWriter<uint64_t>;
+extern template class BasicSegmentBuilder<uint32_t>;
+extern template class BasicSegmentBuilder<uint64_t>;
+extern template class BasicSegment<uint32_t>;
+extern template class BasicSegment<uint64_t>;
+extern template class BasicPostingIndex<uint32_t>;
+extern template class BasicPostingIndex<uint64_t>;
 
 // Varint helpers (LEB128, 7 bits per byte, low first).
 inline size_t PutVarint(uint32_t v, uint8_t* p) {
