@@ -307,11 +307,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    std::shared_lock<std::shared_mutex> l(s->mu);
                    const auto& ix = s->index;
                    if (ix.num_segments() == 1 && ix.tombstones().empty()) {
-                     const auto& seg = ix.segment(0);  // counts from the key table alone
-                     for (uint64_t i = 0; i < seg.num_keys(); i++) {
-                       const auto e = seg.entry(i);
-                       keys->push_back(e.key);
-                       counts->push_back(e.count);
+                     const auto& seg = ix.segment(0);  // counts from the key blocks alone
+                     postings::Segment::Block blk;
+                     for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+                       Status st = seg.ReadBlock(b, &blk);
+                       if (!st.ok()) return st;
+                       keys->insert(keys->end(), blk.keys, blk.keys + blk.n);
+                       counts->insert(counts->end(), blk.counts, blk.counts + blk.n);
                      }
                      return Status::Ok();
                    }

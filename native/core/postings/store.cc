@@ -15,7 +15,7 @@ namespace postings {
 
 namespace {
 
-constexpr size_t kKeySpillAt = 1 << 20;    // key-table bytes kept in memory before spilling
+constexpr size_t kKeySpillAt = 1 << 20;    // directory bytes kept in memory before spilling
 constexpr unsigned kBucketBits = 8;        // spill runs: buckets by the key's top 8 bits
 constexpr size_t kBuckets = size_t(1) << kBucketBits;
 constexpr size_t kReadPairs = 8192;        // per-run read buffer during the merge (64 KiB)
@@ -85,105 +85,142 @@ template <typename Key>
 BasicSegmentWriter<Key>::~BasicSegmentWriter() = default;
 
 template <typename Key>
-Status BasicSegmentWriter<Key>::Open(const std::string& path, const std::string& tmp_dir) {
+Status BasicSegmentWriter<Key>::Open(const std::string& path, const std::string& tmp_dir, uint32_t id_begin,
+                                     uint64_t id_end) {
+  if (id_end < id_begin || id_end > (uint64_t(1) << 32)) return Status(Code::kInternal, "bad segment id range");
   tmp_dir_ = tmp_dir;
   if (tmp_dir_.empty()) {
     const size_t slash = path.rfind('/');
     tmp_dir_ = slash == std::string::npos ? "." : path.substr(0, slash);
   }
-  lists_bytes_ = keys_ = posts_ = 0;
-  lists_crc_ = keys_crc_ = 0;
-  any_ = false;
-  key_buf_.clear();
-  key_spill_.reset();
+  keys_ = posts_ = body_bytes_ = 0;
+  body_crc_ = dir_crc_ = 0;
+  id_base_ = id_begin;
+  universe_ = id_end - id_begin;
+  bits_ = BitWriter();
+  dir_buf_.clear();
+  dir_spill_.reset();
+  gaps_.clear();
+  counts_.clear();
+  open_ = true;
   Status s = out_.Open(path);
   if (!s.ok()) return s;
   uint8_t zero[io::kHeaderSize] = {0};
   return out_.Write(zero, sizeof zero);
 }
 
+// Moves the whole bytes of the bit stream to the file (all: the last, partial byte too).
 template <typename Key>
-Status BasicSegmentWriter<Key>::FlushKeys() {
-  if (!key_spill_) {
-    key_spill_ = std::make_unique<lsh::TempFile>();
-    Status s = key_spill_->Create(tmp_dir_, "pst-keys");
+Status BasicSegmentWriter<Key>::Drain(bool all) {
+  if (all) bits_.Finish();
+  std::vector<uint8_t>& b = bits_.bytes();
+  if (b.empty()) return Status::Ok();
+  body_crc_ = Crc32c(b.data(), b.size(), body_crc_);
+  body_bytes_ += b.size();
+  Status s = out_.Write(b.data(), b.size());
+  b.clear();
+  return s;
+}
+
+// A key block: the Rice codes of the key gaps (key - previous key - 1) and of the counts - 1, each with
+// the parameter that makes the block shortest; its directory entry points at them.
+template <typename Key>
+Status BasicSegmentWriter<Key>::FlushBlock() {
+  if (counts_.empty()) return Status::Ok();
+  const unsigned kg = BestRiceK(gaps_.data(), gaps_.size(), 64);
+  const unsigned kc = BestRiceK(counts_.data(), counts_.size(), 32);
+  constexpr size_t kEntry = DirEntrySize<Key>();
+  uint8_t e[kEntry];
+  StoreKey(e, block_first_);
+  StoreLe64(e + sizeof(Key), bits_.bits());
+  e[sizeof(Key) + 8] = uint8_t(kg);
+  e[sizeof(Key) + 9] = uint8_t(kc);
+  for (size_t i = 0; i < counts_.size(); i++) {
+    if (i > 0) bits_.Rice(gaps_[i - 1], kg);
+    bits_.Rice(counts_[i], kc);
+  }
+  gaps_.clear();
+  counts_.clear();
+  dir_buf_.insert(dir_buf_.end(), e, e + kEntry);
+  dir_crc_ = Crc32c(e, kEntry, dir_crc_);
+  if (dir_buf_.size() >= kKeySpillAt) {
+    if (!dir_spill_) {
+      dir_spill_ = std::make_unique<lsh::TempFile>();
+      Status s = dir_spill_->Create(tmp_dir_, "pst-dir");
+      if (!s.ok()) return s;
+    }
+    Status s = dir_spill_->Append(dir_buf_.data(), dir_buf_.size());
+    dir_buf_.clear();
     if (!s.ok()) return s;
   }
-  Status s = key_spill_->Append(key_buf_.data(), key_buf_.size());
-  key_buf_.clear();
-  return s;
+  return Status::Ok();
 }
 
 template <typename Key>
 Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
-  if (n == 0 || (any_ && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
-  last_key_ = key;
-  any_ = true;
-  enc_.resize(n * 5);
-  size_t len = 0;
-  uint32_t prev = 0;
+  if (!open_) return Status(Code::kInternal, "segment writer not open");
+  if (n == 0 || (keys_ > 0 && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
+  if (n > universe_) return Status(Code::kInternal, "segment list longer than its id range");
   for (size_t i = 0; i < n; i++) {
-    if (i > 0 && ids[i] <= prev) return Status(Code::kInternal, "segment list not ascending");
-    len += PutVarint(ids[i] - prev, enc_.data() + len);
-    prev = ids[i];
+    if ((i > 0 && ids[i] <= ids[i - 1]) || ids[i] < id_base_ || ids[i] - id_base_ >= universe_)
+      return Status(Code::kInternal, "segment list not ascending or outside its id range");
   }
-  constexpr size_t kEntry = KeyEntrySize<Key>();
-  uint8_t e[kEntry];
-  StoreKey(e, key);
-  StoreLe32(e + sizeof(Key), uint32_t(n));
-  StoreLe64(e + sizeof(Key) + 4, lists_bytes_);
-  key_buf_.insert(key_buf_.end(), e, e + kEntry);
-  keys_crc_ = Crc32c(e, kEntry, keys_crc_);
-  lists_crc_ = Crc32c(enc_.data(), len, lists_crc_);
-  lists_bytes_ += len;
-  keys_++;
-  posts_ += n;
-  if (key_buf_.size() >= kKeySpillAt) {
-    Status s = FlushKeys();
+  if (counts_.size() == kBlockKeys) {
+    Status s = FlushBlock();
     if (!s.ok()) return s;
   }
-  return out_.Write(enc_.data(), len);
+  if (counts_.empty())
+    block_first_ = key;
+  else
+    gaps_.push_back(uint64_t(key - last_key_ - 1));
+  counts_.push_back(n - 1);
+  last_key_ = key;
+  PutEliasFano(&bits_, ids, n, id_base_, universe_);
+  keys_++;
+  posts_ += n;
+  if (bits_.bytes().size() >= (1 << 16)) return Drain(false);
+  return Status::Ok();
 }
 
 template <typename Key>
 Status BasicSegmentWriter<Key>::Commit() {
-  // payload = lists | key table | trailer; the payload CRC continues the lists CRC over the rest.
-  uint32_t crc = lists_crc_;
-  if (key_spill_) {
-    Status s = key_spill_->Finish();
+  // payload = body | directory | trailer
+  Status s = FlushBlock();
+  if (s.ok()) s = Drain(true);
+  if (!s.ok()) return s;
+  const uint64_t body_bits = bits_.bits();
+  uint32_t crc = body_crc_;
+  if (dir_spill_) {
+    s = dir_spill_->Finish();
     if (!s.ok()) return s;
     io::os::Fd fd = io::os::kNoFd;
-    s = io::os::OpenRead(key_spill_->path(), &fd);
+    s = io::os::OpenRead(dir_spill_->path(), &fd);
     if (!s.ok()) return s;
     std::vector<uint8_t> buf(1 << 16);
     for (;;) {
       size_t k = 0;
-      s = io::os::Read(fd, key_spill_->path(), buf.data(), buf.size(), &k);
-      if (!s.ok()) {
-        io::os::CloseQuietly(fd);
-        return s;
-      }
-      if (k == 0) break;
+      s = io::os::Read(fd, dir_spill_->path(), buf.data(), buf.size(), &k);
+      if (!s.ok() || k == 0) break;
       crc = Crc32c(buf.data(), k, crc);
       s = out_.Write(buf.data(), k);
-      if (!s.ok()) {
-        io::os::CloseQuietly(fd);
-        return s;
-      }
+      if (!s.ok()) break;
     }
     io::os::CloseQuietly(fd);
-    key_spill_.reset();
+    if (!s.ok()) return s;
+    dir_spill_.reset();
   }
-  crc = Crc32c(key_buf_.data(), key_buf_.size(), crc);
-  Status s = out_.Write(key_buf_.data(), key_buf_.size());
+  crc = Crc32c(dir_buf_.data(), dir_buf_.size(), crc);
+  s = out_.Write(dir_buf_.data(), dir_buf_.size());
   if (!s.ok()) return s;
-  key_buf_.clear();
+  dir_buf_.clear();
   uint8_t t[kTrailerSize];
   StoreLe64(t, keys_);
   StoreLe64(t + 8, posts_);
-  StoreLe64(t + 16, lists_bytes_);
-  StoreLe32(t + 24, lists_crc_);
-  StoreLe32(t + 28, keys_crc_);
+  StoreLe64(t + 16, body_bits);
+  StoreLe64(t + 24, id_base_);
+  StoreLe64(t + 32, universe_);
+  StoreLe32(t + 40, body_crc_);
+  StoreLe32(t + 44, dir_crc_);
   crc = Crc32c(t, kTrailerSize, crc);
   s = out_.Write(t, kTrailerSize);
   if (!s.ok()) return s;
@@ -199,13 +236,15 @@ Status BasicSegmentWriter<Key>::Commit() {
   io::EncodeHeader(h, hb);
   s = out_.WriteAt(0, hb, sizeof hb);
   if (!s.ok()) return s;
+  open_ = false;
   return out_.Commit();
 }
 
 template <typename Key>
 void BasicSegmentWriter<Key>::Abort() {
   out_.Abort();
-  key_spill_.reset();
+  dir_spill_.reset();
+  open_ = false;
 }
 
 // --------------------------------------------------------------------------------------------- builder
@@ -224,6 +263,8 @@ template <typename Key>
 Status BasicSegmentBuilder<Key>::Add(uint32_t doc, const Key* keys, size_t n) {
   if (int64_t(doc) < last_doc_) docs_in_order_ = false;
   last_doc_ = doc;
+  id_begin_ = std::min<uint64_t>(id_begin_, doc);
+  id_end_ = std::max<uint64_t>(id_end_, uint64_t(doc) + 1);
   for (size_t i = 0; i < n; i++) {
     max_key_ = std::max(max_key_, keys[i]);
     mem_.push_back(PairOf<Key>::Make(keys[i], doc));
@@ -295,7 +336,7 @@ template <typename Key>
 Status BasicSegmentBuilder<Key>::Finish(const std::string& path, const std::atomic<bool>* stop) {
   using P = PairOf<Key>;
   BasicSegmentWriter<Key> w;
-  Status s = w.Open(path, tmp_);
+  Status s = id_end_ == 0 ? w.Open(path, tmp_, 0, 0) : w.Open(path, tmp_, uint32_t(id_begin_), id_end_);
   if (!s.ok()) return s;
   std::vector<uint32_t> ids;
   auto emit_sorted = [&](const Pair* p, size_t n) -> Status {
@@ -391,10 +432,11 @@ Status BasicSegment<Key>::Open(const std::string& path, bool verify) {
 
 template <typename Key>
 Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
-  constexpr size_t kEntry = KeyEntrySize<Key>();
+  constexpr size_t kEntry = DirEntrySize<Key>();
   data_ = data;
   size_ = size;
   name_ = path;
+  num_keys_ = num_posts_ = num_blocks_ = body_bits_ = universe_ = 0;
   io::FileHeader h;
   Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
   if (!s.ok()) return s;
@@ -407,87 +449,208 @@ Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::st
   if (h.payload_size < kTrailerSize) return Corrupt(path, io::kHeaderSize, "payload shorter than its trailer");
   const uint8_t* t = data_ + size_ - kTrailerSize;
   const uint64_t trailer_at = size_ - kTrailerSize;
-  num_keys_ = LoadLe64(t);
-  num_posts_ = LoadLe64(t + 8);
-  lists_bytes_ = LoadLe64(t + 16);
-  if (num_keys_ != h.params[0] || num_posts_ != h.params[1])
-    return Corrupt(path, trailer_at, "trailer counts differ from the header");
-  const uint64_t body = h.payload_size - kTrailerSize;
-  if (lists_bytes_ > body || (body - lists_bytes_) / kEntry != num_keys_ ||
-      (body - lists_bytes_) % kEntry != 0)
+  const uint64_t keys = LoadLe64(t), posts = LoadLe64(t + 8), body_bits = LoadLe64(t + 16);
+  const uint64_t base = LoadLe64(t + 24), universe = LoadLe64(t + 32);
+  if (keys != h.params[0] || posts != h.params[1]) return Corrupt(path, trailer_at, "trailer counts differ from the header");
+  if (base >= (uint64_t(1) << 32) || universe > (uint64_t(1) << 32) - base)
+    return Corrupt(path, trailer_at + 24, "doc id range beyond 2^32");
+  const uint64_t blocks = keys / kBlockKeys + (keys % kBlockKeys != 0);
+  const uint64_t body_bytes = body_bits / 8 + (body_bits % 8 != 0);
+  const uint64_t room = h.payload_size - kTrailerSize;
+  if (body_bytes > room || blocks > (room - body_bytes) / kEntry || (room - body_bytes) != blocks * kEntry)
     return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
-  if (num_posts_ < num_keys_ || lists_bytes_ < num_posts_)
-    return Corrupt(path, trailer_at, "post count does not fit the lists");
-  lists_ = data_ + io::kHeaderSize;
-  table_ = lists_ + lists_bytes_;
+  if (posts < keys || (keys == 0) != (posts == 0) || (keys > 0 && (universe == 0 || posts / keys > universe)) ||
+      body_bits < posts)
+    return Corrupt(path, trailer_at, "post count does not fit the keys, the id range or the body");
+  num_keys_ = keys;
+  num_posts_ = posts;
+  num_blocks_ = blocks;
+  body_bits_ = body_bits;
+  id_base_ = uint32_t(base);
+  universe_ = universe;
+  body_ = data_ + io::kHeaderSize;
+  dir_ = body_ + body_bytes;
   if (verify) {
-    if (Crc32c(lists_, lists_bytes_) != LoadLe32(t + 24)) return Corrupt(path, io::kHeaderSize, "lists checksum");
-    if (Crc32c(table_, num_keys_ * kEntry) != LoadLe32(t + 28))
-      return Corrupt(path, io::kHeaderSize + lists_bytes_, "key table checksum");
-    // Structure: keys ascending, offsets ascending from 0, every list decodes to its count.
+    if (Crc32c(body_, body_bytes) != LoadLe32(t + 40)) return Corrupt(path, io::kHeaderSize, "body checksum");
+    if (Crc32c(dir_, blocks * kEntry) != LoadLe32(t + 44))
+      return Corrupt(path, io::kHeaderSize + body_bytes, "directory checksum");
+    // Structure: blocks back to back (each block's lists start where the previous key block ended, the last
+    // ends the body), keys ascending, every list decodes to its count.
+    Block blk;
     std::vector<uint32_t> tmp;
-    for (uint64_t i = 0; i < num_keys_; i++) {
-      const KeyEntry e = entry(i);
-      if (i > 0 && e.key <= entry(i - 1).key)
-        return Corrupt(path, io::kHeaderSize + lists_bytes_ + i * kEntry, "keys not ascending");
-      tmp.clear();
-      s = Decode(i, &tmp);
+    uint64_t end = 0;
+    for (uint64_t b = 0; b < blocks; b++) {
+      s = ReadBlock(b, &blk);
       if (!s.ok()) return s;
+      if (blk.lists_begin != end) return Bad(blk.lists_begin, "key block " + std::to_string(b) + " does not follow the previous one");
+      end = blk.keys_end;
+      for (size_t j = 0; j < blk.n; j++) {
+        tmp.clear();
+        s = DecodeList(blk, j, &tmp);
+        if (!s.ok()) return s;
+      }
     }
+    if (end != body_bits) return Bad(end, "bits after the last key block");
   }
   return Status::Ok();
 }
 
 template <typename Key>
-BasicKeyEntry<Key> BasicSegment<Key>::entry(uint64_t i) const {
-  const uint8_t* p = table_ + i * KeyEntrySize<Key>();
-  return KeyEntry{LoadKey<Key>(p), LoadLe32(p + sizeof(Key)), LoadLe64(p + sizeof(Key) + 4)};
+Status BasicSegment<Key>::Bad(uint64_t bit, const std::string& what) const {
+  return Corrupt(name_, io::kHeaderSize + bit / 8, what);
+}
+
+template <typename Key>
+Key BasicSegment<Key>::DirKey(uint64_t b) const {
+  return LoadKey<Key>(dir_ + b * DirEntrySize<Key>());
+}
+
+template <typename Key>
+uint64_t BasicSegment<Key>::DirOffset(uint64_t b) const {
+  return LoadLe64(dir_ + b * DirEntrySize<Key>() + sizeof(Key));
+}
+
+template <typename Key>
+Status BasicSegment<Key>::ReadBlock(uint64_t b, Block* out) const {
+  if (b >= num_blocks_) return Status(Code::kInternal, "key block index out of range");
+  const uint8_t* e = dir_ + b * DirEntrySize<Key>();
+  const uint64_t entry_at = uint64_t(e - data_);
+  const uint64_t kp = DirOffset(b);
+  const unsigned kg = e[sizeof(Key) + 8], kc = e[sizeof(Key) + 9];
+  const uint64_t limit = b + 1 < num_blocks_ ? DirOffset(b + 1) : body_bits_;
+  if (kg > KeyBits<Key>() || kc > 32 || kp >= limit || limit > body_bits_)
+    return Corrupt(name_, entry_at, "bad directory entry of key block " + std::to_string(b));
+  const BitReader r(body_, body_bits_);
+  const size_t n = size_t(std::min<uint64_t>(kBlockKeys, num_keys_ - b * kBlockKeys));
+  const uint64_t universe = universe_;
+  uint64_t pos = kp, v = 0, lists = 0;
+  Key key = DirKey(b);
+  const char* bad = nullptr;
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0) {
+      if (!r.Rice(&pos, limit, kg, &v)) {
+        bad = "bad key gap";
+        break;
+      }
+      if (v >= Key(~Key(0) - key)) {
+        bad = "key overflow";
+        break;
+      }
+      key = Key(key + v + 1);
+    }
+    if (!r.Rice(&pos, limit, kc, &v)) {
+      bad = "bad count";
+      break;
+    }
+    if (v >= universe) {
+      bad = "count above the id range";
+      break;
+    }
+    out->keys[i] = key;
+    out->counts[i] = uint32_t(v + 1);
+    out->offsets[i] = lists;  // relative for now
+    lists += EfBits(v + 1, universe);
+  }
+  if (bad) return Bad(pos, std::string(bad) + " in key block " + std::to_string(b));
+  if (b + 1 < num_blocks_ && DirKey(b + 1) <= key)
+    return Corrupt(name_, entry_at + DirEntrySize<Key>(), "keys not ascending after key block " + std::to_string(b));
+  if (lists > kp || (b == 0 && lists != kp) || (b > 0 && kp - lists <= DirOffset(b - 1)))
+    return Corrupt(name_, entry_at, "the lists of key block " + std::to_string(b) + " do not fit before it");
+  out->first = b * kBlockKeys;
+  out->n = n;
+  out->lists_begin = kp - lists;
+  out->keys_end = pos;
+  for (size_t i = 0; i < n; i++) out->offsets[i] += out->lists_begin;
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegment<Key>::DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const {
+  const size_t n = block.counts[j];
+  const size_t at = out->size();
+  out->resize(at + n);
+  if (!BitReader(body_, body_bits_).EliasFano(block.offsets[j], n, universe_, id_base_, out->data() + at)) {
+    out->resize(at);
+    return Bad(block.offsets[j], "bad list of key " + Hex(block.keys[j]));
+  }
+  return Status::Ok();
+}
+
+template <typename Key>
+int64_t BasicSegment<Key>::BlockOf(Key key) const {
+  if (num_blocks_ == 0 || key < DirKey(0)) return -1;
+  uint64_t lo = 0, hi = num_blocks_;  // the last block whose first key is <= key
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (DirKey(mid) <= key)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return int64_t(lo);
+}
+
+template <typename Key>
+Status BasicSegment<Key>::FindIn(Key key, Block* blk, int64_t* j) const {
+  *j = -1;
+  const int64_t b = BlockOf(key);
+  if (b < 0) return Status::Ok();
+  Status s = ReadBlock(uint64_t(b), blk);
+  if (!s.ok()) return s;
+  const Key* k = std::lower_bound(blk->keys, blk->keys + blk->n, key);
+  if (k != blk->keys + blk->n && *k == key) *j = k - blk->keys;
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegment<Key>::Find(Key key, int64_t* index) const {
+  Block blk;
+  int64_t j = -1;
+  Status s = FindIn(key, &blk, &j);
+  *index = j < 0 ? -1 : int64_t(blk.first) + j;
+  return s;
+}
+
+template <typename Key>
+Status BasicSegment<Key>::FindList(Key key, std::vector<uint32_t>* out) const {
+  Block blk;
+  int64_t j = -1;
+  Status s = FindIn(key, &blk, &j);
+  if (!s.ok() || j < 0) return s;
+  return DecodeList(blk, size_t(j), out);
+}
+
+template <typename Key>
+Status BasicSegment<Key>::Entry(uint64_t i, KeyEntry* out) const {
+  if (i >= num_keys_) return Status(Code::kInternal, "key index out of range");
+  Block blk;
+  Status s = ReadBlock(i / kBlockKeys, &blk);
+  if (!s.ok()) return s;
+  const size_t j = size_t(i % kBlockKeys);
+  *out = KeyEntry{blk.keys[j], blk.counts[j], blk.offsets[j]};
+  return Status::Ok();
 }
 
 template <typename Key>
 int64_t BasicSegment<Key>::Find(Key key) const {
-  constexpr size_t kEntry = KeyEntrySize<Key>();
-  uint64_t lo = 0, hi = num_keys_;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    if (LoadKey<Key>(table_ + mid * kEntry) < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < num_keys_ && LoadKey<Key>(table_ + lo * kEntry) == key) return int64_t(lo);
-  return -1;
+  int64_t i = -1;
+  return Find(key, &i).ok() ? i : -1;
+}
+
+template <typename Key>
+BasicKeyEntry<Key> BasicSegment<Key>::entry(uint64_t i) const {
+  KeyEntry e{0, 0, 0};
+  if (!Entry(i, &e).ok()) return KeyEntry{0, 0, 0};
+  return e;
 }
 
 template <typename Key>
 Status BasicSegment<Key>::Decode(uint64_t i, std::vector<uint32_t>* out) const {
-  constexpr size_t kEntry = KeyEntrySize<Key>();
-  const KeyEntry e = entry(i);
-  const uint64_t end = i + 1 < num_keys_ ? LoadLe64(table_ + (i + 1) * kEntry + sizeof(Key) + 4) : lists_bytes_;
-  const uint64_t entry_at = io::kHeaderSize + lists_bytes_ + i * kEntry;
-  if (e.offset > end || end > lists_bytes_) return Corrupt(path(), entry_at, "list offset out of range");
-  if (e.count == 0 || e.count > end - e.offset) return Corrupt(path(), entry_at, "list count does not fit its bytes");
-  const uint8_t* p = lists_ + e.offset;
-  const uint8_t* q = lists_ + end;
-  uint64_t prev = 0;
-  for (uint32_t k = 0; k < e.count; k++) {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    for (;;) {
-      if (p == q || shift > 28)
-        return Corrupt(path(), io::kHeaderSize + (p - lists_), "bad varint in the list of key " + Hex(e.key));
-      const uint8_t b = *p++;
-      v |= uint64_t(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) break;
-    }
-    if ((k > 0 && v == 0) || prev + v > 0xffffffffu)
-      return Corrupt(path(), io::kHeaderSize + (p - lists_), "doc ids not ascending in the list of key " + Hex(e.key));
-    prev += v;
-    out->push_back(uint32_t(prev));
-  }
-  if (p != q) return Corrupt(path(), io::kHeaderSize + (p - lists_), "list of key " + Hex(e.key) + " longer than its count");
-  return Status::Ok();
+  if (i >= num_keys_) return Status(Code::kInternal, "key index out of range");
+  Block blk;
+  Status s = ReadBlock(i / kBlockKeys, &blk);
+  if (!s.ok()) return s;
+  return DecodeList(blk, size_t(i % kBlockKeys), out);
 }
 
 // ---------------------------------------------------------------------------------------------- index
@@ -675,32 +838,56 @@ Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
 
 template <typename Key>
 Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std::vector<uint32_t>&)>& fn) const {
-  // k-way merge of the segments' key tables.
-  std::vector<uint64_t> pos(segs_.size(), 0);
+  // k-way merge of the segments' keys, one decoded key block per segment.
+  struct Cursor {
+    typename Segment::Block blk;
+    uint64_t b = 0;
+    size_t j = 0;
+    bool done = false;
+  };
+  std::vector<Cursor> cur(segs_.size());
+  auto load = [&](size_t i) -> Status {
+    Cursor& c = cur[i];
+    c.j = 0;
+    if (c.b >= segs_[i]->num_blocks()) {
+      c.done = true;
+      return Status::Ok();
+    }
+    return segs_[i]->ReadBlock(c.b++, &c.blk);
+  };
+  for (size_t i = 0; i < segs_.size(); i++) {
+    Status s = load(i);
+    if (!s.ok()) return s;
+  }
   std::vector<uint32_t> docs, live;
   for (;;) {
     bool any = false;
     Key key = 0;
-    for (size_t i = 0; i < segs_.size(); i++) {
-      if (pos[i] >= segs_[i]->num_keys()) continue;
-      const Key k = segs_[i]->entry(pos[i]).key;
+    for (const Cursor& c : cur) {
+      if (c.done) continue;
+      const Key k = c.blk.keys[c.j];
       if (!any || k < key) key = k;
       any = true;
     }
     if (!any) return Status::Ok();
     docs.clear();
     for (size_t i = 0; i < segs_.size(); i++) {
-      if (pos[i] >= segs_[i]->num_keys() || segs_[i]->entry(pos[i]).key != key) continue;
-      Status s = segs_[i]->Decode(pos[i], &docs);
+      Cursor& c = cur[i];
+      if (c.done || c.blk.keys[c.j] != key) continue;
+      Status s = segs_[i]->DecodeList(c.blk, c.j, &docs);
+      if (s.ok() && ++c.j == c.blk.n) s = load(i);
       if (!s.ok()) return s;
-      pos[i]++;
     }
     if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
-    live.clear();
-    for (uint32_t d : docs)
-      if (!Contains(tombstones_, d) && (live.empty() || live.back() != d)) live.push_back(d);
-    if (live.empty()) continue;
-    Status s = fn(key, live);
+    const std::vector<uint32_t>* out = &docs;
+    if (!tombstones_.empty()) {
+      live.clear();
+      for (uint32_t d : docs)
+        if (!Contains(tombstones_, d)) live.push_back(d);
+      if (live.empty()) continue;
+      out = &live;
+    }
+    Status s = fn(key, *out);
     if (!s.ok()) return s;
   }
 }
@@ -710,14 +897,12 @@ Status BasicPostingIndex<Key>::Lookup(Key key, std::vector<uint32_t>* out) const
   out->clear();
   std::vector<uint32_t> docs;
   for (const auto& seg : segs_) {
-    const int64_t i = seg->Find(key);
-    if (i < 0) continue;
-    Status s = seg->Decode(uint64_t(i), &docs);
+    Status s = seg->FindList(key, &docs);
     if (!s.ok()) return s;
   }
   if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
   for (uint32_t d : docs)
-    if (!Contains(tombstones_, d) && (out->empty() || out->back() != d)) out->push_back(d);
+    if (!Contains(tombstones_, d)) out->push_back(d);
   return Status::Ok();
 }
 
@@ -725,8 +910,13 @@ template <typename Key>
 Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
+  // The id range of the live documents: what a fresh build of them would record.
+  uint64_t lo = 0, hi = next_id_;
+  while (lo < hi && !IsLive(uint32_t(lo))) lo++;
+  while (hi > lo && !IsLive(uint32_t(hi - 1))) hi--;
+  if (lo == hi) lo = hi = 0;
   BasicSegmentWriter<Key> w;
-  Status s = w.Open(path, dir_);
+  Status s = w.Open(path, dir_, uint32_t(lo), hi);
   if (!s.ok()) return s;
   s = ForEach([&](Key key, const std::vector<uint32_t>& docs) {
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "postings/codec.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -33,29 +34,33 @@ constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
 constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
 constexpr uint32_t kSegmentVersion = 2;
 constexpr uint32_t kManifestVersion = 2;
-constexpr size_t kTrailerSize = 32;
+constexpr size_t kTrailerSize = 48;
+constexpr size_t kBlockKeys = 64;  // keys per key block
 
-// Key-table entry size of a segment with Key keys: key, u32 count, u64 list offset.
+// Directory entry size of a segment with Key keys: first key, u64 key-part bit offset, u8 k_gap, u8 k_count.
 template <typename Key>
-constexpr size_t KeyEntrySize() {
-  return sizeof(Key) + 12;
+constexpr size_t DirEntrySize() {
+  return sizeof(Key) + 10;
 }
-constexpr size_t kKeyEntrySize = KeyEntrySize<uint32_t>();  // 32-bit keys: 16 bytes
 
 template <typename Key>
 struct BasicKeyEntry {
   Key key;
-  uint32_t count;
-  uint64_t offset;
+  uint32_t count;   // 0: the entry could not be read (a corrupt key block; Segment::Entry says why)
+  uint64_t offset;  // bit offset of the key's list in the segment body
 };
 
-// Streams lists (ascending keys) into a segment file written with io::AtomicFile.
+// Streams lists (ascending keys) into a segment file written with io::AtomicFile. Doc ids must lie in
+// [id_begin, id_end), the id range of the documents the segment was built from (it decides the codec's
+// universe: a fresh build and a merge of the same documents write the same bytes).
 template <typename Key>
 class BasicSegmentWriter {
  public:
   BasicSegmentWriter();
   ~BasicSegmentWriter();
-  Status Open(const std::string& path, const std::string& tmp_dir);
+  Status Open(const std::string& path, const std::string& tmp_dir, uint32_t id_begin, uint64_t id_end);
+  // Any 32-bit ids (the universe [0, 2^32)).
+  Status Open(const std::string& path, const std::string& tmp_dir) { return Open(path, tmp_dir, 0, uint64_t(1) << 32); }
   // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
   Status Add(Key key, const uint32_t* ids, size_t n);
   Status Commit();
@@ -64,15 +69,21 @@ class BasicSegmentWriter {
   uint64_t keys() const { return keys_; }
 
  private:
-  Status FlushKeys();
+  Status FlushBlock();
+  Status Drain(bool all);
   io::AtomicFile out_;
   std::string tmp_dir_;
-  std::unique_ptr<lsh::TempFile> key_spill_;
-  std::vector<uint8_t> enc_, key_buf_;
-  uint64_t lists_bytes_ = 0, keys_ = 0, posts_ = 0;
-  uint32_t lists_crc_ = 0, keys_crc_ = 0;
+  std::unique_ptr<lsh::TempFile> dir_spill_;
+  BitWriter bits_;
+  std::vector<uint8_t> dir_buf_;
+  std::vector<uint64_t> gaps_, counts_;
+  Key block_first_ = 0;
+  uint64_t keys_ = 0, posts_ = 0, body_bytes_ = 0;
+  uint32_t id_base_ = 0;
+  uint64_t universe_ = 0;
+  uint32_t body_crc_ = 0, dir_crc_ = 0;
   Key last_key_ = 0;
-  bool any_ = false;
+  bool open_ = false;
 };
 
 // A (key, doc) pair of the build: one u64 (key << 32 | doc) for 32-bit keys, a struct for 64-bit keys;
@@ -121,6 +132,7 @@ class BasicSegmentBuilder {
   bool docs_in_order_ = true;
   int64_t last_doc_ = -1;
   Key max_key_ = 0;
+  uint64_t id_begin_ = ~uint64_t(0), id_end_ = 0;  // range of the docs added (with or without keys)
   std::unique_ptr<lsh::TempFile> spill_;
   struct Run {
     uint64_t begin;                 // pair index in the spill file
@@ -133,28 +145,59 @@ template <typename Key>
 class BasicSegment {
  public:
   using KeyEntry = BasicKeyEntry<Key>;
-  // verify: check the payload checksum now (reads the whole file); otherwise only the header and the
-  // trailer are checked at open, and each list is bounds-checked as it is decoded.
+  // One decoded key block: up to kBlockKeys keys, their counts and the bit offsets of their lists.
+  struct Block {
+    uint64_t first = 0;  // index of keys[0] in the segment
+    size_t n = 0;
+    uint64_t lists_begin = 0, keys_end = 0;  // body bits: the block's lists start, its key part ends
+    Key keys[kBlockKeys];
+    uint32_t counts[kBlockKeys];
+    uint64_t offsets[kBlockKeys];
+  };
+
+  // verify: check the checksums and decode every key block and list now (reads the whole file); otherwise
+  // only the header and the trailer are checked at open, and each key block and list as it is decoded.
   Status Open(const std::string& path, bool verify);
   // Reads a segment held in memory (it must outlive this object); `path` names it in errors.
   Status Attach(const uint8_t* data, size_t size, const std::string& path, bool verify);
   uint64_t num_keys() const { return num_keys_; }
   uint64_t num_posts() const { return num_posts_; }
-  KeyEntry entry(uint64_t i) const;
-  // Index of key in the key table, or -1.
+  uint64_t num_blocks() const { return num_blocks_; }
+  // The doc ids of the segment lie in [id_base(), id_base() + id_universe()).
+  uint32_t id_base() const { return id_base_; }
+  uint64_t id_universe() const { return universe_; }
+
+  Status ReadBlock(uint64_t b, Block* out) const;
+  // Appends the list of block key j (ascending ids) to out.
+  Status DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const;
+  // Index of key in the segment, or -1 when absent.
+  Status Find(Key key, int64_t* index) const;
+  // Appends the list of key (ascending ids) to out; nothing when the key is absent.
+  Status FindList(Key key, std::vector<uint32_t>* out) const;
+  Status Entry(uint64_t i, KeyEntry* out) const;
+
+  // Conveniences over the above: Find is -1 when the key is absent or its key block is corrupt, entry()
+  // has count 0 when its key block is corrupt.
   int64_t Find(Key key) const;
+  KeyEntry entry(uint64_t i) const;
   // Appends the list of entry i (ascending ids) to out.
   Status Decode(uint64_t i, std::vector<uint32_t>* out) const;
   const std::string& path() const { return name_; }
 
  private:
+  int64_t BlockOf(Key key) const;
+  Status FindIn(Key key, Block* blk, int64_t* j) const;
+  Key DirKey(uint64_t b) const;
+  uint64_t DirOffset(uint64_t b) const;
+  Status Bad(uint64_t bit, const std::string& what) const;
   io::MappedFile file_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string name_;
-  const uint8_t* lists_ = nullptr;
-  const uint8_t* table_ = nullptr;
-  uint64_t lists_bytes_ = 0, num_keys_ = 0, num_posts_ = 0;
+  const uint8_t* body_ = nullptr;
+  const uint8_t* dir_ = nullptr;
+  uint64_t body_bits_ = 0, num_keys_ = 0, num_posts_ = 0, num_blocks_ = 0, universe_ = 0;
+  uint32_t id_base_ = 0;
 };
 
 template <typename Key>
@@ -217,17 +260,6 @@ extern template class BasicSegment<uint32_t>;
 extern template class BasicSegment<uint64_t>;
 extern template class BasicPostingIndex<uint32_t>;
 extern template class BasicPostingIndex<uint64_t>;
-
-// Varint helpers (LEB128, 7 bits per byte, low first).
-inline size_t PutVarint(uint32_t v, uint8_t* p) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = uint8_t(v);
-  return n;
-}
 
 }  // namespace postings
 }  // namespace neardup
