@@ -184,7 +184,7 @@ export class DupiIndex {
   async shardCounts(): Promise<Uint32Array[]> {
     const n = this.shards;
     const counts = Array.from({ length: n }, () => new Uint32Array(SHARD_VALUES));
-    const { keys, counts: c } = await this.ix.keyCounts();
+    const { keys, counts: c } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
     for (let i = 0; i < keys.length; i++) counts[keys[i] % n][Math.floor(keys[i] / n)] = c[i];
     return counts;
   }

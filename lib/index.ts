@@ -32,6 +32,6 @@ export { version } from './version';
 export { readJsonl, type JsonlOptions, type JsonlBatch, type OnBadLine } from './cli/jsonl';
 export {
   PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
-  type AppendOptions, type AppendTextsOptions,
+  type AppendOptions, type AppendTextsOptions, PostingAppender, type AppenderOptions, type KeyList,
 } from './postings';
 export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';

@@ -175,12 +175,17 @@ export interface NativeParagraphFilter {
 }
 
 export interface NativePostingIndex {
-  append(keys: Uint32Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
+  append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
   appendTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
+  beginAppend(memory: number, tmp: string | undefined, keyBits: number | undefined): Promise<void>;
+  addKeys(keys: Uint32Array | BigUint64Array, offsets: Uint32Array): Promise<Uint32Array>;
+  addTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number): Promise<Uint32Array>;
+  commitAppend(): Promise<void>;
+  abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
-  lookup(keys: Uint32Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
-  keyCounts(): Promise<{ keys: Uint32Array; counts: Uint32Array }>;
+  lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
+  keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   info(): import('./postings').PostingIndexInfo;
   close(): void;
 }
@@ -230,7 +235,7 @@ export interface NativeBinding {
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
   blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
   goSortByCountDesc(counts: Uint32Array): Uint32Array;
-  createPostingIndex(dir: string): void;
+  createPostingIndex(dir: string, keyBits: number): void;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
 }
 

@@ -204,7 +204,7 @@ export class PassageIndex {
     if (o.sigma !== undefined) expectNumber(o.sigma, 'sigma', -1e6, 1e6);
     if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
     if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
-    const { keys, counts } = await this.ix.keyCounts();
+    const { keys, counts } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
     let sum = 0;
     for (let i = 0; i < counts.length; i++) sum += counts[i];
     const mean = counts.length ? sum / counts.length : 0;
@@ -279,7 +279,7 @@ export class PassageIndex {
     if (po.maxDocs !== undefined) expectInt(po.maxDocs, 'maxDocs', 1, 0xffffffff);
     const minShared = options.minShared ?? 1;
     const maxDocs = options.maxDocs ?? 1000;
-    const { keys, counts } = await this.ix.keyCounts();
+    const { keys, counts } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
     const use: number[] = [];
     for (let i = 0; i < keys.length; i++) if (counts[i] >= 2 && counts[i] <= maxDocs) use.push(keys[i]);
     const pairCount = new Map<number, number>();

@@ -62,6 +62,62 @@ test('append / delete / merge: lookups and key counts equal a brute-force map at
   ix.close();
 });
 
+test('64-bit keys: append, streaming append, abort, delete, merge equal a brute-force map', async () => {
+  const next = rng(17);
+  const d = path.join(dir, 'api64');
+  PostingIndex.create(d, { keyBits: 64 });
+  const ix = await PostingIndex.open(d);
+  assert.is(ix.keyBits, 64);
+  const live = new Map<number, bigint[]>();
+  // keys that differ only above bit 31, the extremes, and random 64-bit values
+  const key = () => {
+    const r = next() % 4;
+    return r === 0 ? BigInt(next() % 50) << 40n | 7n : r === 1 ? (next() % 2 ? 2n ** 64n - 1n : 0n) : BigInt(next()) << 32n | BigInt(next() % 100);
+  };
+  for (let step = 0; step < 10; step++) {
+    const op = next() % 4;
+    const docs = Array.from({ length: 1 + (next() % 30) }, () => Array.from({ length: next() % 20 }, key));
+    if (op === 0 || live.size === 0) {
+      const ids = await ix.append(docs, { memory: next() % 2 ? 16384 : 0 });
+      ids.forEach((id, i) => live.set(id, docs[i]));
+    } else if (op === 1) {
+      const app = await ix.appender({ memory: 16384, keyBits: 48 });
+      assert.ok(ix.info().appending);
+      const a = await app.add(docs.slice(0, 5));
+      const b = await app.add(docs.slice(5).map((k) => BigUint64Array.from(k)));
+      const refused = await ix.merge().then(() => null, (e) => e);
+      assert.match(String(refused?.message), /append is in progress/);
+      await app.commit();
+      [...a, ...b].forEach((id, i) => live.set(id, docs[i]));
+    } else if (op === 2) {
+      const app = await ix.appender({});
+      await app.add(docs);
+      await app.abort();
+      assert.not.ok(ix.info().appending);
+    } else {
+      const del = [...live.keys()].filter(() => next() % 3 === 0);
+      await ix.delete(del);
+      del.forEach((id) => live.delete(id));
+      if (next() % 2) await ix.merge();
+    }
+    const ref = new Map<bigint, Set<number>>();
+    for (const [id, keys] of live) for (const k of keys) (ref.get(k) ?? ref.set(k, new Set()).get(k)!).add(id);
+    const want = [...ref.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const { keys, counts } = await ix.keyCounts();
+    assert.ok(keys instanceof BigUint64Array);
+    assert.equal(Array.from(keys as BigUint64Array), want);
+    assert.equal(Array.from(counts), want.map((k) => ref.get(k)!.size));
+    const r = await ix.lookup(want);
+    want.forEach((k, i) => assert.equal(Array.from(r.docs.subarray(r.offsets[i], r.offsets[i + 1])), [...ref.get(k)!].sort((a, b) => a - b)));
+    assert.is(ix.info().liveDocs, live.size);
+  }
+  // keys of the wrong width are refused, and a 64-bit index cannot hold blots
+  assert.throws(() => ix.lookup([1, 2] as unknown as bigint[]), /bigint/);
+  assert.throws(() => ix.appendTexts(['a b c']), /32-bit keys/);
+  ix.close();
+  assert.throws(() => PostingIndex.create(path.join(dir, 'bad-width'), { keyBits: 16 as 32 }), /32 or 64/);
+});
+
 test('bounded-memory build writes the same segment bytes as an unbounded one', async () => {
   const next = rng(9);
   const texts = Array.from({ length: 300 }, () => Array.from({ length: 200 }, () => 'w' + (next() % 500)).join(' '));

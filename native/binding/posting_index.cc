@@ -148,11 +148,147 @@ Napi::Value GoSort(const Napi::CallbackInfo& info) {
 
 // ------------------------------------------------------------------------------------- PostingIndex
 
+// An index of 32- or 64-bit keys (fixed when it was created), and its open streaming append, if any.
 struct IndexState : Closable {
-  std::shared_mutex mu;  // appends, deletes and merges exclusive; lookups shared
-  postings::PostingIndex index;
+  std::shared_mutex mu;  // edits exclusive; lookups shared
+  unsigned bits = 32;
+  postings::PostingIndex ix32;
+  postings::PostingIndex64 ix64;
+  std::unique_ptr<postings::PostingIndex::Appender> app32;
+  std::unique_ptr<postings::PostingIndex64::Appender> app64;
 };
 using StatePtr = std::shared_ptr<IndexState>;
+
+template <typename Key>
+struct Width;
+template <>
+struct Width<uint32_t> {
+  static postings::PostingIndex& Ix(IndexState& s) { return s.ix32; }
+  static std::unique_ptr<postings::PostingIndex::Appender>& App(IndexState& s) { return s.app32; }
+};
+template <>
+struct Width<uint64_t> {
+  static postings::PostingIndex64& Ix(IndexState& s) { return s.ix64; }
+  static std::unique_ptr<postings::PostingIndex64::Appender>& App(IndexState& s) { return s.app64; }
+};
+
+// Keys of the index's width: a Uint32Array (32-bit keys) or a BigUint64Array (64-bit keys).
+struct KeysArg {
+  std::vector<uint32_t> k32;
+  std::vector<uint64_t> k64;
+  size_t size() const { return k32.size() + k64.size(); }
+};
+KeysArg ReadKeys(Napi::Env env, const Napi::Value& v, unsigned bits, const char* what) {
+  KeysArg k;
+  const napi_typedarray_type want = bits == 64 ? napi_biguint64_array : napi_uint32_array;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != want)
+    ThrowTypeError(env, std::string("Expected ") + what + (bits == 64 ? " to be a BigUint64Array (the index has 64-bit keys)"
+                                                                      : " to be a Uint32Array (the index has 32-bit keys)"));
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  const uint8_t* d = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  if (bits == 64) {
+    k.k64.resize(ta.ElementLength());
+    if (!k.k64.empty()) std::memcpy(k.k64.data(), d, k.k64.size() * 8);
+  } else {
+    k.k32.resize(ta.ElementLength());
+    if (!k.k32.empty()) std::memcpy(k.k32.data(), d, k.k32.size() * 4);
+  }
+  return k;
+}
+std::vector<uint32_t> OffsetsArg(Napi::Env env, const Napi::Value& v, size_t nkeys) {
+  std::vector<uint32_t> offs = U32Arg(env, v, "offsets");
+  if (offs.empty() || offs[0] != 0 || offs.back() != nkeys) ThrowRangeError(env, "offsets must start at 0 and end at keys.length");
+  for (size_t i = 1; i < offs.size(); i++)
+    if (offs[i] < offs[i - 1]) ThrowRangeError(env, "offsets must not decrease");
+  return offs;
+}
+
+Status NoAppend() { return Status(Code::kInvalidArgument, "no append is in progress (call beginAppend first)"); }
+
+// Adds documents (keys[offsets[i] .. offsets[i+1]) each) to an appender; their ids to ids.
+template <typename Appender, typename Key>
+Status AddDocs(Appender* app, const Key* keys, const uint32_t* offs, size_t ndocs, std::vector<uint32_t>* ids) {
+  if (!app) return NoAppend();
+  ids->resize(ndocs);
+  for (size_t i = 0; i < ndocs; i++) {
+    Status st = app->Add(keys + offs[i], offs[i + 1] - offs[i], &(*ids)[i]);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// A whole append in one call (its own appender: an open streaming append is left alone).
+template <typename Key>
+Status AppendOnce(IndexState& s, const Key* keys, const uint32_t* offs, size_t ndocs, uint64_t memory, const std::string& tmp,
+                  unsigned key_bits, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
+  std::unique_ptr<typename postings::BasicPostingIndex<Key>::Appender> app;
+  Status st = Width<Key>::Ix(s).StartAppend(memory, tmp, key_bits, &app);
+  if (st.ok()) st = AddDocs(app.get(), keys, offs, ndocs, ids);
+  if (st.ok()) st = app->Commit(stop);
+  return st;
+}
+
+template <typename Key>
+Status Begin(IndexState& s, uint64_t memory, const std::string& tmp, unsigned key_bits) {
+  return Width<Key>::Ix(s).StartAppend(memory, tmp, key_bits, &Width<Key>::App(s));
+}
+
+template <typename Key>
+Status Commit(IndexState& s, const std::atomic<bool>* stop) {
+  auto& app = Width<Key>::App(s);
+  if (!app) return NoAppend();
+  Status st = app->Commit(stop);
+  app.reset();  // committed, or discarded on failure
+  return st;
+}
+
+template <typename Key>
+Status LookupAll(IndexState& s, const std::vector<Key>& keys, std::vector<uint32_t>* docs, std::vector<uint32_t>* offs,
+                 const std::atomic<bool>* stop) {
+  std::vector<std::vector<uint32_t>> part(keys.size());
+  Status err;
+  std::mutex em;
+  const auto& ix = Width<Key>::Ix(s);
+  parallel::ParallelFor(keys.size(), 256, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
+    for (size_t i = b; i < e; i++) {
+      Status st = ix.Lookup(keys[i], &part[i]);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> g(em);
+        err = st;
+      }
+    }
+  }, stop);
+  if (!err.ok()) return err;
+  offs->push_back(0);
+  for (auto& p : part) {
+    docs->insert(docs->end(), p.begin(), p.end());
+    offs->push_back(uint32_t(docs->size()));
+  }
+  return Status::Ok();
+}
+
+// Every key with live documents, ascending, and its count (from the key blocks alone when there is one
+// segment and no tombstone).
+template <typename Key>
+Status KeyCountsOf(IndexState& s, std::vector<Key>* keys, std::vector<uint32_t>* counts) {
+  const auto& ix = Width<Key>::Ix(s);
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const auto& seg = ix.segment(0);
+    typename postings::BasicSegment<Key>::Block blk;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      Status st = seg.ReadBlock(b, &blk);
+      if (!st.ok()) return st;
+      keys->insert(keys->end(), blk.keys, blk.keys + blk.n);
+      counts->insert(counts->end(), blk.counts, blk.counts + blk.n);
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](Key k, const std::vector<uint32_t>& d) {
+    keys->push_back(k);
+    counts->push_back(uint32_t(d.size()));
+    return Status::Ok();
+  });
+}
 
 class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  public:
@@ -160,6 +296,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return DefineClass(env, "PostingIndex",
                        {InstanceMethod("append", &PostingIndexObject::Append),
                         InstanceMethod("appendTexts", &PostingIndexObject::AppendTexts),
+                        InstanceMethod("beginAppend", &PostingIndexObject::BeginAppend),
+                        InstanceMethod("addKeys", &PostingIndexObject::AddKeys),
+                        InstanceMethod("addTexts", &PostingIndexObject::AddTexts),
+                        InstanceMethod("commitAppend", &PostingIndexObject::CommitAppend),
+                        InstanceMethod("abortAppend", &PostingIndexObject::AbortAppend),
                         InstanceMethod("delete", &PostingIndexObject::Delete),
                         InstanceMethod("merge", &PostingIndexObject::Merge),
                         InstanceMethod("lookup", &PostingIndexObject::Lookup),
@@ -173,35 +314,70 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  private:
   StatePtr Live(Napi::Env env) { return LiveState(env, state, "posting index"); }
 
-  // append(keys: Uint32Array, offsets: Uint32Array, memory, tmpDir) -> Promise<Uint32Array ids>
+  // Runs fn(state) on the pool under the exclusive lock.
+  static Napi::Value Exclusive(Napi::Env env, StatePtr s, std::function<Status(IndexState&, const std::atomic<bool>*)> fn,
+                               std::function<Napi::Value(Napi::Env)> resolve) {
+    return Queue(env,
+                 [s, fn](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::unique_lock<std::shared_mutex> l(s->mu);
+                   return fn(*s, stop);
+                 },
+                 std::move(resolve));
+  }
+  static Napi::Value Undefined(Napi::Env env) { return env.Undefined(); }
+
+  // append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory, tmpDir) -> Promise<Uint32Array ids>
   Napi::Value Append(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = U32Arg(env, info[0], "keys");
-    auto offs = U32Arg(env, info[1], "offsets");
-    if (offs.empty() || offs[0] != 0 || offs.back() != keys.size())
-      ThrowRangeError(env, "offsets must start at 0 and end at keys.length");
-    for (size_t i = 1; i < offs.size(); i++)
-      if (offs[i] < offs[i - 1]) ThrowRangeError(env, "offsets must not decrease");
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
+    auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
     const uint64_t memory = ToUint64(env, info[2], "memory");
     const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
-    auto docs = std::make_shared<std::vector<std::vector<uint32_t>>>(offs.size() - 1);
-    for (size_t i = 0; i + 1 < offs.size(); i++) (*docs)[i].assign(keys.begin() + offs[i], keys.begin() + offs[i + 1]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
-    return Queue(env,
-                 [s, docs, memory, tmp, ids](const std::atomic<bool>* stop) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Append(*docs, memory, tmp, ids.get(), stop);
-                 },
-                 [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+    return Exclusive(env, s,
+                     [keys, offs, memory, tmp, ids](IndexState& st, const std::atomic<bool>* stop) {
+                       const size_t n = offs->size() - 1;
+                       return st.bits == 64 ? AppendOnce<uint64_t>(st, keys->k64.data(), offs->data(), n, memory, tmp, 64, ids.get(), stop)
+                                            : AppendOnce<uint32_t>(st, keys->k32.data(), offs->data(), n, memory, tmp, 32, ids.get(), stop);
+                     },
+                     [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots) into per-doc key lists.
+  static Status BlotKeys(const Docs& d, const BlotOptions& bo, uint64_t modulus, const std::atomic<bool>* stop,
+                         std::vector<uint32_t>* keys, std::vector<uint32_t>* offs) {
+    std::vector<std::vector<uint32_t>> docs(d.n);
+    parallel::ParallelFor(d.n, 16, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
+      postings::Blotter bl(bo);
+      for (size_t i = b; i < e; i++) {
+        bl.Run(d.ptr[i], d.len[i]);
+        auto& k = docs[i];
+        k = bl.blots();
+        if (modulus)
+          for (auto& x : k) x = uint32_t(x % modulus);
+      }
+    }, stop);
+    if (stop->load()) return Status(Code::kCancelled, "cancelled");
+    offs->assign(1, 0);
+    for (auto& k : docs) {
+      keys->insert(keys->end(), k.begin(), k.end());
+      offs->push_back(uint32_t(keys->size()));
+      std::vector<uint32_t>().swap(k);
+    }
+    return Status::Ok();
+  }
+
+  void Need32(Napi::Env env, const StatePtr& s, const char* what) {
+    if (s->bits != 32) ThrowTypeError(env, std::string(what) + " needs an index of 32-bit keys (blots)");
   }
 
   // appendTexts(texts, blotOptions, keyModulus, memory, tmpDir) -> Promise<Uint32Array ids>
-  // Keys = blots mod keyModulus (0: the full 32-bit blots).
   Napi::Value AppendTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
+    Need32(env, s, "appendTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
@@ -212,80 +388,128 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   const Docs d = texts->docs();
-                   std::vector<std::vector<uint32_t>> docs(d.n);
-                   parallel::ParallelFor(d.n, 16, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
-                     postings::Blotter bl(bo);
-                     for (size_t i = b; i < e; i++) {
-                       bl.Run(d.ptr[i], d.len[i]);
-                       auto& k = docs[i];
-                       k = bl.blots();
-                       if (modulus)
-                         for (auto& x : k) x = uint32_t(x % modulus);
-                     }
-                   }, stop);
-                   if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   std::vector<uint32_t> keys, offs;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &keys, &offs);
+                   if (!r.ok()) return r;
                    std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Append(docs, memory, tmp, ids.get(), stop);
+                   return AppendOnce<uint32_t>(*s, keys.data(), offs.data(), offs.size() - 1, memory, tmp,
+                                               modulus ? postings::BitWidth(modulus - 1) : 32, ids.get(), stop);
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // beginAppend(memory, tmpDir, keyBits) -> Promise<void>: opens a streaming append (one new segment).
+  Napi::Value BeginAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    const uint64_t memory = ToUint64(env, info[0], "memory");
+    const std::string tmp = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string();
+    const uint64_t key_bits = info[2].IsUndefined() ? s->bits : ToUint64(env, info[2], "keyBits");
+    if (key_bits < 1 || key_bits > s->bits) ThrowRangeError(env, "keyBits must be between 1 and the index's key width");
+    return Exclusive(env, s,
+                     [memory, tmp, key_bits](IndexState& st, const std::atomic<bool>*) {
+                       return st.bits == 64 ? Begin<uint64_t>(st, memory, tmp, unsigned(key_bits))
+                                            : Begin<uint32_t>(st, memory, tmp, unsigned(key_bits));
+                     },
+                     Undefined);
+  }
+
+  // addKeys(keys, offsets) -> Promise<Uint32Array ids>
+  Napi::Value AddKeys(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
+    auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
+    auto ids = std::make_shared<std::vector<uint32_t>>();
+    return Exclusive(env, s,
+                     [keys, offs, ids](IndexState& st, const std::atomic<bool>*) {
+                       const size_t n = offs->size() - 1;
+                       return st.bits == 64 ? AddDocs(st.app64.get(), keys->k64.data(), offs->data(), n, ids.get())
+                                            : AddDocs(st.app32.get(), keys->k32.data(), offs->data(), n, ids.get());
+                     },
+                     [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // addTexts(texts, blotOptions, keyModulus) -> Promise<Uint32Array ids>: blots on the pool, then adds.
+  Napi::Value AddTexts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "addTexts");
+    auto texts = std::make_shared<TextBatch>();
+    texts->Load(env, info[0], "texts");
+    const BlotOptions bo = ReadBlotOptions(env, info[1]);
+    const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    auto ids = std::make_shared<std::vector<uint32_t>>();
+    return Queue(env,
+                 [s, texts, bo, modulus, ids](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::vector<uint32_t> keys, offs;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &keys, &offs);
+                   if (!r.ok()) return r;
+                   std::unique_lock<std::shared_mutex> l(s->mu);
+                   return AddDocs(s->app32.get(), keys.data(), offs.data(), offs.size() - 1, ids.get());
+                 },
+                 [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // commitAppend() -> Promise<void>: writes the new segment and the manifest.
+  Napi::Value CommitAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? Commit<uint64_t>(st, stop) : Commit<uint32_t>(st, stop);
+                     },
+                     Undefined);
+  }
+
+  // abortAppend() -> Promise<void>: discards the open append (no-op when there is none).
+  Napi::Value AbortAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>*) {
+                       st.app32.reset();
+                       st.app64.reset();
+                       return Status::Ok();
+                     },
+                     Undefined);
   }
 
   Napi::Value Delete(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto ids = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "ids"));
-    return Queue(env,
-                 [s, ids](const std::atomic<bool>*) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Delete(*ids);
-                 },
-                 [](Napi::Env env) { return env.Undefined(); });
+    return Exclusive(env, s,
+                     [ids](IndexState& st, const std::atomic<bool>*) {
+                       return st.bits == 64 ? st.ix64.Delete(*ids) : st.ix32.Delete(*ids);
+                     },
+                     Undefined);
   }
 
   Napi::Value Merge(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    return Queue(env,
-                 [s](const std::atomic<bool>* stop) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Merge(stop);
-                 },
-                 [](Napi::Env env) { return env.Undefined(); });
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.Merge(stop) : st.ix32.Merge(stop);
+                     },
+                     Undefined);
   }
 
-  // lookup(keys: Uint32Array) -> Promise<{ docs: Uint32Array, offsets: Uint32Array }>
+  // lookup(keys) -> Promise<{ docs: Uint32Array, offsets: Uint32Array }>
   Napi::Value Lookup(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
     auto docs = std::make_shared<std::vector<uint32_t>>();
     auto offs = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, keys, docs, offs](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   std::vector<std::vector<uint32_t>> part(keys->size());
-                   Status err;
-                   std::mutex em;
-                   parallel::ParallelFor(keys->size(), 256, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
-                     for (size_t i = b; i < e; i++) {
-                       Status st = s->index.Lookup((*keys)[i], &part[i]);
-                       if (!st.ok()) {
-                         std::lock_guard<std::mutex> g(em);
-                         err = st;
-                       }
-                     }
-                   }, stop);
-                   if (!err.ok()) return err;
-                   offs->push_back(0);
-                   for (auto& p : part) {
-                     docs->insert(docs->end(), p.begin(), p.end());
-                     offs->push_back(uint32_t(docs->size()));
-                   }
-                   return Status::Ok();
+                   return s->bits == 64 ? LookupAll<uint64_t>(*s, keys->k64, docs.get(), offs.get(), stop)
+                                        : LookupAll<uint32_t>(*s, keys->k32, docs.get(), offs.get(), stop);
                  },
                  [docs, offs](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
@@ -295,37 +519,22 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // keyCounts() -> Promise<{ keys, counts }>: every key with live documents, ascending.
+  // keyCounts() -> Promise<{ keys: Uint32Array | BigUint64Array, counts: Uint32Array }>
   Napi::Value KeyCounts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = std::make_shared<std::vector<uint32_t>>();
+    auto keys = std::make_shared<KeysArg>();
     auto counts = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, keys, counts](const std::atomic<bool>*) {
                    if (s->closed.load()) return Cancelled("posting index");
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   const auto& ix = s->index;
-                   if (ix.num_segments() == 1 && ix.tombstones().empty()) {
-                     const auto& seg = ix.segment(0);  // counts from the key blocks alone
-                     postings::Segment::Block blk;
-                     for (uint64_t b = 0; b < seg.num_blocks(); b++) {
-                       Status st = seg.ReadBlock(b, &blk);
-                       if (!st.ok()) return st;
-                       keys->insert(keys->end(), blk.keys, blk.keys + blk.n);
-                       counts->insert(counts->end(), blk.counts, blk.counts + blk.n);
-                     }
-                     return Status::Ok();
-                   }
-                   return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
-                     keys->push_back(k);
-                     counts->push_back(uint32_t(d.size()));
-                     return Status::Ok();
-                   });
+                   return s->bits == 64 ? KeyCountsOf<uint64_t>(*s, &keys->k64, counts.get())
+                                        : KeyCountsOf<uint32_t>(*s, &keys->k32, counts.get());
                  },
-                 [keys, counts](Napi::Env env) {
+                 [s, keys, counts](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
-                   o.Set("keys", U32Array(env, std::move(*keys)));
+                   o.Set("keys", s->bits == 64 ? NewBigUint64Array(env, std::move(keys->k64)) : U32Array(env, std::move(keys->k32)));
                    o.Set("counts", U32Array(env, std::move(*counts)));
                    return o;
                  });
@@ -335,17 +544,24 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     std::shared_lock<std::shared_mutex> l(s->mu);
-    const auto& ix = s->index;
     Napi::Object o = Napi::Object::New(env);
-    uint64_t posts = 0, keys = 0;
-    for (size_t i = 0; i < ix.num_segments(); i++) posts += ix.segment(i).num_posts(), keys += ix.segment(i).num_keys();
-    o.Set("nextId", double(ix.next_id()));
-    o.Set("liveDocs", double(ix.live_docs()));
-    o.Set("segments", double(ix.num_segments()));
-    o.Set("tombstones", double(ix.tombstones().size()));
-    o.Set("freeIds", double(ix.free_ids().size()));
-    o.Set("posts", double(posts));
-    o.Set("keys", double(keys));
+    auto fill = [&](const auto& ix) {
+      uint64_t posts = 0, keys = 0;
+      for (size_t i = 0; i < ix.num_segments(); i++) posts += ix.segment(i).num_posts(), keys += ix.segment(i).num_keys();
+      o.Set("keyBits", double(s->bits));
+      o.Set("nextId", double(ix.next_id()));
+      o.Set("liveDocs", double(ix.live_docs()));
+      o.Set("segments", double(ix.num_segments()));
+      o.Set("tombstones", double(ix.tombstones().size()));
+      o.Set("freeIds", double(ix.free_ids().size()));
+      o.Set("posts", double(posts));
+      o.Set("keys", double(keys));
+      o.Set("appending", s->app32 != nullptr || s->app64 != nullptr);
+    };
+    if (s->bits == 64)
+      fill(s->ix64);
+    else
+      fill(s->ix32);
     return o;
   }
 
@@ -355,11 +571,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   }
 };
 
-// createPostingIndex(dir) (sync, creates the folder and an empty manifest)
+// createPostingIndex(dir, keyBits) (sync, creates the folder and an empty manifest)
 Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string dir = StringArg(env, info[0], "dir");
-  Status s = postings::PostingIndex::Create(dir);
+  const uint64_t bits = info[1].IsUndefined() ? 32 : ToUint64(env, info[1], "keyBits");
+  if (bits != 32 && bits != 64) ThrowRangeError(env, "keyBits must be 32 or 64");
+  Status s = bits == 64 ? postings::PostingIndex64::Create(dir) : postings::PostingIndex::Create(dir);
   if (!s.ok()) throw StatusError(env, s);
   return env.Undefined();
 }
@@ -380,7 +598,11 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
     const bool verify = info[1].ToBoolean();
     auto st = std::make_shared<IndexState>();
     return Queue(env,
-                 [st, dir, verify](const std::atomic<bool>*) { return st->index.Open(dir, verify); },
+                 [st, dir, verify](const std::atomic<bool>*) {
+                   Status r = postings::IndexKeyBits(dir, &st->bits);
+                   if (!r.ok()) return r;
+                   return st->bits == 64 ? st->ix64.Open(dir, verify) : st->ix32.Open(dir, verify);
+                 },
                  [st, ref](Napi::Env env) {
                    Napi::Object o = ref->New({});
                    PostingIndexObject::Unwrap(o)->state = st;

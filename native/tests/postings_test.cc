@@ -142,26 +142,30 @@ static void BuildBoundedEqualsInMemoryAndReference() {
     Ref<Key> ref;
     for (uint32_t d = 0; d < docs.size(); d++)
       for (Key k : docs[d]) ref[k].insert(d * 3 + round);  // ids not dense
-    std::string bytes[4];
-    const uint64_t budgets[4] = {0, 4096 * 16, 200000, 0};
-    for (int b = 0; b < 4; b++) {
-      BasicSegmentBuilder<Key> sb(budgets[b], dir);
+    // budgets: none, small (many runs), medium, none with docs in order, tiny (runs merged in groups first);
+    // key_bits hints right, too small (keys beyond the hint share the last bucket) and too large.
+    constexpr int kBuilds = 5;
+    std::string bytes[kBuilds];
+    const uint64_t budgets[kBuilds] = {0, 4096 * 16, 200000, 0, 16384};
+    const unsigned hints[kBuilds] = {8 * sizeof(Key), round % 2 ? 10u : 30u, 12, round % 2 ? 10u : 8 * sizeof(Key), 8};
+    for (int b = 0; b < kBuilds; b++) {
+      BasicSegmentBuilder<Key> sb(budgets[b], dir, hints[b]);
       // add in a shuffled doc order: the result must not depend on it
       std::vector<uint32_t> order(docs.size());
       for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
-      if (b < 3) std::shuffle(order.begin(), order.end(), rng);  // b == 3: docs in order (radix sort path)
+      if (b != 3) std::shuffle(order.begin(), order.end(), rng);  // b == 3: docs in order (radix sort path)
       for (uint32_t d : order) EXPECT(sb.Add(d * 3 + round, docs[d].data(), docs[d].size()).ok());
-      if (b == 1 && round >= 2) EXPECT(sb.runs() > 0);
+      if ((b == 1 || b == 4) && round >= 2) EXPECT(sb.runs() > 4);
       const std::string p = dir + "/s" + std::to_string(b);
       EXPECT(sb.Finish(p).ok());
+      if (budgets[b]) EXPECT(sb.peak_bytes() <= budgets[b]);
+      if (b == 4 && round >= 2) EXPECT(sb.merge_passes() > 0);
       BasicSegment<Key> seg;
       EXPECT(seg.Open(p, true).ok());
       EXPECT(SameAsRef(seg, ref));
       bytes[b] = Slurp(p);
     }
-    EXPECT(bytes[0] == bytes[1]);
-    EXPECT(bytes[0] == bytes[2]);
-    EXPECT(bytes[0] == bytes[3]);
+    for (int b = 1; b < kBuilds; b++) EXPECT(bytes[0] == bytes[b]);
   }
   // no temporary files left
   EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | grep -c neardup-) -eq 0").c_str()), 0);
@@ -181,11 +185,39 @@ static void AppendDeleteMergeEqualsFreshBuild() {
     EXPECT(x.Open(idx, true).ok());
     std::map<uint32_t, std::vector<Key>> live;  // id -> keys
     for (int step = 0; step < 8; step++) {
-      const int op = rng() % 3;
-      if (op == 0 || live.empty()) {
+      const int op = rng() % 4;
+      if (op == 3) {
+        // a streaming append that is abandoned (refusing other edits while open) leaves the index as it was
+        std::unique_ptr<typename BasicPostingIndex<Key>::Appender> a;
+        EXPECT(x.StartAppend(4096 * 8, dir, 12, &a).ok());
+        auto docs = RandomDocs<Key>(rng, 1 + rng() % 30, 500);
+        for (auto& d : docs) {
+          uint32_t id = 0;
+          EXPECT(a->Add(d.data(), d.size(), &id).ok());
+        }
+        std::unique_ptr<typename BasicPostingIndex<Key>::Appender> b;
+        EXPECT(!x.StartAppend(0, dir, 32, &b).ok());
+        EXPECT(!x.Merge().ok());
+        std::vector<uint32_t> ids;
+        EXPECT(!x.Append(docs, 0, dir, &ids).ok());
+        if (!live.empty()) EXPECT(!x.Delete({live.begin()->first}).ok());
+        a.reset();
+        EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | grep -c neardup-) -eq 0").c_str()), 0);
+      } else if (op == 0 || live.empty()) {
         auto docs = RandomDocs<Key>(rng, rng() % 60, 500);
         std::vector<uint32_t> ids;
-        EXPECT(x.Append(docs, (rng() % 2) ? 4096 * 8 : 0, dir, &ids).ok());
+        if (rng() % 2) {
+          EXPECT(x.Append(docs, (rng() % 2) ? 4096 * 8 : 0, dir, &ids).ok());
+        } else {
+          std::unique_ptr<typename BasicPostingIndex<Key>::Appender> a;
+          EXPECT(x.StartAppend((rng() % 2) ? 16384 : 0, dir, 4 + rng() % 60, &a).ok());
+          for (auto& d : docs) {
+            uint32_t id = 0;
+            EXPECT(a->Add(d.data(), d.size(), &id).ok());
+            ids.push_back(id);
+          }
+          EXPECT(a->Commit().ok());
+        }
         EXPECT_EQ(ids.size(), docs.size());
         for (size_t i = 0; i < ids.size(); i++) {
           EXPECT(live.count(ids[i]) == 0);

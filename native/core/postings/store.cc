@@ -16,8 +16,6 @@ namespace postings {
 namespace {
 
 constexpr size_t kKeySpillAt = 1 << 20;    // directory bytes kept in memory before spilling
-constexpr unsigned kBucketBits = 8;        // spill runs: buckets by the key's top 8 bits
-constexpr size_t kBuckets = size_t(1) << kBucketBits;
 constexpr size_t kReadPairs = 8192;        // per-run read buffer during the merge (64 KiB)
 
 std::string Hex(uint64_t v) {
@@ -55,11 +53,12 @@ template <typename Pair>
 struct RunCursor {
   io::os::Fd fd = io::os::kNoFd;
   uint64_t next = 0, end = 0;  // pair indexes in the file
+  size_t read_pairs = kReadPairs;
   std::vector<Pair> buf;
   size_t pos = 0;
   Status Fill(const std::string& path) {
     constexpr size_t kSize = sizeof(Pair);
-    const uint64_t n = std::min<uint64_t>(kReadPairs, end - next);
+    const uint64_t n = std::min<uint64_t>(read_pairs, end - next);
     buf.resize(n);
     size_t got = 0;
     while (got < n * kSize) {
@@ -249,15 +248,23 @@ void BasicSegmentWriter<Key>::Abort() {
 
 // --------------------------------------------------------------------------------------------- builder
 
-// Pairs take sizeof(Pair) bytes (8 for 32-bit keys, 16 for 64-bit keys), plus as much for the radix sort's
-// second buffer.
 template <typename Key>
-BasicSegmentBuilder<Key>::BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
-    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / (2 * sizeof(Pair)), 4096) : 0),
-      tmp_(std::move(tmp_dir)) {}
+BasicSegmentBuilder<Key>::BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir, unsigned key_bits)
+    : budget_(memory_bytes), tmp_(std::move(tmp_dir)), buckets_(kBuckets) {
+  key_bits = std::max(kBucketBits, std::min<unsigned>(key_bits, KeyBits<Key>()));
+  shift_ = key_bits - kBucketBits;
+  // Small budgets get smaller chunks, so that a partly filled chunk per bucket stays a small share.
+  chunk_pairs_ = kChunkPairs;
+  while (budget_ && chunk_pairs_ > 16 && uint64_t(chunk_pairs_) * sizeof(Pair) * kBuckets * 4 > budget_) chunk_pairs_ /= 2;
+}
 
 template <typename Key>
 BasicSegmentBuilder<Key>::~BasicSegmentBuilder() = default;
+
+template <typename Key>
+uint64_t BasicSegmentBuilder<Key>::HeldBytes() const {
+  return (uint64_t(chunks_.size()) * chunk_pairs_ + sorted_.capacity() + scratch_.capacity()) * sizeof(Pair);
+}
 
 template <typename Key>
 Status BasicSegmentBuilder<Key>::Add(uint32_t doc, const Key* keys, size_t n) {
@@ -266,70 +273,166 @@ Status BasicSegmentBuilder<Key>::Add(uint32_t doc, const Key* keys, size_t n) {
   id_begin_ = std::min<uint64_t>(id_begin_, doc);
   id_end_ = std::max<uint64_t>(id_end_, uint64_t(doc) + 1);
   for (size_t i = 0; i < n; i++) {
-    max_key_ = std::max(max_key_, keys[i]);
-    mem_.push_back(PairOf<Key>::Make(keys[i], doc));
-    if (budget_pairs_ && mem_.size() >= budget_pairs_) {
-      Status s = Spill();
-      if (!s.ok()) return s;
+    const Key k = keys[i];
+    Bucket& bk = buckets_[std::min<uint64_t>(uint64_t(k) >> shift_, kBuckets - 1)];
+    if (bk.size == bk.chunks.size() * chunk_pairs_) {
+      // A new chunk. Within the budget: the chunks held and the sort scratch of the largest bucket (twice
+      // its chunks' capacity); buckets grow only chunk by chunk, so this check bounds the build.
+      if (budget_) {
+        const uint64_t chunks = std::max<uint64_t>(chunks_.size(), used_chunks_ + 1);
+        const uint64_t biggest = std::max<uint64_t>(max_bucket_, bk.chunks.size() + 1);
+        if ((chunks + 2 * biggest) * chunk_pairs_ * sizeof(Pair) > budget_ && used_chunks_ > 0) {
+          Status s = Spill();
+          if (!s.ok()) return s;
+        }
+      }
+      if (free_chunks_.empty()) {
+        free_chunks_.push_back(uint32_t(chunks_.size()));
+        chunks_.emplace_back(new Pair[chunk_pairs_]);
+      }
+      bk.chunks.push_back(free_chunks_.back());
+      free_chunks_.pop_back();
+      used_chunks_++;
+      max_bucket_ = std::max(max_bucket_, bk.chunks.size());
+      peak_ = std::max(peak_, HeldBytes() + 2 * max_bucket_ * chunk_pairs_ * sizeof(Pair));
     }
+    chunks_[bk.chunks.back()][bk.size % chunk_pairs_] = PairOf<Key>::Make(k, doc);
+    bk.size++;
   }
   return Status::Ok();
 }
 
-// Sorts mem_ by (key, doc) and drops repeats. When the docs came in order, a stable LSD radix sort on the
-// key's significant bits (11 per pass) gives the same order as a full sort, in a few linear passes.
+// Sorts bucket b by (key, doc) into sorted_ and drops repeats. When the docs came in order, a stable LSD
+// radix sort on the key bits that differ within the bucket (11 per pass) gives the same order as a full
+// sort, in a few linear passes.
 template <typename Key>
-void BasicSegmentBuilder<Key>::SortMem() {
+void BasicSegmentBuilder<Key>::SortBucket(size_t b) {
   using P = PairOf<Key>;
-  if (!docs_in_order_ || mem_.size() < 4096) {
-    std::sort(mem_.begin(), mem_.end());
+  Bucket& bk = buckets_[b];
+  sorted_.resize(bk.size);
+  Key lo = ~Key(0), hi = 0;
+  for (size_t c = 0; c < bk.chunks.size(); c++) {
+    const size_t n = std::min<size_t>(chunk_pairs_, bk.size - c * chunk_pairs_);
+    const Pair* src = chunks_[bk.chunks[c]].get();
+    std::copy(src, src + n, sorted_.begin() + c * chunk_pairs_);
+    free_chunks_.push_back(bk.chunks[c]);
+  }
+  used_chunks_ -= bk.chunks.size();
+  bk.chunks.clear();
+  bk.size = 0;
+  if (!docs_in_order_ || sorted_.size() < 256) {
+    std::sort(sorted_.begin(), sorted_.end());
   } else {
-    unsigned bits = 0;
-    while (bits < KeyBits<Key>() && (uint64_t(max_key_) >> bits) != 0) bits++;
-    scratch_.resize(mem_.size());
-    std::vector<size_t> count(1 << 11);
+    for (const Pair& v : sorted_) {
+      lo = std::min(lo, P::KeyOf(v));
+      hi = std::max(hi, P::KeyOf(v));
+    }
+    const unsigned bits = BitWidth(uint64_t(lo ^ hi));
+    scratch_.resize(sorted_.size());
+    size_t count[1 << 11];
     for (unsigned shift = 0; shift < bits; shift += 11) {
-      std::fill(count.begin(), count.end(), 0);
-      for (const Pair& v : mem_) count[(P::KeyOf(v) >> shift) & 2047]++;
+      std::fill(count, count + (1 << 11), 0);
+      for (const Pair& v : sorted_) count[(P::KeyOf(v) >> shift) & 2047]++;
       size_t at = 0;
       for (auto& c : count) {
         const size_t k = c;
         c = at;
         at += k;
       }
-      for (const Pair& v : mem_) scratch_[count[(P::KeyOf(v) >> shift) & 2047]++] = v;
-      mem_.swap(scratch_);
+      for (const Pair& v : sorted_) scratch_[count[(P::KeyOf(v) >> shift) & 2047]++] = v;
+      sorted_.swap(scratch_);
     }
-    std::vector<Pair>().swap(scratch_);
   }
-  mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
-  docs_in_order_ = true;
-  last_doc_ = -1;
-  max_key_ = 0;
+  sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
 }
 
 template <typename Key>
 Status BasicSegmentBuilder<Key>::Spill() {
-  SortMem();
-  if (!spill_) {
-    spill_ = std::make_unique<lsh::TempFile>();
-    Status s = spill_->Create(tmp_.empty() ? "." : tmp_, "pst-run");
+  if (files_.empty()) {
+    files_.push_back(std::make_unique<lsh::TempFile>());
+    Status s = files_.back()->Create(tmp_.empty() ? "." : tmp_, "pst-run");
     if (!s.ok()) return s;
   }
-  Run run;
-  run.begin = spill_->size() / sizeof(Pair);
-  run.bucket.resize(kBuckets + 1);
-  size_t at = 0;
+  lsh::TempFile& f = *files_.back();
+  Run run{files_.size() - 1, f.size() / sizeof(Pair), std::vector<uint64_t>(kBuckets + 1)};
+  uint64_t at = 0;
+  sorted_.reserve(max_bucket_ * chunk_pairs_);
+  scratch_.reserve(max_bucket_ * chunk_pairs_);
   for (size_t b = 0; b < kBuckets; b++) {
     run.bucket[b] = at;
-    while (at < mem_.size() && (PairOf<Key>::KeyOf(mem_[at]) >> (KeyBits<Key>() - kBucketBits)) == b) at++;
+    if (buckets_[b].size == 0) continue;
+    SortBucket(b);
+    Status s = f.Append(sorted_.data(), sorted_.size() * sizeof(Pair));
+    if (!s.ok()) return s;
+    at += sorted_.size();
   }
   run.bucket[kBuckets] = at;
-  Status s = spill_->Append(mem_.data(), mem_.size() * sizeof(Pair));
-  if (!s.ok()) return s;
   runs_.push_back(std::move(run));
-  mem_.clear();
+  std::vector<Pair>().swap(sorted_);
+  std::vector<Pair>().swap(scratch_);
+  docs_in_order_ = true;
+  last_doc_ = -1;
+  max_bucket_ = 0;
   return Status::Ok();
+}
+
+// k-way merge of a group of runs, bucket by bucket: on_bucket(b) before bucket b's pairs, emit() once per
+// distinct pair, ascending. Each run is read through a buffer of read_pairs pairs.
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Merge(const std::vector<Run>& group, size_t read_pairs, const std::atomic<bool>* stop,
+                                       const std::function<Status(size_t)>& on_bucket,
+                                       const std::function<Status(const Pair&)>& emit) {
+  std::vector<io::os::Fd> fds(files_.size(), io::os::kNoFd);
+  auto close_all = [&] {
+    for (auto fd : fds)
+      if (fd != io::os::kNoFd) io::os::CloseQuietly(fd);
+  };
+  Status s;
+  std::vector<RunCursor<Pair>> cur(group.size());
+  for (size_t r = 0; r < group.size() && s.ok(); r++) {
+    const size_t f = group[r].file;
+    if (fds[f] == io::os::kNoFd) {
+      s = files_[f]->Finish();
+      if (s.ok()) s = io::os::OpenRead(files_[f]->path(), &fds[f]);
+    }
+    cur[r].fd = fds[f];
+    cur[r].read_pairs = read_pairs;
+  }
+  peak_ = std::max(peak_, uint64_t(group.size()) * read_pairs * sizeof(Pair));
+  using Item = std::pair<Pair, size_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  Pair last{};
+  bool have_last = false;
+  for (size_t b = 0; b < kBuckets && s.ok(); b++) {
+    if (stop && stop->load()) {
+      s = Status(Code::kCancelled, "cancelled");
+      break;
+    }
+    s = on_bucket(b);
+    for (size_t r = 0; r < group.size() && s.ok(); r++) {
+      cur[r].next = group[r].begin + group[r].bucket[b];
+      cur[r].end = group[r].begin + group[r].bucket[b + 1];
+      cur[r].buf.clear();
+      cur[r].pos = 0;
+      if (cur[r].next < cur[r].end) {
+        s = cur[r].Fill(files_[group[r].file]->path());
+        if (s.ok()) heap.push({cur[r].buf[0], r});
+      }
+    }
+    while (!heap.empty() && s.ok()) {
+      const Item it = heap.top();
+      heap.pop();
+      RunCursor<Pair>& c = cur[it.second];
+      if (++c.pos == c.buf.size() && c.next < c.end) s = c.Fill(files_[group[it.second].file]->path());
+      if (c.pos < c.buf.size()) heap.push({c.buf[c.pos], it.second});
+      if (have_last && it.first == last) continue;
+      last = it.first;
+      have_last = true;
+      if (s.ok()) s = emit(it.first);
+    }
+  }
+  close_all();
+  return s;
 }
 
 template <typename Key>
@@ -339,84 +442,85 @@ Status BasicSegmentBuilder<Key>::Finish(const std::string& path, const std::atom
   Status s = id_end_ == 0 ? w.Open(path, tmp_, 0, 0) : w.Open(path, tmp_, uint32_t(id_begin_), id_end_);
   if (!s.ok()) return s;
   std::vector<uint32_t> ids;
-  auto emit_sorted = [&](const Pair* p, size_t n) -> Status {
-    // p: ascending distinct pairs; one list per key.
-    size_t i = 0;
-    while (i < n) {
-      const Key key = P::KeyOf(p[i]);
-      ids.clear();
-      while (i < n && P::KeyOf(p[i]) == key) ids.push_back(P::DocOf(p[i++]));
+  bool have = false;
+  Key key = 0;
+  auto emit = [&](const Pair& p) -> Status {
+    const Key k = P::KeyOf(p);
+    if (have && k != key) {
       Status st = w.Add(key, ids.data(), ids.size());
+      ids.clear();
       if (!st.ok()) return st;
     }
+    have = true;
+    key = k;
+    ids.push_back(P::DocOf(p));
     return Status::Ok();
   };
   if (runs_.empty()) {
-    SortMem();
-    s = emit_sorted(mem_.data(), mem_.size());
-    if (!s.ok()) return s;
-    std::vector<Pair>().swap(mem_);
-    return w.Commit();
-  }
-  if (!mem_.empty()) {
-    s = Spill();
-    if (!s.ok()) return s;
-  }
-  std::vector<Pair>().swap(mem_);
-  s = spill_->Finish();
-  if (!s.ok()) return s;
-  io::os::Fd fd = io::os::kNoFd;
-  s = io::os::OpenRead(spill_->path(), &fd);
-  if (!s.ok()) return s;
-  std::vector<RunCursor<Pair>> cur(runs_.size());
-  for (auto& c : cur) c.fd = fd;
-  // Merge bucket by bucket: a heap of (next pair, run).
-  using Item = std::pair<Pair, size_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-  bool have = false;
-  Key key = 0;
-  Pair last{};
-  bool have_last = false;
-  for (size_t b = 0; b < kBuckets && s.ok(); b++) {
-    if (stop && stop->load()) {
-      s = Status(Code::kCancelled, "cancelled");
-      break;
-    }
-    for (size_t r = 0; r < runs_.size() && s.ok(); r++) {
-      cur[r].next = runs_[r].begin + runs_[r].bucket[b];
-      cur[r].end = runs_[r].begin + runs_[r].bucket[b + 1];
-      cur[r].buf.clear();
-      cur[r].pos = 0;
-      if (cur[r].next < cur[r].end) {
-        s = cur[r].Fill(spill_->path());
-        if (s.ok()) heap.push({cur[r].buf[0], r});
+    sorted_.reserve(max_bucket_ * chunk_pairs_);
+    scratch_.reserve(max_bucket_ * chunk_pairs_);
+    for (size_t b = 0; b < kBuckets && s.ok(); b++) {
+      if (stop && stop->load()) s = Status(Code::kCancelled, "cancelled");
+      if (!s.ok() || buckets_[b].size == 0) continue;
+      SortBucket(b);
+      for (const Pair& p : sorted_) {
+        s = emit(p);
+        if (!s.ok()) break;
       }
     }
-    while (!heap.empty() && s.ok()) {
-      const Item it = heap.top();
-      heap.pop();
-      RunCursor<Pair>& c = cur[it.second];
-      if (++c.pos == c.buf.size()) {
-        if (c.next < c.end) s = c.Fill(spill_->path());
+  } else {
+    if (used_chunks_ > 0) s = Spill();
+    chunks_.clear();
+    free_chunks_.clear();
+    // Fan-in: every run of the final merge gets a read buffer of at least kMinRead pairs within the
+    // budget; more runs than that are first merged in groups into longer runs (in a new run file).
+    constexpr size_t kMinRead = 512;
+    const uint64_t fan_in = budget_ ? std::max<uint64_t>(2, budget_ / (kMinRead * sizeof(Pair))) : ~uint64_t(0);
+    while (s.ok() && runs_.size() > fan_in) {
+      auto out = std::make_unique<lsh::TempFile>();
+      s = out->Create(tmp_.empty() ? "." : tmp_, "pst-run");
+      std::vector<Run> merged;
+      std::vector<Pair> buf;
+      for (size_t g = 0; g < runs_.size() && s.ok(); g += fan_in) {
+        std::vector<Run> group(runs_.begin() + g, runs_.begin() + std::min<size_t>(runs_.size(), g + fan_in));
+        Run run{files_.size(), out->size() / sizeof(Pair), std::vector<uint64_t>(kBuckets + 1)};
+        uint64_t at = 0;
+        s = Merge(group, kMinRead, stop, [&](size_t b) { run.bucket[b] = at; return Status::Ok(); },
+                  [&](const Pair& p) {
+                    buf.push_back(p);
+                    at++;
+                    if (buf.size() < 8192) return Status::Ok();
+                    Status st = out->Append(buf.data(), buf.size() * sizeof(Pair));
+                    buf.clear();
+                    return st;
+                  });
+        if (s.ok()) s = out->Append(buf.data(), buf.size() * sizeof(Pair));
+        buf.clear();
+        run.bucket[kBuckets] = at;
+        merged.push_back(std::move(run));
       }
-      if (c.pos < c.buf.size()) heap.push({c.buf[c.pos], it.second});
-      if (have_last && it.first == last) continue;
-      last = it.first;
-      have_last = true;
-      const Key k = P::KeyOf(it.first);
-      if (have && k != key) {
-        s = w.Add(key, ids.data(), ids.size());
-        ids.clear();
-      }
-      have = true;
-      key = k;
-      ids.push_back(P::DocOf(it.first));
+      if (!s.ok()) break;
+      // the new file takes the place of the old ones (removed)
+      files_.clear();
+      files_.push_back(std::move(out));
+      for (auto& r : merged) r.file = 0;
+      runs_ = std::move(merged);
+      merge_passes_++;
+    }
+    if (s.ok()) {
+      const size_t read_pairs = budget_ ? size_t(std::min<uint64_t>(
+                                              kReadPairs, std::max<uint64_t>(kMinRead, budget_ / (runs_.size() * sizeof(Pair)))))
+                                        : kReadPairs;
+      s = Merge(runs_, read_pairs, stop, [](size_t) { return Status::Ok(); }, emit);
     }
   }
-  io::os::CloseQuietly(fd);
   if (s.ok() && have) s = w.Add(key, ids.data(), ids.size());
-  spill_.reset();
+  files_.clear();
   runs_.clear();
+  chunks_.clear();
+  free_chunks_.clear();
+  std::vector<Pair>().swap(sorted_);
+  std::vector<Pair>().swap(scratch_);
   if (!s.ok()) return s;
   return w.Commit();
 }
@@ -778,49 +882,95 @@ template <typename Key>
 uint64_t BasicPostingIndex<Key>::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes,
-                            const std::string& tmp_dir, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
-  ids->clear();
-  size_t reuse = std::min(docs.size(), free_.size());
-  if (uint64_t(next_id_) + (docs.size() - reuse) > 0xffffffffull)
-    return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
-  for (size_t i = 0; i < docs.size(); i++) ids->push_back(i < reuse ? free_[i] : uint32_t(next_id_ + (i - reuse)));
-  BasicSegmentBuilder<Key> b(memory_bytes, tmp_dir);
-  Status s;
-  for (size_t i = 0; i < docs.size() && s.ok(); i++) s = b.Add((*ids)[i], docs[i].data(), docs[i].size());
-  if (!s.ok()) return s;
-  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
-  s = b.Finish(dir_ + "/" + name, stop);
-  if (!s.ok()) return s;
-  auto seg = std::make_unique<Segment>();
-  s = seg->Open(dir_ + "/" + name, false);
-  if (!s.ok()) {
-    io::os::RemoveFile((dir_ + "/" + name));
-    return s;
-  }
-  const uint64_t old_gen = generation_;
-  const uint32_t old_next = next_id_;
-  const std::vector<uint32_t> old_free = free_;
-  generation_++;
-  next_id_ = uint32_t(next_id_ + (docs.size() - reuse));
-  free_.erase(free_.begin(), free_.begin() + reuse);
-  std::vector<std::string> names = names_;
-  names.push_back(name);
-  s = WriteManifest(names);
-  if (!s.ok()) {
-    generation_ = old_gen;
-    next_id_ = old_next;
-    free_ = old_free;
-    io::os::RemoveFile((dir_ + "/" + name));
-    return s;
-  }
-  names_ = std::move(names);
-  segs_.push_back(std::move(seg));
+Status BasicPostingIndex<Key>::Busy() const {
+  if (appending_) return Status(Code::kInvalidArgument, "'" + dir_ + "': an append is in progress");
   return Status::Ok();
 }
 
 template <typename Key>
+Status BasicPostingIndex<Key>::StartAppend(uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits,
+                                           std::unique_ptr<Appender>* out) {
+  Status s = Busy();
+  if (!s.ok()) return s;
+  out->reset(new Appender(this, memory_bytes, tmp_dir, key_bits));
+  appending_ = true;
+  return Status::Ok();
+}
+
+template <typename Key>
+BasicPostingIndex<Key>::Appender::~Appender() {
+  if (!done_) ix_->appending_ = false;
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Appender::Add(const Key* keys, size_t n, uint32_t* id) {
+  if (done_) return Status(Code::kInternal, "appender already committed");
+  const auto& fr = ix_->free_;
+  if (reused_ == fr.size() && uint64_t(ix_->next_id_) + (added_ - reused_) >= 0xffffffffull)
+    return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
+  *id = reused_ < fr.size() ? fr[reused_++] : uint32_t(ix_->next_id_ + (added_ - reused_));
+  added_++;
+  return builder_.Add(*id, keys, n);
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Appender::Commit(const std::atomic<bool>* stop) {
+  if (done_) return Status(Code::kInternal, "appender already committed");
+  BasicPostingIndex& x = *ix_;
+  const std::string name = "seg-" + std::to_string(x.generation_ + 1) + ".pst";
+  const std::string path = x.dir_ + "/" + name;
+  Status s = builder_.Finish(path, stop);
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    io::os::RemoveFile(path);
+    return s;
+  }
+  const uint64_t old_gen = x.generation_;
+  const uint32_t old_next = x.next_id_;
+  const std::vector<uint32_t> old_free = x.free_;
+  x.generation_++;
+  x.next_id_ = uint32_t(x.next_id_ + (added_ - reused_));
+  x.free_.erase(x.free_.begin(), x.free_.begin() + reused_);
+  std::vector<std::string> names = x.names_;
+  names.push_back(name);
+  s = x.WriteManifest(names);
+  if (!s.ok()) {
+    x.generation_ = old_gen;
+    x.next_id_ = old_next;
+    x.free_ = old_free;
+    io::os::RemoveFile(path);
+    return s;
+  }
+  x.names_ = std::move(names);
+  x.segs_.push_back(std::move(seg));
+  done_ = true;
+  x.appending_ = false;
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes,
+                                      const std::string& tmp_dir, std::vector<uint32_t>* ids,
+                                      const std::atomic<bool>* stop, unsigned key_bits) {
+  ids->clear();
+  std::unique_ptr<Appender> a;
+  Status s = StartAppend(memory_bytes, tmp_dir, key_bits, &a);
+  for (size_t i = 0; i < docs.size() && s.ok(); i++) {
+    uint32_t id = 0;
+    s = a->Add(docs[i].data(), docs[i].size(), &id);
+    ids->push_back(id);
+  }
+  if (s.ok()) s = a->Commit(stop);
+  if (!s.ok()) ids->clear();
+  return s;
+}
+
+template <typename Key>
 Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
+  Status busy = Busy();
+  if (!busy.ok()) return busy;
   std::vector<uint32_t> add(ids);
   std::sort(add.begin(), add.end());
   for (size_t i = 0; i < add.size(); i++) {
@@ -908,6 +1058,8 @@ Status BasicPostingIndex<Key>::Lookup(Key key, std::vector<uint32_t>* out) const
 
 template <typename Key>
 Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
+  Status busy = Busy();
+  if (!busy.ok()) return busy;
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
   // The id range of the live documents: what a fresh build of them would record.
@@ -948,6 +1100,19 @@ Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
   names_ = {name};
   segs_.clear();
   segs_.push_back(std::move(seg));
+  return Status::Ok();
+}
+
+Status IndexKeyBits(const std::string& dir, unsigned* bits) {
+  const std::string mp = ManifestPath(dir);
+  std::string m;
+  Status s = io::ReadFile(mp, &m);
+  if (!s.ok()) return s;
+  io::FileHeader h;
+  s = io::DecodeHeader(reinterpret_cast<const uint8_t*>(m.data()), m.size(), kManifestKind, kManifestVersion, true, mp, &h);
+  if (!s.ok()) return s;
+  if (h.flags != 32 && h.flags != 64) return Corrupt(mp, 36, "unknown key width " + std::to_string(h.flags));
+  *bits = h.flags;
   return Status::Ok();
 }
 

@@ -111,33 +111,63 @@ struct PairOf<uint64_t> {
   static uint32_t DocOf(const Type& p) { return uint32_t(p.doc); }
 };
 
+// Builds one segment in bounded memory (Kasprzak et al.'s scheme): each (key, doc) pair goes to one of 256
+// buckets by the key's top bits (of key_bits), stored in chunks of 1024 pairs; when the chunks and the sort
+// scratch would exceed the budget, every bucket is sorted on its own (a stable radix sort on the key bits
+// when documents came in id order, else a comparison sort) and appended to a run file. Finish() merges the
+// runs bucket by bucket (merging groups of runs first when their read buffers would not fit the budget) and
+// streams the lists into the segment. The bytes written do not depend on the budget or on key_bits.
 template <typename Key>
 class BasicSegmentBuilder {
  public:
   using Pair = typename PairOf<Key>::Type;
-  // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder).
-  BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir);
+  static constexpr size_t kChunkPairs = 1024;
+  // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder). key_bits: keys are
+  // expected below 2^key_bits (larger keys are allowed; they share the last bucket).
+  BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir, unsigned key_bits = 8 * sizeof(Key));
   ~BasicSegmentBuilder();
   Status Add(uint32_t doc, const Key* keys, size_t n);
   Status Finish(const std::string& path, const std::atomic<bool>* stop = nullptr);
   size_t runs() const { return runs_.size(); }
+  // The most bytes the build held at once: pair chunks, sort scratch and merge buffers.
+  uint64_t peak_bytes() const { return peak_; }
+  // Passes that merged groups of runs into longer runs before the final merge.
+  size_t merge_passes() const { return merge_passes_; }
 
  private:
+  static constexpr unsigned kBucketBits = 8;
+  static constexpr size_t kBuckets = size_t(1) << kBucketBits;
+  struct Bucket {
+    std::vector<uint32_t> chunks;  // indexes into chunks_
+    size_t size = 0;               // pairs
+  };
+  struct Run {
+    size_t file;                   // index into files_
+    uint64_t begin;                // pair index in the file
+    std::vector<uint64_t> bucket;  // pair index (relative to begin) of each bucket; size 257
+  };
   Status Spill();
-  void SortMem();
-  uint64_t budget_pairs_;
+  // Moves bucket b's pairs into sorted_, sorted by (key, doc) without repeats; frees its chunks.
+  void SortBucket(size_t b);
+  Status Merge(const std::vector<Run>& group, size_t read_pairs, const std::atomic<bool>* stop,
+               const std::function<Status(size_t bucket)>& on_bucket, const std::function<Status(const Pair&)>& emit);
+  uint64_t HeldBytes() const;
+  uint64_t budget_;
   std::string tmp_;
-  std::vector<Pair> mem_, scratch_;
-  // Docs of the pairs in mem_ came in non-decreasing order: a stable radix sort on the key bits suffices.
+  unsigned shift_;  // bucket of key k: min(k >> shift_, 255)
+  size_t chunk_pairs_;
+  std::vector<std::unique_ptr<Pair[]>> chunks_;
+  std::vector<uint32_t> free_chunks_;
+  std::vector<Bucket> buckets_;
+  size_t used_chunks_ = 0, max_bucket_ = 0;
+  std::vector<Pair> sorted_, scratch_;
+  // Docs of the pairs held came in non-decreasing order: a stable radix sort on the key bits suffices.
   bool docs_in_order_ = true;
   int64_t last_doc_ = -1;
-  Key max_key_ = 0;
   uint64_t id_begin_ = ~uint64_t(0), id_end_ = 0;  // range of the docs added (with or without keys)
-  std::unique_ptr<lsh::TempFile> spill_;
-  struct Run {
-    uint64_t begin;                 // pair index in the spill file
-    std::vector<uint64_t> bucket;   // pair index (relative to begin) of each bucket; size kBuckets + 1
-  };
+  uint64_t peak_ = 0;
+  size_t merge_passes_ = 0;
+  std::vector<std::unique_ptr<lsh::TempFile>> files_;
   std::vector<Run> runs_;
 };
 
@@ -208,10 +238,34 @@ class BasicPostingIndex {
   static Status Create(const std::string& dir);
   Status Open(const std::string& dir, bool verify);
 
-  // Adds documents (docs[i] = its keys, any order, repeats allowed). Ids: the free ids ascending first,
-  // then next_id onwards; written to ids. One new segment.
+  // A streaming append: documents are added one at a time (keys in any order, repeats allowed) and get
+  // the free ids ascending first, then next_id onwards; they form one new segment, built in bounded memory
+  // (BasicSegmentBuilder), which Commit() writes with the new manifest. While an appender is open the
+  // index refuses Append, Delete, Merge and another appender; destroying an appender that was not
+  // committed discards what it added (the index is unchanged).
+  class Appender {
+   public:
+    ~Appender();
+    Status Add(const Key* keys, size_t n, uint32_t* id);
+    Status Commit(const std::atomic<bool>* stop = nullptr);
+    uint64_t added() const { return added_; }
+    const BasicSegmentBuilder<Key>& builder() const { return builder_; }
+
+   private:
+    friend class BasicPostingIndex;
+    Appender(BasicPostingIndex* ix, uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits)
+        : ix_(ix), builder_(memory_bytes, tmp_dir, key_bits) {}
+    BasicPostingIndex* ix_;
+    BasicSegmentBuilder<Key> builder_;
+    uint64_t added_ = 0, reused_ = 0;
+    bool done_ = false;
+  };
+  // key_bits: keys are expected below 2^key_bits (a hint for the build's buckets; any key is allowed).
+  Status StartAppend(uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits, std::unique_ptr<Appender>* out);
+
+  // Adds documents (docs[i] = its keys) through one appender; their ids are written to ids.
   Status Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
-                std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr);
+                std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr, unsigned key_bits = 8 * sizeof(Key));
   // Marks live ids as deleted (refuses unknown, free or already deleted ids).
   Status Delete(const std::vector<uint32_t>& ids);
   // Rewrites all segments as one, dropping tombstones (their ids become free).
@@ -233,6 +287,8 @@ class BasicPostingIndex {
 
  private:
   Status WriteManifest(const std::vector<std::string>& names);
+  Status Busy() const;
+  bool appending_ = false;
   std::string dir_;
   uint64_t generation_ = 0;
   uint32_t next_id_ = 0;
@@ -240,6 +296,9 @@ class BasicPostingIndex {
   std::vector<std::unique_ptr<Segment>> segs_;
   std::vector<uint32_t> tombstones_, free_;  // ascending
 };
+
+// The key width (32 or 64) of the index in dir, from its manifest.
+Status IndexKeyBits(const std::string& dir, unsigned* bits);
 
 using SegmentWriter = BasicSegmentWriter<uint32_t>;
 using SegmentBuilder = BasicSegmentBuilder<uint32_t>;
