@@ -38,6 +38,17 @@ export interface DupiStats {
 
 const SHARD_VALUES = 65536;
 
+/**
+ * How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
+ * once (16 MiB, or a sixteenth of the cap, at least 1 MiB) and the (key, doc) pairs of the build (the cap
+ * minus four batches: the texts, their blots and the copies made on the way).
+ */
+export function memorySplit(memory: number): { batchBytes: number; buildMemory: number } {
+  if (!memory) return { batchBytes: 4 << 20, buildMemory: 0 };
+  const batchBytes = Math.max(1 << 20, Math.min(16 << 20, Math.floor(memory / 16)));
+  return { batchBytes, buildMemory: Math.max(memory - 4 * batchBytes, Math.floor(memory / 4)) };
+}
+
 
 function readJson<T>(file: string): T {
   let text: string;
@@ -143,40 +154,72 @@ export class DupiIndex {
     return new DupiIndex(root, cfg, docs, ix);
   }
 
-  /** Adds files (absolute paths) in order; reads and blots them in batches of about 16 MiB. */
+  /**
+   * Adds files (absolute paths) in order, as one new segment built in bounded memory: files are read and
+   * blotted in batches (16 MiB, or memory / 8 when memory is capped, at least 1 MiB), and the (blot, doc)
+   * pairs are held within the rest of the cap (spilled to sorted runs in tmp beyond it). When the index
+   * had documents already, the new segment is merged into the old one.
+   */
   async add(files: string[], options: { memory?: number; tmp?: string } = {}): Promise<void> {
-    const batch: Buffer[] = [];
-    const names: string[] = [];
-    let bytes = 0;
-    if (this.docs.length === 0) {
-      batch.push(Buffer.alloc(0));
-      names.push('');
-    }
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const ids = await this.ix.appendTexts(batch, { blot: this.blotOptions(), keyModulus: this.modulus, memory: options.memory, tmp: options.tmp });
-      ids.forEach((id, i) => {
-        if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
-        this.docs.push({ Path: names[i], Start: 0, End: batch[i].length });  // id 0: Path '' (dupi's dummy)
-      });
-      batch.length = 0;
-      names.length = 0;
-      bytes = 0;
-    };
-    for (const f of files) {
-      let data: Buffer;
-      try {
-        data = fs.readFileSync(f);
-      } catch (e) {
-        throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${f}': ${(e as Error).message}`, { file: f, cause: e });
+    const { batchBytes, buildMemory } = memorySplit(options.memory ?? 0);
+    const hadDocs = this.docs.length > 0;
+    const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
+    try {
+      // Files are read into one reused buffer (no garbage per file) and passed packed.
+      let buf = Buffer.allocUnsafe(batchBytes);
+      const offsets: number[] = [0];
+      const names: string[] = [];
+      if (!hadDocs) {
+        offsets.push(0);
+        names.push('');  // id 0: dupi's dummy record
       }
-      batch.push(data);
-      names.push(f);
-      bytes += data.length;
-      if (bytes >= 16 << 20) await flush();
+      const flush = async () => {
+        if (names.length === 0) return;
+        const used = offsets[offsets.length - 1];
+        const ids = await app.addTexts({ data: buf.subarray(0, used), offsets: Uint32Array.from(offsets) }, { blot: this.blotOptions(), keyModulus: this.modulus });
+        ids.forEach((id, i) => {
+          if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
+          this.docs.push({ Path: names[i], Start: 0, End: offsets[i + 1] - offsets[i] });
+        });
+        offsets.length = 1;
+        names.length = 0;
+      };
+      const ioError = (f: string, e: unknown) => new NeardupError('ERR_NEARDUP_IO', `cannot read '${f}': ${(e as Error).message}`, { file: f, cause: e });
+      for (const f of files) {
+        let fd: number, size: number;
+        try {
+          fd = fs.openSync(f, 'r');
+        } catch (e) {
+          throw ioError(f, e);
+        }
+        try {
+          try {
+            size = fs.fstatSync(fd).size;
+          } catch (e) {
+            throw ioError(f, e);
+          }
+          if (offsets[offsets.length - 1] + size > buf.length) await flush();
+          if (size > buf.length) buf = Buffer.allocUnsafe(size);
+          const at = offsets[offsets.length - 1];
+          let got = 0;
+          try {
+            for (let k; got < size && (k = fs.readSync(fd, buf, at + got, size - got, null)) > 0;) got += k;
+          } catch (e) {
+            throw ioError(f, e);
+          }
+          offsets.push(at + got);
+          names.push(f);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      await flush();
+      await app.commit();
+    } catch (e) {
+      await app.abort().catch(() => undefined);
+      throw e;
     }
-    await flush();
-    if (this.ix.info().segments > 1) await this.ix.merge();
+    if (hadDocs) await this.ix.merge();
     await writeIndexFile(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
   }
 

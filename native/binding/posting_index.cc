@@ -345,26 +345,41 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
 
-  // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots) into per-doc key lists.
+  // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots): the keys of documents
+  // [16 c, 16 c + 16) are parts[c] (one allocation per 16 documents, reused blotters).
+  struct KeyPart {
+    std::vector<uint32_t> keys, offs;
+  };
   static Status BlotKeys(const Docs& d, const BlotOptions& bo, uint64_t modulus, const std::atomic<bool>* stop,
-                         std::vector<uint32_t>* keys, std::vector<uint32_t>* offs) {
-    std::vector<std::vector<uint32_t>> docs(d.n);
-    parallel::ParallelFor(d.n, 16, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
-      postings::Blotter bl(bo);
+                         std::vector<KeyPart>* parts) {
+    constexpr size_t kGrain = 16;
+    parts->resize((d.n + kGrain - 1) / kGrain);
+    const size_t slots = parallel::MaxSlots();
+    std::vector<std::unique_ptr<postings::Blotter>> blotters(slots);
+    parallel::ParallelFor(d.n, kGrain, slots, [&](size_t b, size_t e, size_t slot) {
+      if (!blotters[slot]) blotters[slot] = std::make_unique<postings::Blotter>(bo);
+      postings::Blotter& bl = *blotters[slot];
+      KeyPart& p = (*parts)[b / kGrain];
+      p.offs.assign(1, 0);
       for (size_t i = b; i < e; i++) {
-        bl.Run(d.ptr[i], d.len[i]);
-        auto& k = docs[i];
-        k = bl.blots();
+        bl.RunBlots(d.ptr[i], d.len[i]);
+        const size_t at = p.keys.size();
+        p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
         if (modulus)
-          for (auto& x : k) x = uint32_t(x % modulus);
+          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = uint32_t(p.keys[j] % modulus);
+        p.offs.push_back(uint32_t(p.keys.size()));
       }
     }, stop);
     if (stop->load()) return Status(Code::kCancelled, "cancelled");
-    offs->assign(1, 0);
-    for (auto& k : docs) {
-      keys->insert(keys->end(), k.begin(), k.end());
-      offs->push_back(uint32_t(keys->size()));
-      std::vector<uint32_t>().swap(k);
+    return Status::Ok();
+  }
+  template <typename Appender>
+  static Status AddParts(Appender* app, const std::vector<KeyPart>& parts, std::vector<uint32_t>* ids) {
+    std::vector<uint32_t> part_ids;
+    for (const KeyPart& p : parts) {
+      Status st = AddDocs(app, p.keys.data(), p.offs.data(), p.offs.size() - 1, &part_ids);
+      if (!st.ok()) return st;
+      ids->insert(ids->end(), part_ids.begin(), part_ids.end());
     }
     return Status::Ok();
   }
@@ -388,12 +403,15 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<uint32_t> keys, offs;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &keys, &offs);
+                   std::vector<KeyPart> parts;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
                    if (!r.ok()) return r;
                    std::unique_lock<std::shared_mutex> l(s->mu);
-                   return AppendOnce<uint32_t>(*s, keys.data(), offs.data(), offs.size() - 1, memory, tmp,
-                                               modulus ? postings::BitWidth(modulus - 1) : 32, ids.get(), stop);
+                   std::unique_ptr<postings::PostingIndex::Appender> app;
+                   r = s->ix32.StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : 32, &app);
+                   if (r.ok()) r = AddParts(app.get(), parts, ids.get());
+                   if (r.ok()) r = app->Commit(stop);
+                   return r;
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
@@ -443,11 +461,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Queue(env,
                  [s, texts, bo, modulus, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<uint32_t> keys, offs;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &keys, &offs);
+                   std::vector<KeyPart> parts;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
                    if (!r.ok()) return r;
                    std::unique_lock<std::shared_mutex> l(s->mu);
-                   return AddDocs(s->app32.get(), keys.data(), offs.data(), offs.size() - 1, ids.get());
+                   return AddParts(s->app32.get(), parts, ids.get());
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }

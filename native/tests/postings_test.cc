@@ -147,7 +147,7 @@ static void BuildBoundedEqualsInMemoryAndReference() {
     constexpr int kBuilds = 5;
     std::string bytes[kBuilds];
     const uint64_t budgets[kBuilds] = {0, 4096 * 16, 200000, 0, 16384};
-    const unsigned hints[kBuilds] = {8 * sizeof(Key), round % 2 ? 10u : 30u, 12, round % 2 ? 10u : 8 * sizeof(Key), 8};
+    const unsigned full = 8 * sizeof(Key), hints[kBuilds] = {full, round % 2 ? 10u : 30u, 12, round % 2 ? 10u : full, 8};
     for (int b = 0; b < kBuilds; b++) {
       BasicSegmentBuilder<Key> sb(budgets[b], dir, hints[b]);
       // add in a shuffled doc order: the result must not depend on it

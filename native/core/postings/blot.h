@@ -44,6 +44,8 @@ class Blotter {
   explicit Blotter(const BlotOptions& o) : o_(o) {}
   // Tokenises and blots one document; results stay valid until the next call.
   void Run(const uint8_t* d, size_t n);
+  // The blots alone (tokens(), words() and the text ranges are left empty): what an index build needs.
+  void RunBlots(const uint8_t* d, size_t n);
   const std::vector<Token>& tokens() const { return tokens_; }
   // Token index of each word.
   const std::vector<uint32_t>& words() const { return words_; }
@@ -58,6 +60,9 @@ class Blotter {
   const BlotOptions& options() const { return o_; }
 
  private:
+  void Tokenise(const uint8_t* d, size_t n, bool spans);
+  template <bool kSpans>
+  const uint8_t* Hash(const uint8_t* d, const uint8_t* end);
   BlotOptions o_;
   std::vector<Token> tokens_;
   std::vector<uint32_t> words_, hashes_, blots_;

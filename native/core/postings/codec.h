@@ -48,17 +48,14 @@ class BitWriter {
  public:
   // Appends the low `bits` bits of v (bits <= 64; v has no bits above them).
   void Put(uint64_t v, unsigned bits) {
-    if (bits == 0) return;
-    acc_ |= v << fill_;
-    if (fill_ + bits >= 64) {
-      Emit64(acc_);
-      const unsigned used = 64 - fill_;
-      acc_ = used < 64 ? v >> used : 0;
-      fill_ = fill_ + bits - 64;
-    } else {
-      fill_ += bits;
-    }
+    acc_ |= v << fill_;  // fill_ < 64
+    fill_ += bits;
     bits_ += bits;
+    if (fill_ >= 64) {
+      Emit64(acc_);
+      fill_ -= 64;
+      acc_ = fill_ ? v >> (bits - fill_) : 0;
+    }
   }
   void Zeros(uint64_t n) {
     while (n >= 64) Put(0, 64), n -= 64;
@@ -88,9 +85,12 @@ class BitWriter {
 
  private:
   void Emit64(uint64_t w) {
-    uint8_t b[8];
-    StoreLe64(b, w);
-    out_.insert(out_.end(), b, b + 8);
+    const size_t at = out_.size();
+    out_.resize(at + 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    std::memcpy(out_.data() + at, &w, 8);
   }
   std::vector<uint8_t> out_;
   uint64_t acc_ = 0, bits_ = 0;
@@ -209,13 +209,24 @@ inline void PutEliasFano(BitWriter* w, const uint32_t* ids, size_t n, uint32_t b
   const unsigned l = EfLowBits(n, universe);
   const uint64_t mask = l ? ~uint64_t(0) >> (64 - l) : 0;
   for (size_t i = 0; i < n; i++) w->Put((ids[i] - base) & mask, l);
-  uint64_t prev = 0;
+  // High parts: bit (h_i + i) set, i.e. h_i - h_{i-1} zeros before each one; built 64 bits at a time.
+  const uint64_t len = n + ((universe - 1) >> l);
+  uint64_t word = 0, at = 0;  // bits [at, at + 64) are in word
   for (size_t i = 0; i < n; i++) {
-    const uint64_t hi = uint64_t(ids[i] - base) >> l;
-    w->Unary(hi - prev);
-    prev = hi;
+    const uint64_t p = (uint64_t(ids[i] - base) >> l) + i;
+    while (p >= at + 64) {
+      w->Put(word, 64);
+      word = 0;
+      at += 64;
+    }
+    word |= uint64_t(1) << (p - at);
   }
-  w->Zeros(((universe - 1) >> l) - prev);
+  while (len - at > 64) {
+    w->Put(word, 64);
+    word = 0;
+    at += 64;
+  }
+  w->Put(word, unsigned(len - at));
 }
 
 }  // namespace postings
