@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
-import { PostingIndex, blot, goSortByCountDesc, writeIndexFile, type BlotOptions } from './postings';
+import { PostingIndex, blot, writeIndexFile, type BlotOptions } from './postings';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -96,6 +96,7 @@ export function dupiWalk(root: string): string[] {
 }
 
 export class DupiIndex {
+  private table?: { data: Buffer; offsets: Uint32Array };
   private constructor(readonly root: string, readonly cfg: DupiConfig, readonly docs: DupiDoc[], private readonly ix: PostingIndex) {}
 
   get shards(): number { return this.cfg.NumShards; }
@@ -223,15 +224,6 @@ export class DupiIndex {
     await writeIndexFile(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
   }
 
-  /** Per shard, the doc count of every in-shard value (counts[s][v] for reduced blot v * n + s). */
-  async shardCounts(): Promise<Uint32Array[]> {
-    const n = this.shards;
-    const counts = Array.from({ length: n }, () => new Uint32Array(SHARD_VALUES));
-    const { keys, counts: c } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
-    for (let i = 0; i < keys.length; i++) counts[keys[i] % n][Math.floor(keys[i] / n)] = c[i];
-    return counts;
-  }
-
   /** Number of nodes of dupi's path trie: the root plus every distinct absolute path prefix. */
   numPaths(): number {
     const seen = new Set<string>();
@@ -246,59 +238,21 @@ export class DupiIndex {
     return 1 + seen.size;
   }
 
-  async stats(counts?: Uint32Array[]): Promise<DupiStats> {
-    counts ??= await this.shardCounts();
-    let posts = 0;
-    for (const c of counts) for (let v = 0; v < c.length; v++) posts += c[v];
-    const numBlots = this.shards * SHARD_VALUES;
-    const mean = posts / numBlots;
-    let sos = 0;
-    for (const c of counts) {
-      let s = 0;
-      for (let v = 0; v < c.length; v++) s += (mean - c[v]) * (mean - c[v]);
-      sos += s;
-    }
+  async stats(): Promise<DupiStats> {
+    const r = await this.ix.dupiOrder(this.shards, 0);
     return {
-      Root: this.cfg.IndexRoot, NumDocs: this.docs.length, NumPaths: this.numPaths(), NumPosts: posts,
-      NumBlots: numBlots, BlotMean: mean, BlotSigma: Math.sqrt(sos / numBlots),
+      Root: this.cfg.IndexRoot, NumDocs: this.docs.length, NumPaths: this.numPaths(), NumPosts: r.posts,
+      NumBlots: this.shards * SHARD_VALUES, BlotMean: r.mean, BlotSigma: r.sigma,
     };
   }
 
   /**
-   * dupi's extract order: per shard the values sorted by count (Go 1.19 sort.Slice, descending), merged by
-   * count (ties: lowest shard); blots with <= 1 doc skipped; stops at the first blot with fewer than
-   * round(mean + sigma * sd) docs. Yields reduced blots.
+   * dupi's extract order (native, postings::DupiExtractOrder): per shard the values sorted by count (Go
+   * 1.19 sort.Slice, descending), merged by count (ties: lowest shard); blots with <= 1 doc skipped; stops
+   * at the first blot with fewer than round(mean + sigma * sd) docs. Yields reduced blots.
    */
   async extractOrder(sigma: number): Promise<number[]> {
-    const counts = await this.shardCounts();
-    const st = await this.stats(counts);
-    const x = st.BlotMean + sigma * st.BlotSigma;
-    const threshold = x < 0 ? -Math.round(-x) : Math.round(x);  // Go math.Round: half away from zero
-    const n = this.shards;
-    const perms = counts.map((c) => goSortByCountDesc(c));
-    const pos = new Array<number>(n).fill(0);
-    const live = new Array<boolean>(n).fill(true);
-    const out: number[] = [];
-    for (;;) {
-      let best = -1;
-      let bestCount = -1;
-      for (let s = 0; s < n; s++) {
-        if (!live[s]) continue;
-        const c = counts[s][perms[s][pos[s]]];
-        if (c > bestCount) {
-          best = s;
-          bestCount = c;
-        }
-      }
-      if (best < 0) break;
-      const v = perms[best][pos[best]];
-      if (pos[best] === SHARD_VALUES - 1 || bestCount <= 1) live[best] = false;
-      else pos[best]++;
-      if (bestCount <= 1) continue;
-      if (bestCount < threshold) break;
-      out.push(v * n + best);
-    }
-    return out;
+    return Array.from((await this.ix.dupiOrder(this.shards, sigma)).order);
   }
 
   /** Posting lists of reduced blots (any 32-bit value H is looked up as dupi's FindBlot does). */
@@ -318,6 +272,28 @@ export class DupiIndex {
       text: Array.from(r.textBegins, (b, i) => [b, r.textEnds[i]] as [number, number]),
       offsets: Array.from(r.tokenBegins, (b, i) => [b, r.tokenEnds[i]] as [number, number]),
     };
+  }
+
+  /**
+   * Writes dupi's extract lines of reduced blots ("<blot hex> <path>@<start>:<end> ...\n") through write(),
+   * formatted natively into one reused 4 MiB buffer (grown for a longer line); write() must be done with
+   * the bytes when its promise resolves.
+   */
+  async writeExtractLines(blots: number[], write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+    if (!this.table) {
+      const rows = this.docs.map((d) => `${d.Path}@${d.Start}:${d.End}`);
+      const offsets = new Uint32Array(rows.length + 1);
+      rows.forEach((r, i) => { offsets[i + 1] = offsets[i] + Buffer.byteLength(r); });
+      this.table = { data: Buffer.from(rows.join('')), offsets };
+    }
+    const keys = Uint32Array.from(blots);
+    let out = Buffer.allocUnsafe(4 << 20);
+    for (let at = 0; at < keys.length;) {
+      const r = await this.ix.formatLists(keys, this.table.data, this.table.offsets, out, at);
+      if (r.bytes > 0) await write(out.subarray(0, r.bytes));
+      if (r.need > 0) out = Buffer.allocUnsafe(r.need);
+      at = r.next;
+    }
   }
 
   readDoc(id: number): Buffer {

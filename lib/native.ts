@@ -186,6 +186,8 @@ export interface NativePostingIndex {
   merge(): Promise<void>;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
+  dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }>;
+  formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start: number): Promise<{ next: number; bytes: number; need: number }>;
   info(): import('./postings').PostingIndexInfo;
   close(): void;
 }
@@ -234,7 +236,6 @@ export interface NativeBinding {
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
   blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
-  goSortByCountDesc(counts: Uint32Array): Uint32Array;
   createPostingIndex(dir: string, keyBits: number): void;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
 }

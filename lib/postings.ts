@@ -71,10 +71,6 @@ function toU32(v: ArrayLike<number>, what: string): Uint32Array {
   return out;
 }
 
-/** Go 1.19's sort.Slice of 0..n-1 by descending count (not stable: Go's tie order). */
-export function goSortByCountDesc(counts: Uint32Array): Uint32Array {
-  return nativeSync(() => native.goSortByCountDesc(counts));
-}
 
 export interface PostingIndexInfo {
   /** 32 (keys are numbers, Uint32Array) or 64 (keys are bigints, BigUint64Array). */
@@ -243,6 +239,23 @@ export class PostingIndex {
   /** Every key with live documents (ascending; a BigUint64Array for 64-bit keys) and its count. */
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }> {
     return nativeCall(this.n.keyCounts());
+  }
+
+  /** @internal dupi's statistics and extract order over reduced blots (see DupiIndex.extractOrder). */
+  dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }> {
+    return nativeCall(this.n.dupiOrder(shards, sigma));
+  }
+
+  /**
+   * Lines of keys[start..) written into out (dupi's extract lines, formatted on a native thread without
+   * allocating): per key (32-bit index) the key in lower-case hex, then for each live document d of its list
+   * a space and row d of a table (table[tableOffsets[d] .. tableOffsets[d + 1])), then a newline, as long as
+   * lines fit. Returns the next key to write, the bytes written, and (when even that key's line did not fit
+   * in the whole of out) the size it needs. keys, table and out must not change until it resolves.
+   */
+  formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start = 0): Promise<{ next: number; bytes: number; need: number }> {
+    expectInt(start, 'start', 0, keys.length);
+    return nativeCall(this.n.formatLists(keys, table, tableOffsets, out, start));
   }
 
   info(): PostingIndexInfo {

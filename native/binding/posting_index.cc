@@ -137,15 +137,6 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
                });
 }
 
-// goSortByCountDesc(counts: Uint32Array) -> Uint32Array permutation
-Napi::Value GoSort(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::vector<uint32_t> counts = U32Arg(env, info[0], "counts");
-  std::vector<uint32_t> perm;
-  postings::GoSortByCountDesc(counts.data(), uint32_t(counts.size()), &perm);
-  return U32Array(env, std::move(perm));
-}
-
 // ------------------------------------------------------------------------------------- PostingIndex
 
 // An index of 32- or 64-bit keys (fixed when it was created), and its open streaming append, if any.
@@ -305,6 +296,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("merge", &PostingIndexObject::Merge),
                         InstanceMethod("lookup", &PostingIndexObject::Lookup),
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
+                        InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
+                        InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
                         InstanceMethod("info", &PostingIndexObject::Info),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
@@ -537,6 +530,140 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
+  // formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start)
+  //   -> Promise<{ next, bytes, need }>
+  // dupi's extract lines, written into out (reused by the caller: no allocation per line): from keys[start],
+  // one line per key (32-bit index): the key in lower-case hex without leading zeros, then for each live
+  // document d of its list a space and table[tableOffsets[d] .. tableOffsets[d + 1]), then "\n", as long as
+  // lines fit. next = the first key not written, bytes = bytes written, need = the size of line `next` when
+  // it did not fit in an empty out (0 otherwise).
+  Napi::Value FormatLists(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "formatLists");
+    struct Job {
+      Napi::Reference<Napi::Value> keep[3];
+      const uint32_t* keys;
+      size_t nkeys;
+      const uint8_t* table;
+      const uint32_t* toffs;
+      size_t rows;
+      uint8_t* out;
+      size_t cap, start, next = 0, bytes = 0, need = 0;
+    };
+    auto job = std::make_shared<Job>();
+    for (int i : {0, 2}) {
+      if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+        ThrowTypeError(env, i == 0 ? "Expected keys to be a Uint32Array" : "Expected tableOffsets to be a Uint32Array");
+    }
+    for (int i : {1, 3}) {
+      if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        ThrowTypeError(env, i == 1 ? "Expected table to be a Uint8Array" : "Expected out to be a Uint8Array");
+    }
+    Napi::Uint32Array k = info[0].As<Napi::Uint32Array>(), to = info[2].As<Napi::Uint32Array>();
+    Napi::Uint8Array tab = info[1].As<Napi::Uint8Array>(), out = info[3].As<Napi::Uint8Array>();
+    job->keys = k.Data();
+    job->nkeys = k.ElementLength();
+    job->table = tab.Data();
+    job->toffs = to.Data();
+    job->rows = to.ElementLength() ? to.ElementLength() - 1 : 0;
+    job->out = out.Data();
+    job->cap = out.ElementLength();
+    job->start = size_t(ToUint64(env, info[4], "start"));
+    if (job->start > job->nkeys) ThrowRangeError(env, "start must be at most keys.length");
+    for (size_t i = 0; i < to.ElementLength(); i++)
+      if (job->toffs[i] > tab.ElementLength() || (i > 0 && job->toffs[i] < job->toffs[i - 1]))
+        ThrowRangeError(env, "tableOffsets must ascend within the table");
+    job->keep[0] = Napi::Persistent(info[0]);
+    job->keep[1] = Napi::Persistent(info[1]);
+    job->keep[2] = Napi::Persistent(info[3]);  // the JS arrays stay alive (and unmoved) while the job runs
+    return Queue(env,
+                 [s, job](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   Job& j = *job;
+                   std::vector<uint32_t> docs;
+                   size_t at = 0, i = j.start;
+                   for (; i < j.nkeys && !stop->load(); i++) {
+                     Status st = s->ix32.Lookup(j.keys[i], &docs);
+                     if (!st.ok()) return st;
+                     char hex[9];
+                     size_t h = 0;
+                     for (uint32_t v = j.keys[i]; h == 0 || v; v >>= 4) hex[h++] = "0123456789abcdef"[v & 15];
+                     size_t len = h + 1;
+                     for (uint32_t d : docs) {
+                       if (d >= j.rows) return Status(Code::kCorrupt, "document " + std::to_string(d) + " is not in the document table");
+                       len += 1 + j.toffs[d + 1] - j.toffs[d];
+                     }
+                     if (at + len > j.cap) {
+                       if (at == 0) j.need = len;
+                       break;
+                     }
+                     uint8_t* o = j.out + at;
+                     while (h) *o++ = uint8_t(hex[--h]);
+                     for (uint32_t d : docs) {
+                       *o++ = ' ';
+                       std::memcpy(o, j.table + j.toffs[d], j.toffs[d + 1] - j.toffs[d]);
+                       o += j.toffs[d + 1] - j.toffs[d];
+                     }
+                     *o++ = '\n';
+                     at += len;
+                   }
+                   j.next = i;
+                   j.bytes = at;
+                   return Status::Ok();
+                 },
+                 [job](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("next", double(job->next));
+                   o.Set("bytes", double(job->bytes));
+                   o.Set("need", double(job->need));
+                   for (auto& r : job->keep) r.Reset();
+                   return o;
+                 });
+  }
+
+  // dupiOrder(shards, sigma) -> Promise<{ order: Uint32Array, posts, mean, sigma }>: dupi's statistics and
+  // extract order over an index of reduced blots (keys < shards x 65536; postings::DupiExtractOrder).
+  Napi::Value DupiOrder(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "dupiOrder");
+    const uint64_t shards = ToUint64(env, info[0], "shards");
+    if (shards < 1 || shards > 1024) ThrowRangeError(env, "shards must be between 1 and 1024");
+    if (!info[1].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
+    const double sigma = info[1].As<Napi::Number>().DoubleValue();
+    auto order = std::make_shared<std::vector<uint32_t>>();
+    auto st = std::make_shared<postings::DupiStats>();
+    return Queue(env,
+                 [s, shards, sigma, order, st](const std::atomic<bool>*) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::vector<uint32_t> keys, counts;
+                   {
+                     std::shared_lock<std::shared_mutex> l(s->mu);
+                     Status r = KeyCountsOf<uint32_t>(*s, &keys, &counts);
+                     if (!r.ok()) return r;
+                   }
+                   std::vector<std::vector<uint32_t>> per(shards, std::vector<uint32_t>(65536));
+                   for (size_t i = 0; i < keys.size(); i++) {
+                     if (keys[i] >= shards * 65536)
+                       return Status(Code::kCorrupt, "key " + std::to_string(keys[i]) + " is not a reduced blot of " +
+                                                         std::to_string(shards) + " shards");
+                     per[keys[i] % shards][keys[i] / shards] = counts[i];
+                   }
+                   postings::DupiExtractOrder(per, sigma, order.get(), st.get());
+                   return Status::Ok();
+                 },
+                 [order, st](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("order", U32Array(env, std::move(*order)));
+                   o.Set("posts", double(st->posts));
+                   o.Set("mean", st->mean);
+                   o.Set("sigma", st->sigma);
+                   return o;
+                 });
+  }
+
   // keyCounts() -> Promise<{ keys: Uint32Array | BigUint64Array, counts: Uint32Array }>
   Napi::Value KeyCounts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -607,7 +734,6 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
   auto* ref = new Napi::FunctionReference(Napi::Persistent(cls));
   env.AddCleanupHook([ref] { delete ref; });
   exports.Set("blotBatch", Napi::Function::New(env, BlotBatch, "blotBatch"));
-  exports.Set("goSortByCountDesc", Napi::Function::New(env, GoSort, "goSortByCountDesc"));
   exports.Set("createPostingIndex", Napi::Function::New(env, CreateIndex, "createPostingIndex"));
   // openPostingIndex(dir, verify) -> Promise<PostingIndex>
   exports.Set("openPostingIndex", Napi::Function::New(env, [ref](const Napi::CallbackInfo& info) -> Napi::Value {

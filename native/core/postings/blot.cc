@@ -1,6 +1,7 @@
 #include "postings/blot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -443,6 +444,54 @@ void GoSortByCountDesc(const uint32_t* counts, uint32_t n, std::vector<uint32_t>
   if (n <= 1) return;
   GoSorter s{*perm, counts};
   s.Pdq(0, long(n), int(GoSorter::BitLen(n)));
+}
+
+void DupiExtractOrder(const std::vector<std::vector<uint32_t>>& counts, double sigma, std::vector<uint32_t>* order,
+                      DupiStats* stats) {
+  order->clear();
+  const size_t n = counts.size();
+  size_t blots = 0;
+  uint64_t posts = 0;
+  for (const auto& c : counts) {
+    blots += c.size();
+    for (uint32_t v : c) posts += v;
+  }
+  // The same operations, in the same order, as dupi's (and neardup's TypeScript) statistics.
+  const double mean = blots ? double(posts) / double(blots) : 0;
+  double sos = 0;
+  for (const auto& c : counts) {
+    double s = 0;
+    for (uint32_t v : c) s += (mean - v) * (mean - v);
+    sos += s;
+  }
+  stats->posts = posts;
+  stats->mean = mean;
+  stats->sigma = blots ? std::sqrt(sos / double(blots)) : 0;
+  const double x = mean + sigma * stats->sigma;
+  const double threshold = std::round(x);
+  std::vector<std::vector<uint32_t>> perm(n);
+  for (size_t s = 0; s < n; s++) GoSortByCountDesc(counts[s].data(), uint32_t(counts[s].size()), &perm[s]);
+  std::vector<size_t> pos(n, 0);
+  std::vector<bool> live(n);
+  for (size_t s = 0; s < n; s++) live[s] = !counts[s].empty();
+  for (;;) {
+    long best = -1;
+    int64_t best_count = -1;
+    for (size_t s = 0; s < n; s++) {
+      if (!live[s]) continue;
+      const int64_t c = counts[s][perm[s][pos[s]]];
+      if (c > best_count) best = long(s), best_count = c;
+    }
+    if (best < 0) break;
+    const uint32_t v = perm[size_t(best)][pos[size_t(best)]];
+    if (pos[size_t(best)] + 1 == counts[size_t(best)].size() || best_count <= 1)
+      live[size_t(best)] = false;
+    else
+      pos[size_t(best)]++;
+    if (best_count <= 1) continue;
+    if (double(best_count) < threshold) break;
+    order->push_back(uint32_t(v * n + size_t(best)));
+  }
 }
 
 }  // namespace postings

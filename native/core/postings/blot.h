@@ -73,5 +73,17 @@ class Blotter {
 // pattern-defeating quicksort, not stable; the tie order is whatever Go's algorithm leaves.
 void GoSortByCountDesc(const uint32_t* counts, uint32_t n, std::vector<uint32_t>* perm);
 
+// dupi's index statistics and extract order over its reduced blots: counts[s][v] = documents of in-shard
+// value v of shard s (shards x 65536 blots). mean = posts / blots, sd over all blots (zeros included);
+// the order merges the shards' Go-sorted values by count (ties: lowest shard), skips counts <= 1 and
+// stops at the first count below round(mean + sigma * sd) (half away from zero). Order entries are
+// reduced blots v * shards + s.
+struct DupiStats {
+  uint64_t posts = 0;
+  double mean = 0, sigma = 0;
+};
+void DupiExtractOrder(const std::vector<std::vector<uint32_t>>& counts, double sigma, std::vector<uint32_t>* order,
+                      DupiStats* stats);
+
 }  // namespace postings
 }  // namespace neardup

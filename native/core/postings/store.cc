@@ -630,9 +630,27 @@ Status BasicSegment<Key>::ReadBlock(uint64_t b, Block* out) const {
   uint64_t pos = kp, v = 0, lists = 0;
   Key key = DirKey(b);
   const char* bad = nullptr;
+  // Rice codes: the fast path (the code inside one 64-bit load, well before limit) inline, with pos in a
+  // register; the rest through BitReader::Rice.
+  const uint64_t mask_g = kg >= 64 ? ~uint64_t(0) : (uint64_t(1) << kg) - 1, mask_c = (uint64_t(1) << kc) - 1;
+  const uint8_t* body = body_;
+  const uint64_t fast_end = limit >= 64 ? limit - 64 : 0;
+  auto rice = [&](unsigned k, uint64_t mask) __attribute__((always_inline)) -> bool {
+    if (k <= 56 && pos <= fast_end) {
+      const uint64_t w = Load64(body + (pos >> 3)) >> (pos & 7);
+      const uint64_t rest = w >> k;
+      if (rest != 0) {
+        const unsigned q = unsigned(__builtin_ctzll(rest));
+        v = uint64_t(q) << k | (w & mask);
+        pos += k + q + 1;
+        return true;
+      }
+    }
+    return r.Rice(&pos, limit, k, &v);
+  };
   for (size_t i = 0; i < n; i++) {
     if (i > 0) {
-      if (!r.Rice(&pos, limit, kg, &v)) {
+      if (!rice(kg, mask_g)) {
         bad = "bad key gap";
         break;
       }
@@ -642,7 +660,7 @@ Status BasicSegment<Key>::ReadBlock(uint64_t b, Block* out) const {
       }
       key = Key(key + v + 1);
     }
-    if (!r.Rice(&pos, limit, kc, &v)) {
+    if (!rice(kc, mask_c)) {
       bad = "bad count";
       break;
     }
