@@ -13,7 +13,9 @@
 #include "addon.h"
 #include "args.h"
 #include "parallel/pool.h"
+#include "io/file.h"
 #include "postings/blot.h"
+#include "postings/passages.h"
 #include "postings/store.h"
 #include "texts.h"
 
@@ -281,6 +283,58 @@ Status KeyCountsOf(IndexState& s, std::vector<Key>* keys, std::vector<uint32_t>*
   });
 }
 
+// The indexed documents' texts for the passage functions: { files: string[], file: Uint32Array,
+// offset: Float64Array, length: Uint32Array } (document d = length[d] bytes at offset[d] of files[file[d]]),
+// read from memory-mapped files.
+struct TextSource {
+  std::vector<std::string> names;
+  std::vector<uint32_t> file, length;
+  std::vector<double> offset;
+  std::vector<io::MappedFile> maps;
+  Status Open() {
+    maps.resize(names.size());
+    for (size_t i = 0; i < names.size(); i++) {
+      Status s = maps[i].Open(names[i]);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  postings::TextFn Fn() const {
+    return [this](uint32_t d, const uint8_t** t, size_t* n) -> Status {
+      if (d >= file.size() || file[d] >= maps.size())
+        return Status(Code::kCorrupt, "document " + std::to_string(d) + " is not in the document lists");
+      const io::MappedFile& m = maps[file[d]];
+      const double off = offset[d];
+      if (off < 0 || off + length[d] > double(m.size()))
+        return Status(Code::kCorrupt, "'" + names[file[d]] + "' is shorter than its document list says (document " +
+                                          std::to_string(d) + ")");
+      *t = m.data() + size_t(off);
+      *n = length[d];
+      return Status::Ok();
+    };
+  }
+};
+
+std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsObject()) ThrowTypeError(env, "Expected texts to be { files, file, offset, length }");
+  Napi::Object o = v.As<Napi::Object>();
+  auto ts = std::make_shared<TextSource>();
+  Napi::Value files = o.Get("files");
+  if (!files.IsArray()) ThrowTypeError(env, "Expected texts.files to be an array of strings");
+  Napi::Array fa = files.As<Napi::Array>();
+  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(StringArg(env, fa.Get(i), "texts.files[i]"));
+  ts->file = U32Arg(env, o.Get("file"), "texts.file");
+  ts->length = U32Arg(env, o.Get("length"), "texts.length");
+  Napi::Value off = o.Get("offset");
+  if (!off.IsTypedArray() || off.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    ThrowTypeError(env, "Expected texts.offset to be a Float64Array");
+  Napi::Float64Array fo = off.As<Napi::Float64Array>();
+  ts->offset.assign(fo.Data(), fo.Data() + fo.ElementLength());
+  if (ts->offset.size() != ts->file.size() || ts->length.size() != ts->file.size())
+    ThrowRangeError(env, "texts.file, texts.offset and texts.length must have one entry per document");
+  return ts;
+}
+
 class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -298,6 +352,9 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
                         InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
+                        InstanceMethod("extractPassages", &PostingIndexObject::ExtractPassages),
+                        InstanceMethod("queryPassages", &PostingIndexObject::QueryPassages),
+                        InstanceMethod("passagePairs", &PostingIndexObject::PassagePairs),
                         InstanceMethod("info", &PostingIndexObject::Info),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
@@ -660,6 +717,186 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.Set("posts", double(st->posts));
                    o.Set("mean", st->mean);
                    o.Set("sigma", st->sigma);
+                   return o;
+                 });
+  }
+
+  // extractPassages(keys, texts, blotOptions) -> Promise<{ windows, firstBlot, docOffsets, docs, begins, ends }>
+  // (postings::ExtractPassages; passage i's documents are docs[docOffsets[i] .. docOffsets[i + 1])).
+  Napi::Value ExtractPassages(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "extractPassages");
+    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
+    auto ts = ReadTextSource(env, info[1]);
+    const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    auto res = std::make_shared<std::vector<postings::Passage>>();
+    auto text = std::make_shared<std::vector<uint8_t>>();  // the occurrences' texts, back to back
+    return Queue(env,
+                 [s, keys, ts, bo, res, text](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   const postings::TextFn fn = ts->Fn();
+                   r = postings::ExtractPassages(s->ix32, *keys, bo, fn, parallel::MaxSlots(), stop, res.get());
+                   for (size_t i = 0; i < res->size() && r.ok(); i++) {
+                     for (const auto& o : (*res)[i].docs) {
+                       const uint8_t* t = nullptr;
+                       size_t n = 0;
+                       r = fn(o.doc, &t, &n);
+                       if (!r.ok()) break;
+                       if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
+                       text->insert(text->end(), t + o.begin, t + o.end);
+                     }
+                   }
+                   return r;
+                 },
+                 [res, text](Napi::Env env) {
+                   std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+                   for (const auto& p : *res) {
+                     windows.push_back(p.windows);
+                     first.push_back(p.first_blot);
+                     for (const auto& o : p.docs) docs.push_back(o.doc), begins.push_back(o.begin), ends.push_back(o.end);
+                     offs.push_back(uint32_t(docs.size()));
+                   }
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("windows", U32Array(env, std::move(windows)));
+                   o.Set("firstBlot", U32Array(env, std::move(first)));
+                   o.Set("docOffsets", U32Array(env, std::move(offs)));
+                   o.Set("docs", U32Array(env, std::move(docs)));
+                   o.Set("begins", U32Array(env, std::move(begins)));
+                   o.Set("ends", U32Array(env, std::move(ends)));
+                   const size_t n = text->size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(*text)), 0));
+                   return o;
+                 });
+  }
+
+  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
+  // windows, runOffsets, qBegin, qEnd, dBegin, dEnd, runWindows }>: query i's matches are
+  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]).
+  Napi::Value QueryPassages(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "queryPassages");
+    auto q = std::make_shared<TextBatch>();
+    q->Load(env, info[0], "queryTexts");
+    auto ts = ReadTextSource(env, info[1]);
+    const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
+    const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
+    if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    struct Out {
+      std::vector<uint32_t> moffs{0}, doc, windows, roffs{0}, qb, qe, db, de, rw;
+      std::vector<uint8_t> text;  // each run's text in the indexed document, back to back
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [s, q, ts, bo, min_passages, max_docs, out](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   const Docs d = q->docs();
+                   const size_t slots = parallel::MaxSlots();
+                   std::vector<std::vector<postings::QueryMatch>> m(d.n);
+                   std::vector<std::vector<postings::Windows>> dw(d.n);
+                   std::vector<postings::Windows> qw(d.n);
+                   Status err;
+                   std::mutex em;
+                   const postings::TextFn fn = ts->Fn();
+                   parallel::ParallelFor(d.n, 1, slots, [&](size_t b, size_t e, size_t) {
+                     postings::Blotter bl(bo);
+                     for (size_t i = b; i < e; i++) {
+                       postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw[i]);
+                       Status st = postings::QueryPassages(s->ix32, qw[i], bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &dw[i]);
+                       if (!st.ok()) {
+                         std::lock_guard<std::mutex> g(em);
+                         err = st;
+                         return;
+                       }
+                     }
+                   }, stop);
+                   if (!err.ok()) return err;
+                   if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   for (size_t i = 0; i < d.n; i++) {
+                     for (size_t k = 0; k < m[i].size(); k++) {
+                       const auto& x = m[i][k];
+                       const auto& w = dw[i][k];
+                       const uint8_t* t = nullptr;
+                       size_t tn = 0;
+                       Status st = fn(x.doc, &t, &tn);
+                       if (!st.ok()) return st;
+                       out->doc.push_back(x.doc);
+                       out->windows.push_back(x.windows);
+                       for (const auto& run : x.runs) {
+                         out->text.insert(out->text.end(), t + w.begin[run.b], t + w.end[run.b + run.len - 1]);
+                         out->qb.push_back(qw[i].begin[run.a]);
+                         out->qe.push_back(qw[i].end[run.a + run.len - 1]);
+                         out->db.push_back(w.begin[run.b]);
+                         out->de.push_back(w.end[run.b + run.len - 1]);
+                         out->rw.push_back(run.len);
+                       }
+                       out->roffs.push_back(uint32_t(out->rw.size()));
+                     }
+                     out->moffs.push_back(uint32_t(out->doc.size()));
+                   }
+                   return Status::Ok();
+                 },
+                 [q, out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("matchOffsets", U32Array(env, std::move(out->moffs)));
+                   o.Set("doc", U32Array(env, std::move(out->doc)));
+                   o.Set("windows", U32Array(env, std::move(out->windows)));
+                   o.Set("runOffsets", U32Array(env, std::move(out->roffs)));
+                   o.Set("qBegin", U32Array(env, std::move(out->qb)));
+                   o.Set("qEnd", U32Array(env, std::move(out->qe)));
+                   o.Set("dBegin", U32Array(env, std::move(out->db)));
+                   o.Set("dEnd", U32Array(env, std::move(out->de)));
+                   o.Set("runWindows", U32Array(env, std::move(out->rw)));
+                   const size_t n = out->text.size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
+                   return o;
+                 });
+  }
+
+  // passagePairs(texts, blotOptions, minPassages, maxDocs) -> Promise<{ a, b, passages, windows, bytesA, bytesB }>
+  Napi::Value PassagePairs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "passagePairs");
+    auto ts = ReadTextSource(env, info[0]);
+    const BlotOptions bo = ReadBlotOptions(env, info[1]);
+    const uint64_t min_passages = ToUint64(env, info[2], "minPassages");
+    const uint64_t max_docs = ToUint64(env, info[3], "maxDocs");
+    if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    auto res = std::make_shared<std::vector<postings::PairSummary>>();
+    return Queue(env,
+                 [s, ts, bo, min_passages, max_docs, res](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   return postings::PassagePairs(s->ix32, bo, ts->Fn(), uint32_t(min_passages), uint32_t(max_docs),
+                                                 parallel::MaxSlots(), stop, res.get());
+                 },
+                 [res](Napi::Env env) {
+                   const size_t n = res->size();
+                   std::vector<uint32_t> a(n), b(n), p(n), w(n);
+                   Napi::Float64Array ba = Napi::Float64Array::New(env, n), bb = Napi::Float64Array::New(env, n);
+                   for (size_t i = 0; i < n; i++) {
+                     const auto& x = (*res)[i];
+                     a[i] = x.a, b[i] = x.b, p[i] = x.passages, w[i] = x.windows;
+                     ba[i] = double(x.bytes_a), bb[i] = double(x.bytes_b);
+                   }
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("a", U32Array(env, std::move(a)));
+                   o.Set("b", U32Array(env, std::move(b)));
+                   o.Set("passages", U32Array(env, std::move(p)));
+                   o.Set("windows", U32Array(env, std::move(w)));
+                   o.Set("bytesA", ba);
+                   o.Set("bytesB", bb);
                    return o;
                  });
   }

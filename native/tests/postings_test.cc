@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "postings/codec.h"
+#include "postings/passages.h"
 #include "io/file.h"
 #include "postings/store.h"
 
@@ -357,5 +358,78 @@ static void CorruptAndTruncatedSegmentsAreRefused() {
 }
 TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
 TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
+
+// Aligned runs against the brute force of their definition, and the passage functions on a small random
+// index (under the sanitizers; their results are compared with a brute-force reference in
+// test/passages.test.ts).
+TEST(aligned_runs_and_passages) {
+  std::mt19937 rng(21);
+  for (int round = 0; round < 200; round++) {
+    std::vector<uint32_t> x(rng() % 40), y(rng() % 40);
+    const uint32_t alpha = 1 + rng() % 6;
+    for (auto& v : x) v = rng() % alpha;
+    for (auto& v : y) v = rng() % alpha;
+    std::vector<Run> got, want;
+    AlignedRuns(x.data(), x.size(), y.data(), y.size(), &got);
+    std::map<uint32_t, size_t> seen;
+    std::vector<bool> allowed(y.size());
+    for (size_t j = 0; j < y.size(); j++) allowed[j] = ++seen[y[j]] <= kMaxRepeat;
+    for (size_t i = 0; i < x.size(); i++)
+      for (size_t j = 0; j < y.size(); j++) {
+        if (x[i] != y[j] || !allowed[j] || (i > 0 && j > 0 && x[i - 1] == y[j - 1])) continue;
+        uint32_t len = 1;
+        while (i + len < x.size() && j + len < y.size() && x[i + len] == y[j + len]) len++;
+        want.push_back(Run{uint32_t(i), uint32_t(j), len});
+      }
+    EXPECT(got == want);
+  }
+  const std::string dir = TempDir();
+  const std::string idx = dir + "/idx";
+  EXPECT(PostingIndex::Create(idx).ok());
+  PostingIndex ix;
+  EXPECT(ix.Open(idx, true).ok());
+  std::vector<std::string> texts;
+  const char* words[] = {"a", "b", "c", "d", "e", "f"};
+  for (int d = 0; d < 40; d++) {
+    std::string t;
+    for (int w = rng() % 60; w > 0; w--) t += std::string(words[rng() % 6]) + " ";
+    texts.push_back(t);
+  }
+  BlotOptions bo;
+  bo.seq_len = 3;
+  Blotter bl(bo);
+  std::vector<std::vector<uint32_t>> keys;
+  for (auto& t : texts) {
+    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
+    keys.push_back(bl.blots());
+  }
+  std::vector<uint32_t> ids;
+  EXPECT(ix.Append(keys, 0, dir, &ids).ok());
+  TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
+    *t = reinterpret_cast<const uint8_t*>(texts[d].data());
+    *n = texts[d].size();
+    return Status::Ok();
+  };
+  std::vector<uint32_t> all;
+  EXPECT(ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
+    if (d.size() >= 2) all.push_back(k);
+    return Status::Ok();
+  }).ok());
+  std::vector<Passage> ps;
+  EXPECT(ExtractPassages(ix, all, bo, fn, 2, nullptr, &ps).ok());
+  EXPECT(!ps.empty());
+  for (const auto& p : ps)
+    for (const auto& o : p.docs) EXPECT(o.begin < o.end && o.end <= texts[o.doc].size());
+  std::vector<PairSummary> pairs;
+  EXPECT(PassagePairs(ix, bo, fn, 1, 1000, 2, nullptr, &pairs).ok());
+  EXPECT(!pairs.empty());
+  Windows q;
+  WindowsOf(&bl, reinterpret_cast<const uint8_t*>(texts[3].data()), texts[3].size(), &q);
+  std::vector<QueryMatch> m;
+  std::vector<Windows> w;
+  EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &m, &w).ok());
+  EXPECT(q.size() == 0 || (!m.empty() && m[0].doc == 3));
+  RmRf(dir);
+}
 
 TEST_MAIN("postings")
