@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
-import { PostingIndex, blot, writeIndexFile, type BlotOptions } from './postings';
+import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -37,18 +37,6 @@ export interface DupiStats {
 }
 
 const SHARD_VALUES = 65536;
-
-/**
- * How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
- * once (16 MiB, or a sixteenth of the cap, at least 1 MiB) and the (key, doc) pairs of the build (the cap
- * minus four batches: the texts, their blots and the copies made on the way).
- */
-export function memorySplit(memory: number): { batchBytes: number; buildMemory: number } {
-  if (!memory) return { batchBytes: 4 << 20, buildMemory: 0 };
-  const batchBytes = Math.max(1 << 20, Math.min(16 << 20, Math.floor(memory / 16)));
-  return { batchBytes, buildMemory: Math.max(memory - 4 * batchBytes, Math.floor(memory / 4)) };
-}
-
 
 function readJson<T>(file: string): T {
   let text: string;

@@ -106,6 +106,14 @@ export interface AppenderOptions extends AppendOptions {
   keyBits?: number;
 }
 
+/** @internal Where the indexed documents' texts are: document d = length[d] bytes at offset[d] of files[file[d]]. */
+export interface TextSourceArg {
+  files: string[];
+  file: Uint32Array;
+  offset: Float64Array;
+  length: Uint32Array;
+}
+
 /** Keys of one document: numbers (32-bit index) or bigints (64-bit index). */
 export type KeyList = ArrayLike<number> | ArrayLike<bigint>;
 
@@ -241,6 +249,21 @@ export class PostingIndex {
     return nativeCall(this.n.keyCounts());
   }
 
+  /** @internal Passages of the chosen keys (PassageIndex.extract; native/core/postings/passages.h). */
+  extractPassages(keys: Uint32Array, texts: TextSourceArg, blotOptions: BlotOptions) {
+    return nativeCall(this.n.extractPassages(keys, texts, blotOptions));
+  }
+
+  /** @internal Passages shared with query texts (PassageIndex.query). */
+  queryPassages(texts: TextInput, source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
+    return nativeCall(this.n.queryPassages(texts, source, blotOptions, minPassages, maxDocs));
+  }
+
+  /** @internal The pairwise passage summary (PassageIndex.pairs). */
+  passagePairs(source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
+    return nativeCall(this.n.passagePairs(source, blotOptions, minPassages, maxDocs));
+  }
+
   /** @internal dupi's statistics and extract order over reduced blots (see DupiIndex.extractOrder). */
   dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }> {
     return nativeCall(this.n.dupiOrder(shards, sigma));
@@ -266,6 +289,19 @@ export class PostingIndex {
     this.n.close();
   }
 }
+
+/**
+ * How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
+ * once (16 MiB, or a sixteenth of the cap, at least 1 MiB) and the (key, doc) pairs of the build (the cap
+ * minus four batches: the texts, their blots and the copies made on the way).
+ */
+/** @internal */
+export function memorySplit(memory: number): { batchBytes: number; buildMemory: number } {
+  if (!memory) return { batchBytes: 4 << 20, buildMemory: 0 };
+  const batchBytes = Math.max(1 << 20, Math.min(16 << 20, Math.floor(memory / 16)));
+  return { batchBytes, buildMemory: Math.max(memory - 4 * batchBytes, Math.floor(memory / 4)) };
+}
+
 
 /** @internal Writes a small index file through the CLI's output rules (temporary name, sync, rename: never torn). */
 export async function writeIndexFile(file: string, data: string | Uint8Array): Promise<void> {
