@@ -61,6 +61,8 @@ export interface NativeDedupOptions {
   threshold?: number;
   verify?: 'none' | 'estimate' | 'exact';
   pairs?: boolean;
+  /** With pairs: more reported pairs fail with ERR_NEARDUP_TOO_MANY_RESULTS. */
+  maxPairs?: number;
   memory?: number | bigint;
   tmp?: string;
   /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
@@ -93,6 +95,14 @@ export interface NativeSimhashOptions extends Omit<NativeShingleOptions, 'hash' 
   profile?: 'default' | 'seomoz';
   hash?: 'fast64' | 'murmur3_64' | 'md5_64';
   weighting?: 'count' | 'binary';
+}
+
+export interface NativeSimhashFindAllOptions {
+  blocks: number;
+  distance: number;
+  clusters: boolean;
+  /** false: clusters only, the pairs are never held. */
+  pairs: boolean;
 }
 
 export interface NativeSimhashFindAllResult {
@@ -202,7 +212,39 @@ export interface NativePostingIndex {
   close(): void;
 }
 
+/** Packed documents of one parseJsonl call: line i of the segments is document i. */
+export interface NativeJsonlBatch {
+  /** Set (and nothing else) when a line is longer than maxLineBytes: its index in the segments. */
+  tooLong?: number;
+  lines: number;
+  text: Uint8Array;
+  offsets: Uint32Array;
+  /** Per line: 1 for a bad line; absent when no line is bad. */
+  bad?: Uint8Array;
+  /** Bad lines (ascending) and their reasons. */
+  badLines: Uint32Array;
+  reasons: string[];
+  /** With idField: each line's id (UTF-8 of a string, digits of an integer), its offsets and kind (0 none, 1 string, 2 integer). */
+  ids?: Uint8Array;
+  idOffsets?: Uint32Array;
+  idKinds?: Uint8Array;
+}
+
+export interface NativeZstdDecoder {
+  decompress(input: Uint8Array, offset: number, maxOut: number): Promise<{ output: Uint8Array; consumed: number }>;
+  finish(): void;
+}
+
 export interface NativeBinding {
+  parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
+  parseFieldPath(spec: string): string[];
+  JsonlFile: new (path: string) => {
+    next(options: { field?: string; idField?: string; maxLineBytes?: number; batchBytes?: number }): Promise<NativeJsonlBatch & { bytes: number; eof: boolean }>;
+    close(): void;
+  };
+  ZstdDecoder: new (name: string) => NativeZstdDecoder;
+  ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
+  zstdDecompressSync(input: Uint8Array, name: string): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
@@ -223,9 +265,19 @@ export interface NativeBinding {
   simhashFingerprintsSync(texts: TextInput, options?: NativeSimhashOptions): BigUint64Array;
   simhashCompute(features: BigUint64Array, weights?: Float64Array): bigint;
   /** ids undefined: document i has id i. */
-  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
-  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
+  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): Promise<NativeSimhashFindAllResult>;
+  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): NativeSimhashFindAllResult;
+  /** The sorted id pairs in chunks: next(chunkPairs) computes the next chunk on the pool. */
+  simhashPairStream(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions): {
+    next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }>;
+  };
   simhashPickBlocks(n: number, distance: number): number;
+  /** Locks a temporary file the CLI opened, while it stays open (io::os::LockFile); false without lock support. */
+  lockTempFile(fd: number, path: string): boolean;
+  /** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files of `dir` (io::CleanStaleTemps); how many. */
+  cleanStaleTemps(dir: string): number;
+  /** Removes the stale "neardup-spill-PID-XXXXXX" folders of `dir` (io::CleanStaleSpillDirs); how many. */
+  cleanStaleSpill(dir: string): number;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;

@@ -10,11 +10,15 @@
       "native/core/text/normalize.cc",
       "native/core/text/shingle.cc",
       "native/core/text/shingle_batch.cc",
+      "native/core/text/json_line.cc",
+      "native/core/text/jsonl_batch.cc",
       "native/core/parallel/pool.cc",
       "native/core/io/file.cc",
       "native/core/io/os_posix.cc",
       "native/core/io/os_win.cc",
       "native/core/io/header.cc",
+      "native/core/io/zstd_stream.cc",
+      "native/core/io/line_reader.cc",
       "native/core/minhash/doubri_hashfile_reader.cc",
       "native/core/minhash/doubri_index.cc",
       "native/core/minhash/lsh.cc",
@@ -42,10 +46,36 @@
       "native/core/io/temp_names_win.cc",
       "native/core/filter/onion_hash.cc"
     ],
+    "neardup_zstd_sources": [
+      "native/third_party/zstd/lib/common/debug.c",
+      "native/third_party/zstd/lib/common/entropy_common.c",
+      "native/third_party/zstd/lib/common/error_private.c",
+      "native/third_party/zstd/lib/common/fse_decompress.c",
+      "native/third_party/zstd/lib/common/xxhash.c",
+      "native/third_party/zstd/lib/common/zstd_common.c",
+      "native/third_party/zstd/lib/decompress/huf_decompress.c",
+      "native/third_party/zstd/lib/decompress/zstd_ddict.c",
+      "native/third_party/zstd/lib/decompress/zstd_decompress.c",
+      "native/third_party/zstd/lib/decompress/zstd_decompress_block.c",
+      "native/third_party/zstd/lib/compress/fse_compress.c",
+      "native/third_party/zstd/lib/compress/hist.c",
+      "native/third_party/zstd/lib/compress/huf_compress.c",
+      "native/third_party/zstd/lib/compress/zstd_compress.c",
+      "native/third_party/zstd/lib/compress/zstd_compress_literals.c",
+      "native/third_party/zstd/lib/compress/zstd_compress_sequences.c",
+      "native/third_party/zstd/lib/compress/zstd_compress_superblock.c",
+      "native/third_party/zstd/lib/compress/zstd_double_fast.c",
+      "native/third_party/zstd/lib/compress/zstd_fast.c",
+      "native/third_party/zstd/lib/compress/zstd_lazy.c",
+      "native/third_party/zstd/lib/compress/zstd_ldm.c",
+      "native/third_party/zstd/lib/compress/zstd_opt.c",
+      "native/third_party/zstd/lib/compress/zstd_preSplit.c"
+    ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
       "native/binding/args.cc",
       "native/binding/texts.cc",
+      "native/binding/jsonl.cc",
       "native/binding/shingles.cc",
       "native/binding/runtime.cc",
       "native/binding/doubri.cc",
@@ -56,7 +86,8 @@
       "native/binding/hashes.cc",
       "native/binding/minhash.cc",
       "native/binding/paragraph_filter.cc",
-      "native/binding/posting_index.cc"
+      "native/binding/posting_index.cc",
+      "native/binding/temp_files.cc"
     ]
   }
 }

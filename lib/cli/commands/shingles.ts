@@ -1,7 +1,8 @@
 // neardup shingles: the shingle hashes of each JSONL line, one JSON array per line on stdout.
 import { shingleHashes, type ShingleHashKind } from '../../shingles';
-import { readJsonl } from '../jsonl';
+import { readDocuments } from '../../input';
 import { Progress } from '../progress';
+import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, oneOf, parse,
@@ -44,11 +45,12 @@ ${INPUT_USAGE}`,
     const out = new Output();
     const progress = new Progress('neardup shingles');
     let docs = 0;
-    for await (const batch of readJsonl(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
-      const texts = batch.texts.map((t) => t ?? '');
-      const r = await shingleHashes(texts, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
-      for (let i = 0; i < texts.length; i++) {
-        if (batch.texts[i] === null) {
+    const limit = documentLimit('shingles');
+    for await (const batch of readDocuments(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
+      checkDocumentSizes(batch, limit, 'shingles');
+      const r = await shingleHashes(batch.packed, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
+      for (let i = 0; i < batch.count; i++) {
+        if (batch.valid && batch.valid[i] === 0) {
           await out.write('[]\n');
           continue;
         }
@@ -66,7 +68,7 @@ ${INPUT_USAGE}`,
         }
         await out.write(s + ']\n');
       }
-      docs += texts.length;
+      docs += batch.count;
     }
     await out.flush();
     progress.done();
