@@ -1,6 +1,7 @@
 #include "postings/passages.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -72,6 +73,36 @@ uint64_t ListHash(const std::vector<uint32_t>& v) { return SeqHash(v.data(), v.s
 
 Status Cancelled() { return Status(Code::kCancelled, "cancelled"); }
 
+// Blots the documents on the pool: visit(slot, doc, windows) for each, in parallel (one Blotter and one
+// Windows per slot). Stops at the first text that cannot be read, or when stop is set.
+Status ForEachWindows(const std::vector<uint32_t>& docs, const BlotOptions& bo, const TextFn& text, size_t slots,
+                      const std::atomic<bool>* stop,
+                      const std::function<void(size_t slot, uint32_t doc, const Windows& w)>& visit) {
+  std::vector<std::unique_ptr<Blotter>> blotters(slots);
+  std::vector<Windows> wins(slots);
+  Status err;
+  std::mutex em;
+  std::atomic<bool> failed{false};
+  parallel::ParallelFor(docs.size(), 16, slots, [&](size_t b, size_t e, size_t slot) {
+    if (!blotters[slot]) blotters[slot] = std::make_unique<Blotter>(bo);
+    for (size_t di = b; di < e && !failed.load(std::memory_order_relaxed); di++) {
+      const uint8_t* t = nullptr;
+      size_t n = 0;
+      Status s = text(docs[di], &t, &n);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> g(em);
+        if (err.ok()) err = s;
+        failed.store(true);
+        return;
+      }
+      WindowsOf(blotters[slot].get(), t, n, &wins[slot]);
+      visit(slot, docs[di], wins[slot]);
+    }
+  }, stop);
+  if (!err.ok()) return err;
+  return stop && stop->load() ? Cancelled() : Status::Ok();
+}
+
 }  // namespace
 
 uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w) {
@@ -130,52 +161,31 @@ Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys
     bool SameRun(const Rec& o) const { return set == o.set && len == o.len && hash == o.hash && first_blot == o.first_blot; }
   };
   std::vector<std::vector<Rec>> part(slots);
-  std::vector<std::unique_ptr<Blotter>> blotters(slots);
-  std::vector<Windows> wins(slots);
-  Status err;
-  std::mutex em;
-  parallel::ParallelFor(docs.size(), 16, slots, [&](size_t b, size_t e, size_t slot) {
-    if (!blotters[slot]) blotters[slot] = std::make_unique<Blotter>(bo);
-    Windows& w = wins[slot];
-    for (size_t di = b; di < e; di++) {
-      const uint8_t* t = nullptr;
-      size_t n = 0;
-      Status s = text(docs[di], &t, &n);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> g(em);
-        err = s;
-        return;
+  Status st = ForEachWindows(docs, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
+    const size_t first = part[slot].size();
+    for (size_t i = 0; i < w.size();) {
+      auto it = set_of.find(w.blots[i]);
+      if (it == set_of.end()) {
+        i++;
+        continue;
       }
-      WindowsOf(blotters[slot].get(), t, n, &w);
-      const size_t first = part[slot].size();
-      for (size_t i = 0; i < w.size();) {
-        auto it = set_of.find(w.blots[i]);
-        if (it == set_of.end()) {
-          i++;
-          continue;
-        }
-        size_t j = i + 1;
-        while (j < w.size()) {
-          auto jt = set_of.find(w.blots[j]);
-          if (jt == set_of.end() || jt->second != it->second) break;
-          j++;
-        }
-        part[slot].push_back(Rec{it->second, uint32_t(j - i), w.blots[i], SeqHash(&w.blots[i], j - i), docs[di],
-                                 w.begin[i], w.end[j - 1]});
-        i = j;
+      size_t j = i + 1;
+      while (j < w.size()) {
+        auto jt = set_of.find(w.blots[j]);
+        if (jt == set_of.end() || jt->second != it->second) break;
+        j++;
       }
-      // first occurrence per run in this document
-      auto beg = part[slot].begin() + first;
-      std::stable_sort(beg, part[slot].end(), [](const Rec& x, const Rec& y) {
-        if (!x.SameRun(y)) return x < y;
-        return false;
-      });
-      part[slot].erase(std::unique(beg, part[slot].end(), [](const Rec& x, const Rec& y) { return x.SameRun(y); }),
-                       part[slot].end());
+      part[slot].push_back(Rec{it->second, uint32_t(j - i), w.blots[i], SeqHash(&w.blots[i], j - i), doc,
+                               w.begin[i], w.end[j - 1]});
+      i = j;
     }
-  }, stop);
-  if (!err.ok()) return err;
-  if (stop && stop->load()) return Cancelled();
+    // first occurrence per run in this document
+    auto beg = part[slot].begin() + first;
+    std::sort(beg, part[slot].end());  // a run's occurrences in this document by position
+    part[slot].erase(std::unique(beg, part[slot].end(), [](const Rec& x, const Rec& y) { return x.SameRun(y); }),
+                     part[slot].end());
+  });
+  if (!st.ok()) return st;
   std::vector<Rec> all;
   for (auto& p : part) {
     all.insert(all.end(), p.begin(), p.end());
@@ -275,39 +285,22 @@ Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn&
     uint32_t key, doc, pos, begin, end;
   };
   std::vector<std::vector<Occ>> part(slots);
-  std::vector<std::unique_ptr<Blotter>> blotters(slots);
-  std::vector<Windows> wins(slots);
-  Status err;
-  std::mutex em;
-  parallel::ParallelFor(live.size(), 16, slots, [&](size_t b, size_t e, size_t slot) {
-    if (!blotters[slot]) blotters[slot] = std::make_unique<Blotter>(bo);
-    Windows& w = wins[slot];
-    std::vector<std::pair<uint32_t, uint32_t>> firsts;  // (key index, position)
-    for (size_t di = b; di < e; di++) {
-      const uint8_t* t = nullptr;
-      size_t n = 0;
-      Status st = text(live[di], &t, &n);
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> g(em);
-        err = st;
-        return;
-      }
-      WindowsOf(blotters[slot].get(), t, n, &w);
-      firsts.clear();
-      for (size_t i = 0; i < w.size(); i++) {
-        auto it = eligible.find(w.blots[i]);
-        if (it != eligible.end()) firsts.push_back({it->second, uint32_t(i)});
-      }
-      std::sort(firsts.begin(), firsts.end());
-      for (size_t k = 0; k < firsts.size(); k++) {
-        if (k > 0 && firsts[k].first == firsts[k - 1].first) continue;
-        const uint32_t i = firsts[k].second;
-        part[slot].push_back(Occ{firsts[k].first, live[di], i, w.begin[i], w.end[i]});
-      }
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> firsts_of(slots);  // (key index, position)
+  s = ForEachWindows(live, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
+    auto& firsts = firsts_of[slot];
+    firsts.clear();
+    for (size_t i = 0; i < w.size(); i++) {
+      auto it = eligible.find(w.blots[i]);
+      if (it != eligible.end()) firsts.push_back({it->second, uint32_t(i)});
     }
-  }, stop);
-  if (!err.ok()) return err;
-  if (stop && stop->load()) return Cancelled();
+    std::sort(firsts.begin(), firsts.end());
+    for (size_t k = 0; k < firsts.size(); k++) {
+      if (k > 0 && firsts[k].first == firsts[k - 1].first) continue;
+      const uint32_t i = firsts[k].second;
+      part[slot].push_back(Occ{firsts[k].first, doc, i, w.begin[i], w.end[i]});
+    }
+  });
+  if (!s.ok()) return s;
   std::vector<Occ> occ;
   for (auto& p : part) {
     occ.insert(occ.end(), p.begin(), p.end());
