@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hash/fast64.h"
 #include "util/endian.h"
 
 namespace neardup {
@@ -20,15 +21,8 @@ namespace postings {
 inline unsigned BitWidth(uint64_t v) { return v ? 64 - unsigned(__builtin_clzll(v)) : 0; }
 
 // Little-endian 64-bit load from any address, one instruction on little-endian hosts (util/endian.h's
-// byte loop is not merged into one load by GCC).
-inline uint64_t Load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
+// byte loop is not merged into one load by GCC): fast64's loader.
+inline uint64_t Load64(const uint8_t* p) { return fast64::R64(p); }
 
 // Elias-Fano: low-bit width of a list of n >= 1 ids in [0, U): floor(log2(U / n)), 0 when U <= n. The
 // largest l with n << l <= U, which is BitWidth(U) - BitWidth(n) or one less (no division).
