@@ -9,21 +9,18 @@ import * as zlib from 'node:zlib';
 import { PostingIndex, blot } from '../lib/postings';
 import { NeardupError } from '../lib/errors';
 import { cli } from './cli-helper';
+import { refWindows } from './reference/passages';
+import { rng as rng01 } from './reference/random';
 
 const test = suite('postings');
 let dir = '';
 test.before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-postings-')); });
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+/** The shared seeded generator, as 32-bit integers. */
 function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0);
-  };
+  const r = rng01(seed);
+  return () => r() * 4294967296;
 }
 
 test('append / delete / merge: lookups and key counts equal a brute-force map at every step', async () => {
@@ -157,36 +154,6 @@ test('a corrupt or truncated segment is refused naming the file (verify) and the
   fs.writeFileSync(seg, good);
 });
 
-// Pure-TS reference of the neardup profile (valid UTF-8 inputs).
-function fnv1(bytes: Uint8Array, h = 0x811c9dc5): number {
-  for (const b of bytes) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
-  return h;
-}
-function fmix(h: number): number {
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
-  return h >>> 0;
-}
-function refBlots(text: string, seqLen: number, hash: 'xor' | 'ordered'): { blots: number[]; ranges: Array<[number, number]> } {
-  const words: Array<{ h: number; b: number; e: number }> = [];
-  const re = /[\p{L}\p{N}_]+/gu;
-  for (const m of text.matchAll(re)) {
-    const lower = [...m[0]].map((c) => c.toLowerCase()).join('');
-    const b = Buffer.byteLength(text.slice(0, m.index!));
-    words.push({ h: fnv1(Buffer.from(lower)), b, e: b + Buffer.byteLength(m[0]) });
-  }
-  const blots: number[] = [], ranges: Array<[number, number]> = [];
-  for (let j = 0; j + seqLen <= words.length; j++) {
-    let x = 0;
-    for (let t = 0; t < seqLen; t++) {
-      if (hash === 'xor') x = (x ^ words[j + t].h) >>> 0;
-      else x = Math.imul(((x << 5) | (x >>> 27)) ^ words[j + t].h, 0x27d4eb2d) >>> 0;
-    }
-    blots.push(hash === 'xor' ? x : fmix(x));
-    ranges.push([words[j].b, words[j + seqLen - 1].e]);
-  }
-  return { blots, ranges };
-}
-
 test('neardup profile == the TypeScript reference (ordered and xor, windows 1..12, Unicode, sizes)', async () => {
   const next = rng(3);
   const vocab = ['alpha', 'Beta', 'ÇA', 'Σίσυφος', 'straße', 'İstanbul', '東京', '١٢٣', 'x_y', 'don', 't', 'KELVIN', 'ǅemal', 'e\u0301t\u00e9'];
@@ -202,7 +169,7 @@ test('neardup profile == the TypeScript reference (ordered and xor, windows 1..1
     for (const seqLen of [1, 3, 10, 12]) {
       const r = await blot(texts, { profile: 'neardup', hash, seqLen });
       texts.forEach((t, i) => {
-        const ref = refBlots(t, seqLen, hash);
+        const ref = refWindows(t, seqLen, hash);
         const a = r.docOffsets[i], b = r.docOffsets[i + 1];
         assert.equal(Array.from(r.blots.subarray(a, b)), ref.blots, `${hash} ${seqLen} ${JSON.stringify(t)}`);
         assert.equal(Array.from(r.textBegins.subarray(a, b), (x, j) => [x, r.textEnds[a + j]]), ref.ranges);
