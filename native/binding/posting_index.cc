@@ -801,16 +801,15 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    const Docs d = q->docs();
                    const size_t slots = parallel::MaxSlots();
                    std::vector<std::vector<postings::QueryMatch>> m(d.n);
-                   std::vector<std::vector<postings::Windows>> dw(d.n);
-                   std::vector<postings::Windows> qw(d.n);
                    Status err;
                    std::mutex em;
                    const postings::TextFn fn = ts->Fn();
                    parallel::ParallelFor(d.n, 1, slots, [&](size_t b, size_t e, size_t) {
                      postings::Blotter bl(bo);
+                     postings::Windows qw;
                      for (size_t i = b; i < e; i++) {
-                       postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw[i]);
-                       Status st = postings::QueryPassages(s->ix32, qw[i], bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &dw[i]);
+                       postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
+                       Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i]);
                        if (!st.ok()) {
                          std::lock_guard<std::mutex> g(em);
                          err = st;
@@ -823,20 +822,20 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    for (size_t i = 0; i < d.n; i++) {
                      for (size_t k = 0; k < m[i].size(); k++) {
                        const auto& x = m[i][k];
-                       const auto& w = dw[i][k];
                        const uint8_t* t = nullptr;
                        size_t tn = 0;
                        Status st = fn(x.doc, &t, &tn);
                        if (!st.ok()) return st;
                        out->doc.push_back(x.doc);
                        out->windows.push_back(x.windows);
-                       for (const auto& run : x.runs) {
-                         out->text.insert(out->text.end(), t + w.begin[run.b], t + w.end[run.b + run.len - 1]);
-                         out->qb.push_back(qw[i].begin[run.a]);
-                         out->qe.push_back(qw[i].end[run.a + run.len - 1]);
-                         out->db.push_back(w.begin[run.b]);
-                         out->de.push_back(w.end[run.b + run.len - 1]);
-                         out->rw.push_back(run.len);
+                       for (const auto& sp : x.spans) {
+                         if (sp.d_end > tn || sp.d_begin > sp.d_end) return Status(Code::kInternal, "passage outside its document");
+                         out->text.insert(out->text.end(), t + sp.d_begin, t + sp.d_end);
+                         out->qb.push_back(sp.q_begin);
+                         out->qe.push_back(sp.q_end);
+                         out->db.push_back(sp.d_begin);
+                         out->de.push_back(sp.d_end);
+                         out->rw.push_back(sp.windows);
                        }
                        out->roffs.push_back(uint32_t(out->rw.size()));
                      }

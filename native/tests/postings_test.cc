@@ -426,8 +426,7 @@ TEST(aligned_runs_and_passages) {
   Windows q;
   WindowsOf(&bl, reinterpret_cast<const uint8_t*>(texts[3].data()), texts[3].size(), &q);
   std::vector<QueryMatch> m;
-  std::vector<Windows> w;
-  EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &m, &w).ok());
+  EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &m).ok());
   EXPECT(q.size() == 0 || (!m.empty() && m[0].doc == 3));
   RmRf(dir);
 }

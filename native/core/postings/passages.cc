@@ -216,9 +216,8 @@ Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys
 // -------------------------------------------------------------------------------------------- query
 
 Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
-                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, std::vector<Windows>* dw) {
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out) {
   out->clear();
-  dw->clear();
   std::vector<uint32_t> blots(q.blots), cands, list;
   std::sort(blots.begin(), blots.end());
   blots.erase(std::unique(blots.begin(), blots.end()), blots.end());
@@ -242,25 +241,20 @@ Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions
     AlignedRuns(q.blots.data(), q.size(), w.blots.data(), w.size(), &runs);
     if (runs.empty() || runs.size() < min_passages) continue;
     std::fill(seen.begin(), seen.end(), 0);
-    uint32_t windows = 0;
-    for (const Run& r : runs)
-      for (uint32_t i = r.a; i < r.a + r.len; i++) windows += seen[i] ? 0 : (seen[i] = 1);
-    out->push_back(QueryMatch{d, runs, windows});
-    dw->push_back(w);
+    QueryMatch m;
+    m.doc = d;
+    m.spans.reserve(runs.size());
+    for (const Run& r : runs) {
+      for (uint32_t i = r.a; i < r.a + r.len; i++) m.windows += seen[i] ? 0 : (seen[i] = 1);
+      m.spans.push_back(QuerySpan{r.len, q.begin[r.a], q.end[r.a + r.len - 1], w.begin[r.b], w.end[r.b + r.len - 1]});
+    }
+    out->push_back(std::move(m));
   }
-  std::vector<size_t> order(out->size());
-  for (size_t i = 0; i < order.size(); i++) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const QueryMatch &a = (*out)[x], &b = (*out)[y];
+  std::sort(out->begin(), out->end(), [](const QueryMatch& a, const QueryMatch& b) {
     if (a.windows != b.windows) return a.windows > b.windows;
-    if (a.runs.size() != b.runs.size()) return a.runs.size() > b.runs.size();
+    if (a.spans.size() != b.spans.size()) return a.spans.size() > b.spans.size();
     return a.doc < b.doc;
   });
-  std::vector<QueryMatch> m;
-  std::vector<Windows> mw;
-  for (size_t i : order) m.push_back(std::move((*out)[i])), mw.push_back(std::move((*dw)[i]));
-  *out = std::move(m);
-  *dw = std::move(mw);
   return Status::Ok();
 }
 

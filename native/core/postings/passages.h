@@ -65,18 +65,21 @@ Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys
 
 // -------------------------------------------------------------------------------------------- query
 
+// One passage shared with the query: its windows and its byte ranges in the query and in the document.
+struct QuerySpan {
+  uint32_t windows, q_begin, q_end, d_begin, d_end;
+};
 struct QueryMatch {
   uint32_t doc = 0;
-  std::vector<Run> runs;  // a = query window, b = document window
-  uint32_t windows = 0;   // query windows inside the runs
+  std::vector<QuerySpan> spans;  // the aligned runs, ordered by (query window, document window)
+  uint32_t windows = 0;          // query windows inside the runs
 };
 
 // The indexed documents sharing at least min_passages aligned runs with the query's windows q, most
 // shared windows first (then most passages, then doc id). Documents are nominated by the query's windows
-// held by at most max_docs documents; their runs are then computed on all windows. `dw` receives the
-// matches' windows (parallel to out) for the caller's spans.
+// held by at most max_docs documents; their runs are then computed on all windows.
 Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
-                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, std::vector<Windows>* dw);
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out);
 
 // -------------------------------------------------------------------------------------------- pairs
 
