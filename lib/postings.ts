@@ -291,17 +291,15 @@ export class PostingIndex {
 }
 
 /**
- * How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
+ * @internal How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
  * once (16 MiB, or a sixteenth of the cap, at least 1 MiB) and the (key, doc) pairs of the build (the cap
  * minus four batches: the texts, their blots and the copies made on the way).
  */
-/** @internal */
 export function memorySplit(memory: number): { batchBytes: number; buildMemory: number } {
   if (!memory) return { batchBytes: 4 << 20, buildMemory: 0 };
   const batchBytes = Math.max(1 << 20, Math.min(16 << 20, Math.floor(memory / 16)));
   return { batchBytes, buildMemory: Math.max(memory - 4 * batchBytes, Math.floor(memory / 4)) };
 }
-
 
 /** @internal Writes a small index file through the CLI's output rules (temporary name, sync, rename: never torn). */
 export async function writeIndexFile(file: string, data: string | Uint8Array): Promise<void> {
