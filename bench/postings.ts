@@ -5,6 +5,8 @@
 // max RSS, wall; medians of 3 runs. dupi itself cannot be built here (no Go toolchain on this machine), so
 // its figures are the recorded ones (same corpus, same layout, 2-vCPU VM); the ratio column divides them.
 // The extract output is checked against dupi's recorded extract -b and the SHA-256 of its extract.
+// Then `neardup passages` (no peer has these outputs: absolute figures) on the corpus's JSONL: index,
+// extract (passages merged, with their texts), pairs, and query with the first 100 messages.
 //   node --import tsx bench/postings.ts [--runs 3]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -66,6 +68,24 @@ const full = extract[0].stdout.toString().split(dir + '/').join('');
 const shaSame = createHash('sha256').update(full).digest('hex') === fs.readFileSync(path.join(V, 'extract.txt.sha256'), 'utf8').trim().split(/\s+/)[0];
 const memSame = timed(['dupi', '-r', 'idx-m', 'extract', '-b']).stdout.toString() === b;
 
+// neardup passages on the JSONL itself
+const jsonl = path.join(root, 'test/fixtures/corpora/spamassassin.jsonl.gz');
+fs.writeFileSync(path.join(dir, 'q.jsonl'), lines.slice(0, 100).join('\n') + '\n');
+const pIndex: Measure[] = [], pExtract: Measure[] = [], pPairs: Measure[] = [], pQuery: Measure[] = [];
+let pSize = 0;
+for (let i = 0; i < runs; i++) {
+  fs.rmSync(path.join(dir, 'pix'), { recursive: true, force: true });
+  pIndex.push(timed(['passages', 'index', '-o', 'pix', '--id-field', 'id', jsonl]));
+  pSize = dirSize(path.join(dir, 'pix', 'postings'));
+}
+for (let i = 0; i < runs; i++) {
+  pExtract.push(timed(['passages', 'extract', 'pix']));
+  pPairs.push(timed(['passages', 'pairs', 'pix', '--min-shared', '2']));
+  pQuery.push(timed(['passages', 'query', 'pix', '--id-field', 'id', 'q.jsonl']));
+}
+const nLines = (m: Measure) => m.stdout.toString().split('\n').filter(Boolean).length;
+const pOut = { extract: nLines(pExtract[0]), pairs: nLines(pPairs[0]), query: pQuery[0].stdout.length };
+
 const row = (name: string, ms: Measure[], dupiCpu: number, dupiRss: number) => {
   const cpu = median(ms.map((m) => m.cpu)), rss = median(ms.map((m) => m.rssKiB));
   return `| ${name} | ${median(ms.map((m) => m.user)).toFixed(2)} / ${median(ms.map((m) => m.sys)).toFixed(2)} | ${cpu.toFixed(2)} | ` +
@@ -80,5 +100,10 @@ console.log(row('dupi index corpus', index, 2.91, 339548));
 console.log(row('dupi index -memory 8M corpus', indexMem, 2.91, 339548));
 console.log(row('dupi extract (sigma 2)', extract, 1.39, 17000));
 console.log(`index size: ${size} B = ${(100 * size / inputBytes).toFixed(2)} % of input (dupi: 11,740,512 B = 36.08 %); with -memory 8M: ${sizeMem} B`);
+console.log(row('passages index (JSONL gz)', pIndex, 0, 0));
+console.log(row('passages extract (sigma 2)', pExtract, 0, 0));
+console.log(row('passages pairs --min-shared 2', pPairs, 0, 0));
+console.log(row('passages query (100 messages)', pQuery, 0, 0));
+console.log(`passages: postings ${pSize} B = ${(100 * pSize / inputBytes).toFixed(2)} % of input (plus the texts); extract ${pOut.extract} passages, pairs ${pOut.pairs} pairs, query ${pOut.query} B of output`);
 console.log(`extract -b equals dupi's: ${bSame}; extract SHA-256 equals dupi's: ${shaSame}; -memory 8M index gives the same extract -b: ${memSame}`);
 fs.rmSync(dir, { recursive: true, force: true });

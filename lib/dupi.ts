@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
-import { PostingIndex, blot, goSortByCountDesc, writeIndexFile, type BlotOptions } from './postings';
+import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -37,7 +37,6 @@ export interface DupiStats {
 }
 
 const SHARD_VALUES = 65536;
-
 
 function readJson<T>(file: string): T {
   let text: string;
@@ -85,6 +84,7 @@ export function dupiWalk(root: string): string[] {
 }
 
 export class DupiIndex {
+  private table?: { data: Buffer; offsets: Uint32Array };
   private constructor(readonly root: string, readonly cfg: DupiConfig, readonly docs: DupiDoc[], private readonly ix: PostingIndex) {}
 
   get shards(): number { return this.cfg.NumShards; }
@@ -143,50 +143,73 @@ export class DupiIndex {
     return new DupiIndex(root, cfg, docs, ix);
   }
 
-  /** Adds files (absolute paths) in order; reads and blots them in batches of about 16 MiB. */
+  /**
+   * Adds files (absolute paths) in order, as one new segment built in bounded memory: files are read and
+   * blotted in batches (16 MiB, or memory / 8 when memory is capped, at least 1 MiB), and the (blot, doc)
+   * pairs are held within the rest of the cap (spilled to sorted runs in tmp beyond it). When the index
+   * had documents already, the new segment is merged into the old one.
+   */
   async add(files: string[], options: { memory?: number; tmp?: string } = {}): Promise<void> {
-    const batch: Buffer[] = [];
-    const names: string[] = [];
-    let bytes = 0;
-    if (this.docs.length === 0) {
-      batch.push(Buffer.alloc(0));
-      names.push('');
-    }
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const ids = await this.ix.appendTexts(batch, { blot: this.blotOptions(), keyModulus: this.modulus, memory: options.memory, tmp: options.tmp });
-      ids.forEach((id, i) => {
-        if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
-        this.docs.push({ Path: names[i], Start: 0, End: batch[i].length });  // id 0: Path '' (dupi's dummy)
-      });
-      batch.length = 0;
-      names.length = 0;
-      bytes = 0;
-    };
-    for (const f of files) {
-      let data: Buffer;
-      try {
-        data = fs.readFileSync(f);
-      } catch (e) {
-        throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${f}': ${(e as Error).message}`, { file: f, cause: e });
+    const { batchBytes, buildMemory } = memorySplit(options.memory ?? 0);
+    const hadDocs = this.docs.length > 0;
+    const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
+    try {
+      // Files are read into one reused buffer (no garbage per file) and passed packed.
+      let buf = Buffer.allocUnsafe(batchBytes);
+      const offsets: number[] = [0];
+      const names: string[] = [];
+      if (!hadDocs) {
+        offsets.push(0);
+        names.push('');  // id 0: dupi's dummy record
       }
-      batch.push(data);
-      names.push(f);
-      bytes += data.length;
-      if (bytes >= 16 << 20) await flush();
+      const flush = async () => {
+        if (names.length === 0) return;
+        const used = offsets[offsets.length - 1];
+        const ids = await app.addTexts({ data: buf.subarray(0, used), offsets: Uint32Array.from(offsets) }, { blot: this.blotOptions(), keyModulus: this.modulus });
+        ids.forEach((id, i) => {
+          if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
+          this.docs.push({ Path: names[i], Start: 0, End: offsets[i + 1] - offsets[i] });
+        });
+        offsets.length = 1;
+        names.length = 0;
+      };
+      const ioError = (f: string, e: unknown) => new NeardupError('ERR_NEARDUP_IO', `cannot read '${f}': ${(e as Error).message}`, { file: f, cause: e });
+      for (const f of files) {
+        let fd: number, size: number;
+        try {
+          fd = fs.openSync(f, 'r');
+        } catch (e) {
+          throw ioError(f, e);
+        }
+        try {
+          try {
+            size = fs.fstatSync(fd).size;
+          } catch (e) {
+            throw ioError(f, e);
+          }
+          if (offsets[offsets.length - 1] + size > buf.length) await flush();
+          if (size > buf.length) buf = Buffer.allocUnsafe(size);
+          const at = offsets[offsets.length - 1];
+          let got = 0;
+          try {
+            for (let k; got < size && (k = fs.readSync(fd, buf, at + got, size - got, null)) > 0;) got += k;
+          } catch (e) {
+            throw ioError(f, e);
+          }
+          offsets.push(at + got);
+          names.push(f);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      await flush();
+      await app.commit();
+    } catch (e) {
+      await app.abort().catch(() => undefined);
+      throw e;
     }
-    await flush();
-    if (this.ix.info().segments > 1) await this.ix.merge();
+    if (hadDocs) await this.ix.merge();
     await writeIndexFile(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
-  }
-
-  /** Per shard, the doc count of every in-shard value (counts[s][v] for reduced blot v * n + s). */
-  async shardCounts(): Promise<Uint32Array[]> {
-    const n = this.shards;
-    const counts = Array.from({ length: n }, () => new Uint32Array(SHARD_VALUES));
-    const { keys, counts: c } = await this.ix.keyCounts();
-    for (let i = 0; i < keys.length; i++) counts[keys[i] % n][Math.floor(keys[i] / n)] = c[i];
-    return counts;
   }
 
   /** Number of nodes of dupi's path trie: the root plus every distinct absolute path prefix. */
@@ -203,59 +226,21 @@ export class DupiIndex {
     return 1 + seen.size;
   }
 
-  async stats(counts?: Uint32Array[]): Promise<DupiStats> {
-    counts ??= await this.shardCounts();
-    let posts = 0;
-    for (const c of counts) for (let v = 0; v < c.length; v++) posts += c[v];
-    const numBlots = this.shards * SHARD_VALUES;
-    const mean = posts / numBlots;
-    let sos = 0;
-    for (const c of counts) {
-      let s = 0;
-      for (let v = 0; v < c.length; v++) s += (mean - c[v]) * (mean - c[v]);
-      sos += s;
-    }
+  async stats(): Promise<DupiStats> {
+    const r = await this.ix.dupiOrder(this.shards, 0);
     return {
-      Root: this.cfg.IndexRoot, NumDocs: this.docs.length, NumPaths: this.numPaths(), NumPosts: posts,
-      NumBlots: numBlots, BlotMean: mean, BlotSigma: Math.sqrt(sos / numBlots),
+      Root: this.cfg.IndexRoot, NumDocs: this.docs.length, NumPaths: this.numPaths(), NumPosts: r.posts,
+      NumBlots: this.shards * SHARD_VALUES, BlotMean: r.mean, BlotSigma: r.sigma,
     };
   }
 
   /**
-   * dupi's extract order: per shard the values sorted by count (Go 1.19 sort.Slice, descending), merged by
-   * count (ties: lowest shard); blots with <= 1 doc skipped; stops at the first blot with fewer than
-   * round(mean + sigma * sd) docs. Yields reduced blots.
+   * dupi's extract order (native, postings::DupiExtractOrder): per shard the values sorted by count (Go
+   * 1.19 sort.Slice, descending), merged by count (ties: lowest shard); blots with <= 1 doc skipped; stops
+   * at the first blot with fewer than round(mean + sigma * sd) docs. Yields reduced blots.
    */
   async extractOrder(sigma: number): Promise<number[]> {
-    const counts = await this.shardCounts();
-    const st = await this.stats(counts);
-    const x = st.BlotMean + sigma * st.BlotSigma;
-    const threshold = x < 0 ? -Math.round(-x) : Math.round(x);  // Go math.Round: half away from zero
-    const n = this.shards;
-    const perms = counts.map((c) => goSortByCountDesc(c));
-    const pos = new Array<number>(n).fill(0);
-    const live = new Array<boolean>(n).fill(true);
-    const out: number[] = [];
-    for (;;) {
-      let best = -1;
-      let bestCount = -1;
-      for (let s = 0; s < n; s++) {
-        if (!live[s]) continue;
-        const c = counts[s][perms[s][pos[s]]];
-        if (c > bestCount) {
-          best = s;
-          bestCount = c;
-        }
-      }
-      if (best < 0) break;
-      const v = perms[best][pos[best]];
-      if (pos[best] === SHARD_VALUES - 1 || bestCount <= 1) live[best] = false;
-      else pos[best]++;
-      if (bestCount <= 1) continue;
-      if (bestCount < threshold) break;
-      out.push(v * n + best);
-    }
-    return out;
+    return Array.from((await this.ix.dupiOrder(this.shards, sigma)).order);
   }
 
   /** Posting lists of reduced blots (any 32-bit value H is looked up as dupi's FindBlot does). */
@@ -275,6 +260,28 @@ export class DupiIndex {
       text: Array.from(r.textBegins, (b, i) => [b, r.textEnds[i]] as [number, number]),
       offsets: Array.from(r.tokenBegins, (b, i) => [b, r.tokenEnds[i]] as [number, number]),
     };
+  }
+
+  /**
+   * Writes dupi's extract lines of reduced blots ("<blot hex> <path>@<start>:<end> ...\n") through write(),
+   * formatted natively into one reused 4 MiB buffer (grown for a longer line); write() must be done with
+   * the bytes when its promise resolves.
+   */
+  async writeExtractLines(blots: number[], write: (bytes: Uint8Array) => Promise<void>): Promise<void> {
+    if (!this.table) {
+      const rows = this.docs.map((d) => `${d.Path}@${d.Start}:${d.End}`);
+      const offsets = new Uint32Array(rows.length + 1);
+      rows.forEach((r, i) => { offsets[i + 1] = offsets[i] + Buffer.byteLength(r); });
+      this.table = { data: Buffer.from(rows.join('')), offsets };
+    }
+    const keys = Uint32Array.from(blots);
+    let out = Buffer.allocUnsafe(4 << 20);
+    for (let at = 0; at < keys.length;) {
+      const r = await this.ix.formatLists(keys, this.table.data, this.table.offsets, out, at);
+      if (r.bytes > 0) await write(out.subarray(0, r.bytes));
+      if (r.need > 0) out = Buffer.allocUnsafe(r.need);
+      at = r.next;
+    }
   }
 
   readDoc(id: number): Buffer {

@@ -11,6 +11,6 @@ export {
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
   readJsonl, readDocuments, sniffInput,
-  PostingIndex, blot, PassageIndex,
+  PostingIndex, PostingAppender, blot, PassageIndex,
 } from './index.js';
 export type * from './index.js';

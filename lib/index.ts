@@ -41,6 +41,6 @@ export {
 } from './input';
 export {
   PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
-  type AppendOptions, type AppendTextsOptions,
+  type AppendOptions, type AppendTextsOptions, PostingAppender, type AppenderOptions, type KeyList,
 } from './postings';
-export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';
+export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type QueryPassage, type PassageIndexOptions } from './passages';

@@ -215,12 +215,29 @@ export interface NativeParagraphFilter {
 }
 
 export interface NativePostingIndex {
-  append(keys: Uint32Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
+  append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
   appendTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
+  beginAppend(memory: number, tmp: string | undefined, keyBits: number | undefined): Promise<void>;
+  addKeys(keys: Uint32Array | BigUint64Array, offsets: Uint32Array): Promise<Uint32Array>;
+  addTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number): Promise<Uint32Array>;
+  commitAppend(): Promise<void>;
+  abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
-  lookup(keys: Uint32Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
-  keyCounts(): Promise<{ keys: Uint32Array; counts: Uint32Array }>;
+  lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
+  keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
+  extractPassages(keys: Uint32Array, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions): Promise<{
+    windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array; ends: Uint32Array; text: Uint8Array;
+  }>;
+  queryPassages(queries: TextInput, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
+    matchOffsets: Uint32Array; doc: Uint32Array; windows: Uint32Array; runOffsets: Uint32Array;
+    qBegin: Uint32Array; qEnd: Uint32Array; dBegin: Uint32Array; dEnd: Uint32Array; runWindows: Uint32Array; text: Uint8Array;
+  }>;
+  passagePairs(texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
+    a: Uint32Array; b: Uint32Array; passages: Uint32Array; windows: Uint32Array; bytesA: Float64Array; bytesB: Float64Array;
+  }>;
+  dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }>;
+  formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start: number): Promise<{ next: number; bytes: number; need: number }>;
   info(): import('./postings').PostingIndexInfo;
   close(): void;
 }
@@ -311,8 +328,7 @@ export interface NativeBinding {
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
   blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
-  goSortByCountDesc(counts: Uint32Array): Uint32Array;
-  createPostingIndex(dir: string): void;
+  createPostingIndex(dir: string, keyBits: number): void;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
 }
 

@@ -1,17 +1,19 @@
 // Shared passages for new users: a folder holding a PostingIndex of blots (neardup profile) plus the indexed
-// documents' texts, so results can name each document's matching bytes (docs/FORMAT.md section 11).
+// documents' texts, so results can name each document's matching bytes (docs/FORMAT.md section 11,
+// docs/passages.md). Passages (consecutive shared windows merged) are found natively
+// (native/core/postings/passages.h).
 //
 //   DIR/passages.json   {"version":1,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count"}]}
-//   DIR/texts-K.bin     the UTF-8 texts of batch K back to back
+//   DIR/texts-K.bin     the UTF-8 texts of batch K (one index run) back to back
 //   DIR/docs-K.jsonl    one line per document of batch K: {"n": internal id, "id": the user's id, "offset", "length"}
 //   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
-// Batch files are written before the postings, and passages.json (temporary name + rename) last, so an
-// interrupted `index` leaves the previous index readable.
+// A run writes its batch files and its postings segment before passages.json (temporary name + rename).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, invalidArgument } from './errors';
 import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
-import { PostingIndex, blot, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
+import { OutputFile } from './cli/files';
+import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 
 export interface PassageIndexOptions {
   /** Words per window. Default 10. */
@@ -30,53 +32,61 @@ interface Meta {
 export interface PassageDoc {
   /** The document's id (the --id-field value, or its input position "file:line"). */
   id: unknown;
+  /** Byte range of the passage in the document's UTF-8 text, and that text. */
   begin: number;
   end: number;
   text: string;
 }
 
 export interface Passage {
+  /** Blot (8 hex digits) of the passage's first window. */
   blot: string;
+  /** Documents holding the passage. */
   count: number;
+  /** Consecutive windows merged into the passage. */
+  windows: number;
   docs: PassageDoc[];
 }
 
 export interface PairSummary {
   a: unknown;
   b: unknown;
-  /** Distinct windows the two documents share. */
-  shared: number;
-  /** Fraction of each document's bytes inside its shared windows. */
+  /** Passages (maximal runs of consecutive shared windows) the two documents share. */
+  passages: number;
+  /** Windows inside those passages. */
+  windows: number;
+  /** Fraction of each document's bytes inside the passages. */
   coverA: number;
   coverB: number;
 }
 
-export interface QueryMatch {
-  id: unknown;
-  /** Distinct windows shared with the query document. */
-  shared: number;
-  /** Merged byte ranges of the shared windows, in the query document and in the indexed one. */
-  querySpans: Array<[number, number]>;
-  docSpans: Array<[number, number]>;
+export interface QueryPassage {
+  windows: number;
+  /** Byte ranges of the passage in the query document and in the indexed one. */
+  query: [number, number];
+  doc: [number, number];
+  /** The passage's text in the indexed document. */
+  text: string;
 }
 
+export interface QueryMatch {
+  id: unknown;
+  /** Passages shared with the query document. */
+  passages: number;
+  /** Query windows inside them. */
+  windows: number;
+  spans: QueryPassage[];
+}
 
-function mergeSpans(spans: Array<[number, number]>): Array<[number, number]> {
-  spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const out: Array<[number, number]> = [];
-  for (const s of spans) {
-    const last = out[out.length - 1];
-    if (last && s[0] <= last[1]) last[1] = Math.max(last[1], s[1]);
-    else out.push([s[0], s[1]]);
-  }
-  return out;
+/** The documents' ids and where their texts are. */
+interface DocTable {
+  ids: unknown[];
+  texts: { files: string[]; file: Uint32Array; offset: Float64Array; length: Uint32Array };
 }
 
 export class PassageIndex {
-  private ids: unknown[] = [];
-  private where: Array<{ batch: number; offset: number; length: number }> = [];
+  private table?: DocTable;
   private fds = new Map<number, number>();
-  private blotCache = new Map<number, { blots: Uint32Array; begins: Uint32Array; ends: Uint32Array }>();
 
   private constructor(readonly dir: string, private meta: Meta, private readonly ix: PostingIndex) {}
 
@@ -109,26 +119,116 @@ export class PassageIndex {
     }
     const ix = await PostingIndex.open(path.join(dir, 'postings'));
     const p = new PassageIndex(dir, meta, ix);
-    meta.batches.forEach((b, k) => {
-      const file = path.join(dir, b.docs);
-      const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
-      lines.forEach((l, i) => {
-        const d = JSON.parse(l) as { n: number; id: unknown; offset: number; length: number };
-        if (d.n !== p.ids.length) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${file}:${i + 1}: document number ${d.n}, expected ${p.ids.length}`, { file, line: i + 1 });
-        p.ids.push(d.id);
-        p.where.push({ batch: k, offset: d.offset, length: d.length });
-      });
-    });
-    if (ix.info().nextId !== p.ids.length) {
-      p.close();
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${ix.info().nextId} documents, the document lists ${p.ids.length}`, { file: dir });
+    let n = 0;
+    for (const b of meta.batches) {
+      if (b.first !== n) {
+        ix.close();
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
+      }
+      n += b.count;
+    }
+    if (ix.info().nextId !== n) {
+      ix.close();
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${ix.info().nextId} documents, the document lists ${n}`, { file: dir });
     }
     return p;
   }
 
-  get size(): number { return this.ids.length; }
+  /** Documents indexed. */
+  get size(): number {
+    return this.meta.batches.reduce((s, b) => s + b.count, 0);
+  }
 
-  /** Adds documents (texts as UTF-8 bytes). */
+  /** Reads the document lists (ids and text locations) once, when a search needs them. */
+  private docTable(): DocTable {
+    if (this.table) return this.table;
+    const n = this.size;
+    const ids: unknown[] = new Array(n);
+    const file = new Uint32Array(n), length = new Uint32Array(n);
+    const offset = new Float64Array(n);
+    this.meta.batches.forEach((b, k) => {
+      const f = path.join(this.dir, b.docs);
+      const lines = fs.readFileSync(f, 'utf8').split('\n').filter(Boolean);
+      if (lines.length !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}: ${lines.length} documents, passages.json says ${b.count}`, { file: f });
+      lines.forEach((l, i) => {
+        let d: { n: number; id: unknown; offset: number; length: number };
+        try {
+          d = JSON.parse(l);
+        } catch (e) {
+          throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: ${(e as Error).message}`, { file: f, line: i + 1, cause: e });
+        }
+        if (d.n !== b.first + i) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: document number ${d.n}, expected ${b.first + i}`, { file: f, line: i + 1 });
+        ids[d.n] = d.id;
+        file[d.n] = k;
+        offset[d.n] = d.offset;
+        length[d.n] = d.length;
+      });
+    });
+    this.table = { ids, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length } };
+    return this.table;
+  }
+
+  /**
+   * Adds documents as one run (one texts/docs batch, one postings segment built within `memory` bytes of
+   * (blot, doc) pairs, spilled to sorted runs in `tmp` beyond). Batches come from an (async) iterable, so
+   * a run can stream a corpus of any size; returns the number of documents added.
+   */
+  async addRun(batches: AsyncIterable<Array<{ id: unknown; text: Buffer }>> | Iterable<Array<{ id: unknown; text: Buffer }>>,
+    options: { memory?: number; tmp?: string; onBatch?: (docs: number, bytes: number) => void } = {}): Promise<number> {
+    const o = optionsObject(options);
+    if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    const k = this.meta.batches.length + 1;
+    const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
+    const first = this.size;
+    const textsOut = OutputFile.open(path.join(this.dir, names.texts));
+    let docsOut: OutputFile | undefined;
+    let app: Awaited<ReturnType<PostingIndex['appender']>> | undefined;
+    let n = 0, off = 0;
+    try {
+      docsOut = OutputFile.open(path.join(this.dir, names.docs));
+      app = await this.ix.appender({ memory: memorySplit(o.memory ?? 0).buildMemory, tmp: o.tmp });
+      for await (const docs of batches) {
+        expectArray(docs, 'docs');
+        docs.forEach((d, i) => {
+          if (d === null || typeof d !== 'object' || !(d.text instanceof Uint8Array))
+            throw invalidArgument(TypeError, `Expected docs[${i}] to be { id, text: Buffer }`);
+        });
+        if (docs.length === 0) continue;
+        let lines = '';
+        for (const d of docs) {
+          lines += JSON.stringify({ n: first + n, id: d.id, offset: off, length: d.text.length }) + '\n';
+          await textsOut.write(Buffer.from(d.text.buffer, d.text.byteOffset, d.text.byteLength));
+          off += d.text.length;
+          n++;
+        }
+        await docsOut.write(lines);
+        const ids = await app.addTexts(docs.map((d) => d.text), { blot: this.blotOptions });
+        if (ids.length !== docs.length || ids[0] !== first + n - docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
+        o.onBatch?.(n, off);
+      }
+      if (n === 0) {
+        textsOut.abort();
+        docsOut.abort();
+        await app.abort();
+        return 0;
+      }
+      await textsOut.commit();
+      await docsOut.commit();
+      await app.commit();
+    } catch (e) {
+      textsOut.abort();
+      docsOut?.abort();
+      await app?.abort().catch(() => undefined);
+      throw e;
+    }
+    this.meta.batches.push({ ...names, first, count: n });
+    await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
+    this.table = undefined;
+    return n;
+  }
+
+  /** Adds documents (texts as UTF-8 bytes) as one run. */
   async add(docs: Array<{ id: unknown; text: Buffer }>, options: { memory?: number; tmp?: string } = {}): Promise<void> {
     expectArray(docs, 'docs');
     docs.forEach((d, i) => {
@@ -139,27 +239,7 @@ export class PassageIndex {
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
     if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
     if (docs.length === 0) return;
-    const k = this.meta.batches.length + 1;
-    const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
-    const first = this.ids.length;
-    let off = 0;
-    const lines: string[] = [];
-    const offsets: number[] = [];
-    docs.forEach((d, i) => {
-      offsets.push(off);
-      lines.push(JSON.stringify({ n: first + i, id: d.id, offset: off, length: d.text.length }));
-      off += d.text.length;
-    });
-    await writeIndexFile(path.join(this.dir, names.texts), Buffer.concat(docs.map((d) => d.text)));
-    await writeIndexFile(path.join(this.dir, names.docs), lines.join('\n') + '\n');
-    const got = await this.ix.appendTexts(docs.map((d) => d.text), { blot: this.blotOptions, memory: options.memory, tmp: options.tmp });
-    if (got.length !== docs.length || got[0] !== first) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
-    this.meta.batches.push({ ...names, first, count: docs.length });
-    await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
-    docs.forEach((d, i) => {
-      this.ids.push(d.id);
-      this.where.push({ batch: k - 1, offset: offsets[i], length: d.text.length });
-    });
+    await this.addRun([docs], options);
   }
 
   /** Rewrites the postings as one segment. */
@@ -167,151 +247,121 @@ export class PassageIndex {
     return this.ix.merge();
   }
 
+  /** Segments of the postings (one per run since the last merge). */
+  get segments(): number {
+    return this.ix.info().segments;
+  }
+
+  /** The text of document n (its internal number). */
   text(n: number): Buffer {
-    expectInt(n, 'n', 0, Math.max(0, this.ids.length - 1));
-    if (this.ids.length === 0) throw invalidArgument(RangeError, 'the index holds no document');
-    const w = this.where[n];
-    let fd = this.fds.get(w.batch);
+    expectInt(n, 'n', 0, Math.max(0, this.size - 1));
+    if (this.size === 0) throw invalidArgument(RangeError, 'the index holds no document');
+    const t = this.docTable().texts;
+    const k = t.file[n];
+    let fd = this.fds.get(k);
     if (fd === undefined) {
-      fd = fs.openSync(path.join(this.dir, this.meta.batches[w.batch].texts), 'r');
-      this.fds.set(w.batch, fd);
+      fd = fs.openSync(t.files[k], 'r');
+      this.fds.set(k, fd);
     }
-    const b = Buffer.alloc(w.length);
-    if (w.length > 0 && fs.readSync(fd, b, 0, w.length, w.offset) !== w.length) {
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${this.meta.batches[w.batch].texts}' is shorter than its document list says`, { file: this.meta.batches[w.batch].texts });
+    const b = Buffer.alloc(t.length[n]);
+    if (b.length > 0 && fs.readSync(fd, b, 0, b.length, t.offset[n]) !== b.length) {
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${t.files[k]}' is shorter than its document list says`, { file: t.files[k] });
     }
     return b;
   }
 
-  private async blotsOf(n: number) {
-    let e = this.blotCache.get(n);
-    if (!e) {
-      const r = await blot([this.text(n)], this.blotOptions);
-      e = { blots: r.blots, begins: r.textBegins, ends: r.textEnds };
-      if (this.blotCache.size > 4096) this.blotCache.clear();
-      this.blotCache.set(n, e);
-    }
-    return e;
-  }
-
   /**
-   * The windows shared by the most documents first (count descending, then blot ascending), down to
-   * max(minDocs, round(mean + sigma * sd)) documents, mean and sd taken over the counts of all indexed
-   * windows (dupi's cut-off, over the keys that occur). Each document's first occurrence is given.
+   * Passages shared by the most documents first: maximal runs of consecutive windows held by the same set
+   * of documents, each window by at least max(minDocs, round(mean + sigma * sd)) documents (dupi's cut-off:
+   * mean and sd over the counts of the indexed windows). Then longest first. Each document's first
+   * occurrence of the passage is given, with its exact text.
    */
   async *extract(options: { sigma?: number; minDocs?: number; limit?: number } = {}): AsyncGenerator<Passage> {
     const o = optionsObject(options);
     if (o.sigma !== undefined) expectNumber(o.sigma, 'sigma', -1e6, 1e6);
     if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
     if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
-    const { keys, counts } = await this.ix.keyCounts();
+    const { keys, counts } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
     let sum = 0;
     for (let i = 0; i < counts.length; i++) sum += counts[i];
     const mean = counts.length ? sum / counts.length : 0;
     let sos = 0;
     for (let i = 0; i < counts.length; i++) sos += (counts[i] - mean) * (counts[i] - mean);
     const sd = counts.length ? Math.sqrt(sos / counts.length) : 0;
-    const threshold = Math.max(options.minDocs ?? 2, Math.round(mean + (options.sigma ?? 2) * sd));
-    const order: number[] = [];
-    for (let i = 0; i < keys.length; i++) if (counts[i] >= threshold) order.push(i);
-    order.sort((a, b) => counts[b] - counts[a] || keys[a] - keys[b]);
-    const limit = options.limit ?? Infinity;
-    for (let i = 0; i < order.length && i < limit; i += 256) {
-      const chunk = order.slice(i, Math.min(i + 256, order.length, limit)).map((j) => keys[j]);
-      const r = await this.ix.lookup(chunk);
-      for (let c = 0; c < chunk.length; c++) {
-        const docs: PassageDoc[] = [];
-        for (const n of r.docs.subarray(r.offsets[c], r.offsets[c + 1])) {
-          const e = await this.blotsOf(n);
-          const j = e.blots.indexOf(chunk[c]);
-          if (j < 0) continue;
-          const t = this.text(n);
-          docs.push({ id: this.ids[n], begin: e.begins[j], end: e.ends[j], text: t.subarray(e.begins[j], e.ends[j]).toString('utf8') });
-        }
-        yield { blot: chunk[c].toString(16).padStart(8, '0'), count: docs.length, docs };
+    const threshold = Math.max(options.minDocs ?? 2, 1, Math.round(mean + (options.sigma ?? 2) * sd));
+    const chosen: number[] = [];
+    for (let i = 0; i < keys.length; i++) if (counts[i] >= threshold) chosen.push(keys[i]);
+    if (chosen.length === 0) return;
+    const table = this.docTable();
+    const r = await this.ix.extractPassages(Uint32Array.from(chosen), table.texts, this.blotOptions);
+    const limit = Math.min(options.limit ?? Infinity, r.windows.length);
+    const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
+    let at = 0;
+    for (let i = 0; i < limit; i++) {
+      const docs: PassageDoc[] = [];
+      for (let k = r.docOffsets[i]; k < r.docOffsets[i + 1]; k++) {
+        const n = r.docs[k], len = r.ends[k] - r.begins[k];
+        docs.push({ id: table.ids[n], begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
+        at += len;
       }
+      yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
     }
   }
 
-  /** For each query text: the indexed documents sharing at least minShared windows with it, most first. */
-  async query(texts: Buffer[], options: { minShared?: number } = {}): Promise<QueryMatch[][]> {
+  /**
+   * For each query text: the indexed documents sharing at least minShared passages (maximal aligned runs
+   * of equal windows) with it, most shared windows first, each passage with its byte ranges in both
+   * documents and its text in the indexed one. Documents are nominated by the query's windows held by at
+   * most maxDocs documents (default 1000).
+   */
+  async query(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<QueryMatch[][]> {
     expectArray(texts, 'texts');
     texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
-    if (optionsObject(options).minShared !== undefined) expectInt(options.minShared, 'minShared', 1, 0xffffffff);
-    const minShared = options.minShared ?? 1;
-    const q = await blot(texts, this.blotOptions);
+    const o = optionsObject(options);
+    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
+    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
+    if (texts.length === 0) return [];
+    const table = this.docTable();
+    const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
     const out: QueryMatch[][] = [];
-    for (let i = 0; i < texts.length; i++) {
-      const a = q.docOffsets[i], b = q.docOffsets[i + 1];
-      const blots = q.blots.subarray(a, b);
-      const r = await this.ix.lookup(blots);
-      const per = new Map<number, { set: Set<number>; spans: Array<[number, number]> }>();
-      for (let j = 0; j < blots.length; j++) {
-        for (const n of r.docs.subarray(r.offsets[j], r.offsets[j + 1])) {
-          let e = per.get(n);
-          if (!e) per.set(n, (e = { set: new Set(), spans: [] }));
-          e.set.add(blots[j]);
-          e.spans.push([q.textBegins[a + j], q.textEnds[a + j]]);
-        }
-      }
+    const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
+    let at = 0;
+    for (let q = 0; q < texts.length; q++) {
       const matches: QueryMatch[] = [];
-      for (const [n, e] of per) {
-        if (e.set.size < minShared) continue;
-        const d = await this.blotsOf(n);
-        const ds: Array<[number, number]> = [];
-        for (let k = 0; k < d.blots.length; k++) if (e.set.has(d.blots[k])) ds.push([d.begins[k], d.ends[k]]);
-        matches.push({ id: this.ids[n], shared: e.set.size, querySpans: mergeSpans(e.spans), docSpans: mergeSpans(ds) });
+      for (let m = r.matchOffsets[q]; m < r.matchOffsets[q + 1]; m++) {
+        const n = r.doc[m];
+        const spans: QueryPassage[] = [];
+        for (let k = r.runOffsets[m]; k < r.runOffsets[m + 1]; k++) {
+          const len = r.dEnd[k] - r.dBegin[k];
+          spans.push({ windows: r.runWindows[k], query: [r.qBegin[k], r.qEnd[k]], doc: [r.dBegin[k], r.dEnd[k]], text: text.toString('utf8', at, at + len) });
+          at += len;
+        }
+        matches.push({ id: table.ids[n], passages: spans.length, windows: r.windows[m], spans });
       }
-      matches.sort((x, y) => y.shared - x.shared);
       out.push(matches);
     }
     return out;
   }
 
   /**
-   * Pairs of documents sharing at least minShared distinct windows: the count and the fraction of each
-   * document's bytes covered by the shared windows. Windows held by more than maxDocs documents are not used
-   * to form pairs (boilerplate; their pair count is quadratic) but still count once a pair is found.
+   * Pairs of documents sharing at least minShared passages: maximal aligned runs of windows each held by 2
+   * .. maxDocs documents (windows held by more, boilerplate, neither pair documents nor join passages),
+   * with the windows inside them and the fraction of each document's bytes they cover. Most passages first.
    */
   async pairs(options: { minShared?: number; maxDocs?: number } = {}): Promise<PairSummary[]> {
     const po = optionsObject(options);
     if (po.minShared !== undefined) expectInt(po.minShared, 'minShared', 1, 0xffffffff);
     if (po.maxDocs !== undefined) expectInt(po.maxDocs, 'maxDocs', 1, 0xffffffff);
-    const minShared = options.minShared ?? 1;
-    const maxDocs = options.maxDocs ?? 1000;
-    const { keys, counts } = await this.ix.keyCounts();
-    const use: number[] = [];
-    for (let i = 0; i < keys.length; i++) if (counts[i] >= 2 && counts[i] <= maxDocs) use.push(keys[i]);
-    const pairCount = new Map<number, number>();
-    for (let i = 0; i < use.length; i += 4096) {
-      const r = await this.ix.lookup(use.slice(i, i + 4096));
-      for (let c = 0; c + 1 < r.offsets.length; c++) {
-        const list = r.docs.subarray(r.offsets[c], r.offsets[c + 1]);
-        for (let x = 0; x < list.length; x++) {
-          for (let y = x + 1; y < list.length; y++) {
-            const k = list[x] * 4294967296 + list[y];
-            pairCount.set(k, (pairCount.get(k) ?? 0) + 1);
-          }
-        }
-      }
-    }
+    const table = this.docTable();
+    const r = await this.ix.passagePairs(table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
     const out: PairSummary[] = [];
-    for (const [k, n] of pairCount) {
-      if (n < minShared) continue;
-      const a = Math.floor(k / 4294967296), b = k % 4294967296;
-      const da = await this.blotsOf(a), db = await this.blotsOf(b);
-      const sa = new Set(da.blots), sb = new Set(db.blots);
-      let shared = 0;
-      for (const x of sa) if (sb.has(x)) shared++;
-      const cover = (d: typeof da, other: Set<number>, len: number) => {
-        const spans: Array<[number, number]> = [];
-        for (let j = 0; j < d.blots.length; j++) if (other.has(d.blots[j])) spans.push([d.begins[j], d.ends[j]]);
-        const bytes = mergeSpans(spans).reduce((t, s) => t + s[1] - s[0], 0);
-        return len ? bytes / len : 0;
-      };
-      out.push({ a: this.ids[a], b: this.ids[b], shared, coverA: cover(da, sb, this.where[a].length), coverB: cover(db, sa, this.where[b].length) });
+    for (let i = 0; i < r.a.length; i++) {
+      const la = table.texts.length[r.a[i]], lb = table.texts.length[r.b[i]];
+      out.push({
+        a: table.ids[r.a[i]], b: table.ids[r.b[i]], passages: r.passages[i], windows: r.windows[i],
+        coverA: la ? r.bytesA[i] / la : 0, coverB: lb ? r.bytesB[i] / lb : 0,
+      });
     }
-    out.sort((x, y) => y.shared - x.shared);
     return out;
   }
 

@@ -3,7 +3,7 @@
 import { nativeCall, nativeSync } from './errors';
 import { native, type TextInput } from './native';
 import { OutputFile } from './cli/files';
-import { expectArray, expectInt, expectString, optionsObject } from './validate';
+import { expectArray, expectInt, expectString, optionsObject, toU64Array } from './validate';
 import { invalidArgument } from './errors';
 
 export type BlotProfile = 'dupi' | 'neardup';
@@ -71,12 +71,10 @@ function toU32(v: ArrayLike<number>, what: string): Uint32Array {
   return out;
 }
 
-/** Go 1.19's sort.Slice of 0..n-1 by descending count (not stable: Go's tie order). */
-export function goSortByCountDesc(counts: Uint32Array): Uint32Array {
-  return nativeSync(() => native.goSortByCountDesc(counts));
-}
 
 export interface PostingIndexInfo {
+  /** 32 (keys are numbers, Uint32Array) or 64 (keys are bigints, BigUint64Array). */
+  keyBits: 32 | 64;
   /** Ids below nextId were given out. */
   nextId: number;
   liveDocs: number;
@@ -86,6 +84,8 @@ export interface PostingIndexInfo {
   /** Posts and keys summed over segments (before tombstones are dropped). */
   posts: number;
   keys: number;
+  /** A streaming append (appender()) is open. */
+  appending: boolean;
 }
 
 export interface AppendOptions {
@@ -101,19 +101,102 @@ export interface AppendTextsOptions extends AppendOptions {
   keyModulus?: number;
 }
 
+export interface AppenderOptions extends AppendOptions {
+  /** Keys are expected below 2^keyBits (a hint that sizes the build's buckets; any key is accepted). */
+  keyBits?: number;
+}
+
+/** @internal Where the indexed documents' texts are: document d = length[d] bytes at offset[d] of files[file[d]]. */
+export interface TextSourceArg {
+  files: string[];
+  file: Uint32Array;
+  offset: Float64Array;
+  length: Uint32Array;
+}
+
+/** Keys of one document: numbers (32-bit index) or bigints (64-bit index). */
+export type KeyList = ArrayLike<number> | ArrayLike<bigint>;
+
 /**
- * An inverted index 32-bit key -> ascending doc ids, stored in a folder (manifest + memory-mapped segments).
- * append() adds a segment (documents get the freed ids first, then new ones), delete() records tombstones,
- * merge() rewrites everything as one segment (byte for byte what a fresh build gives). Lookups run on the
- * pool and may run concurrently with each other.
+ * A streaming append (PostingIndex.appender()): documents added in any number of calls become one new
+ * segment, built in bounded memory (`memory` caps the (key, doc) pairs held; the rest is spilled to sorted
+ * runs), written by commit(). Until then the index refuses other edits; abort() discards the documents.
+ */
+export class PostingAppender {
+  /** @internal */
+  constructor(private readonly ix: PostingIndex, private readonly n: import('./native').NativePostingIndex) {}
+
+  /** Adds documents given as key lists; returns their ids. */
+  add(docs: ReadonlyArray<KeyList>): Promise<Uint32Array> {
+    const { keys, offsets } = this.ix.packKeys(docs);
+    return nativeCall(this.n.addKeys(keys, offsets));
+  }
+
+  /** Blots documents (32-bit index) and adds them; returns their ids. */
+  addTexts(texts: TextInput, options: { blot?: BlotOptions; keyModulus?: number } = {}): Promise<Uint32Array> {
+    optionsObject(options);
+    checkBlotOptions(options.blot);
+    if (options.keyModulus !== undefined) expectInt(options.keyModulus, 'keyModulus', 0, 0xffffffff);
+    return nativeCall(this.n.addTexts(texts, options.blot ?? {}, options.keyModulus ?? 0));
+  }
+
+  /** Writes the new segment and the manifest. */
+  commit(): Promise<void> {
+    return nativeCall(this.n.commitAppend());
+  }
+
+  /** Discards the documents added (their temporary files are removed). */
+  abort(): Promise<void> {
+    return nativeCall(this.n.abortAppend());
+  }
+}
+
+/**
+ * An inverted index key -> ascending doc ids (32-bit keys as numbers, or 64-bit keys as bigints, fixed at
+ * create()), stored in a folder (manifest + memory-mapped segments). append() adds a segment (documents
+ * get the freed ids first, then new ones), appender() does so in any number of calls, delete() records
+ * tombstones, merge() rewrites everything as one segment (byte for byte what a fresh build gives).
+ * Lookups run on the pool and may run concurrently with each other.
  */
 export class PostingIndex {
-  private constructor(private readonly n: import('./native').NativePostingIndex, readonly dir: string) {}
+  readonly keyBits: 32 | 64;
+  private constructor(private readonly n: import('./native').NativePostingIndex, readonly dir: string) {
+    this.keyBits = n.info().keyBits;
+  }
 
   /** Creates an empty index folder (the folder may exist, but must not hold an index). */
-  static create(dir: string): void {
+  static create(dir: string, options: { keyBits?: 32 | 64 } = {}): void {
     expectString(dir, 'dir');
-    nativeSync(() => native.createPostingIndex(dir));
+    const o = optionsObject(options);
+    if (o.keyBits !== undefined && o.keyBits !== 32 && o.keyBits !== 64)
+      throw invalidArgument(RangeError, `keyBits must be 32 or 64, got ${String(o.keyBits)}`);
+    nativeSync(() => native.createPostingIndex(dir, o.keyBits ?? 32));
+  }
+
+  /** @internal Keys of the index's width, concatenated, and where each document's start. */
+  packKeys(docs: ReadonlyArray<KeyList>): { keys: Uint32Array | BigUint64Array; offsets: Uint32Array } {
+    expectArray(docs, 'docs');
+    const lists = docs.map((d, i) => this.keyArray(d, `docs[${i}]`));
+    let total = 0;
+    for (const d of lists) total += d.length;
+    const keys = this.keyBits === 64 ? new BigUint64Array(total) : new Uint32Array(total);
+    const offsets = new Uint32Array(lists.length + 1);
+    let at = 0;
+    lists.forEach((d, i) => {
+      (keys as Uint32Array).set(d as Uint32Array, at);
+      at += d.length;
+      offsets[i + 1] = at;
+    });
+    return { keys, offsets };
+  }
+
+  private keyArray(v: KeyList, what: string): Uint32Array | BigUint64Array {
+    if (this.keyBits === 64) {
+      if (v instanceof Uint32Array) throw invalidArgument(TypeError, `Expected ${what} to be 64-bit keys (BigUint64Array or bigints): the index has 64-bit keys`);
+      return toU64Array(v, what);
+    }
+    if (v instanceof BigUint64Array) throw invalidArgument(TypeError, `Expected ${what} to be 32-bit keys (Uint32Array or numbers): the index has 32-bit keys`);
+    return toU32(v as ArrayLike<number>, what);
   }
 
   /** Opens an index; verify checks every checksum and list (reads everything). */
@@ -125,21 +208,18 @@ export class PostingIndex {
   }
 
   /** Adds documents given as key lists; returns their ids. */
-  append(docs: ReadonlyArray<ArrayLike<number>>, options: AppendOptions = {}): Promise<Uint32Array> {
-    expectArray(docs, 'docs');
+  append(docs: ReadonlyArray<KeyList>, options: AppendOptions = {}): Promise<Uint32Array> {
     checkAppendOptions(options);
-    docs = docs.map((d, i) => toU32(d, `docs[${i}]`));
-    let total = 0;
-    for (const d of docs) total += d.length;
-    const keys = new Uint32Array(total);
-    const offsets = new Uint32Array(docs.length + 1);
-    let at = 0;
-    docs.forEach((d, i) => {
-      keys.set(d, at);
-      at += d.length;
-      offsets[i + 1] = at;
-    });
+    const { keys, offsets } = this.packKeys(docs);
     return nativeCall(this.n.append(keys, offsets, options.memory ?? 0, options.tmp));
+  }
+
+  /** Opens a streaming append (see PostingAppender). */
+  async appender(options: AppenderOptions = {}): Promise<PostingAppender> {
+    checkAppendOptions(options);
+    if (options.keyBits !== undefined) expectInt(options.keyBits, 'keyBits', 1, this.keyBits);
+    await nativeCall(this.n.beginAppend(options.memory ?? 0, options.tmp, options.keyBits));
+    return new PostingAppender(this, this.n);
   }
 
   /** Blots documents and adds them; returns their ids. */
@@ -160,13 +240,45 @@ export class PostingIndex {
   }
 
   /** The live documents of each key: key i's are docs[offsets[i] .. offsets[i+1]). */
-  lookup(keys: ArrayLike<number>): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
-    return nativeCall(this.n.lookup(Uint32Array.from(toU32(keys, 'keys'))));
+  lookup(keys: KeyList): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
+    return nativeCall(this.n.lookup(this.keyArray(keys, 'keys').slice()));
   }
 
-  /** Every key with live documents (ascending) and its count. */
-  keyCounts(): Promise<{ keys: Uint32Array; counts: Uint32Array }> {
+  /** Every key with live documents (ascending; a BigUint64Array for 64-bit keys) and its count. */
+  keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }> {
     return nativeCall(this.n.keyCounts());
+  }
+
+  /** @internal Passages of the chosen keys (PassageIndex.extract; native/core/postings/passages.h). */
+  extractPassages(keys: Uint32Array, texts: TextSourceArg, blotOptions: BlotOptions) {
+    return nativeCall(this.n.extractPassages(keys, texts, blotOptions));
+  }
+
+  /** @internal Passages shared with query texts (PassageIndex.query). */
+  queryPassages(texts: TextInput, source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
+    return nativeCall(this.n.queryPassages(texts, source, blotOptions, minPassages, maxDocs));
+  }
+
+  /** @internal The pairwise passage summary (PassageIndex.pairs). */
+  passagePairs(source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
+    return nativeCall(this.n.passagePairs(source, blotOptions, minPassages, maxDocs));
+  }
+
+  /** @internal dupi's statistics and extract order over reduced blots (see DupiIndex.extractOrder). */
+  dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }> {
+    return nativeCall(this.n.dupiOrder(shards, sigma));
+  }
+
+  /**
+   * Lines of keys[start..) written into out (dupi's extract lines, formatted on a native thread without
+   * allocating): per key (32-bit index) the key in lower-case hex, then for each live document d of its list
+   * a space and row d of a table (table[tableOffsets[d] .. tableOffsets[d + 1])), then a newline, as long as
+   * lines fit. Returns the next key to write, the bytes written, and (when even that key's line did not fit
+   * in the whole of out) the size it needs. keys, table and out must not change until it resolves.
+   */
+  formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start = 0): Promise<{ next: number; bytes: number; need: number }> {
+    expectInt(start, 'start', 0, keys.length);
+    return nativeCall(this.n.formatLists(keys, table, tableOffsets, out, start));
   }
 
   info(): PostingIndexInfo {
@@ -176,6 +288,17 @@ export class PostingIndex {
   close(): void {
     this.n.close();
   }
+}
+
+/**
+ * @internal How a memory cap (bytes, 0 = none) is shared by an index build: the batch of texts read and blotted at
+ * once (16 MiB, or a sixteenth of the cap, at least 1 MiB) and the (key, doc) pairs of the build (the cap
+ * minus four batches: the texts, their blots and the copies made on the way).
+ */
+export function memorySplit(memory: number): { batchBytes: number; buildMemory: number } {
+  if (!memory) return { batchBytes: 4 << 20, buildMemory: 0 };
+  const batchBytes = Math.max(1 << 20, Math.min(16 << 20, Math.floor(memory / 16)));
+  return { batchBytes, buildMemory: Math.max(memory - 4 * batchBytes, Math.floor(memory / 4)) };
 }
 
 /** @internal Writes a small index file through the CLI's output rules (temporary name, sync, rename: never torn). */

@@ -43,6 +43,7 @@
       "native/core/filter/paragraph_batch.cc",
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
+      "native/core/postings/passages.cc",
       "native/core/io/temp_names.cc",
       "native/core/io/temp_names_common.cc",
       "native/core/io/temp_names_win.cc",

@@ -133,6 +133,13 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     appendTexts: (i: neardup.PostingIndex) => [() => i.appendTexts(bad.notArray as never), () => i.appendTexts(['a'], { blot: { seqLen: 0 } }), () => i.appendTexts(['a'], { keyModulus: -1 })],
     delete: (i: neardup.PostingIndex) => [() => i.delete(bad.notArray as never), () => i.delete([1.5])],
     lookup: (i: neardup.PostingIndex) => [() => i.lookup(bad.notArray as never), () => i.lookup([-1])],
+    appender: (i: neardup.PostingIndex) => [() => i.appender({ memory: -1 }), () => i.appender({ keyBits: 33 }), () => i.appender(5 as never)],
+    formatLists: (i: neardup.PostingIndex) => [() => i.formatLists([1] as never, new Uint8Array(0), new Uint32Array(1), new Uint8Array(8)),
+      () => i.formatLists(new Uint32Array(1), new Uint8Array(0), new Uint32Array([0, 5]), new Uint8Array(8)), () => i.formatLists(new Uint32Array(1), new Uint8Array(0), new Uint32Array(1), new Uint8Array(8), 2)],
+  },
+  PostingAppender: {
+    add: (a: neardup.PostingAppender) => [() => a.add(bad.notArray as never), () => a.add([[-1]])],
+    addTexts: (a: neardup.PostingAppender) => [() => a.addTexts(bad.notArray as never), () => a.addTexts(['a'], { blot: { seqLen: 0 } }), () => a.addTexts(['a'], { keyModulus: -1 })],
   },
   PassageIndex: {
     open: () => [() => PassageIndex.open(bad.notString), () => PassageIndex.open(dir, 5 as never), () => PassageIndex.open(dir, {}, 'yes' as never)],
@@ -141,6 +148,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     extract: (p: neardup.PassageIndex) => [() => p.extract({ minDocs: -1 }), () => p.extract(5 as never)],
     query: (p: neardup.PassageIndex) => [() => p.query(bad.notArray as never), () => p.query(['x' as never]), () => p.query([], { minShared: 0 })],
     pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never)],
+    addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
   ParagraphFilter: {
     constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
@@ -153,7 +161,9 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf']);
+const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'keyArray',
+  // @internal PostingIndex helpers of PassageIndex and the dupi commands
+  'packKeys', 'extractPassages', 'queryPassages', 'passagePairs', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 
@@ -198,6 +208,13 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     PassageIndex: async () => {
       const p = await PassageIndex.open(path.join(dir, `passages-${nIndex++}`), {}, true);
       return { obj: p, done: () => p.close() };
+    },
+    PostingAppender: async () => {
+      const d = path.join(dir, `postings-${nIndex++}`);
+      PostingIndex.create(d);
+      const i = await PostingIndex.open(d);
+      const a = await i.appender();
+      return { obj: a, done: () => i.close() };
     },
     LshIndex: () => { const i = new LshIndex({ numPerm: 16, b: 4, r: 4 }); return { obj: i, done: () => i.close() }; },
     SimhashIndex: () => { const i = new SimhashIndex(); return { obj: i, done: () => i.close() }; },

@@ -9,21 +9,18 @@ import * as zlib from 'node:zlib';
 import { PostingIndex, blot } from '../lib/postings';
 import { NeardupError } from '../lib/errors';
 import { cli } from './cli-helper';
+import { refWindows } from './reference/passages';
+import { rng as rng01 } from './reference/random';
 
 const test = suite('postings');
 let dir = '';
 test.before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-postings-')); });
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+/** The shared seeded generator, as 32-bit integers. */
 function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0);
-  };
+  const r = rng01(seed);
+  return () => r() * 4294967296;
 }
 
 test('append / delete / merge: lookups and key counts equal a brute-force map at every step', async () => {
@@ -60,6 +57,62 @@ test('append / delete / merge: lookups and key counts equal a brute-force map at
   const err = await ix.delete([ix.info().nextId + 5]).then(() => null, (x) => x);
   assert.match(String(err?.message), /not in the index/);
   ix.close();
+});
+
+test('64-bit keys: append, streaming append, abort, delete, merge equal a brute-force map', async () => {
+  const next = rng(17);
+  const d = path.join(dir, 'api64');
+  PostingIndex.create(d, { keyBits: 64 });
+  const ix = await PostingIndex.open(d);
+  assert.is(ix.keyBits, 64);
+  const live = new Map<number, bigint[]>();
+  // keys that differ only above bit 31, the extremes, and random 64-bit values
+  const key = () => {
+    const r = next() % 4;
+    return r === 0 ? BigInt(next() % 50) << 40n | 7n : r === 1 ? (next() % 2 ? 2n ** 64n - 1n : 0n) : BigInt(next()) << 32n | BigInt(next() % 100);
+  };
+  for (let step = 0; step < 10; step++) {
+    const op = next() % 4;
+    const docs = Array.from({ length: 1 + (next() % 30) }, () => Array.from({ length: next() % 20 }, key));
+    if (op === 0 || live.size === 0) {
+      const ids = await ix.append(docs, { memory: next() % 2 ? 16384 : 0 });
+      ids.forEach((id, i) => live.set(id, docs[i]));
+    } else if (op === 1) {
+      const app = await ix.appender({ memory: 16384, keyBits: 48 });
+      assert.ok(ix.info().appending);
+      const a = await app.add(docs.slice(0, 5));
+      const b = await app.add(docs.slice(5).map((k) => BigUint64Array.from(k)));
+      const refused = await ix.merge().then(() => null, (e) => e);
+      assert.match(String(refused?.message), /append is in progress/);
+      await app.commit();
+      [...a, ...b].forEach((id, i) => live.set(id, docs[i]));
+    } else if (op === 2) {
+      const app = await ix.appender({});
+      await app.add(docs);
+      await app.abort();
+      assert.not.ok(ix.info().appending);
+    } else {
+      const del = [...live.keys()].filter(() => next() % 3 === 0);
+      await ix.delete(del);
+      del.forEach((id) => live.delete(id));
+      if (next() % 2) await ix.merge();
+    }
+    const ref = new Map<bigint, Set<number>>();
+    for (const [id, keys] of live) for (const k of keys) (ref.get(k) ?? ref.set(k, new Set()).get(k)!).add(id);
+    const want = [...ref.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const { keys, counts } = await ix.keyCounts();
+    assert.ok(keys instanceof BigUint64Array);
+    assert.equal(Array.from(keys as BigUint64Array), want);
+    assert.equal(Array.from(counts), want.map((k) => ref.get(k)!.size));
+    const r = await ix.lookup(want);
+    want.forEach((k, i) => assert.equal(Array.from(r.docs.subarray(r.offsets[i], r.offsets[i + 1])), [...ref.get(k)!].sort((a, b) => a - b)));
+    assert.is(ix.info().liveDocs, live.size);
+  }
+  // keys of the wrong width are refused, and a 64-bit index cannot hold blots
+  assert.throws(() => ix.lookup([1, 2] as unknown as bigint[]), /bigint/);
+  assert.throws(() => ix.appendTexts(['a b c']), /32-bit keys/);
+  ix.close();
+  assert.throws(() => PostingIndex.create(path.join(dir, 'bad-width'), { keyBits: 16 as 32 }), /32 or 64/);
 });
 
 test('bounded-memory build writes the same segment bytes as an unbounded one', async () => {
@@ -101,36 +154,6 @@ test('a corrupt or truncated segment is refused naming the file (verify) and the
   fs.writeFileSync(seg, good);
 });
 
-// Pure-TS reference of the neardup profile (valid UTF-8 inputs).
-function fnv1(bytes: Uint8Array, h = 0x811c9dc5): number {
-  for (const b of bytes) h = (Math.imul(h, 0x01000193) ^ b) >>> 0;
-  return h;
-}
-function fmix(h: number): number {
-  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
-  return h >>> 0;
-}
-function refBlots(text: string, seqLen: number, hash: 'xor' | 'ordered'): { blots: number[]; ranges: Array<[number, number]> } {
-  const words: Array<{ h: number; b: number; e: number }> = [];
-  const re = /[\p{L}\p{N}_]+/gu;
-  for (const m of text.matchAll(re)) {
-    const lower = [...m[0]].map((c) => c.toLowerCase()).join('');
-    const b = Buffer.byteLength(text.slice(0, m.index!));
-    words.push({ h: fnv1(Buffer.from(lower)), b, e: b + Buffer.byteLength(m[0]) });
-  }
-  const blots: number[] = [], ranges: Array<[number, number]> = [];
-  for (let j = 0; j + seqLen <= words.length; j++) {
-    let x = 0;
-    for (let t = 0; t < seqLen; t++) {
-      if (hash === 'xor') x = (x ^ words[j + t].h) >>> 0;
-      else x = Math.imul(((x << 5) | (x >>> 27)) ^ words[j + t].h, 0x27d4eb2d) >>> 0;
-    }
-    blots.push(hash === 'xor' ? x : fmix(x));
-    ranges.push([words[j].b, words[j + seqLen - 1].e]);
-  }
-  return { blots, ranges };
-}
-
 test('neardup profile == the TypeScript reference (ordered and xor, windows 1..12, Unicode, sizes)', async () => {
   const next = rng(3);
   const vocab = ['alpha', 'Beta', 'ÇA', 'Σίσυφος', 'straße', 'İstanbul', '東京', '١٢٣', 'x_y', 'don', 't', 'KELVIN', 'ǅemal', 'e\u0301t\u00e9'];
@@ -146,7 +169,7 @@ test('neardup profile == the TypeScript reference (ordered and xor, windows 1..1
     for (const seqLen of [1, 3, 10, 12]) {
       const r = await blot(texts, { profile: 'neardup', hash, seqLen });
       texts.forEach((t, i) => {
-        const ref = refBlots(t, seqLen, hash);
+        const ref = refWindows(t, seqLen, hash);
         const a = r.docOffsets[i], b = r.docOffsets[i + 1];
         assert.equal(Array.from(r.blots.subarray(a, b)), ref.blots, `${hash} ${seqLen} ${JSON.stringify(t)}`);
         assert.equal(Array.from(r.textBegins.subarray(a, b), (x, j) => [x, r.textEnds[a + j]]), ref.ranges);
@@ -192,33 +215,37 @@ test('neardup passages index (gzip, --id-field, two runs) / extract / query', ()
   const ex = ok(['passages', 'extract', 'ix', '--sigma', '0']);
   assert.is(ok(['passages', 'extract', 'ix1', '--sigma', '0']), ex);
   const lines = ex.trim().split('\n').map((l) => JSON.parse(l));
-  const nWindows = shared.split(' ').length - 9;
-  assert.is(lines.length, nWindows);  // every window of the shared passage, shared by a, b and d (case folded)
-  for (const p of lines) {
-    assert.is(p.count, 3);
-    assert.equal(p.docs.map((d: { id: string }) => d.id), ['a', 'b', 'd']);
-    for (const d of p.docs) {
-      const body = Buffer.from(docs.find((x) => x.key === d.id)!.body);
-      assert.is(body.subarray(d.begin, d.end).toString(), d.text);
-      assert.is(d.text.toLowerCase().split(' ').length, 10);
-    }
+  // one passage: every window of the shared text, held by a, b and d (case folded), merged
+  assert.is(lines.length, 1);
+  const [p] = lines;
+  assert.is(p.count, 3);
+  assert.is(p.windows, shared.split(' ').length - 9);
+  assert.equal(p.docs.map((d: { id: string }) => d.id), ['a', 'b', 'd']);
+  for (const d of p.docs) {
+    const body = Buffer.from(docs.find((x) => x.key === d.id)!.body);
+    assert.is(body.subarray(d.begin, d.end).toString(), d.text);
+    assert.is(d.text.toLowerCase(), shared);
   }
   const q = ok(['passages', 'query', 'ix', '--field', 'body', '--id-field', 'key'], JSON.stringify({ key: 'q', body: `Re: ${shared} (quoted)` }) + '\n');
   const res = JSON.parse(q);
   assert.is(res.id, 'q');
   assert.equal(res.matches.map((m: { id: string }) => m.id).sort(), ['a', 'b', 'd']);
   for (const m of res.matches) {
-    assert.is(m.shared, nWindows);
-    assert.equal(m.querySpans, [[4, 4 + shared.length]]);
+    assert.is(m.passages, 1);
+    assert.is(m.windows, p.windows);
+    assert.equal(m.spans[0].query, [4, 4 + shared.length]);
+    assert.is(m.spans[0].text.toLowerCase(), shared);
   }
-  const pairs = ok(['passages', 'pairs', 'ix', '--min-shared', '2']).trim().split('\n').map((l) => JSON.parse(l));
-  assert.equal(pairs.map((p) => [p.a, p.b].join()).sort(), ['a,b', 'a,d', 'b,d']);
-  for (const p of pairs) {
-    assert.is(p.shared, nWindows);
-    const len = (k: string) => Buffer.byteLength(docs.find((x) => x.key === k)!.body);
-    assert.is(p.coverA, shared.length / len(p.a));
-    assert.is(p.coverB, shared.length / len(p.b));
+  const pairs = ok(['passages', 'pairs', 'ix']).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(pairs.map((x) => [x.a, x.b].join()).sort(), ['a,b', 'a,d', 'b,d']);
+  for (const x of pairs) {
+    assert.is(x.passages, 1);
+    assert.is(x.windows, p.windows);
+    const len = (k: string) => Buffer.byteLength(docs.find((y) => y.key === k)!.body);
+    assert.is(x.coverA, shared.length / len(x.a));
+    assert.is(x.coverB, shared.length / len(x.b));
   }
+  assert.is(ok(['passages', 'pairs', 'ix', '--min-shared', '2']), '');
 });
 
 test.run();

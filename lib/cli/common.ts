@@ -141,6 +141,12 @@ export class Output {
     this.size += s.length;
     if (this.size >= 1 << 20) await this.flush();
   }
+  /** Writes bytes (after the text buffered so far); resolves once the stream is done with them. */
+  async writeBytes(b: Uint8Array): Promise<void> {
+    await this.flush();
+    if (b.length === 0) return;
+    await new Promise<void>((resolve, reject) => this.stream.write(b, (e) => (e ? reject(e) : resolve())));
+  }
   async flush(): Promise<void> {
     if (this.buf.length === 0) return;
     const data = this.buf.join('');

@@ -13,7 +13,9 @@
 #include "addon.h"
 #include "args.h"
 #include "parallel/pool.h"
+#include "io/file.h"
 #include "postings/blot.h"
+#include "postings/passages.h"
 #include "postings/store.h"
 #include "texts.h"
 
@@ -137,22 +139,201 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
                });
 }
 
-// goSortByCountDesc(counts: Uint32Array) -> Uint32Array permutation
-Napi::Value GoSort(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::vector<uint32_t> counts = U32Arg(env, info[0], "counts");
-  std::vector<uint32_t> perm;
-  postings::GoSortByCountDesc(counts.data(), uint32_t(counts.size()), &perm);
-  return U32Array(env, std::move(perm));
-}
-
 // ------------------------------------------------------------------------------------- PostingIndex
 
+// An index of 32- or 64-bit keys (fixed when it was created), and its open streaming append, if any.
 struct IndexState : Closable {
-  std::shared_mutex mu;  // appends, deletes and merges exclusive; lookups shared
-  postings::PostingIndex index;
+  std::shared_mutex mu;  // edits exclusive; lookups shared
+  unsigned bits = 32;
+  postings::PostingIndex ix32;
+  postings::PostingIndex64 ix64;
+  std::unique_ptr<postings::PostingIndex::Appender> app32;
+  std::unique_ptr<postings::PostingIndex64::Appender> app64;
 };
 using StatePtr = std::shared_ptr<IndexState>;
+
+template <typename Key>
+struct Width;
+template <>
+struct Width<uint32_t> {
+  static postings::PostingIndex& Ix(IndexState& s) { return s.ix32; }
+  static std::unique_ptr<postings::PostingIndex::Appender>& App(IndexState& s) { return s.app32; }
+};
+template <>
+struct Width<uint64_t> {
+  static postings::PostingIndex64& Ix(IndexState& s) { return s.ix64; }
+  static std::unique_ptr<postings::PostingIndex64::Appender>& App(IndexState& s) { return s.app64; }
+};
+
+// Keys of the index's width: a Uint32Array (32-bit keys) or a BigUint64Array (64-bit keys).
+struct KeysArg {
+  std::vector<uint32_t> k32;
+  std::vector<uint64_t> k64;
+  size_t size() const { return k32.size() + k64.size(); }
+};
+KeysArg ReadKeys(Napi::Env env, const Napi::Value& v, unsigned bits, const char* what) {
+  KeysArg k;
+  const napi_typedarray_type want = bits == 64 ? napi_biguint64_array : napi_uint32_array;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != want)
+    ThrowTypeError(env, std::string("Expected ") + what + (bits == 64 ? " to be a BigUint64Array (the index has 64-bit keys)"
+                                                                      : " to be a Uint32Array (the index has 32-bit keys)"));
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  const uint8_t* d = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  if (bits == 64) {
+    k.k64.resize(ta.ElementLength());
+    if (!k.k64.empty()) std::memcpy(k.k64.data(), d, k.k64.size() * 8);
+  } else {
+    k.k32.resize(ta.ElementLength());
+    if (!k.k32.empty()) std::memcpy(k.k32.data(), d, k.k32.size() * 4);
+  }
+  return k;
+}
+std::vector<uint32_t> OffsetsArg(Napi::Env env, const Napi::Value& v, size_t nkeys) {
+  std::vector<uint32_t> offs = U32Arg(env, v, "offsets");
+  if (offs.empty() || offs[0] != 0 || offs.back() != nkeys) ThrowRangeError(env, "offsets must start at 0 and end at keys.length");
+  for (size_t i = 1; i < offs.size(); i++)
+    if (offs[i] < offs[i - 1]) ThrowRangeError(env, "offsets must not decrease");
+  return offs;
+}
+
+Status NoAppend() { return Status(Code::kInvalidArgument, "no append is in progress (call beginAppend first)"); }
+
+// Adds documents (keys[offsets[i] .. offsets[i+1]) each) to an appender; their ids to ids.
+template <typename Appender, typename Key>
+Status AddDocs(Appender* app, const Key* keys, const uint32_t* offs, size_t ndocs, std::vector<uint32_t>* ids) {
+  if (!app) return NoAppend();
+  ids->resize(ndocs);
+  for (size_t i = 0; i < ndocs; i++) {
+    Status st = app->Add(keys + offs[i], offs[i + 1] - offs[i], &(*ids)[i]);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// A whole append in one call (its own appender: an open streaming append is left alone).
+template <typename Key>
+Status AppendOnce(IndexState& s, const Key* keys, const uint32_t* offs, size_t ndocs, uint64_t memory, const std::string& tmp,
+                  unsigned key_bits, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
+  std::unique_ptr<typename postings::BasicPostingIndex<Key>::Appender> app;
+  Status st = Width<Key>::Ix(s).StartAppend(memory, tmp, key_bits, &app);
+  if (st.ok()) st = AddDocs(app.get(), keys, offs, ndocs, ids);
+  if (st.ok()) st = app->Commit(stop);
+  return st;
+}
+
+template <typename Key>
+Status Begin(IndexState& s, uint64_t memory, const std::string& tmp, unsigned key_bits) {
+  return Width<Key>::Ix(s).StartAppend(memory, tmp, key_bits, &Width<Key>::App(s));
+}
+
+template <typename Key>
+Status Commit(IndexState& s, const std::atomic<bool>* stop) {
+  auto& app = Width<Key>::App(s);
+  if (!app) return NoAppend();
+  Status st = app->Commit(stop);
+  app.reset();  // committed, or discarded on failure
+  return st;
+}
+
+template <typename Key>
+Status LookupAll(IndexState& s, const std::vector<Key>& keys, std::vector<uint32_t>* docs, std::vector<uint32_t>* offs,
+                 const std::atomic<bool>* stop) {
+  std::vector<std::vector<uint32_t>> part(keys.size());
+  Status err;
+  std::mutex em;
+  const auto& ix = Width<Key>::Ix(s);
+  parallel::ParallelFor(keys.size(), 256, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
+    for (size_t i = b; i < e; i++) {
+      Status st = ix.Lookup(keys[i], &part[i]);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> g(em);
+        err = st;
+      }
+    }
+  }, stop);
+  if (!err.ok()) return err;
+  offs->push_back(0);
+  for (auto& p : part) {
+    docs->insert(docs->end(), p.begin(), p.end());
+    offs->push_back(uint32_t(docs->size()));
+  }
+  return Status::Ok();
+}
+
+// Every key with live documents, ascending, and its count (from the key blocks alone when there is one
+// segment and no tombstone).
+template <typename Key>
+Status KeyCountsOf(IndexState& s, std::vector<Key>* keys, std::vector<uint32_t>* counts) {
+  const auto& ix = Width<Key>::Ix(s);
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const auto& seg = ix.segment(0);
+    typename postings::BasicSegment<Key>::Block blk;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      Status st = seg.ReadBlock(b, &blk);
+      if (!st.ok()) return st;
+      keys->insert(keys->end(), blk.keys, blk.keys + blk.n);
+      counts->insert(counts->end(), blk.counts, blk.counts + blk.n);
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](Key k, const std::vector<uint32_t>& d) {
+    keys->push_back(k);
+    counts->push_back(uint32_t(d.size()));
+    return Status::Ok();
+  });
+}
+
+// The indexed documents' texts for the passage functions: { files: string[], file: Uint32Array,
+// offset: Float64Array, length: Uint32Array } (document d = length[d] bytes at offset[d] of files[file[d]]),
+// read from memory-mapped files.
+struct TextSource {
+  std::vector<std::string> names;
+  std::vector<uint32_t> file, length;
+  std::vector<double> offset;
+  std::vector<io::MappedFile> maps;
+  Status Open() {
+    maps.resize(names.size());
+    for (size_t i = 0; i < names.size(); i++) {
+      Status s = maps[i].Open(names[i]);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  postings::TextFn Fn() const {
+    return [this](uint32_t d, const uint8_t** t, size_t* n) -> Status {
+      if (d >= file.size() || file[d] >= maps.size())
+        return Status(Code::kCorrupt, "document " + std::to_string(d) + " is not in the document lists");
+      const io::MappedFile& m = maps[file[d]];
+      const double off = offset[d];
+      if (off < 0 || off + length[d] > double(m.size()))
+        return Status(Code::kCorrupt, "'" + names[file[d]] + "' is shorter than its document list says (document " +
+                                          std::to_string(d) + ")");
+      *t = m.data() + size_t(off);
+      *n = length[d];
+      return Status::Ok();
+    };
+  }
+};
+
+std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsObject()) ThrowTypeError(env, "Expected texts to be { files, file, offset, length }");
+  Napi::Object o = v.As<Napi::Object>();
+  auto ts = std::make_shared<TextSource>();
+  Napi::Value files = o.Get("files");
+  if (!files.IsArray()) ThrowTypeError(env, "Expected texts.files to be an array of strings");
+  Napi::Array fa = files.As<Napi::Array>();
+  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(StringArg(env, fa.Get(i), "texts.files[i]"));
+  ts->file = U32Arg(env, o.Get("file"), "texts.file");
+  ts->length = U32Arg(env, o.Get("length"), "texts.length");
+  Napi::Value off = o.Get("offset");
+  if (!off.IsTypedArray() || off.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    ThrowTypeError(env, "Expected texts.offset to be a Float64Array");
+  Napi::Float64Array fo = off.As<Napi::Float64Array>();
+  ts->offset.assign(fo.Data(), fo.Data() + fo.ElementLength());
+  if (ts->offset.size() != ts->file.size() || ts->length.size() != ts->file.size())
+    ThrowRangeError(env, "texts.file, texts.offset and texts.length must have one entry per document");
+  return ts;
+}
 
 class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  public:
@@ -160,10 +341,20 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return DefineClass(env, "PostingIndex",
                        {InstanceMethod("append", &PostingIndexObject::Append),
                         InstanceMethod("appendTexts", &PostingIndexObject::AppendTexts),
+                        InstanceMethod("beginAppend", &PostingIndexObject::BeginAppend),
+                        InstanceMethod("addKeys", &PostingIndexObject::AddKeys),
+                        InstanceMethod("addTexts", &PostingIndexObject::AddTexts),
+                        InstanceMethod("commitAppend", &PostingIndexObject::CommitAppend),
+                        InstanceMethod("abortAppend", &PostingIndexObject::AbortAppend),
                         InstanceMethod("delete", &PostingIndexObject::Delete),
                         InstanceMethod("merge", &PostingIndexObject::Merge),
                         InstanceMethod("lookup", &PostingIndexObject::Lookup),
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
+                        InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
+                        InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
+                        InstanceMethod("extractPassages", &PostingIndexObject::ExtractPassages),
+                        InstanceMethod("queryPassages", &PostingIndexObject::QueryPassages),
+                        InstanceMethod("passagePairs", &PostingIndexObject::PassagePairs),
                         InstanceMethod("info", &PostingIndexObject::Info),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
@@ -173,35 +364,85 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  private:
   StatePtr Live(Napi::Env env) { return LiveState(env, state, "posting index"); }
 
-  // append(keys: Uint32Array, offsets: Uint32Array, memory, tmpDir) -> Promise<Uint32Array ids>
+  // Runs fn(state) on the pool under the exclusive lock.
+  static Napi::Value Exclusive(Napi::Env env, StatePtr s, std::function<Status(IndexState&, const std::atomic<bool>*)> fn,
+                               std::function<Napi::Value(Napi::Env)> resolve) {
+    return Queue(env,
+                 [s, fn](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::unique_lock<std::shared_mutex> l(s->mu);
+                   return fn(*s, stop);
+                 },
+                 std::move(resolve));
+  }
+  static Napi::Value Undefined(Napi::Env env) { return env.Undefined(); }
+
+  // append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory, tmpDir) -> Promise<Uint32Array ids>
   Napi::Value Append(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = U32Arg(env, info[0], "keys");
-    auto offs = U32Arg(env, info[1], "offsets");
-    if (offs.empty() || offs[0] != 0 || offs.back() != keys.size())
-      ThrowRangeError(env, "offsets must start at 0 and end at keys.length");
-    for (size_t i = 1; i < offs.size(); i++)
-      if (offs[i] < offs[i - 1]) ThrowRangeError(env, "offsets must not decrease");
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
+    auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
     const uint64_t memory = ToUint64(env, info[2], "memory");
     const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
-    auto docs = std::make_shared<std::vector<std::vector<uint32_t>>>(offs.size() - 1);
-    for (size_t i = 0; i + 1 < offs.size(); i++) (*docs)[i].assign(keys.begin() + offs[i], keys.begin() + offs[i + 1]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
-    return Queue(env,
-                 [s, docs, memory, tmp, ids](const std::atomic<bool>* stop) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Append(*docs, memory, tmp, ids.get(), stop);
-                 },
-                 [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+    return Exclusive(env, s,
+                     [keys, offs, memory, tmp, ids](IndexState& st, const std::atomic<bool>* stop) {
+                       const size_t n = offs->size() - 1;
+                       return st.bits == 64 ? AppendOnce<uint64_t>(st, keys->k64.data(), offs->data(), n, memory, tmp, 64, ids.get(), stop)
+                                            : AppendOnce<uint32_t>(st, keys->k32.data(), offs->data(), n, memory, tmp, 32, ids.get(), stop);
+                     },
+                     [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots): the keys of documents
+  // [16 c, 16 c + 16) are parts[c] (one allocation per 16 documents, reused blotters).
+  struct KeyPart {
+    std::vector<uint32_t> keys, offs;
+  };
+  static Status BlotKeys(const Docs& d, const BlotOptions& bo, uint64_t modulus, const std::atomic<bool>* stop,
+                         std::vector<KeyPart>* parts) {
+    constexpr size_t kGrain = 16;
+    parts->resize((d.n + kGrain - 1) / kGrain);
+    const size_t slots = parallel::MaxSlots();
+    std::vector<std::unique_ptr<postings::Blotter>> blotters(slots);
+    parallel::ParallelFor(d.n, kGrain, slots, [&](size_t b, size_t e, size_t slot) {
+      if (!blotters[slot]) blotters[slot] = std::make_unique<postings::Blotter>(bo);
+      postings::Blotter& bl = *blotters[slot];
+      KeyPart& p = (*parts)[b / kGrain];
+      p.offs.assign(1, 0);
+      for (size_t i = b; i < e; i++) {
+        bl.RunBlots(d.ptr[i], d.len[i]);
+        const size_t at = p.keys.size();
+        p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
+        if (modulus)
+          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = uint32_t(p.keys[j] % modulus);
+        p.offs.push_back(uint32_t(p.keys.size()));
+      }
+    }, stop);
+    if (stop->load()) return Status(Code::kCancelled, "cancelled");
+    return Status::Ok();
+  }
+  template <typename Appender>
+  static Status AddParts(Appender* app, const std::vector<KeyPart>& parts, std::vector<uint32_t>* ids) {
+    std::vector<uint32_t> part_ids;
+    for (const KeyPart& p : parts) {
+      Status st = AddDocs(app, p.keys.data(), p.offs.data(), p.offs.size() - 1, &part_ids);
+      if (!st.ok()) return st;
+      ids->insert(ids->end(), part_ids.begin(), part_ids.end());
+    }
+    return Status::Ok();
+  }
+
+  void Need32(Napi::Env env, const StatePtr& s, const char* what) {
+    if (s->bits != 32) ThrowTypeError(env, std::string(what) + " needs an index of 32-bit keys (blots)");
   }
 
   // appendTexts(texts, blotOptions, keyModulus, memory, tmpDir) -> Promise<Uint32Array ids>
-  // Keys = blots mod keyModulus (0: the full 32-bit blots).
   Napi::Value AppendTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
+    Need32(env, s, "appendTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
@@ -212,80 +453,131 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   const Docs d = texts->docs();
-                   std::vector<std::vector<uint32_t>> docs(d.n);
-                   parallel::ParallelFor(d.n, 16, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
-                     postings::Blotter bl(bo);
-                     for (size_t i = b; i < e; i++) {
-                       bl.Run(d.ptr[i], d.len[i]);
-                       auto& k = docs[i];
-                       k = bl.blots();
-                       if (modulus)
-                         for (auto& x : k) x = uint32_t(x % modulus);
-                     }
-                   }, stop);
-                   if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   std::vector<KeyPart> parts;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
+                   if (!r.ok()) return r;
                    std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Append(docs, memory, tmp, ids.get(), stop);
+                   std::unique_ptr<postings::PostingIndex::Appender> app;
+                   r = s->ix32.StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : 32, &app);
+                   if (r.ok()) r = AddParts(app.get(), parts, ids.get());
+                   if (r.ok()) r = app->Commit(stop);
+                   return r;
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // beginAppend(memory, tmpDir, keyBits) -> Promise<void>: opens a streaming append (one new segment).
+  Napi::Value BeginAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    const uint64_t memory = ToUint64(env, info[0], "memory");
+    const std::string tmp = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string();
+    const uint64_t key_bits = info[2].IsUndefined() ? s->bits : ToUint64(env, info[2], "keyBits");
+    if (key_bits < 1 || key_bits > s->bits) ThrowRangeError(env, "keyBits must be between 1 and the index's key width");
+    return Exclusive(env, s,
+                     [memory, tmp, key_bits](IndexState& st, const std::atomic<bool>*) {
+                       return st.bits == 64 ? Begin<uint64_t>(st, memory, tmp, unsigned(key_bits))
+                                            : Begin<uint32_t>(st, memory, tmp, unsigned(key_bits));
+                     },
+                     Undefined);
+  }
+
+  // addKeys(keys, offsets) -> Promise<Uint32Array ids>
+  Napi::Value AddKeys(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
+    auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
+    auto ids = std::make_shared<std::vector<uint32_t>>();
+    return Exclusive(env, s,
+                     [keys, offs, ids](IndexState& st, const std::atomic<bool>*) {
+                       const size_t n = offs->size() - 1;
+                       return st.bits == 64 ? AddDocs(st.app64.get(), keys->k64.data(), offs->data(), n, ids.get())
+                                            : AddDocs(st.app32.get(), keys->k32.data(), offs->data(), n, ids.get());
+                     },
+                     [ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // addTexts(texts, blotOptions, keyModulus) -> Promise<Uint32Array ids>: blots on the pool, then adds.
+  Napi::Value AddTexts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "addTexts");
+    auto texts = std::make_shared<TextBatch>();
+    texts->Load(env, info[0], "texts");
+    const BlotOptions bo = ReadBlotOptions(env, info[1]);
+    const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    auto ids = std::make_shared<std::vector<uint32_t>>();
+    return Queue(env,
+                 [s, texts, bo, modulus, ids](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::vector<KeyPart> parts;
+                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
+                   if (!r.ok()) return r;
+                   std::unique_lock<std::shared_mutex> l(s->mu);
+                   return AddParts(s->app32.get(), parts, ids.get());
+                 },
+                 [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
+  }
+
+  // commitAppend() -> Promise<void>: writes the new segment and the manifest.
+  Napi::Value CommitAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? Commit<uint64_t>(st, stop) : Commit<uint32_t>(st, stop);
+                     },
+                     Undefined);
+  }
+
+  // abortAppend() -> Promise<void>: discards the open append (no-op when there is none).
+  Napi::Value AbortAppend(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>*) {
+                       st.app32.reset();
+                       st.app64.reset();
+                       return Status::Ok();
+                     },
+                     Undefined);
   }
 
   Napi::Value Delete(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto ids = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "ids"));
-    return Queue(env,
-                 [s, ids](const std::atomic<bool>*) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Delete(*ids);
-                 },
-                 [](Napi::Env env) { return env.Undefined(); });
+    return Exclusive(env, s,
+                     [ids](IndexState& st, const std::atomic<bool>*) {
+                       return st.bits == 64 ? st.ix64.Delete(*ids) : st.ix32.Delete(*ids);
+                     },
+                     Undefined);
   }
 
   Napi::Value Merge(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    return Queue(env,
-                 [s](const std::atomic<bool>* stop) {
-                   if (s->closed.load()) return Cancelled("posting index");
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return s->index.Merge(stop);
-                 },
-                 [](Napi::Env env) { return env.Undefined(); });
+    return Exclusive(env, s,
+                     [](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.Merge(stop) : st.ix32.Merge(stop);
+                     },
+                     Undefined);
   }
 
-  // lookup(keys: Uint32Array) -> Promise<{ docs: Uint32Array, offsets: Uint32Array }>
+  // lookup(keys) -> Promise<{ docs: Uint32Array, offsets: Uint32Array }>
   Napi::Value Lookup(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
+    auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
     auto docs = std::make_shared<std::vector<uint32_t>>();
     auto offs = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, keys, docs, offs](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   std::vector<std::vector<uint32_t>> part(keys->size());
-                   Status err;
-                   std::mutex em;
-                   parallel::ParallelFor(keys->size(), 256, parallel::MaxSlots(), [&](size_t b, size_t e, size_t) {
-                     for (size_t i = b; i < e; i++) {
-                       Status st = s->index.Lookup((*keys)[i], &part[i]);
-                       if (!st.ok()) {
-                         std::lock_guard<std::mutex> g(em);
-                         err = st;
-                       }
-                     }
-                   }, stop);
-                   if (!err.ok()) return err;
-                   offs->push_back(0);
-                   for (auto& p : part) {
-                     docs->insert(docs->end(), p.begin(), p.end());
-                     offs->push_back(uint32_t(docs->size()));
-                   }
-                   return Status::Ok();
+                   return s->bits == 64 ? LookupAll<uint64_t>(*s, keys->k64, docs.get(), offs.get(), stop)
+                                        : LookupAll<uint32_t>(*s, keys->k32, docs.get(), offs.get(), stop);
                  },
                  [docs, offs](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
@@ -295,35 +587,335 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // keyCounts() -> Promise<{ keys, counts }>: every key with live documents, ascending.
+  // formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start)
+  //   -> Promise<{ next, bytes, need }>
+  // dupi's extract lines, written into out (reused by the caller: no allocation per line): from keys[start],
+  // one line per key (32-bit index): the key in lower-case hex without leading zeros, then for each live
+  // document d of its list a space and table[tableOffsets[d] .. tableOffsets[d + 1]), then "\n", as long as
+  // lines fit. next = the first key not written, bytes = bytes written, need = the size of line `next` when
+  // it did not fit in an empty out (0 otherwise).
+  Napi::Value FormatLists(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "formatLists");
+    struct Job {
+      Napi::Reference<Napi::Value> keep[3];
+      const uint32_t* keys;
+      size_t nkeys;
+      const uint8_t* table;
+      const uint32_t* toffs;
+      size_t rows;
+      uint8_t* out;
+      size_t cap, start, next = 0, bytes = 0, need = 0;
+    };
+    auto job = std::make_shared<Job>();
+    for (int i : {0, 2}) {
+      if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+        ThrowTypeError(env, i == 0 ? "Expected keys to be a Uint32Array" : "Expected tableOffsets to be a Uint32Array");
+    }
+    for (int i : {1, 3}) {
+      if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        ThrowTypeError(env, i == 1 ? "Expected table to be a Uint8Array" : "Expected out to be a Uint8Array");
+    }
+    Napi::Uint32Array k = info[0].As<Napi::Uint32Array>(), to = info[2].As<Napi::Uint32Array>();
+    Napi::Uint8Array tab = info[1].As<Napi::Uint8Array>(), out = info[3].As<Napi::Uint8Array>();
+    job->keys = k.Data();
+    job->nkeys = k.ElementLength();
+    job->table = tab.Data();
+    job->toffs = to.Data();
+    job->rows = to.ElementLength() ? to.ElementLength() - 1 : 0;
+    job->out = out.Data();
+    job->cap = out.ElementLength();
+    job->start = size_t(ToUint64(env, info[4], "start"));
+    if (job->start > job->nkeys) ThrowRangeError(env, "start must be at most keys.length");
+    for (size_t i = 0; i < to.ElementLength(); i++)
+      if (job->toffs[i] > tab.ElementLength() || (i > 0 && job->toffs[i] < job->toffs[i - 1]))
+        ThrowRangeError(env, "tableOffsets must ascend within the table");
+    job->keep[0] = Napi::Persistent(info[0]);
+    job->keep[1] = Napi::Persistent(info[1]);
+    job->keep[2] = Napi::Persistent(info[3]);  // the JS arrays stay alive (and unmoved) while the job runs
+    return Queue(env,
+                 [s, job](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   Job& j = *job;
+                   std::vector<uint32_t> docs;
+                   size_t at = 0, i = j.start;
+                   for (; i < j.nkeys && !stop->load(); i++) {
+                     Status st = s->ix32.Lookup(j.keys[i], &docs);
+                     if (!st.ok()) return st;
+                     char hex[9];
+                     size_t h = 0;
+                     for (uint32_t v = j.keys[i]; h == 0 || v; v >>= 4) hex[h++] = "0123456789abcdef"[v & 15];
+                     size_t len = h + 1;
+                     for (uint32_t d : docs) {
+                       if (d >= j.rows) return Status(Code::kCorrupt, "document " + std::to_string(d) + " is not in the document table");
+                       len += 1 + j.toffs[d + 1] - j.toffs[d];
+                     }
+                     if (at + len > j.cap) {
+                       if (at == 0) j.need = len;
+                       break;
+                     }
+                     uint8_t* o = j.out + at;
+                     while (h) *o++ = uint8_t(hex[--h]);
+                     for (uint32_t d : docs) {
+                       *o++ = ' ';
+                       std::memcpy(o, j.table + j.toffs[d], j.toffs[d + 1] - j.toffs[d]);
+                       o += j.toffs[d + 1] - j.toffs[d];
+                     }
+                     *o++ = '\n';
+                     at += len;
+                   }
+                   j.next = i;
+                   j.bytes = at;
+                   return Status::Ok();
+                 },
+                 [job](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("next", double(job->next));
+                   o.Set("bytes", double(job->bytes));
+                   o.Set("need", double(job->need));
+                   for (auto& r : job->keep) r.Reset();
+                   return o;
+                 });
+  }
+
+  // dupiOrder(shards, sigma) -> Promise<{ order: Uint32Array, posts, mean, sigma }>: dupi's statistics and
+  // extract order over an index of reduced blots (keys < shards x 65536; postings::DupiExtractOrder).
+  Napi::Value DupiOrder(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "dupiOrder");
+    const uint64_t shards = ToUint64(env, info[0], "shards");
+    if (shards < 1 || shards > 1024) ThrowRangeError(env, "shards must be between 1 and 1024");
+    if (!info[1].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
+    const double sigma = info[1].As<Napi::Number>().DoubleValue();
+    auto order = std::make_shared<std::vector<uint32_t>>();
+    auto st = std::make_shared<postings::DupiStats>();
+    return Queue(env,
+                 [s, shards, sigma, order, st](const std::atomic<bool>*) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   std::vector<uint32_t> keys, counts;
+                   {
+                     std::shared_lock<std::shared_mutex> l(s->mu);
+                     Status r = KeyCountsOf<uint32_t>(*s, &keys, &counts);
+                     if (!r.ok()) return r;
+                   }
+                   std::vector<std::vector<uint32_t>> per(shards, std::vector<uint32_t>(65536));
+                   for (size_t i = 0; i < keys.size(); i++) {
+                     if (keys[i] >= shards * 65536)
+                       return Status(Code::kCorrupt, "key " + std::to_string(keys[i]) + " is not a reduced blot of " +
+                                                         std::to_string(shards) + " shards");
+                     per[keys[i] % shards][keys[i] / shards] = counts[i];
+                   }
+                   postings::DupiExtractOrder(per, sigma, order.get(), st.get());
+                   return Status::Ok();
+                 },
+                 [order, st](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("order", U32Array(env, std::move(*order)));
+                   o.Set("posts", double(st->posts));
+                   o.Set("mean", st->mean);
+                   o.Set("sigma", st->sigma);
+                   return o;
+                 });
+  }
+
+  // extractPassages(keys, texts, blotOptions) -> Promise<{ windows, firstBlot, docOffsets, docs, begins, ends }>
+  // (postings::ExtractPassages; passage i's documents are docs[docOffsets[i] .. docOffsets[i + 1])).
+  Napi::Value ExtractPassages(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "extractPassages");
+    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
+    auto ts = ReadTextSource(env, info[1]);
+    const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    auto res = std::make_shared<std::vector<postings::Passage>>();
+    auto text = std::make_shared<std::vector<uint8_t>>();  // the occurrences' texts, back to back
+    return Queue(env,
+                 [s, keys, ts, bo, res, text](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   const postings::TextFn fn = ts->Fn();
+                   r = postings::ExtractPassages(s->ix32, *keys, bo, fn, parallel::MaxSlots(), stop, res.get());
+                   for (size_t i = 0; i < res->size() && r.ok(); i++) {
+                     for (const auto& o : (*res)[i].docs) {
+                       const uint8_t* t = nullptr;
+                       size_t n = 0;
+                       r = fn(o.doc, &t, &n);
+                       if (!r.ok()) break;
+                       if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
+                       text->insert(text->end(), t + o.begin, t + o.end);
+                     }
+                   }
+                   return r;
+                 },
+                 [res, text](Napi::Env env) {
+                   std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+                   for (const auto& p : *res) {
+                     windows.push_back(p.windows);
+                     first.push_back(p.first_blot);
+                     for (const auto& o : p.docs) docs.push_back(o.doc), begins.push_back(o.begin), ends.push_back(o.end);
+                     offs.push_back(uint32_t(docs.size()));
+                   }
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("windows", U32Array(env, std::move(windows)));
+                   o.Set("firstBlot", U32Array(env, std::move(first)));
+                   o.Set("docOffsets", U32Array(env, std::move(offs)));
+                   o.Set("docs", U32Array(env, std::move(docs)));
+                   o.Set("begins", U32Array(env, std::move(begins)));
+                   o.Set("ends", U32Array(env, std::move(ends)));
+                   const size_t n = text->size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(*text)), 0));
+                   return o;
+                 });
+  }
+
+  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
+  // windows, runOffsets, qBegin, qEnd, dBegin, dEnd, runWindows }>: query i's matches are
+  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]).
+  Napi::Value QueryPassages(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "queryPassages");
+    auto q = std::make_shared<TextBatch>();
+    q->Load(env, info[0], "queryTexts");
+    auto ts = ReadTextSource(env, info[1]);
+    const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
+    const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
+    if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    struct Out {
+      std::vector<uint32_t> moffs{0}, doc, windows, roffs{0}, qb, qe, db, de, rw;
+      std::vector<uint8_t> text;  // each run's text in the indexed document, back to back
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [s, q, ts, bo, min_passages, max_docs, out](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   const Docs d = q->docs();
+                   const size_t slots = parallel::MaxSlots();
+                   std::vector<std::vector<postings::QueryMatch>> m(d.n);
+                   Status err;
+                   std::mutex em;
+                   const postings::TextFn fn = ts->Fn();
+                   parallel::ParallelFor(d.n, 1, slots, [&](size_t b, size_t e, size_t) {
+                     postings::Blotter bl(bo);
+                     postings::Windows qw;
+                     for (size_t i = b; i < e; i++) {
+                       postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
+                       Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i]);
+                       if (!st.ok()) {
+                         std::lock_guard<std::mutex> g(em);
+                         err = st;
+                         return;
+                       }
+                     }
+                   }, stop);
+                   if (!err.ok()) return err;
+                   if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   for (size_t i = 0; i < d.n; i++) {
+                     for (size_t k = 0; k < m[i].size(); k++) {
+                       const auto& x = m[i][k];
+                       const uint8_t* t = nullptr;
+                       size_t tn = 0;
+                       Status st = fn(x.doc, &t, &tn);
+                       if (!st.ok()) return st;
+                       out->doc.push_back(x.doc);
+                       out->windows.push_back(x.windows);
+                       for (const auto& sp : x.spans) {
+                         if (sp.d_end > tn || sp.d_begin > sp.d_end) return Status(Code::kInternal, "passage outside its document");
+                         out->text.insert(out->text.end(), t + sp.d_begin, t + sp.d_end);
+                         out->qb.push_back(sp.q_begin);
+                         out->qe.push_back(sp.q_end);
+                         out->db.push_back(sp.d_begin);
+                         out->de.push_back(sp.d_end);
+                         out->rw.push_back(sp.windows);
+                       }
+                       out->roffs.push_back(uint32_t(out->rw.size()));
+                     }
+                     out->moffs.push_back(uint32_t(out->doc.size()));
+                   }
+                   return Status::Ok();
+                 },
+                 [q, out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("matchOffsets", U32Array(env, std::move(out->moffs)));
+                   o.Set("doc", U32Array(env, std::move(out->doc)));
+                   o.Set("windows", U32Array(env, std::move(out->windows)));
+                   o.Set("runOffsets", U32Array(env, std::move(out->roffs)));
+                   o.Set("qBegin", U32Array(env, std::move(out->qb)));
+                   o.Set("qEnd", U32Array(env, std::move(out->qe)));
+                   o.Set("dBegin", U32Array(env, std::move(out->db)));
+                   o.Set("dEnd", U32Array(env, std::move(out->de)));
+                   o.Set("runWindows", U32Array(env, std::move(out->rw)));
+                   const size_t n = out->text.size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
+                   return o;
+                 });
+  }
+
+  // passagePairs(texts, blotOptions, minPassages, maxDocs) -> Promise<{ a, b, passages, windows, bytesA, bytesB }>
+  Napi::Value PassagePairs(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "passagePairs");
+    auto ts = ReadTextSource(env, info[0]);
+    const BlotOptions bo = ReadBlotOptions(env, info[1]);
+    const uint64_t min_passages = ToUint64(env, info[2], "minPassages");
+    const uint64_t max_docs = ToUint64(env, info[3], "maxDocs");
+    if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    auto res = std::make_shared<std::vector<postings::PairSummary>>();
+    return Queue(env,
+                 [s, ts, bo, min_passages, max_docs, res](const std::atomic<bool>* stop) {
+                   if (s->closed.load()) return Cancelled("posting index");
+                   Status r = ts->Open();
+                   if (!r.ok()) return r;
+                   std::shared_lock<std::shared_mutex> l(s->mu);
+                   return postings::PassagePairs(s->ix32, bo, ts->Fn(), uint32_t(min_passages), uint32_t(max_docs),
+                                                 parallel::MaxSlots(), stop, res.get());
+                 },
+                 [res](Napi::Env env) {
+                   const size_t n = res->size();
+                   std::vector<uint32_t> a(n), b(n), p(n), w(n);
+                   Napi::Float64Array ba = Napi::Float64Array::New(env, n), bb = Napi::Float64Array::New(env, n);
+                   for (size_t i = 0; i < n; i++) {
+                     const auto& x = (*res)[i];
+                     a[i] = x.a, b[i] = x.b, p[i] = x.passages, w[i] = x.windows;
+                     ba[i] = double(x.bytes_a), bb[i] = double(x.bytes_b);
+                   }
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("a", U32Array(env, std::move(a)));
+                   o.Set("b", U32Array(env, std::move(b)));
+                   o.Set("passages", U32Array(env, std::move(p)));
+                   o.Set("windows", U32Array(env, std::move(w)));
+                   o.Set("bytesA", ba);
+                   o.Set("bytesB", bb);
+                   return o;
+                 });
+  }
+
+  // keyCounts() -> Promise<{ keys: Uint32Array | BigUint64Array, counts: Uint32Array }>
   Napi::Value KeyCounts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    auto keys = std::make_shared<std::vector<uint32_t>>();
+    auto keys = std::make_shared<KeysArg>();
     auto counts = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, keys, counts](const std::atomic<bool>*) {
                    if (s->closed.load()) return Cancelled("posting index");
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   const auto& ix = s->index;
-                   if (ix.num_segments() == 1 && ix.tombstones().empty()) {
-                     const auto& seg = ix.segment(0);  // counts from the key table alone
-                     for (uint64_t i = 0; i < seg.num_keys(); i++) {
-                       const auto e = seg.entry(i);
-                       keys->push_back(e.key);
-                       counts->push_back(e.count);
-                     }
-                     return Status::Ok();
-                   }
-                   return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
-                     keys->push_back(k);
-                     counts->push_back(uint32_t(d.size()));
-                     return Status::Ok();
-                   });
+                   return s->bits == 64 ? KeyCountsOf<uint64_t>(*s, &keys->k64, counts.get())
+                                        : KeyCountsOf<uint32_t>(*s, &keys->k32, counts.get());
                  },
-                 [keys, counts](Napi::Env env) {
+                 [s, keys, counts](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
-                   o.Set("keys", U32Array(env, std::move(*keys)));
+                   o.Set("keys", s->bits == 64 ? NewBigUint64Array(env, std::move(keys->k64)) : U32Array(env, std::move(keys->k32)));
                    o.Set("counts", U32Array(env, std::move(*counts)));
                    return o;
                  });
@@ -333,17 +925,24 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     std::shared_lock<std::shared_mutex> l(s->mu);
-    const auto& ix = s->index;
     Napi::Object o = Napi::Object::New(env);
-    uint64_t posts = 0, keys = 0;
-    for (size_t i = 0; i < ix.num_segments(); i++) posts += ix.segment(i).num_posts(), keys += ix.segment(i).num_keys();
-    o.Set("nextId", double(ix.next_id()));
-    o.Set("liveDocs", double(ix.live_docs()));
-    o.Set("segments", double(ix.num_segments()));
-    o.Set("tombstones", double(ix.tombstones().size()));
-    o.Set("freeIds", double(ix.free_ids().size()));
-    o.Set("posts", double(posts));
-    o.Set("keys", double(keys));
+    auto fill = [&](const auto& ix) {
+      uint64_t posts = 0, keys = 0;
+      for (size_t i = 0; i < ix.num_segments(); i++) posts += ix.segment(i).num_posts(), keys += ix.segment(i).num_keys();
+      o.Set("keyBits", double(s->bits));
+      o.Set("nextId", double(ix.next_id()));
+      o.Set("liveDocs", double(ix.live_docs()));
+      o.Set("segments", double(ix.num_segments()));
+      o.Set("tombstones", double(ix.tombstones().size()));
+      o.Set("freeIds", double(ix.free_ids().size()));
+      o.Set("posts", double(posts));
+      o.Set("keys", double(keys));
+      o.Set("appending", s->app32 != nullptr || s->app64 != nullptr);
+    };
+    if (s->bits == 64)
+      fill(s->ix64);
+    else
+      fill(s->ix32);
     return o;
   }
 
@@ -353,11 +952,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   }
 };
 
-// createPostingIndex(dir) (sync, creates the folder and an empty manifest)
+// createPostingIndex(dir, keyBits) (sync, creates the folder and an empty manifest)
 Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string dir = StringArg(env, info[0], "dir");
-  Status s = postings::PostingIndex::Create(dir);
+  const uint64_t bits = info[1].IsUndefined() ? 32 : ToUint64(env, info[1], "keyBits");
+  if (bits != 32 && bits != 64) ThrowRangeError(env, "keyBits must be 32 or 64");
+  Status s = bits == 64 ? postings::PostingIndex64::Create(dir) : postings::PostingIndex::Create(dir);
   if (!s.ok()) throw StatusError(env, s);
   return env.Undefined();
 }
@@ -369,7 +970,6 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
   auto* ref = new Napi::FunctionReference(Napi::Persistent(cls));
   env.AddCleanupHook([ref] { delete ref; });
   exports.Set("blotBatch", Napi::Function::New(env, BlotBatch, "blotBatch"));
-  exports.Set("goSortByCountDesc", Napi::Function::New(env, GoSort, "goSortByCountDesc"));
   exports.Set("createPostingIndex", Napi::Function::New(env, CreateIndex, "createPostingIndex"));
   // openPostingIndex(dir, verify) -> Promise<PostingIndex>
   exports.Set("openPostingIndex", Napi::Function::New(env, [ref](const Napi::CallbackInfo& info) -> Napi::Value {
@@ -378,7 +978,11 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
     const bool verify = info[1].ToBoolean();
     auto st = std::make_shared<IndexState>();
     return Queue(env,
-                 [st, dir, verify](const std::atomic<bool>*) { return st->index.Open(dir, verify); },
+                 [st, dir, verify](const std::atomic<bool>*) {
+                   Status r = postings::IndexKeyBits(dir, &st->bits);
+                   if (!r.ok()) return r;
+                   return st->bits == 64 ? st->ix64.Open(dir, verify) : st->ix32.Open(dir, verify);
+                 },
                  [st, ref](Napi::Env env) {
                    Napi::Object o = ref->New({});
                    PostingIndexObject::Unwrap(o)->state = st;

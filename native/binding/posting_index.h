@@ -1,5 +1,5 @@
 // class PostingIndex (native/core/postings/store.h) and the blot functions (native/core/postings/blot.h):
-// blotBatch (async, on the pool) and goSortByCountDesc.
+// blotBatch (async, on the pool).
 #pragma once
 #include <napi.h>
 

@@ -1,8 +1,13 @@
-// Fuzz target: the posting-segment loader (postings::Segment) on arbitrary files. Mode 0 takes the input
-// as the whole file (header checks). Mode 1 wraps the input in a valid header and a trailer that agrees
-// with it (input = lists bytes + a key table of k 16-byte entries), so the key-table and list decoding run
-// on hostile offsets, counts and varints. Invariants: no crash or out-of-bounds read (ASan), every error is
-// ERR_NEARDUP_CORRUPT naming the file, and every list that decodes has `count` strictly ascending ids.
+// Fuzz target: the posting-segment loader (postings::Segment, Segment64) on arbitrary files. Bit 1 of the
+// first byte picks the key width (32 or 64 bits). Mode 0 (bit 0 clear) takes the rest of the input as the
+// whole file (header checks).
+// Mode 1 (bit 0 set) wraps the rest of the input in a valid header and a trailer that agrees with it: bits
+// 2..7 of the first byte are the number of key blocks B, the next 10 bytes give the key count (within B
+// blocks), the post count, the doc id range and how many bits of the last body byte are unused; the input's
+// last B directory entries follow the body. So the key-block and list decoding run on hostile directory
+// entries, Rice codes and Elias-Fano lists. Invariants: no crash or out-of-bounds read (ASan), every
+// error is ERR_NEARDUP_CORRUPT naming the file and an offset, and every list that decodes has `count`
+// strictly ascending ids inside the segment's id range.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,54 +28,79 @@ static void Check(const Status& s, const std::string& path) {
   if (!s.ok() && (s.message().find(path) == std::string::npos)) std::abort();
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
+template <typename Key>
+static int Run(const uint8_t* data, size_t size) {
+  using Segment = postings::BasicSegment<Key>;
+  constexpr size_t kEntry = postings::DirEntrySize<Key>();
   const std::string path = Path();
   std::vector<uint8_t> file;
   if ((data[0] & 1) == 0) {
     file.assign(data + 1, data + size);
   } else {
-    const uint8_t* p = data + 1;
-    const size_t n = size - 1;
-    const size_t k = std::min<size_t>(data[0] >> 1, n / postings::kKeyEntrySize);
-    const size_t lists = n - k * postings::kKeyEntrySize;
-    uint64_t posts = 0;
-    for (size_t i = 0; i < k; i++) posts += LoadLe32(p + lists + i * postings::kKeyEntrySize + 4);
+    if (size < 11) return 0;
+    const uint8_t* q = data + 1;
+    const uint8_t* p = data + 11;
+    const size_t n = size - 11;
+    const size_t blocks = std::min<size_t>(data[0] >> 2, n / kEntry);
+    const size_t body = n - blocks * kEntry;
+    const uint64_t keys = blocks == 0 ? 0 : (blocks - 1) * postings::kBlockKeys + 1 + q[0] % postings::kBlockKeys;
+    const uint64_t universe = 1 + (uint64_t(LoadLe32(q + 1)) & 0xffffff);
+    const uint64_t posts = keys + LoadLe32(q + 5) % (keys * 4 + 1);
+    const unsigned unused = body ? q[9] % 8 : 0;
     file.resize(io::kHeaderSize);
     file.insert(file.end(), p, p + n);
     uint8_t t[postings::kTrailerSize] = {0};
-    StoreLe64(t, k);
+    StoreLe64(t, keys);
     StoreLe64(t + 8, posts);
-    StoreLe64(t + 16, lists);
+    StoreLe64(t + 16, body * 8 - unused);
+    StoreLe64(t + 24, q[9] >> 3);
+    StoreLe64(t + 32, universe);
     file.insert(file.end(), t, t + sizeof t);
     io::FileHeader h;
     std::memcpy(h.kind, postings::kSegmentKind, 4);
     h.version = postings::kSegmentVersion;
+    h.flags = sizeof(Key) * 8;
     h.payload_size = file.size() - io::kHeaderSize;
     h.payload_crc = Crc32c(file.data() + io::kHeaderSize, h.payload_size);
-    h.params[0] = k;
+    h.params[0] = keys;
     h.params[1] = posts;
     io::EncodeHeader(h, file.data());
   }
-  postings::Segment seg;
+  Segment seg;
   Status s = seg.Attach(file.data(), file.size(), path, false);
   Check(s, path);
   if (!s.ok()) return 0;
   std::vector<uint32_t> ids;
-  for (uint64_t i = 0; i < seg.num_keys(); i++) {
-    ids.clear();
-    Status d = seg.Decode(i, &ids);
+  typename Segment::Block blk;
+  for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+    Status d = seg.ReadBlock(b, &blk);
     Check(d, path);
-    if (d.ok()) {
-      if (ids.size() != seg.entry(i).count) std::abort();
-      for (size_t j = 1; j < ids.size(); j++)
-        if (ids[j] <= ids[j - 1]) std::abort();
-    } else if (d.code() != Code::kCorrupt || d.message().find("offset") == std::string::npos) {
-      std::abort();
+    if (!d.ok()) {
+      if (d.code() != Code::kCorrupt || d.message().find("offset") == std::string::npos) std::abort();
+      continue;
     }
-    (void)seg.Find(seg.entry(i).key);
+    for (size_t j = 0; j < blk.n; j++) {
+      ids.clear();
+      d = seg.DecodeList(blk, j, &ids);
+      Check(d, path);
+      if (d.ok()) {
+        if (ids.size() != blk.counts[j]) std::abort();
+        for (size_t i = 0; i < ids.size(); i++)
+          if ((i > 0 && ids[i] <= ids[i - 1]) || ids[i] < seg.id_base() || ids[i] - seg.id_base() >= seg.id_universe())
+            std::abort();
+      } else if (d.code() != Code::kCorrupt || d.message().find("offset") == std::string::npos) {
+        std::abort();
+      }
+      int64_t at = -1;
+      if (seg.Find(blk.keys[j], &at).ok() && at != int64_t(blk.first + j)) std::abort();
+    }
   }
-  postings::Segment v;
+  Segment v;
   Check(v.Attach(file.data(), file.size(), path, true), path);
   return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  return (data[0] & 2) ? Run<uint64_t>(data, size) : Run<uint32_t>(data, size);
 }

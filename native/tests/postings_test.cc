@@ -1,6 +1,6 @@
 // Posting store: bounded-memory build == in-memory build == a std::map reference; append/delete/merge ==
 // a fresh build of the live documents (byte for byte); corrupt and truncated files give errors naming the
-// file and an offset.
+// file and an offset. Every test runs for 32-bit and for 64-bit keys.
 #include <unistd.h>
 
 #include <cstring>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "check.h"
+#include "postings/codec.h"
+#include "postings/passages.h"
 #include "io/file.h"
 #include "postings/store.h"
 
@@ -23,16 +25,90 @@ static std::string TempDir() {
 }
 static void RmRf(const std::string& d) { std::string c = "rm -rf '" + d + "'"; if (std::system(c.c_str())) {} }
 
-using Ref = std::map<uint32_t, std::set<uint32_t>>;
+template <typename Key>
+using Ref = std::map<Key, std::set<uint32_t>>;
 
-static std::vector<std::vector<uint32_t>> RandomDocs(std::mt19937& rng, size_t n, uint32_t key_space) {
-  std::vector<std::vector<uint32_t>> docs(n);
+// The codecs alone: Rice codes with every parameter and Elias-Fano lists of every density (n = 1 .. U,
+// U = 1 .. 2^32) read back what was written, and a list takes exactly EfBits(n, U) bits.
+TEST(codec_round_trips) {
+  std::mt19937_64 rng(5);
+  BitWriter w;
+  std::vector<std::pair<uint64_t, unsigned>> rice;
+  for (int i = 0; i < 20000; i++) {
+    const unsigned k = unsigned(rng() % 65);
+    uint64_t v = rng() >> (rng() % 64);
+    if (k < 64 && (v >> k) > 200) v = (v & ((uint64_t(1) << k) - 1)) | (uint64_t(rng() % 200) << k);
+    if (k == 0) v %= 300;
+    rice.push_back({v, k});
+    w.Rice(v, k);
+  }
+  struct List {
+    std::vector<uint32_t> ids;
+    uint32_t base;
+    uint64_t universe, at;
+  };
+  std::vector<List> lists;
+  for (int i = 0; i < 3000; i++) {
+    List l;
+    const int kind = i % 4;
+    l.universe = kind == 0 ? 1 + rng() % 16 : kind == 1 ? 1 + rng() % 5000 : kind == 2 ? (uint64_t(1) << 32) : 1 + (rng() >> 33);
+    l.base = uint32_t(rng() % ((uint64_t(1) << 32) - l.universe + 1));
+    const uint64_t n = 1 + (kind == 0 ? rng() % l.universe : rng() % std::min<uint64_t>(l.universe, 300));
+    std::set<uint64_t> x;
+    if (n == l.universe)
+      for (uint64_t v = 0; v < n; v++) x.insert(v);
+    while (x.size() < n) x.insert(i % 7 == 0 ? l.universe - 1 - rng() % n : rng() % l.universe);
+    for (uint64_t v : x) l.ids.push_back(uint32_t(l.base + v));
+    l.at = w.bits();
+    PutEliasFano(&w, l.ids.data(), l.ids.size(), l.base, l.universe);
+    EXPECT_EQ(w.bits() - l.at, EfBits(n, l.universe));
+    lists.push_back(std::move(l));
+  }
+  const uint64_t total = w.bits();
+  w.Finish();
+  std::vector<uint8_t> bytes = w.bytes();
+  bytes.resize(bytes.size() + 8);  // the slack a segment guarantees after its body
+  BitReader r(bytes.data(), total);
+  uint64_t pos = 0;
+  bool same = true;
+  for (auto& rv : rice) {
+    uint64_t v = 0;
+    same &= r.Rice(&pos, total, rv.second, &v) && v == rv.first;
+  }
+  EXPECT(same);
+  for (auto& l : lists) {
+    std::vector<uint32_t> got(l.ids.size());
+    same &= r.EliasFano(l.at, l.ids.size(), l.universe, l.base, got.data()) && got == l.ids;
+  }
+  EXPECT(same);
+  // a unary code that runs past the limit is refused
+  uint64_t q = 0, p0 = 0;
+  BitWriter z;
+  z.Zeros(100);
+  z.Finish();
+  std::vector<uint8_t> zb = z.bytes();
+  zb.resize(zb.size() + 8);
+  EXPECT(!BitReader(zb.data(), 100).Unary(&p0, 100, &q));
+}
+
+// A mix of a small key space (long lists), full-width keys and the extremes; 64-bit keys also get keys that
+// differ only above bit 31 (a truncation to 32 bits would merge their lists).
+template <typename Key>
+static std::vector<std::vector<Key>> RandomDocs(std::mt19937& rng, size_t n, uint32_t key_space) {
+  std::vector<std::vector<Key>> docs(n);
   for (auto& d : docs) {
     const size_t m = rng() % 40;
     for (size_t i = 0; i < m; i++) {
-      // a mix of a small key space (long lists), full 32-bit keys and the extremes
       const uint32_t r = rng();
-      d.push_back(r % 5 == 0 ? r : r % 7 == 0 ? (r & 1 ? 0xffffffffu : 0u) : r % key_space);
+      Key k;
+      if (r % 5 == 0)
+        k = Key(uint64_t(rng()) << 32 | rng());
+      else if (r % 7 == 0)
+        k = r & 1 ? ~Key(0) : Key(0);
+      else
+        k = Key(r % key_space);
+      if (sizeof(Key) == 8 && r % 3 == 0) k = Key(uint64_t(r % 4) << 40 | (k & 0xffffffffu));
+      d.push_back(k);
     }
   }
   return docs;
@@ -44,7 +120,8 @@ static std::string Slurp(const std::string& p) {
   return s;
 }
 
-static bool SameAsRef(const Segment& seg, const Ref& ref) {
+template <typename Key>
+static bool SameAsRef(const BasicSegment<Key>& seg, const Ref<Key>& ref) {
   if (seg.num_keys() != ref.size()) return false;
   uint64_t i = 0;
   for (const auto& kv : ref) {
@@ -57,55 +134,91 @@ static bool SameAsRef(const Segment& seg, const Ref& ref) {
   return true;
 }
 
-TEST(build_bounded_equals_in_memory_and_reference) {
+template <typename Key>
+static void BuildBoundedEqualsInMemoryAndReference() {
   const std::string dir = TempDir();
   std::mt19937 rng(7);
   for (int round = 0; round < 4; round++) {
-    auto docs = RandomDocs(rng, 300 + round * 500, round % 2 ? 1000 : 1u << 30);
-    Ref ref;
+    auto docs = RandomDocs<Key>(rng, 300 + round * 500, round % 2 ? 1000 : 1u << 30);
+    Ref<Key> ref;
     for (uint32_t d = 0; d < docs.size(); d++)
-      for (uint32_t k : docs[d]) ref[k].insert(d * 3 + round);  // ids not dense
-    std::string bytes[4];
-    const uint64_t budgets[4] = {0, 4096 * 16, 200000, 0};
-    for (int b = 0; b < 4; b++) {
-      SegmentBuilder sb(budgets[b], dir);
+      for (Key k : docs[d]) ref[k].insert(d * 3 + round);  // ids not dense
+    // budgets: none, small (many runs), medium, none with docs in order, tiny (runs merged in groups first);
+    // key_bits hints right, too small (keys beyond the hint share the last bucket) and too large.
+    constexpr int kBuilds = 5;
+    std::string bytes[kBuilds];
+    const uint64_t budgets[kBuilds] = {0, 4096 * 16, 200000, 0, 16384};
+    const unsigned full = 8 * sizeof(Key), hints[kBuilds] = {full, round % 2 ? 10u : 30u, 12, round % 2 ? 10u : full, 8};
+    for (int b = 0; b < kBuilds; b++) {
+      BasicSegmentBuilder<Key> sb(budgets[b], dir, hints[b]);
       // add in a shuffled doc order: the result must not depend on it
       std::vector<uint32_t> order(docs.size());
       for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
-      if (b < 3) std::shuffle(order.begin(), order.end(), rng);  // b == 3: docs in order (radix sort path)
+      if (b != 3) std::shuffle(order.begin(), order.end(), rng);  // b == 3: docs in order (radix sort path)
       for (uint32_t d : order) EXPECT(sb.Add(d * 3 + round, docs[d].data(), docs[d].size()).ok());
-      if (b == 1 && round >= 2) EXPECT(sb.runs() > 0);
+      if ((b == 1 || b == 4) && round >= 2) EXPECT(sb.runs() > 4);
       const std::string p = dir + "/s" + std::to_string(b);
       EXPECT(sb.Finish(p).ok());
-      Segment seg;
+      if (budgets[b]) EXPECT(sb.peak_bytes() <= budgets[b]);
+      if (b == 4 && round >= 2) EXPECT(sb.merge_passes() > 0);
+      BasicSegment<Key> seg;
       EXPECT(seg.Open(p, true).ok());
       EXPECT(SameAsRef(seg, ref));
       bytes[b] = Slurp(p);
     }
-    EXPECT(bytes[0] == bytes[1]);
-    EXPECT(bytes[0] == bytes[2]);
-    EXPECT(bytes[0] == bytes[3]);
+    for (int b = 1; b < kBuilds; b++) EXPECT(bytes[0] == bytes[b]);
   }
   // no temporary files left
   EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | grep -c neardup-) -eq 0").c_str()), 0);
   RmRf(dir);
 }
+TEST(build_bounded_equals_in_memory_and_reference) { BuildBoundedEqualsInMemoryAndReference<uint32_t>(); }
+TEST(build_bounded_equals_in_memory_and_reference_64) { BuildBoundedEqualsInMemoryAndReference<uint64_t>(); }
 
-TEST(append_delete_merge_equals_fresh_build) {
+template <typename Key>
+static void AppendDeleteMergeEqualsFreshBuild() {
   std::mt19937 rng(11);
   for (int round = 0; round < 6; round++) {
     const std::string dir = TempDir();
     const std::string idx = dir + "/idx";
-    EXPECT(PostingIndex::Create(idx).ok());
-    PostingIndex x;
+    EXPECT(BasicPostingIndex<Key>::Create(idx).ok());
+    BasicPostingIndex<Key> x;
     EXPECT(x.Open(idx, true).ok());
-    std::map<uint32_t, std::vector<uint32_t>> live;  // id -> keys
+    std::map<uint32_t, std::vector<Key>> live;  // id -> keys
     for (int step = 0; step < 8; step++) {
-      const int op = rng() % 3;
-      if (op == 0 || live.empty()) {
-        auto docs = RandomDocs(rng, rng() % 60, 500);
+      const int op = rng() % 4;
+      if (op == 3) {
+        // a streaming append that is abandoned (refusing other edits while open) leaves the index as it was
+        std::unique_ptr<typename BasicPostingIndex<Key>::Appender> a;
+        EXPECT(x.StartAppend(4096 * 8, dir, 12, &a).ok());
+        auto docs = RandomDocs<Key>(rng, 1 + rng() % 30, 500);
+        for (auto& d : docs) {
+          uint32_t id = 0;
+          EXPECT(a->Add(d.data(), d.size(), &id).ok());
+        }
+        std::unique_ptr<typename BasicPostingIndex<Key>::Appender> b;
+        EXPECT(!x.StartAppend(0, dir, 32, &b).ok());
+        EXPECT(!x.Merge().ok());
         std::vector<uint32_t> ids;
-        EXPECT(x.Append(docs, (rng() % 2) ? 4096 * 8 : 0, dir, &ids).ok());
+        EXPECT(!x.Append(docs, 0, dir, &ids).ok());
+        if (!live.empty()) EXPECT(!x.Delete({live.begin()->first}).ok());
+        a.reset();
+        EXPECT_EQ(std::system(("test $(ls -A '" + dir + "' | grep -c neardup-) -eq 0").c_str()), 0);
+      } else if (op == 0 || live.empty()) {
+        auto docs = RandomDocs<Key>(rng, rng() % 60, 500);
+        std::vector<uint32_t> ids;
+        if (rng() % 2) {
+          EXPECT(x.Append(docs, (rng() % 2) ? 4096 * 8 : 0, dir, &ids).ok());
+        } else {
+          std::unique_ptr<typename BasicPostingIndex<Key>::Appender> a;
+          EXPECT(x.StartAppend((rng() % 2) ? 16384 : 0, dir, 4 + rng() % 60, &a).ok());
+          for (auto& d : docs) {
+            uint32_t id = 0;
+            EXPECT(a->Add(d.data(), d.size(), &id).ok());
+            ids.push_back(id);
+          }
+          EXPECT(a->Commit().ok());
+        }
         EXPECT_EQ(ids.size(), docs.size());
         for (size_t i = 0; i < ids.size(); i++) {
           EXPECT(live.count(ids[i]) == 0);
@@ -124,15 +237,15 @@ TEST(append_delete_merge_equals_fresh_build) {
         EXPECT_EQ(x.num_segments(), 1u);
       }
       // queries equal the reference at every step, also after reopening
-      Ref ref;
+      Ref<Key> ref;
       for (auto& kv : live)
-        for (uint32_t k : kv.second) ref[k].insert(kv.first);
-      PostingIndex y;
+        for (Key k : kv.second) ref[k].insert(kv.first);
+      BasicPostingIndex<Key> y;
       EXPECT(y.Open(idx, true).ok());
-      for (PostingIndex* z : {&x, &y}) {
+      for (BasicPostingIndex<Key>* z : {&x, &y}) {
         size_t seen = 0;
         bool same = true;
-        Status s = z->ForEach([&](uint32_t key, const std::vector<uint32_t>& d) {
+        Status s = z->ForEach([&](Key key, const std::vector<uint32_t>& d) {
           auto it = ref.find(key);
           same &= it != ref.end() && std::vector<uint32_t>(it->second.begin(), it->second.end()) == d;
           seen++;
@@ -152,7 +265,7 @@ TEST(append_delete_merge_equals_fresh_build) {
     }
     // merged index == fresh build of the live documents with the same ids
     EXPECT(x.Merge().ok());
-    SegmentBuilder fresh(0, dir);
+    BasicSegmentBuilder<Key> fresh(0, dir);
     for (auto& kv : live) EXPECT(fresh.Add(kv.first, kv.second.data(), kv.second.size()).ok());
     EXPECT(fresh.Finish(dir + "/fresh").ok());
     EXPECT(Slurp(dir + "/fresh") == Slurp(x.segment(0).path()));
@@ -168,12 +281,36 @@ TEST(append_delete_merge_equals_fresh_build) {
     RmRf(dir);
   }
 }
+TEST(append_delete_merge_equals_fresh_build) { AppendDeleteMergeEqualsFreshBuild<uint32_t>(); }
+TEST(append_delete_merge_equals_fresh_build_64) { AppendDeleteMergeEqualsFreshBuild<uint64_t>(); }
 
-TEST(corrupt_and_truncated_segments_are_refused) {
+// An index or a segment of one key width is refused by the reader of the other.
+TEST(key_width_is_checked) {
+  const std::string dir = TempDir();
+  EXPECT(PostingIndex64::Create(dir + "/i64").ok());
+  PostingIndex64 a;
+  EXPECT(a.Open(dir + "/i64", true).ok());
+  std::vector<uint32_t> ids;
+  EXPECT(a.Append({{1ull << 40, 7}}, 0, dir, &ids).ok());
+  PostingIndex b;
+  Status s = b.Open(dir + "/i64", true);
+  EXPECT(!s.ok() && s.message().find("64-bit keys") != std::string::npos);
+  Segment seg32;
+  s = seg32.Open(a.segment(0).path(), true);
+  EXPECT(!s.ok() && s.message().find("64-bit keys") != std::string::npos);
+  Segment64 seg64;
+  EXPECT(seg64.Open(a.segment(0).path(), true).ok());
+  EXPECT_EQ(seg64.Find(1ull << 40), 1);
+  EXPECT_EQ(seg64.Find(0), -1);
+  RmRf(dir);
+}
+
+template <typename Key>
+static void CorruptAndTruncatedSegmentsAreRefused() {
   const std::string dir = TempDir();
   std::mt19937 rng(3);
-  auto docs = RandomDocs(rng, 200, 300);
-  SegmentBuilder sb(0, dir);
+  auto docs = RandomDocs<Key>(rng, 200, 300);
+  BasicSegmentBuilder<Key> sb(0, dir);
   for (uint32_t d = 0; d < docs.size(); d++) sb.Add(d, docs[d].data(), docs[d].size());
   const std::string p = dir + "/seg";
   EXPECT(sb.Finish(p).ok());
@@ -187,7 +324,7 @@ TEST(corrupt_and_truncated_segments_are_refused) {
   int refused = 0, named = 0, trials = 0;
   for (size_t cut : {size_t(0), size_t(10), size_t(63), size_t(64), good.size() / 2, good.size() - 1}) {
     write(good.substr(0, cut));
-    Segment s;
+    BasicSegment<Key> s;
     Status st = s.Open(bad, false);
     trials++;
     refused += !st.ok();
@@ -198,14 +335,14 @@ TEST(corrupt_and_truncated_segments_are_refused) {
     const size_t at = rng() % b.size();
     b[at] ^= char(1u << (rng() % 8));
     write(b);
-    Segment s;
+    BasicSegment<Key> s;
     Status st = s.Open(bad, true);
     trials++;
     refused += !st.ok();
     named += st.message().find(bad) != std::string::npos && st.code() == Code::kCorrupt;
     // Without the payload checksum, structural damage is still found (at open or while decoding) and the
     // error names the file and the offset; a flip that keeps the structure valid decodes to other ids.
-    Segment u;
+    BasicSegment<Key> u;
     Status su = u.Open(bad, false);
     std::vector<uint32_t> ids;
     for (uint64_t k = 0; su.ok() && k < u.num_keys(); k++) su = u.Decode(k, &ids);
@@ -217,6 +354,80 @@ TEST(corrupt_and_truncated_segments_are_refused) {
   }
   EXPECT_EQ(refused, trials);
   EXPECT_EQ(named, trials);
+  RmRf(dir);
+}
+TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
+TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
+
+// Aligned runs against the brute force of their definition, and the passage functions on a small random
+// index (under the sanitizers; their results are compared with a brute-force reference in
+// test/passages.test.ts).
+TEST(aligned_runs_and_passages) {
+  std::mt19937 rng(21);
+  for (int round = 0; round < 200; round++) {
+    std::vector<uint32_t> x(rng() % 40), y(rng() % 40);
+    const uint32_t alpha = 1 + rng() % 6;
+    for (auto& v : x) v = rng() % alpha;
+    for (auto& v : y) v = rng() % alpha;
+    std::vector<Run> got, want;
+    AlignedRuns(x.data(), x.size(), y.data(), y.size(), &got);
+    std::map<uint32_t, size_t> seen;
+    std::vector<bool> allowed(y.size());
+    for (size_t j = 0; j < y.size(); j++) allowed[j] = ++seen[y[j]] <= kMaxRepeat;
+    for (size_t i = 0; i < x.size(); i++)
+      for (size_t j = 0; j < y.size(); j++) {
+        if (x[i] != y[j] || !allowed[j] || (i > 0 && j > 0 && x[i - 1] == y[j - 1])) continue;
+        uint32_t len = 1;
+        while (i + len < x.size() && j + len < y.size() && x[i + len] == y[j + len]) len++;
+        want.push_back(Run{uint32_t(i), uint32_t(j), len});
+      }
+    EXPECT(got == want);
+  }
+  const std::string dir = TempDir();
+  const std::string idx = dir + "/idx";
+  EXPECT(PostingIndex::Create(idx).ok());
+  PostingIndex ix;
+  EXPECT(ix.Open(idx, true).ok());
+  std::vector<std::string> texts;
+  const char* words[] = {"a", "b", "c", "d", "e", "f"};
+  for (int d = 0; d < 40; d++) {
+    std::string t;
+    for (int w = rng() % 60; w > 0; w--) t += std::string(words[rng() % 6]) + " ";
+    texts.push_back(t);
+  }
+  BlotOptions bo;
+  bo.seq_len = 3;
+  Blotter bl(bo);
+  std::vector<std::vector<uint32_t>> keys;
+  for (auto& t : texts) {
+    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
+    keys.push_back(bl.blots());
+  }
+  std::vector<uint32_t> ids;
+  EXPECT(ix.Append(keys, 0, dir, &ids).ok());
+  TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
+    *t = reinterpret_cast<const uint8_t*>(texts[d].data());
+    *n = texts[d].size();
+    return Status::Ok();
+  };
+  std::vector<uint32_t> all;
+  EXPECT(ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
+    if (d.size() >= 2) all.push_back(k);
+    return Status::Ok();
+  }).ok());
+  std::vector<Passage> ps;
+  EXPECT(ExtractPassages(ix, all, bo, fn, 2, nullptr, &ps).ok());
+  EXPECT(!ps.empty());
+  for (const auto& p : ps)
+    for (const auto& o : p.docs) EXPECT(o.begin < o.end && o.end <= texts[o.doc].size());
+  std::vector<PairSummary> pairs;
+  EXPECT(PassagePairs(ix, bo, fn, 1, 1000, 2, nullptr, &pairs).ok());
+  EXPECT(!pairs.empty());
+  Windows q;
+  WindowsOf(&bl, reinterpret_cast<const uint8_t*>(texts[3].data()), texts[3].size(), &q);
+  std::vector<QueryMatch> m;
+  EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &m).ok());
+  EXPECT(q.size() == 0 || (!m.empty() && m[0].doc == 3));
   RmRf(dir);
 }
 

@@ -124,22 +124,22 @@ async function runExtract(root: string, args: string[], out: Output): Promise<nu
   try {
     const order = await ix.extractOrder(sigma);
     if (f.json) await out.write('[');
-    for (let i = 0; i < order.length; i += 256) {
-      const chunk = order.slice(i, i + 256);
+    for (let i = 0; i < order.length; i += 16384) {
+      const chunk = order.slice(i, i + 16384);
       if (f.b && !f.json) {
         await out.write(chunk.map((b) => b.toString(16) + '\n').join(''));
+        continue;
+      }
+      if (!f.json) {
+        await ix.writeExtractLines(chunk, (b) => out.writeBytes(b));
         continue;
       }
       const lists = await ix.lookup(chunk);
       for (let k = 0; k < chunk.length; k++) {
         const docs = lists[k].map((id) => ix.docs[id]);
-        if (f.json) {
-          const item = goJson([{ Blot: chunk[k], Docs: docs }]);
-          // dupi writes one MarshalIndent'ed array per blot back to back; neardup writes their items as one array.
-          await out.write((i + k > 0 ? ',' : '') + item.slice(1, -2));
-        } else {
-          await out.write(chunk[k].toString(16) + docs.map((d) => ` ${d.Path}@${d.Start}:${d.End}`).join('') + '\n');
-        }
+        const item = goJson([{ Blot: chunk[k], Docs: docs }]);
+        // dupi writes one MarshalIndent'ed array per blot back to back; neardup writes their items as one array.
+        await out.write((i + k > 0 ? ',' : '') + item.slice(1, -2));
       }
     }
     if (f.json) await out.write(order.length > 0 ? '\n]\n' : ']\n');

@@ -1,32 +1,41 @@
-// neardup passages index|extract|query: shared passages between documents (JSONL in, JSONL out).
+// neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
 import { PassageIndex } from '../../passages';
+import { memorySplit } from '../../postings';
 import { displayName, idValue, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { checkFiles } from '../files';
+import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N]
-       neardup passages query DIR [--min-shared N] [options] [FILE...]
+       neardup passages query DIR [--min-shared N] [--max-docs M] [options] [FILE...]
        neardup passages pairs DIR [--min-shared N] [--max-docs M]
 
-Windows of words ("blots", hashed with an order-sensitive hash by default) shared between documents.
+Passages shared between documents: windows of words ("blots", hashed with an order-sensitive hash by
+default) are indexed, and consecutive shared windows are merged into passages.
 Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin) or Parquet, one document per line (row).
   --field NAME        the text field (default text; a dot path names a nested member: meta.content)
   --id-field NAME     the id field, a string or an integer (default: "FILE:LINE")
   --on-bad-line error|skip|empty  a malformed line stops the run (default), or is an empty document
 
 index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
-         --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build;
-         the result does not depend on it), --tmp DIR (spill files), --no-merge (keep a new segment).
-extract  prints the windows shared by the most documents first, one JSON line each:
-         {"blot","count","docs":[{"id","begin","end","text"}]} (byte ranges in each document's UTF-8 text),
-         down to max(--min-docs (2), round(mean + S*sd)) documents (dupi's cut-off; --sigma default 2).
-query    for each input document: {"id","matches":[{"id","shared","querySpans","docSpans"}]}: the indexed
-         documents sharing at least --min-shared (1) windows, most first, with the merged byte ranges.
-pairs    every pair of indexed documents sharing at least --min-shared (1) windows, most first:
-         {"a","b","shared","coverA","coverB"} (cover = fraction of the document's bytes in shared windows).
-         Windows held by more than --max-docs (1000) documents do not form pairs.`;
+         --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build:
+         input batches and (blot, doc) pairs, spilled to sorted runs beyond; the index does not depend
+         on it), --tmp DIR (spill files), --no-merge (keep the new segment apart).
+extract  prints the passages shared by the most documents first, one JSON line each:
+         {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
+         windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
+         window by at least max(--min-docs (2), round(mean + S*sd)) documents (dupi's cut-off; --sigma
+         default 2).
+query    for each input document: {"id","matches":[{"id","passages","windows","spans":[{"windows",
+         "query":[b,e],"doc":[b,e],"text"}]}]}: the indexed documents sharing at least --min-shared (1)
+         passages (maximal runs of equal consecutive windows), most shared windows first.
+pairs    every pair of indexed documents sharing at least --min-shared (1) passages, most first:
+         {"a","b","passages","windows","coverA","coverB"} (cover = fraction of the document's bytes
+         inside the passages).
+         query and pairs: windows held by more than --max-docs (1000) documents do not nominate
+         documents (pairs: nor join passages).`;
 
 const INPUT = {
   field: { type: 'string' as const },
@@ -35,10 +44,11 @@ const INPUT = {
 };
 
 /** The documents of the inputs, in batches: each with its id (the --id-field value, or "FILE:LINE") and UTF-8 text. */
-async function* readDocs(files: string[], values: Record<string, unknown>): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+async function* readDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
+  onProgress?: (bytes: number, fraction?: number) => void): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
   const input = inputOptionsFrom(values);
   const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
-  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField })) {
+  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress })) {
     const out: Array<{ id: unknown; text: Buffer }> = [];
     const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
     for (let i = 0; i < b.count; i++) {
@@ -52,7 +62,7 @@ async function* readDocs(files: string[], values: Record<string, unknown>): Asyn
 
 export const passagesCommand: Command = {
   name: 'passages',
-  summary: 'passages shared between documents: index, extract, query (posting lists of word windows)',
+  summary: 'passages shared between documents: index, extract, query, pairs (posting lists of word windows)',
   usage: USAGE,
   async run(args) {
     const [verb, ...rest] = args;
@@ -71,13 +81,20 @@ export const passagesCommand: Command = {
       const seqLen = r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000);
       const hash = r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered');
       const memory = r.values.memory === undefined ? 0 : parseSize(String(r.values.memory));
+      const files = r.positionals;
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
+      const progress = new Progress('neardup passages index');
+      let read = 0, fraction: number | undefined;
       try {
-        for await (const docs of readDocs(r.positionals, r.values)) {
-          await ix.add(docs, { memory, tmp: r.values.tmp as string | undefined });
-        }
-        if (!r.values['no-merge']) await ix.merge();
+        const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; });
+        await ix.addRun(docs, {
+          memory, tmp: r.values.tmp as string | undefined,
+          onBatch: (n) => progress.update({ bytes: read, docs: n, fraction }),
+        });
+        progress.done();
+        if (!r.values['no-merge'] && ix.segments > 1) await ix.merge();
       } finally {
+        progress.done();
         ix.close();
       }
       return 0;
@@ -101,16 +118,17 @@ export const passagesCommand: Command = {
       return 0;
     }
     if (verb === 'query') {
-      const r = parse(rest, { ...INPUT, 'min-shared': { type: 'string' } });
+      const r = parse(rest, { ...INPUT, 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' } });
       if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
       if (r.positionals.length < 1) throw new UsageError('expected DIR and input files');
       const [dir, ...files] = r.positionals;
       const minShared = intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1);
+      const maxDocs = intOption('max-docs', r.values['max-docs'], 1000, 1, 2 ** 32 - 1);
       checkFiles({ inputs: files.length ? files : ['-'], outputs: [], stdout: true });
       const ix = await PassageIndex.open(dir);
       try {
         for await (const docs of readDocs(files, r.values)) {
-          const res = await ix.query(docs.map((d) => d.text), { minShared });
+          const res = await ix.query(docs.map((d) => d.text), { minShared, maxDocs });
           for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
         }
       } finally {

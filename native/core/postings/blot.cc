@@ -1,6 +1,7 @@
 #include "postings/blot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -74,7 +75,77 @@ uint32_t DupiLower(uint32_t c) {
   return lo < sizeof(kDupiLower) / sizeof(kDupiLower[0]) && kDupiLower[lo][0] == c ? kDupiLower[lo][1] : c;
 }
 
-void Blotter::Run(const uint8_t* d, size_t n) {
+// ASCII classes: bit 0 = word character in the dupi profile, bit 1 = in the neardup profile ('_' too).
+struct AsciiTables {
+  uint8_t cls[128];
+  uint8_t lower[128];
+  AsciiTables() {
+    for (int c = 0; c < 128; c++) {
+      const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      cls[c] = uint8_t((alnum ? 1 : 0) | ((alnum || c == '_') ? 2 : 0));
+      lower[c] = uint8_t((c >= 'A' && c <= 'Z') ? c + 32 : c);
+    }
+  }
+};
+const AsciiTables kAscii;
+
+void Blotter::Run(const uint8_t* d, size_t n) { Tokenise(d, n, true); }
+void Blotter::RunBlots(const uint8_t* d, size_t n) { Tokenise(d, n, false); }
+
+template <bool kSpans>
+const uint8_t* Blotter::Hash(const uint8_t* d, const uint8_t* end) {
+  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32) on the way;
+  // with kSpans, also record the runs (tokens) and which are words.
+  const bool dupi = o_.profile == BlotProfile::kDupi;
+  const uint8_t ascii_bit = dupi ? 1 : 2;
+  const uint8_t* p = d;
+  int cur = -1;  // class of the open token
+  uint32_t h = 0;
+  auto open = [&](bool w) {
+    if (kSpans) {
+      const uint32_t at = uint32_t(p - d);
+      if (!tokens_.empty()) tokens_.back().end = at;
+      tokens_.push_back(Token{at, at, w});
+      if (w) words_.push_back(uint32_t(tokens_.size() - 1));
+    }
+    if (cur == 1) hashes_.push_back(h);
+    if (w) h = 0x811C9DC5u;
+    cur = int(w);
+  };
+  while (p < end) {
+    // ASCII run
+    while (p < end && *p < 0x80) {
+      const uint8_t b = *p;
+      const bool w = (kAscii.cls[b] & ascii_bit) != 0;
+      if (cur != int(w)) open(w);
+      if (w) h = (h * 0x01000193u) ^ kAscii.lower[b];
+      p++;
+    }
+    if (p == end) break;
+    uint32_t cp;
+    bool valid = true;
+    const size_t len = utf8::Decode(p, end, &cp, &valid);
+    const bool w = valid && (dupi ? DupiIsWord(cp) : text::IsWord(cp));
+    if (cur != int(w)) open(w);
+    if (w) {
+      uint8_t buf[12];
+      size_t m = 0;
+      if (dupi) {
+        m = EncodeUtf8(DupiLower(cp), buf);
+      } else {
+        uint32_t lo[3];
+        const size_t k = text::Lower(cp, lo);
+        for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], buf + m);
+      }
+      h = Fnv1(buf, m, h);
+    }
+    p += len;
+  }
+  if (cur == 1) hashes_.push_back(h);
+  return p;
+}
+
+void Blotter::Tokenise(const uint8_t* d, size_t n, bool spans) {
   tokens_.clear();
   words_.clear();
   hashes_.clear();
@@ -103,54 +174,10 @@ void Blotter::Run(const uint8_t* d, size_t n) {
     }
     end = last;
   }
-  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32) on the way.
-  const uint8_t* p = d;
-  int cur = -1;  // class of the open token
-  uint32_t h = 0;
-  while (p < end) {
-    const uint8_t b0 = *p;
-    uint32_t cp;
-    bool valid = true;
-    size_t len = 1;
-    bool w;
-    if (b0 < 0x80) {
-      cp = b0;
-      w = (b0 >= '0' && b0 <= '9') || ((b0 | 0x20) >= 'a' && (b0 | 0x20) <= 'z') || (!dupi && b0 == '_');
-    } else {
-      len = utf8::Decode(p, end, &cp, &valid);
-      w = valid && (dupi ? DupiIsWord(cp) : text::IsWord(cp));
-    }
-    if (cur != int(w)) {
-      const uint32_t at = uint32_t(p - d);
-      if (!tokens_.empty()) tokens_.back().end = at;
-      if (cur == 1) hashes_.push_back(h);
-      tokens_.push_back(Token{at, at, w});
-      if (w) {
-        words_.push_back(uint32_t(tokens_.size() - 1));
-        h = 0x811C9DC5u;
-      }
-      cur = int(w);
-    }
-    if (w) {
-      if (cp < 0x80) {
-        const uint8_t lo = (cp >= 'A' && cp <= 'Z') ? uint8_t(cp + 32) : uint8_t(cp);
-        h = (h * 0x01000193u) ^ lo;
-      } else {
-        uint8_t buf[12];
-        size_t m = 0;
-        if (dupi) {
-          m = EncodeUtf8(DupiLower(cp), buf);
-        } else {
-          uint32_t lo[3];
-          const size_t k = text::Lower(cp, lo);
-          for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], buf + m);
-        }
-        h = Fnv1(buf, m, h);
-      }
-    }
-    p += len;
-  }
-  if (cur == 1) hashes_.push_back(h);
+  if (spans)
+    Hash<true>(d, end);
+  else
+    Hash<false>(d, end);
   if (!tokens_.empty()) tokens_.back().end = uint32_t(end - d);
   const size_t W = hashes_.size();
   const size_t S = o_.seq_len, I = o_.interleave, span = S * I;
@@ -417,6 +444,54 @@ void GoSortByCountDesc(const uint32_t* counts, uint32_t n, std::vector<uint32_t>
   if (n <= 1) return;
   GoSorter s{*perm, counts};
   s.Pdq(0, long(n), int(GoSorter::BitLen(n)));
+}
+
+void DupiExtractOrder(const std::vector<std::vector<uint32_t>>& counts, double sigma, std::vector<uint32_t>* order,
+                      DupiStats* stats) {
+  order->clear();
+  const size_t n = counts.size();
+  size_t blots = 0;
+  uint64_t posts = 0;
+  for (const auto& c : counts) {
+    blots += c.size();
+    for (uint32_t v : c) posts += v;
+  }
+  // The same operations, in the same order, as dupi's (and neardup's TypeScript) statistics.
+  const double mean = blots ? double(posts) / double(blots) : 0;
+  double sos = 0;
+  for (const auto& c : counts) {
+    double s = 0;
+    for (uint32_t v : c) s += (mean - v) * (mean - v);
+    sos += s;
+  }
+  stats->posts = posts;
+  stats->mean = mean;
+  stats->sigma = blots ? std::sqrt(sos / double(blots)) : 0;
+  const double x = mean + sigma * stats->sigma;
+  const double threshold = std::round(x);
+  std::vector<std::vector<uint32_t>> perm(n);
+  for (size_t s = 0; s < n; s++) GoSortByCountDesc(counts[s].data(), uint32_t(counts[s].size()), &perm[s]);
+  std::vector<size_t> pos(n, 0);
+  std::vector<bool> live(n);
+  for (size_t s = 0; s < n; s++) live[s] = !counts[s].empty();
+  for (;;) {
+    long best = -1;
+    int64_t best_count = -1;
+    for (size_t s = 0; s < n; s++) {
+      if (!live[s]) continue;
+      const int64_t c = counts[s][perm[s][pos[s]]];
+      if (c > best_count) best = long(s), best_count = c;
+    }
+    if (best < 0) break;
+    const uint32_t v = perm[size_t(best)][pos[size_t(best)]];
+    if (pos[size_t(best)] + 1 == counts[size_t(best)].size() || best_count <= 1)
+      live[size_t(best)] = false;
+    else
+      pos[size_t(best)]++;
+    if (best_count <= 1) continue;
+    if (double(best_count) < threshold) break;
+    order->push_back(uint32_t(v * n + size_t(best)));
+  }
 }
 
 }  // namespace postings

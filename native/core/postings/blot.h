@@ -44,6 +44,8 @@ class Blotter {
   explicit Blotter(const BlotOptions& o) : o_(o) {}
   // Tokenises and blots one document; results stay valid until the next call.
   void Run(const uint8_t* d, size_t n);
+  // The blots alone (tokens(), words() and the text ranges are left empty): what an index build needs.
+  void RunBlots(const uint8_t* d, size_t n);
   const std::vector<Token>& tokens() const { return tokens_; }
   // Token index of each word.
   const std::vector<uint32_t>& words() const { return words_; }
@@ -58,6 +60,9 @@ class Blotter {
   const BlotOptions& options() const { return o_; }
 
  private:
+  void Tokenise(const uint8_t* d, size_t n, bool spans);
+  template <bool kSpans>
+  const uint8_t* Hash(const uint8_t* d, const uint8_t* end);
   BlotOptions o_;
   std::vector<Token> tokens_;
   std::vector<uint32_t> words_, hashes_, blots_;
@@ -67,6 +72,18 @@ class Blotter {
 // Go 1.19 sort.Slice(perm, func(i, j) { return counts[perm[i]] > counts[perm[j]] }) with perm = 0..n-1:
 // pattern-defeating quicksort, not stable; the tie order is whatever Go's algorithm leaves.
 void GoSortByCountDesc(const uint32_t* counts, uint32_t n, std::vector<uint32_t>* perm);
+
+// dupi's index statistics and extract order over its reduced blots: counts[s][v] = documents of in-shard
+// value v of shard s (shards x 65536 blots). mean = posts / blots, sd over all blots (zeros included);
+// the order merges the shards' Go-sorted values by count (ties: lowest shard), skips counts <= 1 and
+// stops at the first count below round(mean + sigma * sd) (half away from zero). Order entries are
+// reduced blots v * shards + s.
+struct DupiStats {
+  uint64_t posts = 0;
+  double mean = 0, sigma = 0;
+};
+void DupiExtractOrder(const std::vector<std::vector<uint32_t>>& counts, double sigma, std::vector<uint32_t>* order,
+                      DupiStats* stats);
 
 }  // namespace postings
 }  // namespace neardup

@@ -15,9 +15,7 @@ namespace postings {
 
 namespace {
 
-constexpr size_t kKeySpillAt = 1 << 20;    // key-table bytes kept in memory before spilling
-constexpr unsigned kBucketBits = 8;        // spill runs: buckets by the key's top 8 bits
-constexpr size_t kBuckets = size_t(1) << kBucketBits;
+constexpr size_t kKeySpillAt = 1 << 20;    // directory bytes kept in memory before spilling
 constexpr size_t kReadPairs = 8192;        // per-run read buffer during the merge (64 KiB)
 
 std::string Hex(uint64_t v) {
@@ -31,19 +29,41 @@ Status Corrupt(const std::string& file, uint64_t offset, const std::string& what
                                     Hex(offset) + "): " + what);
 }
 
+template <typename Key>
+Key LoadKey(const uint8_t* p);
+template <>
+uint32_t LoadKey<uint32_t>(const uint8_t* p) {
+  return LoadLe32(p);
+}
+template <>
+uint64_t LoadKey<uint64_t>(const uint8_t* p) {
+  return LoadLe64(p);
+}
+void StoreKey(uint8_t* p, uint32_t k) { StoreLe32(p, k); }
+void StoreKey(uint8_t* p, uint64_t k) { StoreLe64(p, k); }
+
+// Key width in bits, as recorded in the flags of both file kinds.
+template <typename Key>
+constexpr uint32_t KeyBits() {
+  return uint32_t(sizeof(Key) * 8);
+}
+
 // Reads pairs of one bucket of one run from the spill file through a small buffer.
+template <typename Pair>
 struct RunCursor {
   io::os::Fd fd = io::os::kNoFd;
   uint64_t next = 0, end = 0;  // pair indexes in the file
-  std::vector<uint64_t> buf;
+  size_t read_pairs = kReadPairs;
+  std::vector<Pair> buf;
   size_t pos = 0;
   Status Fill(const std::string& path) {
-    const uint64_t n = std::min<uint64_t>(kReadPairs, end - next);
+    constexpr size_t kSize = sizeof(Pair);
+    const uint64_t n = std::min<uint64_t>(read_pairs, end - next);
     buf.resize(n);
     size_t got = 0;
-    while (got < n * 8) {
+    while (got < n * kSize) {
       size_t k = 0;
-      Status s = io::os::ReadAt(fd, path, (next * 8) + got, reinterpret_cast<char*>(buf.data()) + got, n * 8 - got, &k);
+      Status s = io::os::ReadAt(fd, path, (next * kSize) + got, reinterpret_cast<char*>(buf.data()) + got, n * kSize - got, &k);
       if (!s.ok()) return s;
       if (k == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': it ended early");
       got += k;
@@ -58,109 +78,155 @@ struct RunCursor {
 
 // ---------------------------------------------------------------------------------------------- writer
 
-SegmentWriter::SegmentWriter() = default;
-SegmentWriter::~SegmentWriter() = default;
+template <typename Key>
+BasicSegmentWriter<Key>::BasicSegmentWriter() = default;
+template <typename Key>
+BasicSegmentWriter<Key>::~BasicSegmentWriter() = default;
 
-Status SegmentWriter::Open(const std::string& path, const std::string& tmp_dir) {
+template <typename Key>
+Status BasicSegmentWriter<Key>::Open(const std::string& path, const std::string& tmp_dir, uint32_t id_begin,
+                                     uint64_t id_end) {
+  if (id_end < id_begin || id_end > (uint64_t(1) << 32)) return Status(Code::kInternal, "bad segment id range");
   tmp_dir_ = tmp_dir;
   if (tmp_dir_.empty()) {
     const size_t slash = path.rfind('/');
     tmp_dir_ = slash == std::string::npos ? "." : path.substr(0, slash);
   }
-  lists_bytes_ = keys_ = posts_ = 0;
-  lists_crc_ = keys_crc_ = 0;
-  last_key_ = -1;
-  key_buf_.clear();
-  key_spill_.reset();
+  keys_ = posts_ = body_bytes_ = 0;
+  body_crc_ = dir_crc_ = 0;
+  id_base_ = id_begin;
+  universe_ = id_end - id_begin;
+  bits_ = BitWriter();
+  dir_buf_.clear();
+  dir_spill_.reset();
+  gaps_.clear();
+  counts_.clear();
+  open_ = true;
   Status s = out_.Open(path);
   if (!s.ok()) return s;
   uint8_t zero[io::kHeaderSize] = {0};
   return out_.Write(zero, sizeof zero);
 }
 
-Status SegmentWriter::FlushKeys() {
-  if (!key_spill_) {
-    key_spill_ = std::make_unique<lsh::TempFile>();
-    Status s = key_spill_->Create(tmp_dir_, "pst-keys");
-    if (!s.ok()) return s;
-  }
-  Status s = key_spill_->Append(key_buf_.data(), key_buf_.size());
-  key_buf_.clear();
+// Moves the whole bytes of the bit stream to the file (all: the last, partial byte too).
+template <typename Key>
+Status BasicSegmentWriter<Key>::Drain(bool all) {
+  if (all) bits_.Finish();
+  std::vector<uint8_t>& b = bits_.bytes();
+  if (b.empty()) return Status::Ok();
+  body_crc_ = Crc32c(b.data(), b.size(), body_crc_);
+  body_bytes_ += b.size();
+  Status s = out_.Write(b.data(), b.size());
+  b.clear();
   return s;
 }
 
-Status SegmentWriter::Add(uint32_t key, const uint32_t* ids, size_t n) {
-  if (n == 0 || int64_t(key) <= last_key_) return Status(Code::kInternal, "segment lists out of order");
-  last_key_ = key;
-  enc_.resize(n * 5);
-  size_t len = 0;
-  uint32_t prev = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i > 0 && ids[i] <= prev) return Status(Code::kInternal, "segment list not ascending");
-    len += PutVarint(ids[i] - prev, enc_.data() + len);
-    prev = ids[i];
+// A key block: the Rice codes of the key gaps (key - previous key - 1) and of the counts - 1, each with
+// the parameter that makes the block shortest; its directory entry points at them.
+template <typename Key>
+Status BasicSegmentWriter<Key>::FlushBlock() {
+  if (counts_.empty()) return Status::Ok();
+  const unsigned kg = BestRiceK(gaps_.data(), gaps_.size(), 64);
+  const unsigned kc = BestRiceK(counts_.data(), counts_.size(), 32);
+  constexpr size_t kEntry = DirEntrySize<Key>();
+  uint8_t e[kEntry];
+  StoreKey(e, block_first_);
+  StoreLe64(e + sizeof(Key), bits_.bits());
+  e[sizeof(Key) + 8] = uint8_t(kg);
+  e[sizeof(Key) + 9] = uint8_t(kc);
+  for (size_t i = 0; i < counts_.size(); i++) {
+    if (i > 0) bits_.Rice(gaps_[i - 1], kg);
+    bits_.Rice(counts_[i], kc);
   }
-  uint8_t e[kKeyEntrySize];
-  StoreLe32(e, key);
-  StoreLe32(e + 4, uint32_t(n));
-  StoreLe64(e + 8, lists_bytes_);
-  key_buf_.insert(key_buf_.end(), e, e + kKeyEntrySize);
-  keys_crc_ = Crc32c(e, kKeyEntrySize, keys_crc_);
-  lists_crc_ = Crc32c(enc_.data(), len, lists_crc_);
-  lists_bytes_ += len;
-  keys_++;
-  posts_ += n;
-  if (key_buf_.size() >= kKeySpillAt) {
-    Status s = FlushKeys();
+  gaps_.clear();
+  counts_.clear();
+  dir_buf_.insert(dir_buf_.end(), e, e + kEntry);
+  dir_crc_ = Crc32c(e, kEntry, dir_crc_);
+  if (dir_buf_.size() >= kKeySpillAt) {
+    if (!dir_spill_) {
+      dir_spill_ = std::make_unique<lsh::TempFile>();
+      Status s = dir_spill_->Create(tmp_dir_, "pst-dir");
+      if (!s.ok()) return s;
+    }
+    Status s = dir_spill_->Append(dir_buf_.data(), dir_buf_.size());
+    dir_buf_.clear();
     if (!s.ok()) return s;
   }
-  return out_.Write(enc_.data(), len);
+  return Status::Ok();
 }
 
-Status SegmentWriter::Commit() {
-  // payload = lists | key table | trailer; the payload CRC continues the lists CRC over the rest.
-  uint32_t crc = lists_crc_;
-  if (key_spill_) {
-    Status s = key_spill_->Finish();
+template <typename Key>
+Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
+  if (!open_) return Status(Code::kInternal, "segment writer not open");
+  if (n == 0 || (keys_ > 0 && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
+  if (n > universe_) return Status(Code::kInternal, "segment list longer than its id range");
+  for (size_t i = 0; i < n; i++) {
+    if ((i > 0 && ids[i] <= ids[i - 1]) || ids[i] < id_base_ || ids[i] - id_base_ >= universe_)
+      return Status(Code::kInternal, "segment list not ascending or outside its id range");
+  }
+  if (counts_.size() == kBlockKeys) {
+    Status s = FlushBlock();
+    if (!s.ok()) return s;
+  }
+  if (counts_.empty())
+    block_first_ = key;
+  else
+    gaps_.push_back(uint64_t(key - last_key_ - 1));
+  counts_.push_back(n - 1);
+  last_key_ = key;
+  PutEliasFano(&bits_, ids, n, id_base_, universe_);
+  keys_++;
+  posts_ += n;
+  if (bits_.bytes().size() >= (1 << 16)) return Drain(false);
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegmentWriter<Key>::Commit() {
+  // payload = body | directory | trailer
+  Status s = FlushBlock();
+  if (s.ok()) s = Drain(true);
+  if (!s.ok()) return s;
+  const uint64_t body_bits = bits_.bits();
+  uint32_t crc = body_crc_;
+  if (dir_spill_) {
+    s = dir_spill_->Finish();
     if (!s.ok()) return s;
     io::os::Fd fd = io::os::kNoFd;
-    s = io::os::OpenRead(key_spill_->path(), &fd);
+    s = io::os::OpenRead(dir_spill_->path(), &fd);
     if (!s.ok()) return s;
     std::vector<uint8_t> buf(1 << 16);
     for (;;) {
       size_t k = 0;
-      s = io::os::Read(fd, key_spill_->path(), buf.data(), buf.size(), &k);
-      if (!s.ok()) {
-        io::os::CloseQuietly(fd);
-        return s;
-      }
-      if (k == 0) break;
+      s = io::os::Read(fd, dir_spill_->path(), buf.data(), buf.size(), &k);
+      if (!s.ok() || k == 0) break;
       crc = Crc32c(buf.data(), k, crc);
       s = out_.Write(buf.data(), k);
-      if (!s.ok()) {
-        io::os::CloseQuietly(fd);
-        return s;
-      }
+      if (!s.ok()) break;
     }
     io::os::CloseQuietly(fd);
-    key_spill_.reset();
+    if (!s.ok()) return s;
+    dir_spill_.reset();
   }
-  crc = Crc32c(key_buf_.data(), key_buf_.size(), crc);
-  Status s = out_.Write(key_buf_.data(), key_buf_.size());
+  crc = Crc32c(dir_buf_.data(), dir_buf_.size(), crc);
+  s = out_.Write(dir_buf_.data(), dir_buf_.size());
   if (!s.ok()) return s;
-  key_buf_.clear();
+  dir_buf_.clear();
   uint8_t t[kTrailerSize];
   StoreLe64(t, keys_);
   StoreLe64(t + 8, posts_);
-  StoreLe64(t + 16, lists_bytes_);
-  StoreLe32(t + 24, lists_crc_);
-  StoreLe32(t + 28, keys_crc_);
+  StoreLe64(t + 16, body_bits);
+  StoreLe64(t + 24, id_base_);
+  StoreLe64(t + 32, universe_);
+  StoreLe32(t + 40, body_crc_);
+  StoreLe32(t + 44, dir_crc_);
   crc = Crc32c(t, kTrailerSize, crc);
   s = out_.Write(t, kTrailerSize);
   if (!s.ok()) return s;
   io::FileHeader h;
   std::memcpy(h.kind, kSegmentKind, 4);
   h.version = kSegmentVersion;
+  h.flags = KeyBits<Key>();
   h.payload_size = out_.written() - io::kHeaderSize;
   h.payload_crc = crc;
   h.params[0] = keys_;
@@ -169,270 +235,544 @@ Status SegmentWriter::Commit() {
   io::EncodeHeader(h, hb);
   s = out_.WriteAt(0, hb, sizeof hb);
   if (!s.ok()) return s;
+  open_ = false;
   return out_.Commit();
 }
 
-void SegmentWriter::Abort() {
+template <typename Key>
+void BasicSegmentWriter<Key>::Abort() {
   out_.Abort();
-  key_spill_.reset();
+  dir_spill_.reset();
+  open_ = false;
 }
 
 // --------------------------------------------------------------------------------------------- builder
 
-// Pairs take 8 bytes, plus 8 for the radix sort's second buffer.
-SegmentBuilder::SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir)
-    : budget_pairs_(memory_bytes ? std::max<uint64_t>(memory_bytes / 16, 4096) : 0), tmp_(std::move(tmp_dir)) {}
+template <typename Key>
+BasicSegmentBuilder<Key>::BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir, unsigned key_bits)
+    : budget_(memory_bytes), tmp_(std::move(tmp_dir)), buckets_(kBuckets) {
+  key_bits = std::max(kBucketBits, std::min<unsigned>(key_bits, KeyBits<Key>()));
+  shift_ = key_bits - kBucketBits;
+  // Small budgets get smaller chunks, so that a partly filled chunk per bucket stays a small share.
+  chunk_pairs_ = kChunkPairs;
+  while (budget_ && chunk_pairs_ > 16 && uint64_t(chunk_pairs_) * sizeof(Pair) * kBuckets * 4 > budget_) chunk_pairs_ /= 2;
+}
 
-SegmentBuilder::~SegmentBuilder() = default;
+template <typename Key>
+BasicSegmentBuilder<Key>::~BasicSegmentBuilder() = default;
 
-Status SegmentBuilder::Add(uint32_t doc, const uint32_t* keys, size_t n) {
+template <typename Key>
+uint64_t BasicSegmentBuilder<Key>::HeldBytes() const {
+  return (uint64_t(chunks_.size()) * chunk_pairs_ + sorted_.capacity() + scratch_.capacity()) * sizeof(Pair);
+}
+
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Add(uint32_t doc, const Key* keys, size_t n) {
   if (int64_t(doc) < last_doc_) docs_in_order_ = false;
   last_doc_ = doc;
+  id_begin_ = std::min<uint64_t>(id_begin_, doc);
+  id_end_ = std::max<uint64_t>(id_end_, uint64_t(doc) + 1);
   for (size_t i = 0; i < n; i++) {
-    max_key_ = std::max(max_key_, keys[i]);
-    mem_.push_back(uint64_t(keys[i]) << 32 | doc);
-    if (budget_pairs_ && mem_.size() >= budget_pairs_) {
-      Status s = Spill();
-      if (!s.ok()) return s;
+    const Key k = keys[i];
+    Bucket& bk = buckets_[std::min<uint64_t>(uint64_t(k) >> shift_, kBuckets - 1)];
+    if (bk.size == bk.chunks.size() * chunk_pairs_) {
+      // A new chunk. Within the budget: the chunks held and the sort scratch of the largest bucket (twice
+      // its chunks' capacity); buckets grow only chunk by chunk, so this check bounds the build.
+      if (budget_) {
+        const uint64_t chunks = std::max<uint64_t>(chunks_.size(), used_chunks_ + 1);
+        const uint64_t biggest = std::max<uint64_t>(max_bucket_, bk.chunks.size() + 1);
+        if ((chunks + 2 * biggest) * chunk_pairs_ * sizeof(Pair) > budget_ && used_chunks_ > 0) {
+          Status s = Spill();
+          if (!s.ok()) return s;
+        }
+      }
+      if (free_chunks_.empty()) {
+        free_chunks_.push_back(uint32_t(chunks_.size()));
+        chunks_.emplace_back(new Pair[chunk_pairs_]);
+      }
+      bk.chunks.push_back(free_chunks_.back());
+      free_chunks_.pop_back();
+      used_chunks_++;
+      max_bucket_ = std::max(max_bucket_, bk.chunks.size());
+      peak_ = std::max(peak_, HeldBytes() + 2 * max_bucket_ * chunk_pairs_ * sizeof(Pair));
     }
+    chunks_[bk.chunks.back()][bk.size % chunk_pairs_] = PairOf<Key>::Make(k, doc);
+    bk.size++;
   }
   return Status::Ok();
 }
 
-// Sorts mem_ by (key, doc) and drops repeats. When the docs came in order, a stable LSD radix sort on the
-// key's significant bits (11 per pass) gives the same order as a full sort, in a few linear passes.
-void SegmentBuilder::SortMem() {
-  if (!docs_in_order_ || mem_.size() < 4096) {
-    std::sort(mem_.begin(), mem_.end());
+// Sorts bucket b by (key, doc) into sorted_ and drops repeats. When the docs came in order, a stable LSD
+// radix sort on the key bits that differ within the bucket (11 per pass) gives the same order as a full
+// sort, in a few linear passes.
+template <typename Key>
+void BasicSegmentBuilder<Key>::SortBucket(size_t b) {
+  using P = PairOf<Key>;
+  Bucket& bk = buckets_[b];
+  sorted_.resize(bk.size);
+  Key lo = ~Key(0), hi = 0;
+  for (size_t c = 0; c < bk.chunks.size(); c++) {
+    const size_t n = std::min<size_t>(chunk_pairs_, bk.size - c * chunk_pairs_);
+    const Pair* src = chunks_[bk.chunks[c]].get();
+    std::copy(src, src + n, sorted_.begin() + c * chunk_pairs_);
+    free_chunks_.push_back(bk.chunks[c]);
+  }
+  used_chunks_ -= bk.chunks.size();
+  bk.chunks.clear();
+  bk.size = 0;
+  if (!docs_in_order_ || sorted_.size() < 256) {
+    std::sort(sorted_.begin(), sorted_.end());
   } else {
-    unsigned bits = 0;
-    while (bits < 32 && (uint64_t(max_key_) >> bits) != 0) bits++;
-    scratch_.resize(mem_.size());
-    std::vector<size_t> count(1 << 11);
+    for (const Pair& v : sorted_) {
+      lo = std::min(lo, P::KeyOf(v));
+      hi = std::max(hi, P::KeyOf(v));
+    }
+    const unsigned bits = BitWidth(uint64_t(lo ^ hi));
+    scratch_.resize(sorted_.size());
+    size_t count[1 << 11];
     for (unsigned shift = 0; shift < bits; shift += 11) {
-      std::fill(count.begin(), count.end(), 0);
-      for (uint64_t v : mem_) count[(v >> (32 + shift)) & 2047]++;
+      std::fill(count, count + (1 << 11), 0);
+      for (const Pair& v : sorted_) count[(P::KeyOf(v) >> shift) & 2047]++;
       size_t at = 0;
       for (auto& c : count) {
         const size_t k = c;
         c = at;
         at += k;
       }
-      for (uint64_t v : mem_) scratch_[count[(v >> (32 + shift)) & 2047]++] = v;
-      mem_.swap(scratch_);
+      for (const Pair& v : sorted_) scratch_[count[(P::KeyOf(v) >> shift) & 2047]++] = v;
+      sorted_.swap(scratch_);
     }
-    std::vector<uint64_t>().swap(scratch_);
   }
-  mem_.erase(std::unique(mem_.begin(), mem_.end()), mem_.end());
-  docs_in_order_ = true;
-  last_doc_ = -1;
-  max_key_ = 0;
+  sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
 }
 
-Status SegmentBuilder::Spill() {
-  SortMem();
-  if (!spill_) {
-    spill_ = std::make_unique<lsh::TempFile>();
-    Status s = spill_->Create(tmp_.empty() ? "." : tmp_, "pst-run");
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Spill() {
+  if (files_.empty()) {
+    files_.push_back(std::make_unique<lsh::TempFile>());
+    Status s = files_.back()->Create(tmp_.empty() ? "." : tmp_, "pst-run");
     if (!s.ok()) return s;
   }
-  Run run;
-  run.begin = spill_->size() / 8;
-  run.bucket.resize(kBuckets + 1);
-  size_t at = 0;
+  lsh::TempFile& f = *files_.back();
+  Run run{files_.size() - 1, f.size() / sizeof(Pair), std::vector<uint64_t>(kBuckets + 1)};
+  uint64_t at = 0;
+  sorted_.reserve(max_bucket_ * chunk_pairs_);
+  scratch_.reserve(max_bucket_ * chunk_pairs_);
   for (size_t b = 0; b < kBuckets; b++) {
     run.bucket[b] = at;
-    while (at < mem_.size() && (mem_[at] >> (64 - kBucketBits)) == b) at++;
+    if (buckets_[b].size == 0) continue;
+    SortBucket(b);
+    Status s = f.Append(sorted_.data(), sorted_.size() * sizeof(Pair));
+    if (!s.ok()) return s;
+    at += sorted_.size();
   }
   run.bucket[kBuckets] = at;
-  Status s = spill_->Append(mem_.data(), mem_.size() * 8);
-  if (!s.ok()) return s;
   runs_.push_back(std::move(run));
-  mem_.clear();
+  std::vector<Pair>().swap(sorted_);
+  std::vector<Pair>().swap(scratch_);
+  docs_in_order_ = true;
+  last_doc_ = -1;
+  max_bucket_ = 0;
   return Status::Ok();
 }
 
-Status SegmentBuilder::Finish(const std::string& path, const std::atomic<bool>* stop) {
-  SegmentWriter w;
-  Status s = w.Open(path, tmp_);
-  if (!s.ok()) return s;
-  std::vector<uint32_t> ids;
-  auto emit_sorted = [&](const uint64_t* p, size_t n) -> Status {
-    // p: ascending distinct pairs; one list per key.
-    size_t i = 0;
-    while (i < n) {
-      const uint32_t key = uint32_t(p[i] >> 32);
-      ids.clear();
-      while (i < n && uint32_t(p[i] >> 32) == key) ids.push_back(uint32_t(p[i++]));
-      Status st = w.Add(key, ids.data(), ids.size());
-      if (!st.ok()) return st;
-    }
-    return Status::Ok();
+// k-way merge of a group of runs, bucket by bucket: on_bucket(b) before bucket b's pairs, emit() once per
+// distinct pair, ascending. Each run is read through a buffer of read_pairs pairs.
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Merge(const std::vector<Run>& group, size_t read_pairs, const std::atomic<bool>* stop,
+                                       const std::function<Status(size_t)>& on_bucket,
+                                       const std::function<Status(const Pair&)>& emit) {
+  std::vector<io::os::Fd> fds(files_.size(), io::os::kNoFd);
+  auto close_all = [&] {
+    for (auto fd : fds)
+      if (fd != io::os::kNoFd) io::os::CloseQuietly(fd);
   };
-  if (runs_.empty()) {
-    SortMem();
-    s = emit_sorted(mem_.data(), mem_.size());
-    if (!s.ok()) return s;
-    std::vector<uint64_t>().swap(mem_);
-    return w.Commit();
+  Status s;
+  std::vector<RunCursor<Pair>> cur(group.size());
+  for (size_t r = 0; r < group.size() && s.ok(); r++) {
+    const size_t f = group[r].file;
+    if (fds[f] == io::os::kNoFd) {
+      s = files_[f]->Finish();
+      if (s.ok()) s = io::os::OpenRead(files_[f]->path(), &fds[f]);
+    }
+    cur[r].fd = fds[f];
+    cur[r].read_pairs = read_pairs;
   }
-  if (!mem_.empty()) {
-    s = Spill();
-    if (!s.ok()) return s;
-  }
-  std::vector<uint64_t>().swap(mem_);
-  s = spill_->Finish();
-  if (!s.ok()) return s;
-  io::os::Fd fd = io::os::kNoFd;
-  s = io::os::OpenRead(spill_->path(), &fd);
-  if (!s.ok()) return s;
-  std::vector<RunCursor> cur(runs_.size());
-  for (auto& c : cur) c.fd = fd;
-  // Merge bucket by bucket: a heap of (next pair, run).
-  using Item = std::pair<uint64_t, size_t>;
+  peak_ = std::max(peak_, uint64_t(group.size()) * read_pairs * sizeof(Pair));
+  using Item = std::pair<Pair, size_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-  bool have = false;
-  uint32_t key = 0;
-  uint64_t last = 0;
+  Pair last{};
   bool have_last = false;
   for (size_t b = 0; b < kBuckets && s.ok(); b++) {
     if (stop && stop->load()) {
       s = Status(Code::kCancelled, "cancelled");
       break;
     }
-    for (size_t r = 0; r < runs_.size() && s.ok(); r++) {
-      cur[r].next = runs_[r].begin + runs_[r].bucket[b];
-      cur[r].end = runs_[r].begin + runs_[r].bucket[b + 1];
+    s = on_bucket(b);
+    for (size_t r = 0; r < group.size() && s.ok(); r++) {
+      cur[r].next = group[r].begin + group[r].bucket[b];
+      cur[r].end = group[r].begin + group[r].bucket[b + 1];
       cur[r].buf.clear();
       cur[r].pos = 0;
       if (cur[r].next < cur[r].end) {
-        s = cur[r].Fill(spill_->path());
+        s = cur[r].Fill(files_[group[r].file]->path());
         if (s.ok()) heap.push({cur[r].buf[0], r});
       }
     }
     while (!heap.empty() && s.ok()) {
       const Item it = heap.top();
       heap.pop();
-      RunCursor& c = cur[it.second];
-      if (++c.pos == c.buf.size()) {
-        if (c.next < c.end) s = c.Fill(spill_->path());
-      }
+      RunCursor<Pair>& c = cur[it.second];
+      if (++c.pos == c.buf.size() && c.next < c.end) s = c.Fill(files_[group[it.second].file]->path());
       if (c.pos < c.buf.size()) heap.push({c.buf[c.pos], it.second});
       if (have_last && it.first == last) continue;
       last = it.first;
       have_last = true;
-      const uint32_t k = uint32_t(it.first >> 32);
-      if (have && k != key) {
-        s = w.Add(key, ids.data(), ids.size());
-        ids.clear();
-      }
-      have = true;
-      key = k;
-      ids.push_back(uint32_t(it.first));
+      if (s.ok()) s = emit(it.first);
     }
   }
-  io::os::CloseQuietly(fd);
+  close_all();
+  return s;
+}
+
+template <typename Key>
+Status BasicSegmentBuilder<Key>::Finish(const std::string& path, const std::atomic<bool>* stop) {
+  using P = PairOf<Key>;
+  BasicSegmentWriter<Key> w;
+  Status s = id_end_ == 0 ? w.Open(path, tmp_, 0, 0) : w.Open(path, tmp_, uint32_t(id_begin_), id_end_);
+  if (!s.ok()) return s;
+  std::vector<uint32_t> ids;
+  bool have = false;
+  Key key = 0;
+  auto emit = [&](const Pair& p) -> Status {
+    const Key k = P::KeyOf(p);
+    if (have && k != key) {
+      Status st = w.Add(key, ids.data(), ids.size());
+      ids.clear();
+      if (!st.ok()) return st;
+    }
+    have = true;
+    key = k;
+    ids.push_back(P::DocOf(p));
+    return Status::Ok();
+  };
+  if (runs_.empty()) {
+    sorted_.reserve(max_bucket_ * chunk_pairs_);
+    scratch_.reserve(max_bucket_ * chunk_pairs_);
+    for (size_t b = 0; b < kBuckets && s.ok(); b++) {
+      if (stop && stop->load()) s = Status(Code::kCancelled, "cancelled");
+      if (!s.ok() || buckets_[b].size == 0) continue;
+      SortBucket(b);
+      for (const Pair& p : sorted_) {
+        s = emit(p);
+        if (!s.ok()) break;
+      }
+    }
+  } else {
+    if (used_chunks_ > 0) s = Spill();
+    chunks_.clear();
+    free_chunks_.clear();
+    // Fan-in: every run of the final merge gets a read buffer of at least kMinRead pairs within the
+    // budget; more runs than that are first merged in groups into longer runs (in a new run file).
+    constexpr size_t kMinRead = 512;
+    const uint64_t fan_in = budget_ ? std::max<uint64_t>(2, budget_ / (kMinRead * sizeof(Pair))) : ~uint64_t(0);
+    while (s.ok() && runs_.size() > fan_in) {
+      auto out = std::make_unique<lsh::TempFile>();
+      s = out->Create(tmp_.empty() ? "." : tmp_, "pst-run");
+      std::vector<Run> merged;
+      std::vector<Pair> buf;
+      for (size_t g = 0; g < runs_.size() && s.ok(); g += fan_in) {
+        std::vector<Run> group(runs_.begin() + g, runs_.begin() + std::min<size_t>(runs_.size(), g + fan_in));
+        Run run{files_.size(), out->size() / sizeof(Pair), std::vector<uint64_t>(kBuckets + 1)};
+        uint64_t at = 0;
+        s = Merge(group, kMinRead, stop, [&](size_t b) { run.bucket[b] = at; return Status::Ok(); },
+                  [&](const Pair& p) {
+                    buf.push_back(p);
+                    at++;
+                    if (buf.size() < 8192) return Status::Ok();
+                    Status st = out->Append(buf.data(), buf.size() * sizeof(Pair));
+                    buf.clear();
+                    return st;
+                  });
+        if (s.ok()) s = out->Append(buf.data(), buf.size() * sizeof(Pair));
+        buf.clear();
+        run.bucket[kBuckets] = at;
+        merged.push_back(std::move(run));
+      }
+      if (!s.ok()) break;
+      // the new file takes the place of the old ones (removed)
+      files_.clear();
+      files_.push_back(std::move(out));
+      for (auto& r : merged) r.file = 0;
+      runs_ = std::move(merged);
+      merge_passes_++;
+    }
+    if (s.ok()) {
+      const size_t read_pairs = budget_ ? size_t(std::min<uint64_t>(
+                                              kReadPairs, std::max<uint64_t>(kMinRead, budget_ / (runs_.size() * sizeof(Pair)))))
+                                        : kReadPairs;
+      s = Merge(runs_, read_pairs, stop, [](size_t) { return Status::Ok(); }, emit);
+    }
+  }
   if (s.ok() && have) s = w.Add(key, ids.data(), ids.size());
-  spill_.reset();
+  files_.clear();
   runs_.clear();
+  chunks_.clear();
+  free_chunks_.clear();
+  std::vector<Pair>().swap(sorted_);
+  std::vector<Pair>().swap(scratch_);
   if (!s.ok()) return s;
   return w.Commit();
 }
 
 // --------------------------------------------------------------------------------------------- reader
 
-Status Segment::Open(const std::string& path, bool verify) {
+template <typename Key>
+Status BasicSegment<Key>::Open(const std::string& path, bool verify) {
   Status s = file_.Open(path);
   if (!s.ok()) return s;
   return Attach(file_.data(), file_.size(), path, verify);
 }
 
-Status Segment::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+template <typename Key>
+Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+  constexpr size_t kEntry = DirEntrySize<Key>();
   data_ = data;
   size_ = size;
   name_ = path;
+  num_keys_ = num_posts_ = num_blocks_ = body_bits_ = universe_ = 0;
   io::FileHeader h;
   Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
   if (!s.ok()) return s;
+  if (h.flags != KeyBits<Key>()) {
+    if (h.flags == 32 || h.flags == 64)
+      return Status(Code::kInvalidArgument, "'" + path + "' holds " + std::to_string(h.flags) + "-bit keys, not " +
+                                                std::to_string(KeyBits<Key>()) + "-bit keys");
+    return Corrupt(path, 36, "unknown key width " + std::to_string(h.flags));
+  }
   if (h.payload_size < kTrailerSize) return Corrupt(path, io::kHeaderSize, "payload shorter than its trailer");
   const uint8_t* t = data_ + size_ - kTrailerSize;
   const uint64_t trailer_at = size_ - kTrailerSize;
-  num_keys_ = LoadLe64(t);
-  num_posts_ = LoadLe64(t + 8);
-  lists_bytes_ = LoadLe64(t + 16);
-  if (num_keys_ != h.params[0] || num_posts_ != h.params[1])
-    return Corrupt(path, trailer_at, "trailer counts differ from the header");
-  const uint64_t body = h.payload_size - kTrailerSize;
-  if (lists_bytes_ > body || (body - lists_bytes_) / kKeyEntrySize != num_keys_ ||
-      (body - lists_bytes_) % kKeyEntrySize != 0)
+  const uint64_t keys = LoadLe64(t), posts = LoadLe64(t + 8), body_bits = LoadLe64(t + 16);
+  const uint64_t base = LoadLe64(t + 24), universe = LoadLe64(t + 32);
+  if (keys != h.params[0] || posts != h.params[1]) return Corrupt(path, trailer_at, "trailer counts differ from the header");
+  if (base >= (uint64_t(1) << 32) || universe > (uint64_t(1) << 32) - base)
+    return Corrupt(path, trailer_at + 24, "doc id range beyond 2^32");
+  const uint64_t blocks = keys / kBlockKeys + (keys % kBlockKeys != 0);
+  const uint64_t body_bytes = body_bits / 8 + (body_bits % 8 != 0);
+  const uint64_t room = h.payload_size - kTrailerSize;
+  if (body_bytes > room || blocks > (room - body_bytes) / kEntry || (room - body_bytes) != blocks * kEntry)
     return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
-  if (num_posts_ < num_keys_ || lists_bytes_ < num_posts_)
-    return Corrupt(path, trailer_at, "post count does not fit the lists");
-  lists_ = data_ + io::kHeaderSize;
-  table_ = lists_ + lists_bytes_;
+  if (posts < keys || (keys == 0) != (posts == 0) || (keys > 0 && (universe == 0 || posts / keys > universe)) ||
+      body_bits < posts)
+    return Corrupt(path, trailer_at, "post count does not fit the keys, the id range or the body");
+  num_keys_ = keys;
+  num_posts_ = posts;
+  num_blocks_ = blocks;
+  body_bits_ = body_bits;
+  id_base_ = uint32_t(base);
+  universe_ = universe;
+  body_ = data_ + io::kHeaderSize;
+  dir_ = body_ + body_bytes;
   if (verify) {
-    if (Crc32c(lists_, lists_bytes_) != LoadLe32(t + 24)) return Corrupt(path, io::kHeaderSize, "lists checksum");
-    if (Crc32c(table_, num_keys_ * kKeyEntrySize) != LoadLe32(t + 28))
-      return Corrupt(path, io::kHeaderSize + lists_bytes_, "key table checksum");
-    // Structure: keys ascending, offsets ascending from 0, every list decodes to its count.
+    if (Crc32c(body_, body_bytes) != LoadLe32(t + 40)) return Corrupt(path, io::kHeaderSize, "body checksum");
+    if (Crc32c(dir_, blocks * kEntry) != LoadLe32(t + 44))
+      return Corrupt(path, io::kHeaderSize + body_bytes, "directory checksum");
+    // Structure: blocks back to back (each block's lists start where the previous key block ended, the last
+    // ends the body), keys ascending, every list decodes to its count.
+    Block blk;
     std::vector<uint32_t> tmp;
-    for (uint64_t i = 0; i < num_keys_; i++) {
-      const KeyEntry e = entry(i);
-      if (i > 0 && e.key <= entry(i - 1).key)
-        return Corrupt(path, io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize, "keys not ascending");
-      tmp.clear();
-      s = Decode(i, &tmp);
+    uint64_t end = 0;
+    for (uint64_t b = 0; b < blocks; b++) {
+      s = ReadBlock(b, &blk);
       if (!s.ok()) return s;
+      if (blk.lists_begin != end) return Bad(blk.lists_begin, "key block " + std::to_string(b) + " does not follow the previous one");
+      end = blk.keys_end;
+      for (size_t j = 0; j < blk.n; j++) {
+        tmp.clear();
+        s = DecodeList(blk, j, &tmp);
+        if (!s.ok()) return s;
+      }
     }
+    if (end != body_bits) return Bad(end, "bits after the last key block");
   }
   return Status::Ok();
 }
 
-KeyEntry Segment::entry(uint64_t i) const {
-  const uint8_t* p = table_ + i * kKeyEntrySize;
-  return KeyEntry{LoadLe32(p), LoadLe32(p + 4), LoadLe64(p + 8)};
+template <typename Key>
+Status BasicSegment<Key>::Bad(uint64_t bit, const std::string& what) const {
+  return Corrupt(name_, io::kHeaderSize + bit / 8, what);
 }
 
-int64_t Segment::Find(uint32_t key) const {
-  uint64_t lo = 0, hi = num_keys_;
-  while (lo < hi) {
+template <typename Key>
+Key BasicSegment<Key>::DirKey(uint64_t b) const {
+  return LoadKey<Key>(dir_ + b * DirEntrySize<Key>());
+}
+
+template <typename Key>
+uint64_t BasicSegment<Key>::DirOffset(uint64_t b) const {
+  return LoadLe64(dir_ + b * DirEntrySize<Key>() + sizeof(Key));
+}
+
+template <typename Key>
+Status BasicSegment<Key>::ReadBlock(uint64_t b, Block* out) const {
+  if (b >= num_blocks_) return Status(Code::kInternal, "key block index out of range");
+  const uint8_t* e = dir_ + b * DirEntrySize<Key>();
+  const uint64_t entry_at = uint64_t(e - data_);
+  const uint64_t kp = DirOffset(b);
+  const unsigned kg = e[sizeof(Key) + 8], kc = e[sizeof(Key) + 9];
+  const uint64_t limit = b + 1 < num_blocks_ ? DirOffset(b + 1) : body_bits_;
+  if (kg > KeyBits<Key>() || kc > 32 || kp >= limit || limit > body_bits_)
+    return Corrupt(name_, entry_at, "bad directory entry of key block " + std::to_string(b));
+  const BitReader r(body_, body_bits_);
+  const size_t n = size_t(std::min<uint64_t>(kBlockKeys, num_keys_ - b * kBlockKeys));
+  const uint64_t universe = universe_;
+  uint64_t pos = kp, v = 0, lists = 0;
+  Key key = DirKey(b);
+  const char* bad = nullptr;
+  // Rice codes: the fast path (the code inside one 64-bit load, well before limit) inline, with pos in a
+  // register; the rest through BitReader::Rice.
+  const uint64_t mask_g = kg >= 64 ? ~uint64_t(0) : (uint64_t(1) << kg) - 1, mask_c = (uint64_t(1) << kc) - 1;
+  const uint8_t* body = body_;
+  const uint64_t fast_end = limit >= 64 ? limit - 64 : 0;
+  auto rice = [&](unsigned k, uint64_t mask) __attribute__((always_inline)) -> bool {
+    if (k <= 56 && pos <= fast_end) {
+      const uint64_t w = Load64(body + (pos >> 3)) >> (pos & 7);
+      const uint64_t rest = w >> k;
+      if (rest != 0) {
+        const unsigned q = unsigned(__builtin_ctzll(rest));
+        v = uint64_t(q) << k | (w & mask);
+        pos += k + q + 1;
+        return true;
+      }
+    }
+    return r.Rice(&pos, limit, k, &v);
+  };
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0) {
+      if (!rice(kg, mask_g)) {
+        bad = "bad key gap";
+        break;
+      }
+      if (v >= Key(~Key(0) - key)) {
+        bad = "key overflow";
+        break;
+      }
+      key = Key(key + v + 1);
+    }
+    if (!rice(kc, mask_c)) {
+      bad = "bad count";
+      break;
+    }
+    if (v >= universe) {
+      bad = "count above the id range";
+      break;
+    }
+    out->keys[i] = key;
+    out->counts[i] = uint32_t(v + 1);
+    out->offsets[i] = lists;  // relative for now
+    lists += EfBits(v + 1, universe);
+  }
+  if (bad) return Bad(pos, std::string(bad) + " in key block " + std::to_string(b));
+  if (b + 1 < num_blocks_ && DirKey(b + 1) <= key)
+    return Corrupt(name_, entry_at + DirEntrySize<Key>(), "keys not ascending after key block " + std::to_string(b));
+  if (lists > kp || (b == 0 && lists != kp) || (b > 0 && kp - lists <= DirOffset(b - 1)))
+    return Corrupt(name_, entry_at, "the lists of key block " + std::to_string(b) + " do not fit before it");
+  out->first = b * kBlockKeys;
+  out->n = n;
+  out->lists_begin = kp - lists;
+  out->keys_end = pos;
+  for (size_t i = 0; i < n; i++) out->offsets[i] += out->lists_begin;
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegment<Key>::DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const {
+  const size_t n = block.counts[j];
+  const size_t at = out->size();
+  out->resize(at + n);
+  if (!BitReader(body_, body_bits_).EliasFano(block.offsets[j], n, universe_, id_base_, out->data() + at)) {
+    out->resize(at);
+    return Bad(block.offsets[j], "bad list of key " + Hex(block.keys[j]));
+  }
+  return Status::Ok();
+}
+
+template <typename Key>
+int64_t BasicSegment<Key>::BlockOf(Key key) const {
+  if (num_blocks_ == 0 || key < DirKey(0)) return -1;
+  uint64_t lo = 0, hi = num_blocks_;  // the last block whose first key is <= key
+  while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (LoadLe32(table_ + mid * kKeyEntrySize) < key)
-      lo = mid + 1;
+    if (DirKey(mid) <= key)
+      lo = mid;
     else
       hi = mid;
   }
-  if (lo < num_keys_ && LoadLe32(table_ + lo * kKeyEntrySize) == key) return int64_t(lo);
-  return -1;
+  return int64_t(lo);
 }
 
-Status Segment::Decode(uint64_t i, std::vector<uint32_t>* out) const {
-  const KeyEntry e = entry(i);
-  const uint64_t end = i + 1 < num_keys_ ? LoadLe64(table_ + (i + 1) * kKeyEntrySize + 8) : lists_bytes_;
-  const uint64_t entry_at = io::kHeaderSize + lists_bytes_ + i * kKeyEntrySize;
-  if (e.offset > end || end > lists_bytes_) return Corrupt(path(), entry_at, "list offset out of range");
-  if (e.count == 0 || e.count > end - e.offset) return Corrupt(path(), entry_at, "list count does not fit its bytes");
-  const uint8_t* p = lists_ + e.offset;
-  const uint8_t* q = lists_ + end;
-  uint64_t prev = 0;
-  for (uint32_t k = 0; k < e.count; k++) {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    for (;;) {
-      if (p == q || shift > 28)
-        return Corrupt(path(), io::kHeaderSize + (p - lists_), "bad varint in the list of key " + Hex(e.key));
-      const uint8_t b = *p++;
-      v |= uint64_t(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) break;
-    }
-    if ((k > 0 && v == 0) || prev + v > 0xffffffffu)
-      return Corrupt(path(), io::kHeaderSize + (p - lists_), "doc ids not ascending in the list of key " + Hex(e.key));
-    prev += v;
-    out->push_back(uint32_t(prev));
-  }
-  if (p != q) return Corrupt(path(), io::kHeaderSize + (p - lists_), "list of key " + Hex(e.key) + " longer than its count");
+template <typename Key>
+Status BasicSegment<Key>::FindIn(Key key, Block* blk, int64_t* j) const {
+  *j = -1;
+  const int64_t b = BlockOf(key);
+  if (b < 0) return Status::Ok();
+  Status s = ReadBlock(uint64_t(b), blk);
+  if (!s.ok()) return s;
+  const Key* k = std::lower_bound(blk->keys, blk->keys + blk->n, key);
+  if (k != blk->keys + blk->n && *k == key) *j = k - blk->keys;
   return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegment<Key>::Find(Key key, int64_t* index) const {
+  Block blk;
+  int64_t j = -1;
+  Status s = FindIn(key, &blk, &j);
+  *index = j < 0 ? -1 : int64_t(blk.first) + j;
+  return s;
+}
+
+template <typename Key>
+Status BasicSegment<Key>::FindList(Key key, std::vector<uint32_t>* out) const {
+  Block blk;
+  int64_t j = -1;
+  Status s = FindIn(key, &blk, &j);
+  if (!s.ok() || j < 0) return s;
+  return DecodeList(blk, size_t(j), out);
+}
+
+template <typename Key>
+Status BasicSegment<Key>::Entry(uint64_t i, KeyEntry* out) const {
+  if (i >= num_keys_) return Status(Code::kInternal, "key index out of range");
+  Block blk;
+  Status s = ReadBlock(i / kBlockKeys, &blk);
+  if (!s.ok()) return s;
+  const size_t j = size_t(i % kBlockKeys);
+  *out = KeyEntry{blk.keys[j], blk.counts[j], blk.offsets[j]};
+  return Status::Ok();
+}
+
+template <typename Key>
+int64_t BasicSegment<Key>::Find(Key key) const {
+  int64_t i = -1;
+  return Find(key, &i).ok() ? i : -1;
+}
+
+template <typename Key>
+BasicKeyEntry<Key> BasicSegment<Key>::entry(uint64_t i) const {
+  KeyEntry e{0, 0, 0};
+  if (!Entry(i, &e).ok()) return KeyEntry{0, 0, 0};
+  return e;
+}
+
+template <typename Key>
+Status BasicSegment<Key>::Decode(uint64_t i, std::vector<uint32_t>* out) const {
+  if (i >= num_keys_) return Status(Code::kInternal, "key index out of range");
+  Block blk;
+  Status s = ReadBlock(i / kBlockKeys, &blk);
+  if (!s.ok()) return s;
+  return DecodeList(blk, size_t(i % kBlockKeys), out);
 }
 
 // ---------------------------------------------------------------------------------------------- index
@@ -445,19 +785,21 @@ bool Contains(const std::vector<uint32_t>& v, uint32_t x) { return std::binary_s
 
 }  // namespace
 
-Status PostingIndex::Create(const std::string& dir) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Create(const std::string& dir) {
   Status made = io::os::MakeDir(dir);
   if (!made.ok()) return made;
   io::os::PathInfo manifest;
   made = io::os::StatPath(ManifestPath(dir), &manifest);
   if (!made.ok()) return made;
   if (manifest.exists) return Status(Code::kInvalidArgument, "'" + dir + "' already holds an index");
-  PostingIndex x;
+  BasicPostingIndex x;
   x.dir_ = dir;
   return x.WriteManifest({});
 }
 
-Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
+template <typename Key>
+Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& names) {
   std::vector<uint8_t> p(24);
   StoreLe64(p.data(), generation_);
   StoreLe32(p.data() + 8, next_id_);
@@ -478,6 +820,7 @@ Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
   io::FileHeader h;
   std::memcpy(h.kind, kManifestKind, 4);
   h.version = kManifestVersion;
+  h.flags = KeyBits<Key>();
   h.payload_size = p.size();
   h.payload_crc = Crc32c(p.data(), p.size());
   h.params[0] = generation_;
@@ -492,7 +835,8 @@ Status PostingIndex::WriteManifest(const std::vector<std::string>& names) {
   return s;
 }
 
-Status PostingIndex::Open(const std::string& dir, bool verify) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Open(const std::string& dir, bool verify) {
   dir_ = dir;
   const std::string mp = ManifestPath(dir);
   std::string m;
@@ -502,6 +846,12 @@ Status PostingIndex::Open(const std::string& dir, bool verify) {
   io::FileHeader h;
   s = io::DecodeHeader(d, m.size(), kManifestKind, kManifestVersion, true, mp, &h);
   if (!s.ok()) return s;
+  if (h.flags != KeyBits<Key>()) {
+    if (h.flags == 32 || h.flags == 64)
+      return Status(Code::kInvalidArgument, "'" + dir + "' holds an index of " + std::to_string(h.flags) +
+                                                "-bit keys, not " + std::to_string(KeyBits<Key>()) + "-bit keys");
+    return Corrupt(mp, 36, "unknown key width " + std::to_string(h.flags));
+  }
   const uint8_t* p = d + io::kHeaderSize;
   const uint8_t* end = d + m.size();
   if (end - p < 24) return Corrupt(mp, io::kHeaderSize, "manifest shorter than its counts");
@@ -541,54 +891,104 @@ Status PostingIndex::Open(const std::string& dir, bool verify) {
   return Status::Ok();
 }
 
-bool PostingIndex::IsLive(uint32_t id) const {
+template <typename Key>
+bool BasicPostingIndex<Key>::IsLive(uint32_t id) const {
   return id < next_id_ && !Contains(tombstones_, id) && !Contains(free_, id);
 }
 
-uint64_t PostingIndex::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
+template <typename Key>
+uint64_t BasicPostingIndex<Key>::live_docs() const { return next_id_ - tombstones_.size() - free_.size(); }
 
-Status PostingIndex::Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes,
-                            const std::string& tmp_dir, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
-  ids->clear();
-  size_t reuse = std::min(docs.size(), free_.size());
-  if (uint64_t(next_id_) + (docs.size() - reuse) > 0xffffffffull)
-    return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
-  for (size_t i = 0; i < docs.size(); i++) ids->push_back(i < reuse ? free_[i] : uint32_t(next_id_ + (i - reuse)));
-  SegmentBuilder b(memory_bytes, tmp_dir);
-  Status s;
-  for (size_t i = 0; i < docs.size() && s.ok(); i++) s = b.Add((*ids)[i], docs[i].data(), docs[i].size());
-  if (!s.ok()) return s;
-  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
-  s = b.Finish(dir_ + "/" + name, stop);
-  if (!s.ok()) return s;
-  auto seg = std::make_unique<Segment>();
-  s = seg->Open(dir_ + "/" + name, false);
-  if (!s.ok()) {
-    io::os::RemoveFile((dir_ + "/" + name));
-    return s;
-  }
-  const uint64_t old_gen = generation_;
-  const uint32_t old_next = next_id_;
-  const std::vector<uint32_t> old_free = free_;
-  generation_++;
-  next_id_ = uint32_t(next_id_ + (docs.size() - reuse));
-  free_.erase(free_.begin(), free_.begin() + reuse);
-  std::vector<std::string> names = names_;
-  names.push_back(name);
-  s = WriteManifest(names);
-  if (!s.ok()) {
-    generation_ = old_gen;
-    next_id_ = old_next;
-    free_ = old_free;
-    io::os::RemoveFile((dir_ + "/" + name));
-    return s;
-  }
-  names_ = std::move(names);
-  segs_.push_back(std::move(seg));
+template <typename Key>
+Status BasicPostingIndex<Key>::Busy() const {
+  if (appending_) return Status(Code::kInvalidArgument, "'" + dir_ + "': an append is in progress");
   return Status::Ok();
 }
 
-Status PostingIndex::Delete(const std::vector<uint32_t>& ids) {
+template <typename Key>
+Status BasicPostingIndex<Key>::StartAppend(uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits,
+                                           std::unique_ptr<Appender>* out) {
+  Status s = Busy();
+  if (!s.ok()) return s;
+  out->reset(new Appender(this, memory_bytes, tmp_dir, key_bits));
+  appending_ = true;
+  return Status::Ok();
+}
+
+template <typename Key>
+BasicPostingIndex<Key>::Appender::~Appender() {
+  if (!done_) ix_->appending_ = false;
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Appender::Add(const Key* keys, size_t n, uint32_t* id) {
+  if (done_) return Status(Code::kInternal, "appender already committed");
+  const auto& fr = ix_->free_;
+  if (reused_ == fr.size() && uint64_t(ix_->next_id_) + (added_ - reused_) >= 0xffffffffull)
+    return Status(Code::kInvalidArgument, "an index holds at most 2^32 - 1 documents");
+  *id = reused_ < fr.size() ? fr[reused_++] : uint32_t(ix_->next_id_ + (added_ - reused_));
+  added_++;
+  return builder_.Add(*id, keys, n);
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Appender::Commit(const std::atomic<bool>* stop) {
+  if (done_) return Status(Code::kInternal, "appender already committed");
+  BasicPostingIndex& x = *ix_;
+  const std::string name = "seg-" + std::to_string(x.generation_ + 1) + ".pst";
+  const std::string path = x.dir_ + "/" + name;
+  Status s = builder_.Finish(path, stop);
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    io::os::RemoveFile(path);
+    return s;
+  }
+  const uint64_t old_gen = x.generation_;
+  const uint32_t old_next = x.next_id_;
+  const std::vector<uint32_t> old_free = x.free_;
+  x.generation_++;
+  x.next_id_ = uint32_t(x.next_id_ + (added_ - reused_));
+  x.free_.erase(x.free_.begin(), x.free_.begin() + reused_);
+  std::vector<std::string> names = x.names_;
+  names.push_back(name);
+  s = x.WriteManifest(names);
+  if (!s.ok()) {
+    x.generation_ = old_gen;
+    x.next_id_ = old_next;
+    x.free_ = old_free;
+    io::os::RemoveFile(path);
+    return s;
+  }
+  x.names_ = std::move(names);
+  x.segs_.push_back(std::move(seg));
+  done_ = true;
+  x.appending_ = false;
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes,
+                                      const std::string& tmp_dir, std::vector<uint32_t>* ids,
+                                      const std::atomic<bool>* stop, unsigned key_bits) {
+  ids->clear();
+  std::unique_ptr<Appender> a;
+  Status s = StartAppend(memory_bytes, tmp_dir, key_bits, &a);
+  for (size_t i = 0; i < docs.size() && s.ok(); i++) {
+    uint32_t id = 0;
+    s = a->Add(docs[i].data(), docs[i].size(), &id);
+    ids->push_back(id);
+  }
+  if (s.ok()) s = a->Commit(stop);
+  if (!s.ok()) ids->clear();
+  return s;
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
+  Status busy = Busy();
+  if (!busy.ok()) return busy;
   std::vector<uint32_t> add(ids);
   std::sort(add.begin(), add.end());
   for (size_t i = 0; i < add.size(); i++) {
@@ -604,59 +1004,91 @@ Status PostingIndex::Delete(const std::vector<uint32_t>& ids) {
   return s;
 }
 
-Status PostingIndex::ForEach(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) const {
-  // k-way merge of the segments' key tables.
-  std::vector<uint64_t> pos(segs_.size(), 0);
+template <typename Key>
+Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std::vector<uint32_t>&)>& fn) const {
+  // k-way merge of the segments' keys, one decoded key block per segment.
+  struct Cursor {
+    typename Segment::Block blk;
+    uint64_t b = 0;
+    size_t j = 0;
+    bool done = false;
+  };
+  std::vector<Cursor> cur(segs_.size());
+  auto load = [&](size_t i) -> Status {
+    Cursor& c = cur[i];
+    c.j = 0;
+    if (c.b >= segs_[i]->num_blocks()) {
+      c.done = true;
+      return Status::Ok();
+    }
+    return segs_[i]->ReadBlock(c.b++, &c.blk);
+  };
+  for (size_t i = 0; i < segs_.size(); i++) {
+    Status s = load(i);
+    if (!s.ok()) return s;
+  }
   std::vector<uint32_t> docs, live;
   for (;;) {
     bool any = false;
-    uint32_t key = 0;
-    for (size_t i = 0; i < segs_.size(); i++) {
-      if (pos[i] >= segs_[i]->num_keys()) continue;
-      const uint32_t k = segs_[i]->entry(pos[i]).key;
+    Key key = 0;
+    for (const Cursor& c : cur) {
+      if (c.done) continue;
+      const Key k = c.blk.keys[c.j];
       if (!any || k < key) key = k;
       any = true;
     }
     if (!any) return Status::Ok();
     docs.clear();
     for (size_t i = 0; i < segs_.size(); i++) {
-      if (pos[i] >= segs_[i]->num_keys() || segs_[i]->entry(pos[i]).key != key) continue;
-      Status s = segs_[i]->Decode(pos[i], &docs);
+      Cursor& c = cur[i];
+      if (c.done || c.blk.keys[c.j] != key) continue;
+      Status s = segs_[i]->DecodeList(c.blk, c.j, &docs);
+      if (s.ok() && ++c.j == c.blk.n) s = load(i);
       if (!s.ok()) return s;
-      pos[i]++;
     }
     if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
-    live.clear();
-    for (uint32_t d : docs)
-      if (!Contains(tombstones_, d) && (live.empty() || live.back() != d)) live.push_back(d);
-    if (live.empty()) continue;
-    Status s = fn(key, live);
+    const std::vector<uint32_t>* out = &docs;
+    if (!tombstones_.empty()) {
+      live.clear();
+      for (uint32_t d : docs)
+        if (!Contains(tombstones_, d)) live.push_back(d);
+      if (live.empty()) continue;
+      out = &live;
+    }
+    Status s = fn(key, *out);
     if (!s.ok()) return s;
   }
 }
 
-Status PostingIndex::Lookup(uint32_t key, std::vector<uint32_t>* out) const {
+template <typename Key>
+Status BasicPostingIndex<Key>::Lookup(Key key, std::vector<uint32_t>* out) const {
   out->clear();
   std::vector<uint32_t> docs;
   for (const auto& seg : segs_) {
-    const int64_t i = seg->Find(key);
-    if (i < 0) continue;
-    Status s = seg->Decode(uint64_t(i), &docs);
+    Status s = seg->FindList(key, &docs);
     if (!s.ok()) return s;
   }
   if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
   for (uint32_t d : docs)
-    if (!Contains(tombstones_, d) && (out->empty() || out->back() != d)) out->push_back(d);
+    if (!Contains(tombstones_, d)) out->push_back(d);
   return Status::Ok();
 }
 
-Status PostingIndex::Merge(const std::atomic<bool>* stop) {
+template <typename Key>
+Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
+  Status busy = Busy();
+  if (!busy.ok()) return busy;
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
-  SegmentWriter w;
-  Status s = w.Open(path, dir_);
+  // The id range of the live documents: what a fresh build of them would record.
+  uint64_t lo = 0, hi = next_id_;
+  while (lo < hi && !IsLive(uint32_t(lo))) lo++;
+  while (hi > lo && !IsLive(uint32_t(hi - 1))) hi--;
+  if (lo == hi) lo = hi = 0;
+  BasicSegmentWriter<Key> w;
+  Status s = w.Open(path, dir_, uint32_t(lo), hi);
   if (!s.ok()) return s;
-  s = ForEach([&](uint32_t key, const std::vector<uint32_t>& docs) {
+  s = ForEach([&](Key key, const std::vector<uint32_t>& docs) {
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
     return w.Add(key, docs.data(), docs.size());
   });
@@ -688,6 +1120,28 @@ Status PostingIndex::Merge(const std::atomic<bool>* stop) {
   segs_.push_back(std::move(seg));
   return Status::Ok();
 }
+
+Status IndexKeyBits(const std::string& dir, unsigned* bits) {
+  const std::string mp = ManifestPath(dir);
+  std::string m;
+  Status s = io::ReadFile(mp, &m);
+  if (!s.ok()) return s;
+  io::FileHeader h;
+  s = io::DecodeHeader(reinterpret_cast<const uint8_t*>(m.data()), m.size(), kManifestKind, kManifestVersion, true, mp, &h);
+  if (!s.ok()) return s;
+  if (h.flags != 32 && h.flags != 64) return Corrupt(mp, 36, "unknown key width " + std::to_string(h.flags));
+  *bits = h.flags;
+  return Status::Ok();
+}
+
+template class BasicSegmentWriter<uint32_t>;
+template class BasicSegmentWriter<uint64_t>;
+template class BasicSegmentBuilder<uint32_t>;
+template class BasicSegmentBuilder<uint64_t>;
+template class BasicSegment<uint32_t>;
+template class BasicSegment<uint64_t>;
+template class BasicPostingIndex<uint32_t>;
+template class BasicPostingIndex<uint64_t>;
 
 }  // namespace postings
 }  // namespace neardup

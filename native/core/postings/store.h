@@ -1,4 +1,7 @@
-// Posting-list store: 32-bit key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10).
+// Posting-list store: key -> ascending list of distinct 32-bit doc ids (docs/FORMAT.md, section 10). Keys
+// are 32-bit (blots) or 64-bit (chunk ids): every class is a template on the key type, instantiated for
+// uint32_t (SegmentBuilder, Segment, PostingIndex, ...) and uint64_t (SegmentBuilder64, Segment64,
+// PostingIndex64, ...); the key width is recorded in every file and checked when it is opened.
 //
 // SegmentBuilder builds one immutable segment in bounded memory: (key, doc) pairs are collected up to the
 // memory budget, sorted, and spilled as sorted runs into one temporary file (each run's key space split into
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "postings/codec.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -28,112 +32,249 @@ namespace postings {
 
 constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
 constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
-constexpr uint32_t kSegmentVersion = 1;
-constexpr uint32_t kManifestVersion = 1;
-constexpr size_t kKeyEntrySize = 16;  // u32 key, u32 count, u64 list offset
-constexpr size_t kTrailerSize = 32;
+constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kManifestVersion = 2;
+constexpr size_t kTrailerSize = 48;
+constexpr size_t kBlockKeys = 64;  // keys per key block
 
-// Streams lists (ascending keys) into a segment file written with io::AtomicFile.
-class SegmentWriter {
+// Directory entry size of a segment with Key keys: first key, u64 key-part bit offset, u8 k_gap, u8 k_count.
+template <typename Key>
+constexpr size_t DirEntrySize() {
+  return sizeof(Key) + 10;
+}
+
+template <typename Key>
+struct BasicKeyEntry {
+  Key key;
+  uint32_t count;   // 0: the entry could not be read (a corrupt key block; Segment::Entry says why)
+  uint64_t offset;  // bit offset of the key's list in the segment body
+};
+
+// Streams lists (ascending keys) into a segment file written with io::AtomicFile. Doc ids must lie in
+// [id_begin, id_end), the id range of the documents the segment was built from (it decides the codec's
+// universe: a fresh build and a merge of the same documents write the same bytes).
+template <typename Key>
+class BasicSegmentWriter {
  public:
-  SegmentWriter();
-  ~SegmentWriter();
-  Status Open(const std::string& path, const std::string& tmp_dir);
+  BasicSegmentWriter();
+  ~BasicSegmentWriter();
+  Status Open(const std::string& path, const std::string& tmp_dir, uint32_t id_begin, uint64_t id_end);
+  // Any 32-bit ids (the universe [0, 2^32)).
+  Status Open(const std::string& path, const std::string& tmp_dir) { return Open(path, tmp_dir, 0, uint64_t(1) << 32); }
   // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
-  Status Add(uint32_t key, const uint32_t* ids, size_t n);
+  Status Add(Key key, const uint32_t* ids, size_t n);
   Status Commit();
   void Abort();
   uint64_t posts() const { return posts_; }
   uint64_t keys() const { return keys_; }
 
  private:
-  Status FlushKeys();
+  Status FlushBlock();
+  Status Drain(bool all);
   io::AtomicFile out_;
   std::string tmp_dir_;
-  std::unique_ptr<lsh::TempFile> key_spill_;
-  std::vector<uint8_t> enc_, key_buf_;
-  uint64_t lists_bytes_ = 0, keys_ = 0, posts_ = 0;
-  uint32_t lists_crc_ = 0, keys_crc_ = 0;
-  int64_t last_key_ = -1;
+  std::unique_ptr<lsh::TempFile> dir_spill_;
+  BitWriter bits_;
+  std::vector<uint8_t> dir_buf_;
+  std::vector<uint64_t> gaps_, counts_;
+  Key block_first_ = 0;
+  uint64_t keys_ = 0, posts_ = 0, body_bytes_ = 0;
+  uint32_t id_base_ = 0;
+  uint64_t universe_ = 0;
+  uint32_t body_crc_ = 0, dir_crc_ = 0;
+  Key last_key_ = 0;
+  bool open_ = false;
 };
 
-class SegmentBuilder {
+// A (key, doc) pair of the build: one u64 (key << 32 | doc) for 32-bit keys, a struct for 64-bit keys;
+// both order by (key, doc).
+template <typename Key>
+struct PairOf;
+template <>
+struct PairOf<uint32_t> {
+  using Type = uint64_t;
+  static Type Make(uint32_t key, uint32_t doc) { return uint64_t(key) << 32 | doc; }
+  static uint32_t KeyOf(Type p) { return uint32_t(p >> 32); }
+  static uint32_t DocOf(Type p) { return uint32_t(p); }
+};
+template <>
+struct PairOf<uint64_t> {
+  struct Type {
+    uint64_t key;
+    uint64_t doc;
+    bool operator<(const Type& o) const { return key != o.key ? key < o.key : doc < o.doc; }
+    bool operator>(const Type& o) const { return o < *this; }
+    bool operator==(const Type& o) const { return key == o.key && doc == o.doc; }
+  };
+  static Type Make(uint64_t key, uint32_t doc) { return Type{key, doc}; }
+  static uint64_t KeyOf(const Type& p) { return p.key; }
+  static uint32_t DocOf(const Type& p) { return uint32_t(p.doc); }
+};
+
+// Builds one segment in bounded memory (Kasprzak et al.'s scheme): each (key, doc) pair goes to one of 256
+// buckets by the key's top bits (of key_bits), stored in chunks of 1024 pairs; when the chunks and the sort
+// scratch would exceed the budget, every bucket is sorted on its own (a stable radix sort on the key bits
+// when documents came in id order, else a comparison sort) and appended to a run file. Finish() merges the
+// runs bucket by bucket (merging groups of runs first when their read buffers would not fit the budget) and
+// streams the lists into the segment. The bytes written do not depend on the budget or on key_bits.
+template <typename Key>
+class BasicSegmentBuilder {
  public:
-  // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder).
-  SegmentBuilder(uint64_t memory_bytes, std::string tmp_dir);
-  ~SegmentBuilder();
-  Status Add(uint32_t doc, const uint32_t* keys, size_t n);
+  using Pair = typename PairOf<Key>::Type;
+  static constexpr size_t kChunkPairs = 1024;
+  // memory_bytes = 0: no cap. tmp_dir: where runs go ("" = the output's folder). key_bits: keys are
+  // expected below 2^key_bits (larger keys are allowed; they share the last bucket).
+  BasicSegmentBuilder(uint64_t memory_bytes, std::string tmp_dir, unsigned key_bits = 8 * sizeof(Key));
+  ~BasicSegmentBuilder();
+  Status Add(uint32_t doc, const Key* keys, size_t n);
   Status Finish(const std::string& path, const std::atomic<bool>* stop = nullptr);
   size_t runs() const { return runs_.size(); }
+  // The most bytes the build held at once: pair chunks, sort scratch and merge buffers.
+  uint64_t peak_bytes() const { return peak_; }
+  // Passes that merged groups of runs into longer runs before the final merge.
+  size_t merge_passes() const { return merge_passes_; }
 
  private:
+  static constexpr unsigned kBucketBits = 8;
+  static constexpr size_t kBuckets = size_t(1) << kBucketBits;
+  struct Bucket {
+    std::vector<uint32_t> chunks;  // indexes into chunks_
+    size_t size = 0;               // pairs
+  };
+  struct Run {
+    size_t file;                   // index into files_
+    uint64_t begin;                // pair index in the file
+    std::vector<uint64_t> bucket;  // pair index (relative to begin) of each bucket; size 257
+  };
   Status Spill();
-  void SortMem();
-  uint64_t budget_pairs_;
+  // Moves bucket b's pairs into sorted_, sorted by (key, doc) without repeats; frees its chunks.
+  void SortBucket(size_t b);
+  Status Merge(const std::vector<Run>& group, size_t read_pairs, const std::atomic<bool>* stop,
+               const std::function<Status(size_t bucket)>& on_bucket, const std::function<Status(const Pair&)>& emit);
+  uint64_t HeldBytes() const;
+  uint64_t budget_;
   std::string tmp_;
-  std::vector<uint64_t> mem_, scratch_;  // key << 32 | doc
-  // Docs of the pairs in mem_ came in non-decreasing order: a stable radix sort on the key bits suffices.
+  unsigned shift_;  // bucket of key k: min(k >> shift_, 255)
+  size_t chunk_pairs_;
+  std::vector<std::unique_ptr<Pair[]>> chunks_;
+  std::vector<uint32_t> free_chunks_;
+  std::vector<Bucket> buckets_;
+  size_t used_chunks_ = 0, max_bucket_ = 0;
+  std::vector<Pair> sorted_, scratch_;
+  // Docs of the pairs held came in non-decreasing order: a stable radix sort on the key bits suffices.
   bool docs_in_order_ = true;
   int64_t last_doc_ = -1;
-  uint32_t max_key_ = 0;
-  std::unique_ptr<lsh::TempFile> spill_;
-  struct Run {
-    uint64_t begin;                 // pair index in the spill file
-    std::vector<uint64_t> bucket;   // pair index (relative to begin) of each bucket; size kBuckets + 1
-  };
+  uint64_t id_begin_ = ~uint64_t(0), id_end_ = 0;  // range of the docs added (with or without keys)
+  uint64_t peak_ = 0;
+  size_t merge_passes_ = 0;
+  std::vector<std::unique_ptr<lsh::TempFile>> files_;
   std::vector<Run> runs_;
 };
 
-struct KeyEntry {
-  uint32_t key, count;
-  uint64_t offset;
-};
-
-class Segment {
+template <typename Key>
+class BasicSegment {
  public:
-  // verify: check the payload checksum now (reads the whole file); otherwise only the header and the
-  // trailer are checked at open, and each list is bounds-checked as it is decoded.
+  using KeyEntry = BasicKeyEntry<Key>;
+  // One decoded key block: up to kBlockKeys keys, their counts and the bit offsets of their lists.
+  struct Block {
+    uint64_t first = 0;  // index of keys[0] in the segment
+    size_t n = 0;
+    uint64_t lists_begin = 0, keys_end = 0;  // body bits: the block's lists start, its key part ends
+    Key keys[kBlockKeys];
+    uint32_t counts[kBlockKeys];
+    uint64_t offsets[kBlockKeys];
+  };
+
+  // verify: check the checksums and decode every key block and list now (reads the whole file); otherwise
+  // only the header and the trailer are checked at open, and each key block and list as it is decoded.
   Status Open(const std::string& path, bool verify);
   // Reads a segment held in memory (it must outlive this object); `path` names it in errors.
   Status Attach(const uint8_t* data, size_t size, const std::string& path, bool verify);
   uint64_t num_keys() const { return num_keys_; }
   uint64_t num_posts() const { return num_posts_; }
+  uint64_t num_blocks() const { return num_blocks_; }
+  // The doc ids of the segment lie in [id_base(), id_base() + id_universe()).
+  uint32_t id_base() const { return id_base_; }
+  uint64_t id_universe() const { return universe_; }
+
+  Status ReadBlock(uint64_t b, Block* out) const;
+  // Appends the list of block key j (ascending ids) to out.
+  Status DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const;
+  // Index of key in the segment, or -1 when absent.
+  Status Find(Key key, int64_t* index) const;
+  // Appends the list of key (ascending ids) to out; nothing when the key is absent.
+  Status FindList(Key key, std::vector<uint32_t>* out) const;
+  Status Entry(uint64_t i, KeyEntry* out) const;
+
+  // Conveniences over the above: Find is -1 when the key is absent or its key block is corrupt, entry()
+  // has count 0 when its key block is corrupt.
+  int64_t Find(Key key) const;
   KeyEntry entry(uint64_t i) const;
-  // Index of key in the key table, or -1.
-  int64_t Find(uint32_t key) const;
   // Appends the list of entry i (ascending ids) to out.
   Status Decode(uint64_t i, std::vector<uint32_t>* out) const;
   const std::string& path() const { return name_; }
 
  private:
+  int64_t BlockOf(Key key) const;
+  Status FindIn(Key key, Block* blk, int64_t* j) const;
+  Key DirKey(uint64_t b) const;
+  uint64_t DirOffset(uint64_t b) const;
+  Status Bad(uint64_t bit, const std::string& what) const;
   io::MappedFile file_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string name_;
-  const uint8_t* lists_ = nullptr;
-  const uint8_t* table_ = nullptr;
-  uint64_t lists_bytes_ = 0, num_keys_ = 0, num_posts_ = 0;
+  const uint8_t* body_ = nullptr;
+  const uint8_t* dir_ = nullptr;
+  uint64_t body_bits_ = 0, num_keys_ = 0, num_posts_ = 0, num_blocks_ = 0, universe_ = 0;
+  uint32_t id_base_ = 0;
 };
 
-class PostingIndex {
+template <typename Key>
+class BasicPostingIndex {
  public:
-  // Creates an empty index folder (fails if it holds a manifest already).
+  using Segment = BasicSegment<Key>;
+  // Creates an empty index folder for Key keys (fails if it holds a manifest already).
   static Status Create(const std::string& dir);
   Status Open(const std::string& dir, bool verify);
 
-  // Adds documents (docs[i] = its keys, any order, repeats allowed). Ids: the free ids ascending first,
-  // then next_id onwards; written to ids. One new segment.
-  Status Append(const std::vector<std::vector<uint32_t>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
-                std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr);
+  // A streaming append: documents are added one at a time (keys in any order, repeats allowed) and get
+  // the free ids ascending first, then next_id onwards; they form one new segment, built in bounded memory
+  // (BasicSegmentBuilder), which Commit() writes with the new manifest. While an appender is open the
+  // index refuses Append, Delete, Merge and another appender; destroying an appender that was not
+  // committed discards what it added (the index is unchanged).
+  class Appender {
+   public:
+    ~Appender();
+    Status Add(const Key* keys, size_t n, uint32_t* id);
+    Status Commit(const std::atomic<bool>* stop = nullptr);
+    uint64_t added() const { return added_; }
+    const BasicSegmentBuilder<Key>& builder() const { return builder_; }
+
+   private:
+    friend class BasicPostingIndex;
+    Appender(BasicPostingIndex* ix, uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits)
+        : ix_(ix), builder_(memory_bytes, tmp_dir, key_bits) {}
+    BasicPostingIndex* ix_;
+    BasicSegmentBuilder<Key> builder_;
+    uint64_t added_ = 0, reused_ = 0;
+    bool done_ = false;
+  };
+  // key_bits: keys are expected below 2^key_bits (a hint for the build's buckets; any key is allowed).
+  Status StartAppend(uint64_t memory_bytes, const std::string& tmp_dir, unsigned key_bits, std::unique_ptr<Appender>* out);
+
+  // Adds documents (docs[i] = its keys) through one appender; their ids are written to ids.
+  Status Append(const std::vector<std::vector<Key>>& docs, uint64_t memory_bytes, const std::string& tmp_dir,
+                std::vector<uint32_t>* ids, const std::atomic<bool>* stop = nullptr, unsigned key_bits = 8 * sizeof(Key));
   // Marks live ids as deleted (refuses unknown, free or already deleted ids).
   Status Delete(const std::vector<uint32_t>& ids);
   // Rewrites all segments as one, dropping tombstones (their ids become free).
   Status Merge(const std::atomic<bool>* stop = nullptr);
 
   // Live documents holding key (ascending).
-  Status Lookup(uint32_t key, std::vector<uint32_t>* out) const;
+  Status Lookup(Key key, std::vector<uint32_t>* out) const;
   // Every key with at least one live document, ascending, and its live list.
-  Status ForEach(const std::function<Status(uint32_t key, const std::vector<uint32_t>& docs)>& fn) const;
+  Status ForEach(const std::function<Status(Key key, const std::vector<uint32_t>& docs)>& fn) const;
 
   uint32_t next_id() const { return next_id_; }
   bool IsLive(uint32_t id) const;
@@ -146,6 +287,8 @@ class PostingIndex {
 
  private:
   Status WriteManifest(const std::vector<std::string>& names);
+  Status Busy() const;
+  bool appending_ = false;
   std::string dir_;
   uint64_t generation_ = 0;
   uint32_t next_id_ = 0;
@@ -154,16 +297,28 @@ class PostingIndex {
   std::vector<uint32_t> tombstones_, free_;  // ascending
 };
 
-// Varint helpers (LEB128, 7 bits per byte, low first).
-inline size_t PutVarint(uint32_t v, uint8_t* p) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = uint8_t(v);
-  return n;
-}
+// The key width (32 or 64) of the index in dir, from its manifest.
+Status IndexKeyBits(const std::string& dir, unsigned* bits);
+
+using SegmentWriter = BasicSegmentWriter<uint32_t>;
+using SegmentBuilder = BasicSegmentBuilder<uint32_t>;
+using Segment = BasicSegment<uint32_t>;
+using PostingIndex = BasicPostingIndex<uint32_t>;
+using KeyEntry = BasicKeyEntry<uint32_t>;
+using SegmentWriter64 = BasicSegmentWriter<uint64_t>;
+using SegmentBuilder64 = BasicSegmentBuilder<uint64_t>;
+using Segment64 = BasicSegment<uint64_t>;
+using PostingIndex64 = BasicPostingIndex<uint64_t>;
+using KeyEntry64 = BasicKeyEntry<uint64_t>;
+
+extern template class BasicSegmentWriter<uint32_t>;
+extern template class BasicSegmentWriter<uint64_t>;
+extern template class BasicSegmentBuilder<uint32_t>;
+extern template class BasicSegmentBuilder<uint64_t>;
+extern template class BasicSegment<uint32_t>;
+extern template class BasicSegment<uint64_t>;
+extern template class BasicPostingIndex<uint32_t>;
+extern template class BasicPostingIndex<uint64_t>;
 
 }  // namespace postings
 }  // namespace neardup

@@ -1,0 +1,99 @@
+// Shared passages over a posting index of blots (docs/passages.md): consecutive shared windows merged into
+// passages, for extract (passages shared by many documents), query (the indexed documents sharing passages
+// with a new one) and pairs (the pairwise summary). Document texts come through a callback (the passage
+// index keeps them), and are blotted again to know each window's position and byte range.
+//
+// Definitions (window i of a document = words i .. i+S-1, its blot and byte range):
+//  - extract: a passage is a maximal run of consecutive windows of a document that are all held by the same
+//    set of documents (at least `threshold` of them); the same run (same set, same blots) found in several
+//    documents is one passage, reported with each document's byte range (its first occurrence there).
+//  - pairs and query: a passage of documents A and B is a maximal aligned run: windows i .. i+L-1 of A equal
+//    windows j .. j+L-1 of B (same blots), not extendable on either side.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "postings/blot.h"
+#include "postings/store.h"
+#include "util/status.h"
+
+namespace neardup {
+namespace postings {
+
+// The windows of one document: blot and byte range of each, in order.
+struct Windows {
+  std::vector<uint32_t> blots, begin, end;
+  size_t size() const { return blots.size(); }
+};
+void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out);
+
+// The text of a document by internal id (empty for a document without text).
+using TextFn = std::function<Status(uint32_t doc, const uint8_t** text, size_t* len)>;
+
+// An aligned run: windows [a, a + len) of one document equal windows [b, b + len) of another.
+struct Run {
+  uint32_t a, b, len;
+  bool operator==(const Run& o) const { return a == o.a && b == o.b && len == o.len; }
+};
+
+// Every maximal aligned run between window sequences x and y, ordered by (a, b). A blot that occurs more
+// than kMaxRepeat times in y starts runs only at its first kMaxRepeat positions there (runs still extend
+// through any window), which bounds the work on documents made of one repeated line.
+constexpr size_t kMaxRepeat = 16;
+void AlignedRuns(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny, std::vector<Run>* out);
+
+// Bytes of the union of the ranges [begin[r.first], end[r.last]] of the runs' windows on one side.
+uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w);
+
+// ------------------------------------------------------------------------------------------ extract
+
+struct Occurrence {
+  uint32_t doc, begin, end;  // byte range in the document
+};
+struct Passage {
+  uint32_t windows = 0;      // consecutive windows
+  uint32_t first_blot = 0;   // blot of the first window
+  std::vector<Occurrence> docs;  // ascending doc ids
+};
+
+// Passages whose windows are each held by at least `threshold` live documents, most documents first
+// (then most windows, then first blot, then first document). `keys`: every such key (ascending).
+Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+                       const TextFn& text, size_t slots, const std::atomic<bool>* stop, std::vector<Passage>* out);
+
+// -------------------------------------------------------------------------------------------- query
+
+// One passage shared with the query: its windows and its byte ranges in the query and in the document.
+struct QuerySpan {
+  uint32_t windows, q_begin, q_end, d_begin, d_end;
+};
+struct QueryMatch {
+  uint32_t doc = 0;
+  std::vector<QuerySpan> spans;  // the aligned runs, ordered by (query window, document window)
+  uint32_t windows = 0;          // query windows inside the runs
+};
+
+// The indexed documents sharing at least min_passages aligned runs with the query's windows q, most
+// shared windows first (then most passages, then doc id). Documents are nominated by the query's windows
+// held by at most max_docs documents; their runs are then computed on all windows.
+Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out);
+
+// -------------------------------------------------------------------------------------------- pairs
+
+struct PairSummary {
+  uint32_t a = 0, b = 0;  // a < b
+  uint32_t passages = 0, windows = 0;
+  uint64_t bytes_a = 0, bytes_b = 0;  // covered by the passages
+};
+
+// Every pair of live documents with at least min_passages passages, where a passage is a maximal aligned
+// run of windows each held by 2 .. max_docs documents, taking each window's first occurrence in each
+// document. Ordered by passages, then windows (descending), then (a, b).
+Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+                    uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out);
+
+}  // namespace postings
+}  // namespace neardup

@@ -1,0 +1,121 @@
+// Shared passages (PassageIndex extract / query / pairs) against the brute-force reference in
+// test/reference/passages.ts, on small random corpora full of copied passages (also copied in other cases
+// and punctuation, repeated within a document, and spread over two index runs).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PassageIndex } from '../lib/passages';
+import { rng, int, pick } from './reference/random';
+import { refExtract, refPairs, refQuery, refWindows } from './reference/passages';
+
+const test = suite('passages');
+let dir = '';
+test.before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-passages-')); });
+test.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const VOCAB = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu', 'nu', 'xi',
+  'omicron', 'pi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'chi', 'psi', 'omega', 'Straße', 'café', 'naïve', '東京', 'x_1', '42'];
+const SEPS = [' ', ' ', ' ', ', ', '. ', '\n', ' - '];
+
+/** Random corpora: words from a small vocabulary, with passages copied from other documents. */
+function corpus(seed: number, n: number): string[] {
+  const r = rng(seed);
+  const words: string[][] = [];
+  for (let d = 0; d < n; d++) {
+    const w: string[] = Array.from({ length: int(r, 3, 60) }, () => pick(r, VOCAB));
+    for (let c = int(r, 0, 3); c > 0 && d > 0; c--) {
+      const src = words[int(r, 0, d - 1)];
+      const a = int(r, 0, src.length - 1), len = int(r, 1, 25);
+      let piece = src.slice(a, a + len);
+      if (r() < 0.2) piece = piece.map((x) => x.toUpperCase());
+      const at = int(r, 0, w.length);
+      w.splice(at, 0, ...piece);
+      if (r() < 0.1) w.push(...piece);  // repeated within the document
+    }
+    words.push(w);
+  }
+  return words.map((w) => w.map((x) => x + pick(r, SEPS)).join(''));
+}
+
+async function build(name: string, docs: string[], seqLen: number, runs: number, merge: boolean) {
+  const p = await PassageIndex.open(path.join(dir, name), { seqLen }, true);
+  const cut = Math.floor(docs.length / runs);
+  for (let k = 0; k < runs; k++) {
+    const part = docs.slice(k * cut, k === runs - 1 ? docs.length : (k + 1) * cut);
+    await p.add(part.map((t, i) => ({ id: `d${k * cut + i}`, text: Buffer.from(t) })), { memory: k % 2 ? 1 << 16 : 0 });
+  }
+  if (merge) await p.merge();
+  return p;
+}
+
+for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2, false], [3, 60, 5, 3, true], [4, 25, 2, 2, true]] as const) {
+  test(`corpus ${seed} (${n} docs, window ${seqLen}, ${runs} runs${merge ? ', merged' : ''}) == the brute-force reference`, async () => {
+    const docs = corpus(seed, n);
+    const wins = docs.map((t) => refWindows(t, seqLen));
+    const p = await build(`c${seed}`, docs, seqLen, runs, merge);
+    const id = (d: number) => `d${d}`;
+    const slice = (d: number, b: number, e: number) => Buffer.from(docs[d]).subarray(b, e).toString('utf8');
+    try {
+      // extract, at several cut-offs
+      for (const [sigma, minDocs] of [[0, 2], [2, 2], [-1, 3], [0.5, 2]] as const) {
+        const got = [];
+        for await (const x of p.extract({ sigma, minDocs })) got.push(x);
+        const want = refExtract(wins, sigma, minDocs).map((x) => ({
+          blot: x.firstBlot.toString(16).padStart(8, '0'), count: x.count, windows: x.windows,
+          docs: x.docs.map((o) => ({ id: id(o.doc), begin: o.begin, end: o.end, text: slice(o.doc, o.begin, o.end) })),
+        }));
+        assert.equal(got, want, `extract sigma ${sigma} minDocs ${minDocs}`);
+        if (sigma === 0) assert.ok(want.some((x) => x.windows > 1), 'the corpus has passages longer than one window');
+      }
+      // query: documents of the corpus (and a mix of two) against the index
+      const queries = [docs[3], docs[n - 1], docs[5] + ' ' + docs[7], 'nothing shared here at all'];
+      for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 3]] as const) {
+        const got = await p.query(queries.map((q) => Buffer.from(q)), { minShared, maxDocs });
+        queries.forEach((q, i) => {
+          const want = refQuery(refWindows(q, seqLen), wins, minShared, maxDocs).map((m) => ({
+            id: id(m.doc), passages: m.runs.length, windows: m.windows,
+            spans: m.runs.map((r) => ({ windows: r.len, query: r.query, doc: r.doc, text: slice(m.doc, r.doc[0], r.doc[1]) })),
+          }));
+          assert.equal(got[i], want, `query ${i} minShared ${minShared} maxDocs ${maxDocs}`);
+        });
+      }
+      // pairs
+      for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 3]] as const) {
+        const got = await p.pairs({ minShared, maxDocs });
+        const want = refPairs(wins, minShared, maxDocs).map((x) => ({
+          a: id(x.a), b: id(x.b), passages: x.passages, windows: x.windows,
+          coverA: x.bytesA / Buffer.byteLength(docs[x.a]), coverB: x.bytesB / Buffer.byteLength(docs[x.b]),
+        }));
+        assert.ok(want.length > 0);
+        assert.equal(got, want, `pairs minShared ${minShared} maxDocs ${maxDocs}`);
+      }
+    } finally {
+      p.close();
+    }
+  });
+}
+
+test('the documented example: a quoted paragraph is one passage in extract, query and pairs', async () => {
+  const shared = 'the committee agreed that the proposal should be sent back to the working group for another review';
+  const docs = [`Dear all, ${shared}. Thanks.`, `Minutes: ${shared}; next meeting Monday.`, 'An unrelated note about lunch plans.', `FWD: ${shared.toUpperCase()}`];
+  const p = await build('example', docs, 10, 1, false);
+  try {
+    const ex = [];
+    for await (const x of p.extract({ sigma: 0 })) ex.push(x);
+    assert.is(ex.length, 1);
+    assert.is(ex[0].count, 3);
+    assert.is(ex[0].windows, shared.split(' ').length - 9);
+    assert.equal(ex[0].docs.map((d) => d.text), [shared, shared, shared.toUpperCase()]);
+    const [q] = await p.query([Buffer.from(`Re: ${shared} (quoted)`)]);
+    assert.equal(q.map((m) => m.id), ['d0', 'd1', 'd3']);
+    for (const m of q) assert.equal(m.spans.map((s) => s.query), [[4, 4 + shared.length]]);
+    const pairs = await p.pairs({});
+    assert.equal(pairs.map((x) => [x.a, x.b, x.passages]), [['d0', 'd1', 1], ['d0', 'd3', 1], ['d1', 'd3', 1]]);
+  } finally {
+    p.close();
+  }
+});
+
+test.run();
