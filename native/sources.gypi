@@ -39,7 +39,12 @@
       "native/core/io/temp_names.cc",
       "native/core/io/temp_names_common.cc",
       "native/core/io/temp_names_win.cc",
-      "native/core/filter/onion_hash.cc"
+      "native/core/filter/onion_hash.cc",
+      "native/core/chunks/chunker.cc",
+      "native/core/chunks/files.cc",
+      "native/core/chunks/state.cc",
+      "native/core/chunks/build.cc",
+      "native/core/chunks/update.cc"
     ],
     "neardup_binding_sources": [
       "native/binding/addon.cc",
