@@ -35,3 +35,8 @@ export {
   type AppendOptions, type AppendTextsOptions,
 } from './postings';
 export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type PassageIndexOptions } from './passages';
+export {
+  ChunkIndex, stages as chunkStages, chunkIds,
+  type ChunkDocument, type ChunkOptions, type ChunkIndexOptions, type DocId, type SimilarEntry, type UpdateSummary,
+  type RunOptions as ChunkRunOptions,
+} from './chunks';

@@ -185,6 +185,52 @@ export interface NativePostingIndex {
   close(): void;
 }
 
+export interface NativeChunkIndexInfo {
+  generation: number;
+  documents: number;
+  slots: number;
+  segments: number;
+  tombstones: number;
+  recordFiles: number;
+  postings: number;
+  params: {
+    n: number; bits: number; seed: bigint; split: 'whitespace' | 'nonword'; lowercase: boolean; stripPunctuation: boolean;
+    short: 'whole' | 'none'; parts: number; k: number; minShared: number; minSimilarity: number;
+  };
+}
+
+export interface NativeChunkIndex {
+  info(): NativeChunkIndexInfo;
+  /** Names of the files this generation uses. */
+  files(): string[];
+  liveIds(): Uint32Array;
+  /** Internal ids of ids given as JSON text (0xffffffff: unknown). */
+  find(ids: string[]): Uint32Array;
+  docs(ids: Uint32Array): { chunks: Uint32Array; ids: Buffer; idOffsets: Uint32Array };
+  top(ids: Uint32Array): Promise<{ offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
+  query(texts: TextInput): Promise<{ chunks: Uint32Array; offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
+  close(): void;
+}
+
+/** A rejected document of an add(): its index in the batch and why. */
+export interface NativeBadDocument { bad: number; code: string; message: string }
+
+export interface NativeChunkBuilder {
+  add(ids: string[], texts: TextInput): Promise<NativeBadDocument | undefined>;
+  finishDocs(): Promise<void>;
+  finish(): Promise<NativeChunkIndex>;
+  close(): void;
+}
+
+export interface NativeChunkUpdater {
+  add(ids: string[], texts: TextInput, deleted: Uint8Array): Promise<NativeBadDocument | undefined>;
+  prepare(compact: boolean): Promise<{
+    added: number; modified: number; deleted: number; affected: number; recounted: number; compacted: boolean;
+    removed: Uint32Array; upserted: Uint32Array; changed: Uint32Array; pending: NativeChunkIndex | null;
+  }>;
+  close(): void;
+}
+
 export interface NativeBinding {
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
@@ -232,6 +278,15 @@ export interface NativeBinding {
   goSortByCountDesc(counts: Uint32Array): Uint32Array;
   createPostingIndex(dir: string): void;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
+  chunkIndexProbe(dir: string): { manifest: number | null; pending: number | null; stage: boolean };
+  chunkIndexFileName(name: string): boolean;
+  openChunkIndex(dir: string, which: 'MANIFEST' | 'PENDING', verify: boolean): Promise<NativeChunkIndex>;
+  chunkIndexCommit(dir: string): void;
+  createChunkBuilder(dir: string, params: object, memory: number, tmp?: string): NativeChunkBuilder;
+  createChunkUpdater(index: NativeChunkIndex, memory: number, tmp?: string): NativeChunkUpdater;
+  chunkStagePart(dir: string, part: number, parts: number | undefined, pairsPath: string, memory: number, tmp?: string): Promise<void>;
+  chunkStageFinish(dir: string, pairsPaths: string[], memory: number, tmp?: string): Promise<NativeChunkIndex>;
+  chunkTexts(texts: TextInput, options: object): Promise<{ chunks: BigUint64Array; offsets: Uint32Array }>;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

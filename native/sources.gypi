@@ -60,7 +60,8 @@
       "native/binding/hashes.cc",
       "native/binding/minhash.cc",
       "native/binding/paragraph_filter.cc",
-      "native/binding/posting_index.cc"
+      "native/binding/posting_index.cc",
+      "native/binding/chunk_index.cc"
     ]
   }
 }

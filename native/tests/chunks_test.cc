@@ -317,10 +317,11 @@ TEST(parts_budgets_and_stages_give_the_same_table) {
         pairs.push_back(root + "/pairs-" + std::to_string(part));
         RunOptions o;
         o.memory = part == 1 ? 4096 : 0;
-        Status s = StagePart(root + "/staged", part, pairs.back(), o);
+        Status s = StagePart(root + "/staged", part, 3, pairs.back(), o);
         if (!s.ok()) std::fprintf(stderr, "  %s\n", s.message().c_str());
         EXPECT(s.ok());
       }
+      EXPECT(!StagePart(root + "/staged", 0, 4, root + "/wrong", RunOptions()).ok());
       std::shared_ptr<State> pending;
       EXPECT(!StageFinish(root + "/staged", {pairs[0], pairs[1]}, RunOptions(), &pending).ok());  // a part missing
       EXPECT(!StageFinish(root + "/staged", {pairs[0], pairs[1], pairs[1]}, RunOptions(), &pending).ok());

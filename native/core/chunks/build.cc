@@ -626,12 +626,16 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
   return FinishFromPairs(sg, pairs, o_, pending);
 }
 
-Status StagePart(const std::string& dir, uint32_t part, const std::string& pairs_path, const RunOptions& o) {
+Status StagePart(const std::string& dir, uint32_t part, uint32_t expect_parts, const std::string& pairs_path,
+                 const RunOptions& o) {
   Staged sg;
   Status s = OpenStaged(dir, &sg);
   if (!s.ok()) return s;
   const State& st = *sg.st;
   const uint32_t parts = st.params().parts;
+  if (expect_parts != 0 && expect_parts != parts)
+    return Status(Code::kInvalidArgument, "'" + dir + "' was prepared with " + std::to_string(parts) + " parts, not " +
+                                              std::to_string(expect_parts));
   if (part >= parts)
     return Status(Code::kInvalidArgument, "part " + std::to_string(part) + " of " + std::to_string(parts) + " does not exist");
   const std::string seg = dir + "/" + SegmentName(part, sg.first_seg + part);

@@ -628,7 +628,8 @@ bool PairsReader::Next(uint32_t* a, std::vector<std::pair<uint32_t, uint32_t>>* 
   if (!Fill(8, s)) return false;
   *a = LoadLe32(buf_.data() + pos_);
   const uint32_t m = LoadLe32(buf_.data() + pos_ + 4);
-  if (int64_t(*a) <= last_a_ || *a >= info_.slots || m == 0 || m > info_.slots) {
+  const uint64_t left = payload_ - (at - io::kHeaderSize);  // bytes from this record to the end
+  if (int64_t(*a) <= last_a_ || *a >= info_.slots || m == 0 || m > info_.slots || 8 + 8 * uint64_t(m) > left) {
     *s = CorruptAt(path_, at, "bad record");
     return false;
   }

@@ -153,7 +153,9 @@ class Builder {
 };
 
 // The staged steps (a full run split over processes or machines).
-Status StagePart(const std::string& dir, uint32_t part, const std::string& pairs_path, const RunOptions& o);
+// parts: the number of parts the caller expects (0: any); refused when the staged build has another.
+Status StagePart(const std::string& dir, uint32_t part, uint32_t parts, const std::string& pairs_path,
+                 const RunOptions& o);
 Status StageFinish(const std::string& dir, const std::vector<std::string>& pairs_paths, const RunOptions& o,
                    std::shared_ptr<State>* pending);
 
