@@ -176,11 +176,11 @@ export function removeInterruptedBuild(dir: string): void {
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE documents (n INTEGER PRIMARY KEY, id NOT NULL, chunks INTEGER NOT NULL);
-CREATE TABLE pairs (doc INTEGER NOT NULL, rank INTEGER NOT NULL, other INTEGER NOT NULL, shared INTEGER NOT NULL,
-                    PRIMARY KEY (doc, rank)) WITHOUT ROWID;
+CREATE TABLE pairs (doc INTEGER NOT NULL, other INTEGER NOT NULL, shared INTEGER NOT NULL,
+                    PRIMARY KEY (doc, other)) WITHOUT ROWID;
 CREATE VIEW similar AS
   SELECT d.id AS doc, o.id AS other, CAST(p.shared AS REAL) / d.chunks AS similarity,
-         CAST(p.shared AS REAL) / o.chunks AS reverse, p.shared AS shared, p.rank AS rank
+         CAST(p.shared AS REAL) / o.chunks AS reverse, p.shared AS shared
   FROM pairs p JOIN documents d ON d.n = p.doc JOIN documents o ON o.n = p.other;
 `;
 
@@ -231,7 +231,7 @@ async function writeRows(db: SqliteDatabase, ix: NativeChunkIndex, ids: Uint32Ar
     }
     const t = await ix.top(part);
     for (let j = 0; j < part.length; j++)
-      for (let r = t.offsets[j]; r < t.offsets[j + 1]; r++) pairs.add(part[j], r - t.offsets[j] + 1, t.other[r], t.shared[r]);
+      for (let r = t.offsets[j]; r < t.offsets[j + 1]; r++) pairs.add(part[j], t.other[r], t.shared[r]);
     pairs.flush();
     onProgress?.(Math.min(ids.length, i + IDS_PER_CALL));
     await yieldToLoop();
@@ -260,7 +260,7 @@ export async function writeBuildTable(dir: string, ix: NativeChunkIndex, onProgr
     const ids = ix.liveIds();
     await writeRows(db, ix, ids,
       new BulkInsert(db, 'INSERT INTO documents (n, id, chunks)', 3),
-      new BulkInsert(db, 'INSERT INTO pairs (doc, rank, other, shared)', 4),
+      new BulkInsert(db, 'INSERT INTO pairs (doc, other, shared)', 3),
       onProgress && ((done) => onProgress(done, ids.length)));
     db.exec('COMMIT');
     db.exec('CREATE UNIQUE INDEX documents_id ON documents (id)');
@@ -277,9 +277,14 @@ export async function writeBuildTable(dir: string, ix: NativeChunkIndex, onProgr
 }
 
 export interface TableChanges {
+  /** Deleted ids not reused: their rows go. */
   removed: Uint32Array;
+  /** Added or replaced ids: their rows are replaced by their new lists. */
   upserted: Uint32Array;
-  changed: Uint32Array;
+  /** Row changes of the other documents: shared 0 removes (doc, other), else sets it. */
+  rowDoc: Uint32Array;
+  rowOther: Uint32Array;
+  rowShared: Uint32Array;
 }
 
 /** Applies an incremental run's changes to DIR's table in one transaction (meta.generation included). */
@@ -293,18 +298,23 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
     db.exec('BEGIN IMMEDIATE');
     const delPairs = db.prepare('DELETE FROM pairs WHERE doc = ?');
     const delDoc = db.prepare('DELETE FROM documents WHERE n = ?');
-    for (const id of c.removed) {
-      delPairs.run(id);
-      delDoc.run(id);
+    // Rows of removed and re-used ids go first (an id value may move to another document).
+    for (const ids of [c.removed, c.upserted]) {
+      for (const id of ids) {
+        delPairs.run(id);
+        delDoc.run(id);
+      }
     }
-    for (const id of c.changed) delPairs.run(id);
-    // Rows of re-used ids go first (their old id value may be taken by a new row).
-    for (const id of c.upserted) delDoc.run(id);
     hook?.('table');
     await writeRows(db, pending, c.upserted, new BulkInsert(db, 'INSERT INTO documents (n, id, chunks)', 3),
-      new BulkInsert(db, 'INSERT INTO pairs (doc, rank, other, shared)', 4));
-    const notNew = c.changed.filter((id) => !binaryHas(c.upserted, id));
-    await writeRows(db, pending, notNew, null, new BulkInsert(db, 'INSERT INTO pairs (doc, rank, other, shared)', 4));
+      new BulkInsert(db, 'INSERT INTO pairs (doc, other, shared)', 3));
+    const delRow = db.prepare('DELETE FROM pairs WHERE doc = ? AND other = ?');
+    const setRow = db.prepare('INSERT OR REPLACE INTO pairs (doc, other, shared) VALUES (?, ?, ?)');
+    for (let i = 0; i < c.rowDoc.length; i++) {
+      if (c.rowShared[i] === 0) delRow.run(c.rowDoc[i], c.rowOther[i]);
+      else setRow.run(c.rowDoc[i], c.rowOther[i], c.rowShared[i]);
+      if ((i & 65535) === 65535) await yieldToLoop();
+    }
     db.prepare("UPDATE meta SET value = ? WHERE key = 'generation'").run(pending.info().generation);
     db.exec('COMMIT');
   } catch (e) {
@@ -313,14 +323,4 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
   } finally {
     db.close();
   }
-}
-
-function binaryHas(sorted: Uint32Array, x: number): boolean {
-  let lo = 0, hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < sorted.length && sorted[lo] === x;
 }

@@ -319,7 +319,7 @@ export class ChunkIndex {
       const pending = r.pending;
       try {
         crashPoint('update-prepared');
-        o.onProgress?.({ documents: r.changed.length, stage: 'table' });
+        o.onProgress?.({ documents: r.upserted.length + r.rowDoc.length, stage: 'table' });
         await writeUpdateTable(this.dir, pending, r, () => crashPoint('update-in-table'));
         crashPoint('update-committed-table');
         nativeSync(() => native.chunkIndexCommit(this.dir));

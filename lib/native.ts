@@ -207,6 +207,7 @@ export interface NativeChunkIndex {
   /** Internal ids of ids given as JSON text (0xffffffff: unknown). */
   find(ids: string[]): Uint32Array;
   docs(ids: Uint32Array): { chunks: Uint32Array; ids: Buffer; idOffsets: Uint32Array };
+  /** The first K entries of each list. */
   top(ids: Uint32Array): Promise<{ offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
   query(texts: TextInput): Promise<{ chunks: Uint32Array; offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
   close(): void;
@@ -226,7 +227,11 @@ export interface NativeChunkUpdater {
   add(ids: string[], texts: TextInput, deleted: Uint8Array): Promise<NativeBadDocument | undefined>;
   prepare(compact: boolean): Promise<{
     added: number; modified: number; deleted: number; affected: number; recounted: number; compacted: boolean;
-    removed: Uint32Array; upserted: Uint32Array; changed: Uint32Array; pending: NativeChunkIndex | null;
+    /** Deleted ids not reused (their rows go); added or replaced ids (their rows are rewritten). */
+    removed: Uint32Array; upserted: Uint32Array;
+    /** Row changes of the other documents: shared 0 removes (doc, other), else sets it. */
+    rowDoc: Uint32Array; rowOther: Uint32Array; rowShared: Uint32Array;
+    pending: NativeChunkIndex | null;
   }>;
   close(): void;
 }

@@ -191,7 +191,7 @@ class ChunkIndexObject : public Napi::ObjectWrap<ChunkIndexObject> {
     return o;
   }
 
-  // top(ids: Uint32Array) -> Promise<{ offsets, other, shared }>
+  // top(ids: Uint32Array) -> Promise<{ offsets, other, shared }>: the first K entries of each list
   Napi::Value Top(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     IndexPtr s = Live(env);
@@ -208,9 +208,11 @@ class ChunkIndexObject : public Napi::ObjectWrap<ChunkIndexObject> {
                      if (s->closed.load()) return Cancelled("chunk index");
                      std::vector<chunks::TopEntry> top;
                      out->offsets.push_back(0);
+                     const uint32_t k = s->st->params().top_k;
                      for (uint32_t id : *ids) {
                        Status st = s->st->Top(id, &top);
                        if (!st.ok()) return st;
+                       if (top.size() > k) top.resize(k);
                        for (const auto& t : top) {
                          out->other.push_back(t.other);
                          out->shared.push_back(t.shared);
@@ -459,7 +461,15 @@ class ChunkUpdaterObject : public Napi::ObjectWrap<ChunkUpdaterObject> {
                      o.Set("compacted", sum->merged);
                      o.Set("removed", U32(env, std::move(sum->removed)));
                      o.Set("upserted", U32(env, std::move(sum->upserted)));
-                     o.Set("changed", U32(env, std::move(sum->changed)));
+                     std::vector<uint32_t> doc, other, shared;
+                     for (const auto& r : sum->rows) {
+                       doc.push_back(r.doc);
+                       other.push_back(r.other);
+                       shared.push_back(r.shared);
+                     }
+                     o.Set("rowDoc", U32(env, std::move(doc)));
+                     o.Set("rowOther", U32(env, std::move(other)));
+                     o.Set("rowShared", U32(env, std::move(shared)));
                      o.Set("pending", *out ? WrapIndex(env, s->ctors, *out) : env.Null());
                      return o;
                    });

@@ -74,8 +74,8 @@ static std::set<std::string> ExactChunks(const std::string& t, uint32_t n) {
 }
 
 // Brute force: every pair's exact shared count, ranked as the index ranks (shared desc, the other's chunk
-// count asc, its id asc), floors applied, top K.
-static Table BruteForce(const Corpus& c, const IndexParams& p) {
+// count asc, its id asc), floors applied, top `limit` (default K).
+static Table BruteForce(const Corpus& c, const IndexParams& p, size_t limit = 0) {
   std::map<std::string, std::set<std::string>> ch;
   for (const auto& d : c) ch[d.first] = ExactChunks(d.second, p.chunk.text.n);
   Table t;
@@ -93,13 +93,14 @@ static Table BruteForce(const Corpus& c, const IndexParams& p) {
       if (ch[x.first].size() != ch[y.first].size()) return ch[x.first].size() < ch[y.first].size();
       return x.first < y.first;
     });
-    if (v.size() > p.top_k) v.resize(p.top_k);
+    if (v.size() > (limit ? limit : p.top_k)) v.resize(limit ? limit : p.top_k);
     auto& rows = t[a.first];
     for (const auto& x : v) rows.push_back(Row{x.first, x.second});
   }
   return t;
 }
 
+// The table: the first K entries of every list.
 static Table TableOf(const State& s) {
   Table t;
   const Directory& d = s.directory();
@@ -108,10 +109,37 @@ static Table TableOf(const State& s) {
     if (!d.entry(id).live()) continue;
     Status st = s.Top(id, &top);
     EXPECT(st.ok());
+    if (top.size() > s.params().top_k) top.resize(s.params().top_k);
     auto& rows = t[std::string(d.ext(id))];
     for (const auto& e : top) rows.push_back(Row{std::string(d.ext(e.other)), e.shared});
   }
   return t;
+}
+
+// Every stored list (K and more) is the exact start of the brute-force ranking, at least K long unless it
+// is complete, and a complete one holds every document passing the floors.
+static void CheckLists(const State& s, const Corpus& c) {
+  const Table all = BruteForce(c, s.params(), SIZE_MAX);
+  const Directory& d = s.directory();
+  std::vector<TopEntry> top;
+  for (uint32_t id = 0; id < d.slots(); id++) {
+    if (!d.entry(id).live()) continue;
+    EXPECT(s.Top(id, &top).ok());
+    auto it = all.find(std::string(d.ext(id)));
+    const std::vector<Row> want = it == all.end() ? std::vector<Row>() : it->second;
+    const bool complete = d.entry(id).complete();
+    EXPECT(top.size() <= s.params().keep());
+    EXPECT(complete ? top.size() == want.size() : top.size() >= std::min<size_t>(s.params().top_k, want.size()));
+    bool prefix = top.size() <= want.size();
+    for (size_t i = 0; prefix && i < top.size(); i++)
+      prefix = want[i] == Row{std::string(d.ext(top[i].other)), top[i].shared};
+    EXPECT(prefix);
+    if (!prefix || (complete && top.size() != want.size())) {
+      std::fprintf(stderr, "  list of %s (%s, %zu entries, %zu wanted)\n", std::string(d.ext(id)).c_str(),
+                   complete ? "complete" : "partial", top.size(), want.size());
+      return;
+    }
+  }
 }
 
 struct Batch {
@@ -287,7 +315,10 @@ TEST(full_run_equals_brute_force) {
     if (round == 5) p.min_similarity = 0.3;
     const std::string dir = TempDir() + "/ix";
     auto st = Build(dir, c, p);
-    if (st) ExpectSame(TableOf(*st), BruteForce(c, p), "full run");
+    if (st) {
+      ExpectSame(TableOf(*st), BruteForce(c, p), "full run");
+      CheckLists(*st, c);
+    }
     RmRf(dir.substr(0, dir.size() - 3));
   }
 }
@@ -384,7 +415,10 @@ TEST(incremental_equals_full_on_random_edit_sequences) {
       const std::string fresh = root + "/full-" + std::to_string(step);
       auto full = Build(fresh, c, p);
       if (full) ExpectSame(got, TableOf(*full), "incremental vs full");
-      if (p.chunk.bits == 64) ExpectSame(got, BruteForce(c, p), "incremental vs brute force");
+      if (p.chunk.bits == 64) {
+        ExpectSame(got, BruteForce(c, p), "incremental vs brute force");
+        CheckLists(*st, c);
+      }
       RmRf(fresh);
     }
     RmRf(root);
@@ -441,6 +475,46 @@ TEST(deleted_ids_are_reused_and_segments_merge) {
   EXPECT(st->manifest().tombstones.empty());
   EXPECT_EQ(st->manifest().doc_files.size(), size_t(1));
   ExpectSame(TableOf(*st), BruteForce(c, p), "after compaction");
+  RmRf(root);
+}
+
+// A list that loses more entries than its slack (keep - K) cannot be refilled from what is stored: the
+// document is recounted. Document "hub" shares 1..30 chunks with 30 others; K = 2 keeps 10 entries.
+TEST(lists_that_lose_their_slack_are_recounted) {
+  Corpus c;
+  std::string hub;
+  for (int i = 0; i < 40; i++) hub += "w" + std::to_string(i) + " ";
+  c["\"hub\""] = hub;
+  for (int j = 1; j <= 30; j++) {
+    std::string t;
+    for (int i = 0; i < j + 2; i++) t += "w" + std::to_string(i) + " ";  // j chunks of 3 words shared with hub
+    c["\"p" + std::to_string(100 + j) + "\""] = t + " x" + std::to_string(j);
+  }
+  IndexParams p = SmallParams(2, 64);
+  const std::string root = TempDir();
+  auto st = Build(root + "/ix", c, p);
+  EXPECT(!st->directory().entry(uint32_t(st->directory().Find("\"hub\""))).complete());
+  Batch b;
+  for (int j = 30; j > 21; j--) {  // the nine best partners of hub go
+    b.ext.push_back("\"p" + std::to_string(100 + j) + "\"");
+    b.text.push_back("");
+    b.del.push_back(true);
+    c.erase(b.ext.back());
+  }
+  UpdateSummary sum;
+  st = Update(st, b, false, &sum);
+  EXPECT(sum.recounted >= 1);
+  ExpectSame(TableOf(*st), BruteForce(c, p), "after losing the slack");
+  CheckLists(*st, c);
+  // New documents that rank above an incomplete list's tail enter it; one below it does not make it.
+  Batch add;
+  add.ext = {"\"big\"", "\"tiny\""};
+  add.text = {hub + " extra words here", "w0 w1 w2"};
+  add.del = {false, false};
+  for (size_t i = 0; i < 2; i++) c[add.ext[i]] = add.text[i];
+  st = Update(st, add, false, &sum);
+  ExpectSame(TableOf(*st), BruteForce(c, p), "after additions");
+  CheckLists(*st, c);
   RmRf(root);
 }
 

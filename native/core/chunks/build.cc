@@ -34,6 +34,22 @@ void EncodeTop(const std::vector<TopEntry>& top, std::vector<uint8_t>* out) {
   }
 }
 
+Status SetTop(DocEntry* e, uint32_t id, const std::vector<TopEntry>& v, bool complete, RecordWriter* w, uint32_t file,
+              std::vector<uint8_t>* buf) {
+  e->flags = (e->flags & 1) | (complete ? 2 : 0);
+  e->top_file = 0;
+  e->top_off = 0;
+  e->top_count = e->tail_other = e->tail_shared = 0;
+  if (v.empty()) return Status::Ok();
+  EncodeTop(v, buf);
+  Status s = w->Add(id, buf->data(), uint32_t(v.size()), &e->top_off);
+  e->top_file = file;
+  e->top_count = uint32_t(v.size());
+  e->tail_other = v.back().other;
+  e->tail_shared = v.back().shared;
+  return s;
+}
+
 Status WriteRun(const std::string& dir, const std::string& which, Manifest* m, std::unique_ptr<Directory> d,
                 std::shared_ptr<State>* out) {
   Status s = d->Save(dir + "/" + DirectoryName(m->directory));
@@ -51,33 +67,33 @@ Status Cancelled() { return Status(Code::kCancelled, "cancelled"); }
 
 // ------------------------------------------------------------------------------------------------- sinks
 
-// Per-document results of a block of documents: Process runs in parallel, Emit in id order.
+// Per-document results of a block of documents: Process / FromCounter run in parallel, Emit in id order.
+// The byte they return travels to Emit (top lists: whether the list is complete).
 class Sink {
  public:
   virtual ~Sink() = default;
-  virtual void Process(uint32_t a, std::vector<TopEntry>* v) = 0;
-  virtual Status Emit(uint32_t a, const std::vector<TopEntry>& v) = 0;
+  // From summed counts (other, shared), ascending by other.
+  virtual uint8_t Process(uint32_t a, std::vector<TopEntry>* v) = 0;
+  // From a counter (every touched document).
+  virtual uint8_t FromCounter(uint32_t a, const Counter& c, std::vector<TopEntry>* v) {
+    v->reserve(c.touched().size());
+    for (uint32_t id : c.touched()) v->push_back(TopEntry{id, c.count(id)});
+    return Process(a, v);
+  }
+  virtual Status Emit(uint32_t a, const std::vector<TopEntry>& v, uint8_t flag) = 0;
 };
 
 // Top lists into a record file and the directory.
 class TopSink : public Sink {
  public:
   TopSink(const IndexParams& p, Directory* d, RecordWriter* w, uint32_t file) : p_(p), d_(d), w_(w), file_(file) {}
-  void Process(uint32_t a, std::vector<TopEntry>* v) override { SelectTop(p_, *d_, d_->entry(a).chunks, v); }
-  Status Emit(uint32_t a, const std::vector<TopEntry>& v) override {
+  uint8_t Process(uint32_t a, std::vector<TopEntry>* v) override { return SelectTop(p_, *d_, d_->entry(a).chunks, v); }
+  uint8_t FromCounter(uint32_t a, const Counter& c, std::vector<TopEntry>* v) override {
+    return TopOfCounter(p_, *d_, d_->entry(a).chunks, c, v);
+  }
+  Status Emit(uint32_t a, const std::vector<TopEntry>& v, uint8_t complete) override {
     DocEntry& e = d_->mutable_entry(a);
-    e.top_file = 0;
-    e.top_off = 0;
-    e.top_count = e.tail_other = e.tail_shared = 0;
-    if (v.empty()) return Status::Ok();
-    EncodeTop(v, &buf_);
-    Status s = w_->Add(a, buf_.data(), uint32_t(v.size()), &e.top_off);
-    if (!s.ok()) return s;
-    e.top_file = file_;
-    e.top_count = uint32_t(v.size());
-    e.tail_other = v.back().other;
-    e.tail_shared = v.back().shared;
-    return Status::Ok();
+    return SetTop(&e, a, v, complete, w_, file_, &buf_);
   }
 
  private:
@@ -92,10 +108,11 @@ class TopSink : public Sink {
 class PairsSink : public Sink {
  public:
   explicit PairsSink(PairsWriter* w) : w_(w) {}
-  void Process(uint32_t, std::vector<TopEntry>* v) override {
+  uint8_t Process(uint32_t, std::vector<TopEntry>* v) override {
     std::sort(v->begin(), v->end(), [](const TopEntry& x, const TopEntry& y) { return x.other < y.other; });
+    return 0;
   }
-  Status Emit(uint32_t a, const std::vector<TopEntry>& v) override {
+  Status Emit(uint32_t a, const std::vector<TopEntry>& v, uint8_t) override {
     if (v.empty()) return Status::Ok();
     buf_.resize(v.size());
     for (size_t i = 0; i < v.size(); i++) buf_[i] = {v[i].other, v[i].shared};
@@ -192,6 +209,7 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
   const size_t nslots = parallel::MaxSlots();
   std::vector<std::unique_ptr<Counter>> counters(nslots);
   std::vector<std::vector<TopEntry>> block(kBlock);
+  std::vector<uint8_t> flags(kBlock);
   for (uint32_t first = 0; first < slots; first += kBlock) {
     const uint32_t n = std::min<uint32_t>(kBlock, slots - first);
     parallel::ParallelFor(n, 16, nslots, [&](size_t b, size_t e, size_t slot) {
@@ -201,6 +219,7 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
         const uint32_t a = first + uint32_t(i);
         auto& v = block[i];
         v.clear();
+        flags[i] = 1;
         for (uint64_t j = c.doc_start[a]; j < c.doc_start[a + 1]; j++) {
           const uint32_t k = c.keyidx[j];
           const uint32_t* d = c.docs.data() + c.key_start[k];
@@ -209,15 +228,13 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
             if (*d != a) ct.Add(*d);
         }
         if (ct.touched().empty()) continue;
-        v.reserve(ct.touched().size());
-        for (uint32_t id : ct.touched()) v.push_back(TopEntry{id, ct.count(id)});
+        flags[i] = sink->FromCounter(a, ct, &v);
         ct.Clear();
-        sink->Process(a, &v);
       }
     }, stop);
     if (stop && stop->load()) return Cancelled();
     for (uint32_t i = 0; i < n; i++) {
-      Status s = sink->Emit(first + i, block[i]);
+      Status s = sink->Emit(first + i, block[i], flags[i]);
       if (!s.ok()) return s;
     }
   }
@@ -244,6 +261,7 @@ Status MergePairs(std::vector<std::unique_ptr<PairsReader>>& rs, uint32_t slots,
   }
   const size_t nslots = parallel::MaxSlots();
   std::vector<std::vector<TopEntry>> block(kBlock);
+  std::vector<uint8_t> flags(kBlock);
   for (uint32_t first = 0; first < slots; first += kBlock) {
     if (stop && stop->load()) return Cancelled();
     const uint32_t n = std::min<uint32_t>(kBlock, slots - first);
@@ -272,12 +290,11 @@ Status MergePairs(std::vector<std::unique_ptr<PairsReader>>& rs, uint32_t slots,
       }
     }
     parallel::ParallelFor(n, 64, nslots, [&](size_t b, size_t e, size_t) {
-      for (size_t i = b; i < e; i++)
-        if (!block[i].empty()) sink->Process(first + uint32_t(i), &block[i]);
+      for (size_t i = b; i < e; i++) flags[i] = block[i].empty() ? 1 : sink->Process(first + uint32_t(i), &block[i]);
     }, stop);
     if (stop && stop->load()) return Cancelled();
     for (uint32_t i = 0; i < n; i++) {
-      Status s = sink->Emit(first + i, block[i]);
+      Status s = sink->Emit(first + i, block[i], flags[i]);
       if (!s.ok()) return s;
     }
   }

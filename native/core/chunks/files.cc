@@ -378,7 +378,8 @@ Status Directory::Load(const std::string& path, bool verify) {
     x.tail_other = LoadLe32(e + 36);
     x.tail_shared = LoadLe32(e + 40);
     const uint64_t eat = at + entries_at + i * kDocEntrySize;
-    if (x.flags > 1 || LoadLe32(e + 44) != 0) return CorruptAt(path, eat, "bad flags of document " + std::to_string(i));
+    if (x.flags > 3 || x.flags == 2 || LoadLe32(e + 44) != 0)
+      return CorruptAt(path, eat, "bad flags of document " + std::to_string(i));
     if (x.live()) {
       live_seen++;
       if (x.doc_file == 0) return CorruptAt(path, eat + 8, "live document " + std::to_string(i) + " has no record");

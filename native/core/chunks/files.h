@@ -32,9 +32,12 @@ constexpr size_t kMaxExtIdBytes = 65535;
 struct IndexParams {
   ChunkOptions chunk;
   uint32_t parts = 1;          // ranges of the chunk-id space, each its own segments
-  uint32_t top_k = 100;        // similar documents kept per document
+  uint32_t top_k = 100;        // similar documents shown per document (the table)
   uint32_t min_shared = 1;     // floor on shared chunks
   double min_similarity = 0;   // floor on similarity(doc -> other)
+  // Entries kept per document: K and some more, so that an update that removes entries from a list can
+  // usually still give its exact top K without recounting the document.
+  uint32_t keep() const { return top_k + (top_k / 4 > 8 ? top_k / 4 : 8); }
 };
 Status ValidateParams(const IndexParams& p);
 
@@ -92,7 +95,7 @@ bool IsIndexFileName(const std::string& name);
 // ----------------------------------------------------------------------------------------------- directory
 
 struct DocEntry {
-  uint32_t flags = 0;   // bit 0: live
+  uint32_t flags = 0;   // bit 0: live; bit 1: its top list holds every document passing the floors
   uint32_t chunks = 0;  // distinct chunk ids
   uint32_t doc_file = 0;
   uint32_t top_file = 0;  // 0: no top list (empty)
@@ -102,6 +105,7 @@ struct DocEntry {
   uint32_t tail_other = 0;   // its last entry (the k-th when full)
   uint32_t tail_shared = 0;
   bool live() const { return flags & 1; }
+  bool complete() const { return flags & 2; }
 };
 constexpr size_t kDocEntrySize = 48;
 

@@ -72,6 +72,7 @@ class State {
   uint32_t item_bytes() const { return m_.params.chunk.wide() ? 8 : 4; }
 
   Status Chunks(uint32_t id, std::vector<uint64_t>* out) const;
+  // The stored list: the first keep() entries of the ranking (the table shows the first K).
   Status Top(uint32_t id, std::vector<TopEntry>* out) const;
   // Names of every file this state uses (for cleanup of the others).
   std::vector<std::string> Files() const;
@@ -159,14 +160,20 @@ Status StagePart(const std::string& dir, uint32_t part, uint32_t parts, const st
 Status StageFinish(const std::string& dir, const std::vector<std::string>& pairs_paths, const RunOptions& o,
                    std::shared_ptr<State>* pending);
 
+// A change of the table (the first K entries of each list) of an unchanged document: shared 0 removes the
+// row (doc, other), anything else sets it.
+struct RowChange {
+  uint32_t doc, other, shared;
+};
+
 struct UpdateSummary {
   uint32_t added = 0, modified = 0, deleted = 0;
   uint32_t affected = 0;    // unchanged documents whose list changed
   uint32_t recounted = 0;   // of those, recounted through the index (a lost entry could not be refilled)
   bool merged = false;      // segments or record files were rewritten (compaction)
-  std::vector<uint32_t> removed;  // ids deleted and not reused
-  std::vector<uint32_t> upserted;  // ids added or modified (new document rows)
-  std::vector<uint32_t> changed;   // ids whose top list changed (upserted included)
+  std::vector<uint32_t> removed;   // ids deleted and not reused: their rows go
+  std::vector<uint32_t> upserted;  // ids added or modified: their rows are replaced by their new list
+  std::vector<RowChange> rows;     // row changes of the other documents, by doc
 };
 
 // An incremental run against an open state. Add changes (a null text deletes; the last change of an
@@ -197,7 +204,7 @@ class Updater {
 // Renames PENDING to MANIFEST (after the caller committed its copy of the results) and removes STAGE.
 Status CommitPending(const std::string& dir);
 
-// Top lists of new texts against a state (not added): per text, its chunk count and list.
+// Top lists (the first K entries) of new texts against a state (not added): per text, its chunk count and list.
 Status QueryTexts(const State& s, const Docs& texts, const std::atomic<bool>* stop,
                   std::vector<uint32_t>* chunk_counts, std::vector<std::vector<TopEntry>>* lists);
 

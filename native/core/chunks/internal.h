@@ -60,10 +60,12 @@ RankKey KeyOf(const Directory& d, const TopEntry& t);
 // a before b in one document's list (the others' values from d).
 bool EntryBefore(const Directory& d, const TopEntry& a, const TopEntry& b);
 // The top list from a counter (candidates built from its touched ids).
-void TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunks, const Counter& c,
+// Only the candidates that can make the list are collected: a histogram of the shared counts gives the lowest
+// count that can. Returns whether every document passing the floors was kept (the list is complete).
+bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunks, const Counter& c,
                   std::vector<TopEntry>* out);
-// Filters candidates by the floors and keeps the top K, in rank order.
-void SelectTop(const IndexParams& p, const Directory& d, uint32_t owner_chunks, std::vector<TopEntry>* cand);
+// Filters candidates by the floors and keeps the first keep() in rank order; returns whether all were kept.
+bool SelectTop(const IndexParams& p, const Directory& d, uint32_t owner_chunks, std::vector<TopEntry>* cand);
 
 // Encodes chunk ids as record items (4 or 8 bytes each, little-endian).
 void EncodeChunks(const std::vector<uint64_t>& chunks, uint32_t item_bytes, std::vector<uint8_t>* out);
@@ -72,6 +74,10 @@ void EncodeTop(const std::vector<TopEntry>& top, std::vector<uint8_t>* out);
 // Merges segments of one part into `path`, dropping dead postings (*posts: postings written).
 Status MergeSegments(const State& st, uint32_t part, const std::vector<uint32_t>& files, const std::string& path,
                      const RunOptions& o, uint64_t* posts);
+
+// Writes a top list to a record file and points the document's entry at it (none for an empty list).
+Status SetTop(DocEntry* e, uint32_t id, const std::vector<TopEntry>& v, bool complete, RecordWriter* w, uint32_t file,
+              std::vector<uint8_t>* buf);
 
 // Writes a directory and a manifest (as `which`), then opens the state they describe.
 Status WriteRun(const std::string& dir, const std::string& which, Manifest* m, std::unique_ptr<Directory> d,

@@ -203,26 +203,48 @@ bool EntryBefore(const Directory& d, const TopEntry& a, const TopEntry& b) {
   return ExtLess(d.ext(a.other), d.ext(b.other));
 }
 
-void SelectTop(const IndexParams& p, const Directory& d, uint32_t owner_chunks, std::vector<TopEntry>* cand) {
+bool SelectTop(const IndexParams& p, const Directory& d, uint32_t owner_chunks, std::vector<TopEntry>* cand) {
   auto& v = *cand;
   size_t w = 0;
   for (size_t i = 0; i < v.size(); i++)
     if (PassesFloors(p, v[i].shared, owner_chunks)) v[w++] = v[i];
   v.resize(w);
   auto before = [&d](const TopEntry& a, const TopEntry& b) { return EntryBefore(d, a, b); };
-  if (v.size() > p.top_k) {
-    std::nth_element(v.begin(), v.begin() + p.top_k, v.end(), before);
-    v.resize(p.top_k);
+  const uint32_t keep = p.keep();
+  const bool complete = v.size() <= keep;
+  if (!complete) {
+    std::nth_element(v.begin(), v.begin() + keep, v.end(), before);
+    v.resize(keep);
   }
   std::sort(v.begin(), v.end(), before);
+  return complete;
 }
 
-void TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunks, const Counter& c,
+bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunks, const Counter& c,
                   std::vector<TopEntry>* out) {
+  constexpr uint32_t kH = 256;
+  uint32_t hist[kH] = {0};
+  const auto& t = c.touched();
+  for (uint32_t id : t) hist[std::min(c.count(id), kH - 1)]++;
+  // The floors pass shared counts from some value up (both grow with shared).
+  const uint32_t keep = p.keep();
+  uint64_t passing = 0, acc = 0;
+  uint32_t low = kH;  // the lowest bucket whose candidates are collected
+  for (uint32_t s = kH - 1; s >= 1; s--) {
+    if (!PassesFloors(p, s, owner_chunks)) break;
+    if (hist[s] == 0) continue;
+    passing += hist[s];
+    if (acc < keep) low = s;
+    acc += hist[s];
+  }
+  // Bucket kH - 1 holds every count from kH - 1 up: PassesFloors(kH - 1) implies it for them all.
   out->clear();
-  out->reserve(c.touched().size());
-  for (uint32_t id : c.touched()) out->push_back(TopEntry{id, c.count(id)});
+  for (uint32_t id : t) {
+    const uint32_t n = c.count(id);
+    if (std::min(n, kH - 1) >= low) out->push_back(TopEntry{id, n});
+  }
   SelectTop(p, d, owner_chunks, out);
+  return passing <= keep;
 }
 
 // ------------------------------------------------------------------------------------------------- counter
@@ -261,6 +283,7 @@ Status QueryTexts(const State& st, const Docs& texts, const std::atomic<bool>* s
         return;
       }
       TopOfCounter(st.params(), st.directory(), uint32_t(chunks.size()), c, &(*lists)[i]);
+      if ((*lists)[i].size() > st.params().top_k) (*lists)[i].resize(st.params().top_k);
       c.Clear();
     }
   }, stop);

@@ -177,6 +177,29 @@ struct Cand {
   bool operator<(const Cand& o) const { return x != o.x ? x < o.x : a < o.a; }
 };
 
+// The row changes of document x's table rows (its first K entries) from list `was` to list `now`.
+void RowDiff(uint32_t x, const std::vector<TopEntry>& was, const std::vector<TopEntry>& now, uint32_t k,
+             std::vector<RowChange>* out) {
+  auto by_other = [](const TopEntry& p, const TopEntry& q) { return p.other < q.other; };
+  std::vector<TopEntry> a(was.begin(), was.begin() + std::min<size_t>(was.size(), k));
+  std::vector<TopEntry> b(now.begin(), now.begin() + std::min<size_t>(now.size(), k));
+  std::sort(a.begin(), a.end(), by_other);
+  std::sort(b.begin(), b.end(), by_other);
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j >= b.size() || (i < a.size() && a[i].other < b[j].other)) {
+      out->push_back(RowChange{x, a[i++].other, 0});
+    } else if (i >= a.size() || b[j].other < a[i].other) {
+      out->push_back(RowChange{x, b[j].other, b[j].shared});
+      j++;
+    } else {
+      if (a[i].shared != b[j].shared) out->push_back(RowChange{x, b[j].other, b[j].shared});
+      i++;
+      j++;
+    }
+  }
+}
+
 }  // namespace
 
 Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>* pending) {
@@ -263,9 +286,11 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
           const uint32_t sh = c.count(x);
           const DocEntry& ex = d0.entry(x);
           if (!PassesFloors(P, sh, ex.chunks)) continue;
-          const bool in = ex.top_count < K ||
-                          !RankBefore(RankKey{ex.tail_shared, d0.entry(ex.tail_other).chunks, d0.ext(ex.tail_other)},
-                                      RankKey{sh, d0.entry(a).chunks, d0.ext(a)});
+          // In the list when it holds every passing document, or when a ranks at or above its tail.
+          const bool in = ex.complete() ||
+                          (ex.top_count > 0 &&
+                           !RankBefore(RankKey{ex.tail_shared, d0.entry(ex.tail_other).chunks, d0.ext(ex.tail_other)},
+                                       RankKey{sh, d0.entry(a).chunks, d0.ext(a)}));
           if (in) lost_lists[slot].push_back(x);
         }
         c.Clear();
@@ -362,6 +387,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
   // 4. New side: each new document against the new index; its partners get the reverse entry when it
   // enters their list (or when their list lost an entry: then every entry is kept, for step 5).
   std::vector<std::vector<TopEntry>> new_top(news.size());
+  std::vector<uint8_t> new_complete(news.size(), 0);
   std::vector<Cand> cands;
   {
     std::vector<std::unique_ptr<Counter>> counters(nslots);
@@ -377,15 +403,15 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
           c.Clear();
           return;
         }
-        TopOfCounter(P, dn, dn.entry(a).chunks, c, &new_top[i]);
+        new_complete[i] = TopOfCounter(P, dn, dn.entry(a).chunks, c, &new_top[i]);
         const RankKey ka{0, dn.entry(a).chunks, dn.ext(a)};
         for (uint32_t x : c.touched()) {
           if (is_new[x]) continue;
           const uint32_t sh = c.count(x);
           const DocEntry& ex = dn.entry(x);
           if (!PassesFloors(P, sh, ex.chunks)) continue;
-          bool keep = lost[x] || ex.top_count < K;
-          if (!keep) {
+          bool keep = lost[x] || ex.complete();
+          if (!keep && ex.top_count > 0) {
             RankKey k = ka;
             k.shared = sh;
             keep = RankBefore(k, RankKey{ex.tail_shared, dn.entry(ex.tail_other).chunks, dn.ext(ex.tail_other)});
@@ -402,8 +428,9 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
   }
 
   // 5. The unchanged documents whose list changes: their old list without the old ids, plus the new
-  // entries. A full list that lost an entry is exact only if at least K known entries still rank at or above
-  // its old tail (everything unknown ranks below it); otherwise the document is recounted.
+  // entries. A complete list stays complete. Otherwise the old list was the exact start of the ranking down
+  // to its tail: the known entries ranking at or above that tail are still exact (anything unknown ranks
+  // below it), the rest is dropped; fewer than K left, and the document is recounted.
   std::vector<uint32_t> affected;
   {
     size_t ci = 0;
@@ -413,13 +440,15 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
       while (ci < cands.size() && cands[ci].x == x) ci++;
     }
   }
+  const uint32_t keep = P.keep();
   std::vector<std::vector<TopEntry>> aff_top(affected.size());
-  std::vector<uint8_t> aff_changed(affected.size(), 0), aff_recount(affected.size(), 0);
+  std::vector<std::vector<RowChange>> aff_rows(affected.size());
+  std::vector<uint8_t> aff_changed(affected.size(), 0), aff_recount(affected.size(), 0), aff_complete(affected.size(), 0);
   {
     std::vector<std::unique_ptr<Counter>> counters(nslots);
     parallel::ParallelFor(affected.size(), 16, nslots, [&](size_t b, size_t e, size_t slot) {
-      std::vector<TopEntry> old;
       std::vector<uint64_t> chunks;
+      std::vector<TopEntry> old;
       for (size_t i = b; i < e && err.ok(); i++) {
         const uint32_t x = affected[i];
         Status s = s0.Top(x, &old);
@@ -431,21 +460,22 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
         known.clear();
         for (const auto& t : old)
           if (!is_old[t.other]) known.push_back(t);
-        const size_t removed = old.size() - known.size();
         auto it = std::lower_bound(cands.begin(), cands.end(), Cand{x, 0, 0});
         for (; it != cands.end() && it->x == x; ++it) known.push_back(TopEntry{it->a, it->shared});
         std::sort(known.begin(), known.end(), [&](const TopEntry& p, const TopEntry& q) { return EntryBefore(dn, p, q); });
         const DocEntry& e0 = d0.entry(x);
-        bool exact = true;
-        if (e0.top_count >= K && removed > 0) {
+        bool complete = e0.complete();
+        if (!complete && !old.empty()) {
           const RankKey t0{e0.tail_shared, d0.entry(e0.tail_other).chunks, d0.ext(e0.tail_other)};
-          size_t above = 0;
-          for (const auto& t : known)
-            if (!RankBefore(t0, KeyOf(dn, t))) above++;
-          exact = above >= K;
+          size_t exact = 0;
+          while (exact < known.size() && !RankBefore(t0, KeyOf(dn, known[exact]))) exact++;
+          known.resize(exact);
         }
-        if (exact) {
-          if (known.size() > K) known.resize(K);
+        if (complete || known.size() >= K) {
+          if (known.size() > keep) {
+            known.resize(keep);
+            complete = false;
+          }
         } else {
           if (!counters[slot]) counters[slot] = std::make_unique<Counter>(slots1);
           Counter& c = *counters[slot];
@@ -456,18 +486,21 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
             c.Clear();
             return;
           }
-          TopOfCounter(P, dn, dn.entry(x).chunks, c, &known);
+          complete = TopOfCounter(P, dn, dn.entry(x).chunks, c, &known);
           c.Clear();
           aff_recount[i] = 1;
         }
-        aff_changed[i] = known != old;
+        aff_complete[i] = complete;
+        aff_changed[i] = known != old || complete != e0.complete();
+        if (aff_changed[i]) RowDiff(x, old, known, K, &aff_rows[i]);
       }
     }, o_.stop);
     if (o_.stop && o_.stop->load()) return fail(Cancelled());
     if (!err.ok()) return fail(err.get());
   }
 
-  // 6. The new top lists (new documents and changed partners), in id order.
+  // 6. The new top lists (new documents and changed partners), in id order; the row changes of the table
+  // (the first K entries of each list) for the unchanged documents.
   Directory* dm = s1->mutable_directory();
   {
     const uint32_t f_tops = m1.next_file++;
@@ -476,31 +509,17 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
     if (!s.ok()) return fail(s);
     std::vector<uint8_t> buf;
     size_t ni = 0, ai = 0;
-    auto put = [&](uint32_t id, const std::vector<TopEntry>& v) -> Status {
-      DocEntry& e = dm->mutable_entry(id);
-      e.top_file = 0;
-      e.top_off = 0;
-      e.top_count = e.tail_other = e.tail_shared = 0;
-      sum->changed.push_back(id);
-      if (v.empty()) return Status::Ok();
-      EncodeTop(v, &buf);
-      Status st = tw.Add(id, buf.data(), uint32_t(v.size()), &e.top_off);
-      e.top_file = f_tops;
-      e.top_count = uint32_t(v.size());
-      e.tail_other = v.back().other;
-      e.tail_shared = v.back().shared;
-      return st;
-    };
     while ((ni < news.size() || ai < affected.size()) && s.ok()) {
       if (ai >= affected.size() || (ni < news.size() && news[ni].id < affected[ai])) {
         sum->upserted.push_back(news[ni].id);
-        s = put(news[ni].id, new_top[ni]);
+        s = SetTop(&dm->mutable_entry(news[ni].id), news[ni].id, new_top[ni], new_complete[ni], &tw, f_tops, &buf);
         ni++;
       } else {
         if (aff_changed[ai]) {
           sum->affected++;
           sum->recounted += aff_recount[ai];
-          s = put(affected[ai], aff_top[ai]);
+          s = SetTop(&dm->mutable_entry(affected[ai]), affected[ai], aff_top[ai], aff_complete[ai], &tw, f_tops, &buf);
+          sum->rows.insert(sum->rows.end(), aff_rows[ai].begin(), aff_rows[ai].end());
         }
         ai++;
       }
@@ -657,7 +676,6 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
   auto dlast = std::make_unique<Directory>(std::move(*dc));
   s2.reset();
   m1.directory = m1.next_file++;
-  std::sort(sum->changed.begin(), sum->changed.end());
   Status s = WriteRun(dir, kPendingName, &m1, std::move(dlast), pending);
   if (!s.ok()) {
     written.push_back(dir + "/" + DirectoryName(m1.directory));
