@@ -17,6 +17,7 @@
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/os.h"
+#include "postings/store.h"
 
 using namespace neardup;
 using namespace neardup::chunks;
@@ -117,8 +118,9 @@ static Table TableOf(const State& s) {
 }
 
 // Every stored list (K and more) is the exact start of the brute-force ranking, at least K long unless it
-// is complete, and a complete one holds every document passing the floors.
-static void CheckLists(const State& s, const Corpus& c) {
+// is complete, and a complete one holds every document passing the floors. After a full run (`fresh`) a
+// list is complete exactly when no more than keep documents pass.
+static void CheckLists(const State& s, const Corpus& c, bool fresh = false) {
   const Table all = BruteForce(c, s.params(), SIZE_MAX);
   const Directory& d = s.directory();
   std::vector<TopEntry> top;
@@ -129,6 +131,7 @@ static void CheckLists(const State& s, const Corpus& c) {
     const std::vector<Row> want = it == all.end() ? std::vector<Row>() : it->second;
     const bool complete = d.entry(id).complete();
     EXPECT(top.size() <= s.params().keep());
+    if (fresh) EXPECT(complete == (want.size() <= s.params().keep()));
     EXPECT(complete ? top.size() == want.size() : top.size() >= std::min<size_t>(s.params().top_k, want.size()));
     bool prefix = top.size() <= want.size();
     for (size_t i = 0; prefix && i < top.size(); i++)
@@ -317,7 +320,7 @@ TEST(full_run_equals_brute_force) {
     auto st = Build(dir, c, p);
     if (st) {
       ExpectSame(TableOf(*st), BruteForce(c, p), "full run");
-      CheckLists(*st, c);
+      CheckLists(*st, c, true);
     }
     RmRf(dir.substr(0, dir.size() - 3));
   }
@@ -515,6 +518,46 @@ TEST(lists_that_lose_their_slack_are_recounted) {
   st = Update(st, add, false, &sum);
   ExpectSame(TableOf(*st), BruteForce(c, p), "after additions");
   CheckLists(*st, c);
+  RmRf(root);
+}
+
+// Lookups (interpolation over the key table) find exactly what the store's binary search finds.
+TEST(lookups_agree_with_the_store) {
+  std::mt19937 rng(21);
+  const Corpus c = RandomCorpus(rng, 200, 12, 40);
+  const std::string root = TempDir();
+  for (uint32_t bits : {28u, 32u, 64u}) {
+    IndexParams p = SmallParams(3, bits);
+    auto st = Build(root + "/b" + std::to_string(bits), c, p);
+    const auto& seg_ref = st->manifest().segments.at(0);
+    const std::string path = root + "/b" + std::to_string(bits) + "/" + SegmentName(0, seg_ref.file);
+    std::vector<uint32_t> got, want, scratch;
+    auto check = [&](auto& seg, uint64_t key) {
+      want.clear();
+      const int64_t i = seg.Find(static_cast<decltype(seg.entry(0).key)>(key));
+      if (i >= 0) EXPECT(seg.Decode(uint64_t(i), &want).ok());
+      EXPECT(st->postings().Lookup(key, &got, &scratch).ok());
+      EXPECT(got == want);
+    };
+    auto run = [&](auto& seg) {
+      EXPECT(seg.Open(path, true).ok());
+      for (uint64_t i = 0; i < seg.num_keys(); i++) {
+        const uint64_t k = seg.entry(i).key;
+        check(seg, k);
+        check(seg, k + 1);
+        if (k > 0) check(seg, k - 1);
+      }
+      for (int i = 0; i < 2000; i++) check(seg, bits == 64 ? (uint64_t(rng()) << 32 | rng()) : rng() >> (32 - bits));
+      check(seg, 0);
+    };
+    if (bits == 64) {
+      postings::Segment64 seg;
+      run(seg);
+    } else {
+      postings::Segment seg;
+      run(seg);
+    }
+  }
   RmRf(root);
 }
 

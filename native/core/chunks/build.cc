@@ -76,8 +76,8 @@ class Sink {
   virtual uint8_t Process(uint32_t a, std::vector<TopEntry>* v) = 0;
   // From a counter (every touched document).
   virtual uint8_t FromCounter(uint32_t a, const Counter& c, std::vector<TopEntry>* v) {
-    v->reserve(c.touched().size());
-    for (uint32_t id : c.touched()) v->push_back(TopEntry{id, c.count(id)});
+    v->resize(c.size());
+    for (size_t i = 0; i < c.size(); i++) (*v)[i] = TopEntry{c.touched()[i], c.count(c.touched()[i])};
     return Process(a, v);
   }
   virtual Status Emit(uint32_t a, const std::vector<TopEntry>& v, uint8_t flag) = 0;
@@ -142,7 +142,7 @@ std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint3
   for (uint64_t i = 0; i < n; i++) {
     const uint32_t c = seg.entry(i).count;
     if (c < 2) continue;
-    const uint64_t add = uint64_t(c) * 8 + 16;
+    const uint64_t add = uint64_t(c) * 8 + 24;  // the list and its transpose; per key its start and hash
     if (memory && cost > 0 && fixed + cost + add > memory) {
       out.push_back({begin, i});
       begin = i;
@@ -154,25 +154,27 @@ std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint3
   return out;
 }
 
-// Shared chunk ids of one range: key k's documents are docs[key_start[k] .. key_start[k + 1]); document a's
-// keys are keyidx[doc_start[a] .. doc_start[a + 1]).
+// Shared chunk ids of one range, as groups: keys whose document lists are the same are one group of weight
+// `weight[g]` (the chunks of a copied passage or of a stock phrase all have one list: a document then adds
+// its partners once per group, not once per chunk). Group g's documents are docs[start[g] .. start[g + 1]);
+// document a's groups are group_of[doc_start[a] .. doc_start[a + 1]).
 struct Csr {
-  std::vector<uint64_t> key_start, doc_start;
-  std::vector<uint32_t> docs, keyidx;
+  std::vector<uint64_t> start, doc_start;
+  std::vector<uint32_t> docs, weight, group_of;
 };
 
 template <typename Key>
 Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t slots, const std::atomic<bool>* stop,
                Csr* c) {
-  std::vector<uint64_t> idx;
-  c->key_start.assign(1, 0);
+  std::vector<uint64_t> idx, key_start{0};
   for (uint64_t i = r.begin; i < r.end; i++) {
     const uint32_t n = seg.entry(i).count;
     if (n < 2) continue;
     idx.push_back(i);
-    c->key_start.push_back(c->key_start.back() + n);
+    key_start.push_back(key_start.back() + n);
   }
-  c->docs.resize(c->key_start.back());
+  std::vector<uint32_t> docs(key_start.back());
+  std::vector<uint64_t> hash(idx.size());
   FirstError err;
   const size_t nslots = parallel::MaxSlots();
   parallel::ParallelFor(idx.size(), 1024, nslots, [&](size_t b, size_t e, size_t) {
@@ -180,7 +182,7 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
     for (size_t k = b; k < e; k++) {
       tmp.clear();
       Status s = seg.Decode(idx[k], &tmp);
-      if (s.ok() && tmp.size() != c->key_start[k + 1] - c->key_start[k])
+      if (s.ok() && tmp.size() != key_start[k + 1] - key_start[k])
         s = Status(Code::kCorrupt, "'" + seg.path() + "': a list differs from its count");
       if (s.ok() && !tmp.empty() && tmp.back() >= slots)
         s = Status(Code::kCorrupt, "'" + seg.path() + "': document " + std::to_string(tmp.back()) + " is beyond the index");
@@ -188,20 +190,45 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
         err.Set(s);
         return;
       }
-      std::memcpy(c->docs.data() + c->key_start[k], tmp.data(), tmp.size() * 4);
+      std::memcpy(docs.data() + key_start[k], tmp.data(), tmp.size() * 4);
+      hash[k] = fast64::Hash(tmp.data(), tmp.size() * 4);
     }
   }, stop);
   if (stop && stop->load()) return Cancelled();
   if (!err.ok()) return err.get();
   std::vector<uint64_t>().swap(idx);
+  // Group equal lists: keys ordered by (hash, length, first key); equal neighbours compared in full.
+  std::vector<uint32_t> order(hash.size());
+  for (uint32_t k = 0; k < order.size(); k++) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (hash[a] != hash[b]) return hash[a] < hash[b];
+    return a < b;
+  });
+  auto same = [&](uint32_t a, uint32_t b) {
+    const uint64_t la = key_start[a + 1] - key_start[a], lb = key_start[b + 1] - key_start[b];
+    return hash[a] == hash[b] && la == lb && std::memcmp(docs.data() + key_start[a], docs.data() + key_start[b], la * 4) == 0;
+  };
+  c->start.assign(1, 0);
+  c->docs.clear();
+  c->weight.clear();
+  for (size_t i = 0; i < order.size();) {
+    const uint32_t k = order[i];
+    size_t j = i + 1;
+    while (j < order.size() && same(k, order[j])) j++;
+    c->docs.insert(c->docs.end(), docs.begin() + key_start[k], docs.begin() + key_start[k + 1]);
+    c->start.push_back(c->docs.size());
+    c->weight.push_back(uint32_t(j - i));
+    i = j;
+  }
+  std::vector<uint32_t>().swap(docs);
   c->doc_start.assign(size_t(slots) + 1, 0);
   for (uint32_t a : c->docs) c->doc_start[a + 1]++;
   for (size_t a = 0; a < slots; a++) c->doc_start[a + 1] += c->doc_start[a];
-  c->keyidx.resize(c->docs.size());
+  c->group_of.resize(c->docs.size());
   std::vector<uint64_t> pos(c->doc_start.begin(), c->doc_start.end() - 1);
-  const size_t keys = c->key_start.size() - 1;
-  for (size_t k = 0; k < keys; k++)
-    for (uint64_t j = c->key_start[k]; j < c->key_start[k + 1]; j++) c->keyidx[pos[c->docs[j]]++] = uint32_t(k);
+  const size_t groups = c->start.size() - 1;
+  for (size_t g = 0; g < groups; g++)
+    for (uint64_t j = c->start[g]; j < c->start[g + 1]; j++) c->group_of[pos[c->docs[j]]++] = uint32_t(g);
   return Status::Ok();
 }
 
@@ -220,15 +247,12 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
         auto& v = block[i];
         v.clear();
         flags[i] = 1;
+        ct.Exclude(a);
         for (uint64_t j = c.doc_start[a]; j < c.doc_start[a + 1]; j++) {
-          const uint32_t k = c.keyidx[j];
-          const uint32_t* d = c.docs.data() + c.key_start[k];
-          const uint32_t* de = c.docs.data() + c.key_start[k + 1];
-          for (; d != de; d++)
-            if (*d != a) ct.Add(*d);
+          const uint32_t g = c.group_of[j];
+          ct.AddRange(c.docs.data() + c.start[g], c.docs.data() + c.start[g + 1], c.weight[g]);
         }
-        if (ct.touched().empty()) continue;
-        flags[i] = sink->FromCounter(a, ct, &v);
+        if (ct.size() > 0) flags[i] = sink->FromCounter(a, ct, &v);
         ct.Clear();
       }
     }, stop);
@@ -404,8 +428,10 @@ Status CountPartT(const State& st, const std::string& seg_path, uint32_t part, c
   PartRange(st.params().chunk.bits, st.params().parts, part, &info.lo, &info.hi);
   for (size_t r = 0; r < ranges.size(); r++) {
     Csr c;
+    StepTimer timer;
     s = LoadCsr(seg, ranges[r], slots, o.stop, &c);
     if (!s.ok()) return s;
+    timer.Step("shared lists loaded");
     if (*was_direct) return CountCsr(c, slots, direct, o.stop);
     const std::string path = spill + "/range-" + std::to_string(part) + "-" + std::to_string(r) + ".ckp";
     PairsWriter w;
@@ -603,8 +629,10 @@ Status Builder::FinishDocs() {
 }
 
 Status Builder::Finish(std::shared_ptr<State>* pending) {
+  StepTimer timer;
   Status s = FinishDocs();
   if (!s.ok()) return s;
+  timer.Step("chunk lists written");
   Staged sg;
   s = OpenStaged(path_, &sg);
   if (!s.ok()) return s;
@@ -613,6 +641,7 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
     s = BuildPart(*sg.st, p, path_ + "/" + SegmentName(p, sg.first_seg + p), o_);
     if (!s.ok()) return s;
   }
+  timer.Step("segments built");
   io::SpillDir spill;
   s = spill.Create(TmpOf(path_, o_));
   if (!s.ok()) return s;
@@ -630,7 +659,10 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
     if (direct) {
       s = w.Commit();
       if (!s.ok()) return s;
-      return FinishFullRun(sg, std::move(d), tops_file, pending);
+      timer.Step("counted (one range)");
+      s = FinishFullRun(sg, std::move(d), tops_file, pending);
+      timer.Step("directory, manifest");
+      return s;
     }
     w.Abort();
   } else {
@@ -640,7 +672,10 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
       if (!s.ok()) return s;
     }
   }
-  return FinishFromPairs(sg, pairs, o_, pending);
+  timer.Step("counted into pairs files");
+  s = FinishFromPairs(sg, pairs, o_, pending);
+  timer.Step("pairs summed, top lists");
+  return s;
 }
 
 Status StagePart(const std::string& dir, uint32_t part, uint32_t expect_parts, const std::string& pairs_path,

@@ -312,7 +312,20 @@ Status Directory::Seal() {
   for (size_t i = 1; i < order_.size(); i++)
     if (ext(order_[i]) == ext(order_[i - 1]))
       return Status(Code::kInvalidInput, "the id " + std::string(ext(order_[i])) + " is given to two documents");
+  Rank();
   return Status::Ok();
+}
+
+void Directory::Rank() {
+  std::vector<uint64_t> key(order_.size());
+  for (uint32_t i = 0; i < order_.size(); i++) key[i] = uint64_t(entries_[order_[i]].chunks) << 32 | i;
+  std::sort(key.begin(), key.end());
+  rank_.assign(entries_.size(), UINT32_MAX);
+  by_rank_.resize(key.size());
+  for (uint32_t i = 0; i < key.size(); i++) {
+    by_rank_[i] = order_[uint32_t(key[i])];
+    rank_[by_rank_[i]] = i;
+  }
 }
 
 Status Directory::Save(const std::string& path) const {
@@ -409,6 +422,7 @@ Status Directory::Load(const std::string& path, bool verify) {
     if (order_[i] >= n || !entries_[order_[i]].live() || (i > 0 && !ExtLess(ext(order_[i - 1]), ext(order_[i]))))
       return CorruptAt(path, at + order_at + 4 * i, "id order broken");
   }
+  Rank();
   return Status::Ok();
 }
 

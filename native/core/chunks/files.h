@@ -123,6 +123,11 @@ class Directory {
   int64_t Find(std::string_view ext) const;
   // Live ids in external-id order.
   const std::vector<uint32_t>& order() const { return order_; }
+  // Position of a live id when ordered by chunk count, then external id: within one list, entries with the
+  // same shared count rank by it (the smaller document has the larger reverse similarity).
+  uint32_t rank(uint32_t id) const { return rank_[id]; }
+  // The live ids in rank order (by_rank()[rank(id)] == id).
+  const std::vector<uint32_t>& by_rank() const { return by_rank_; }
 
   // Building: Reset, then Append ids 0, 1, ... in order (free slots with a dead entry and an empty id), then
   // Seal (orders the live ids; fails on a repeated external id, naming it).
@@ -138,8 +143,9 @@ class Directory {
   std::vector<DocEntry> entries_;
   std::vector<uint64_t> ext_off_{0};
   std::string heap_;
-  std::vector<uint32_t> order_;
+  std::vector<uint32_t> order_, rank_, by_rank_;
   uint32_t live_ = 0;
+  void Rank();
 };
 
 // Ext-id order: bytewise (memcmp), a prefix first.

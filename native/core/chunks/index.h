@@ -101,27 +101,50 @@ bool PassesFloors(const IndexParams& p, uint32_t shared, uint32_t owner_chunks);
 // Shared-chunk counts of one document against all others (a dense counter; one per thread).
 class Counter {
  public:
-  explicit Counter(size_t slots) : cnt_(slots, 0) {}
+  explicit Counter(size_t slots) : cnt_(slots, 0), touched_(slots) {}
+  // Counts one more shared chunk with `id` (branch-free: the hot loop of every count).
   void Add(uint32_t id) {
-    if (cnt_[id]++ == 0) touched_.push_back(id);
+    const uint32_t c = cnt_[id]++;
+    touched_[n_] = id;
+    n_ += c == 0;
+  }
+  // `w` more shared chunks with every id of [b, e), the counter's state in registers (the hot loop).
+  void AddRange(const uint32_t* b, const uint32_t* e, uint32_t w = 1) {
+    uint32_t* __restrict cnt = cnt_.data();
+    uint32_t* __restrict touched = touched_.data();
+    size_t n = n_;
+    for (; b != e; b++) {
+      const uint32_t id = *b;
+      const uint32_t c = cnt[id];
+      cnt[id] = c + w;
+      touched[n] = id;
+      n += c == 0;
+    }
+    n_ = n;
   }
   void Add(uint32_t id, uint32_t c) {
-    if (cnt_[id] == 0) touched_.push_back(id);
+    if (cnt_[id] == 0) touched_[n_++] = id;
     cnt_[id] += c;
   }
+  // Leaves `id` out of the counts until Clear (its own document).
+  void Exclude(uint32_t id) { cnt_[id] = 1; excluded_ = id; }
   // Through the postings: every live document sharing a chunk of `chunks`, except `self` (-1: none).
   Status CountLookup(const Postings& p, const std::vector<uint64_t>& chunks, int64_t self);
-  const std::vector<uint32_t>& touched() const { return touched_; }
+  size_t size() const { return n_; }
+  const uint32_t* touched() const { return touched_.data(); }
   uint32_t count(uint32_t id) const { return cnt_[id]; }
   void Clear() {
-    for (uint32_t id : touched_) cnt_[id] = 0;
-    touched_.clear();
+    for (size_t i = 0; i < n_; i++) cnt_[touched_[i]] = 0;
+    n_ = 0;
+    if (excluded_ != UINT32_MAX) cnt_[excluded_] = 0;
+    excluded_ = UINT32_MAX;
   }
 
  private:
   std::vector<uint32_t> cnt_, touched_, list_, scratch_;
+  size_t n_ = 0;
+  uint32_t excluded_ = UINT32_MAX;
 };
-
 
 struct RunOptions {
   uint64_t memory = 0;  // bytes for the posting build and the counting (0: no cap)

@@ -1,5 +1,9 @@
 // Pieces shared by the chunk-index sources (not a public interface).
 #pragma once
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +37,28 @@ class PostingsT : public Postings {
   const std::vector<uint8_t>* live_ = nullptr;
   std::vector<std::vector<Seg>> parts_;
   size_t count_ = 0;
+};
+
+// NEARDUP_CHUNKS_TIMING=1: each step of a run prints its wall and process CPU seconds on stderr (bench/).
+class StepTimer {
+ public:
+  StepTimer() : on_(std::getenv("NEARDUP_CHUNKS_TIMING") != nullptr) { Reset(); }
+  void Step(const char* what) {
+    if (!on_) return;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count();
+    const double cpu = double(std::clock() - cpu_) / CLOCKS_PER_SEC;
+    std::fprintf(stderr, "chunks: %-28s %8.2f s wall %8.2f s cpu\n", what, wall, cpu);
+    Reset();
+  }
+
+ private:
+  void Reset() {
+    wall_ = std::chrono::steady_clock::now();
+    cpu_ = std::clock();
+  }
+  bool on_;
+  std::chrono::steady_clock::time_point wall_;
+  std::clock_t cpu_;
 };
 
 // The first error of a parallel loop.

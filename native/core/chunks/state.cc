@@ -38,12 +38,57 @@ Status PostingsT<Key>::Open(const std::string& dir, const Manifest& m, const std
   return Status::Ok();
 }
 
+namespace {
+
+// The key-table index of `key` in a segment, or -1. Chunk ids are hashes, spread evenly over the part's
+// range: interpolation finds a key in a few probes where a binary search over hundreds of millions of keys
+// takes ~30 (each a cache miss); after a few probes that do not converge, it finishes by bisection.
+template <typename Key>
+int64_t FindKey(const postings::BasicSegment<Key>& seg, Key key) {
+  const uint64_t n = seg.num_keys();
+  if (n == 0) return -1;
+  uint64_t lo = 0, hi = n - 1;
+  Key klo = seg.entry(lo).key, khi = seg.entry(hi).key;
+  for (int step = 0; step < 6; step++) {
+    if (key < klo || key > khi) return -1;
+    if (key == klo) return int64_t(lo);
+    if (key == khi) return int64_t(hi);
+    if (hi - lo < 32) break;
+    const unsigned __int128 span = static_cast<unsigned __int128>(khi - klo);
+    uint64_t pos = lo + uint64_t((static_cast<unsigned __int128>(key - klo) * (hi - lo)) / span);
+    if (pos <= lo) pos = lo + 1;
+    if (pos >= hi) pos = hi - 1;
+    const Key k = seg.entry(pos).key;
+    if (k == key) return int64_t(pos);
+    if (k < key) {
+      lo = pos;
+      klo = k;
+    } else {
+      hi = pos;
+      khi = k;
+    }
+  }
+  // Bisection on [lo, hi] (both ends checked above).
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    const Key k = seg.entry(mid).key;
+    if (k == key) return int64_t(mid);
+    if (k < key)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return -1;
+}
+
+}  // namespace
+
 template <typename Key>
 Status PostingsT<Key>::Lookup(uint64_t key, std::vector<uint32_t>* out, std::vector<uint32_t>* scratch) const {
   out->clear();
   const auto& segs = parts_[PartOf(bits_, parts_n_, key)];
   for (const auto& g : segs) {
-    const int64_t i = g.seg->Find(static_cast<Key>(key));
+    const int64_t i = FindKey(*g.seg, static_cast<Key>(key));
     if (i < 0) continue;
     scratch->clear();
     Status s = g.seg->Decode(uint64_t(i), scratch);
@@ -198,25 +243,25 @@ RankKey KeyOf(const Directory& d, const TopEntry& t) { return RankKey{t.shared, 
 
 bool EntryBefore(const Directory& d, const TopEntry& a, const TopEntry& b) {
   if (a.shared != b.shared) return a.shared > b.shared;
-  const uint32_t ca = d.entry(a.other).chunks, cb = d.entry(b.other).chunks;
-  if (ca != cb) return ca < cb;  // same shared: the smaller other has the larger reverse similarity
-  return ExtLess(d.ext(a.other), d.ext(b.other));
+  return d.rank(a.other) < d.rank(b.other);  // chunk count, then external id
 }
 
 bool SelectTop(const IndexParams& p, const Directory& d, uint32_t owner_chunks, std::vector<TopEntry>* cand) {
-  auto& v = *cand;
-  size_t w = 0;
-  for (size_t i = 0; i < v.size(); i++)
-    if (PassesFloors(p, v[i].shared, owner_chunks)) v[w++] = v[i];
-  v.resize(w);
-  auto before = [&d](const TopEntry& a, const TopEntry& b) { return EntryBefore(d, a, b); };
+  // One integer per entry (shared descending, then the directory's rank): the comparisons touch no entry.
+  thread_local std::vector<uint64_t> keys;
+  keys.clear();
+  for (const auto& t : *cand)
+    if (PassesFloors(p, t.shared, owner_chunks)) keys.push_back(uint64_t(~t.shared) << 32 | d.rank(t.other));
   const uint32_t keep = p.keep();
-  const bool complete = v.size() <= keep;
+  const bool complete = keys.size() <= keep;
   if (!complete) {
-    std::nth_element(v.begin(), v.begin() + keep, v.end(), before);
-    v.resize(keep);
+    std::nth_element(keys.begin(), keys.begin() + keep, keys.end());
+    keys.resize(keep);
   }
-  std::sort(v.begin(), v.end(), before);
+  std::sort(keys.begin(), keys.end());
+  cand->resize(keys.size());
+  const std::vector<uint32_t>& order = d.by_rank();
+  for (size_t i = 0; i < keys.size(); i++) (*cand)[i] = TopEntry{order[uint32_t(keys[i])], ~uint32_t(keys[i] >> 32)};
   return complete;
 }
 
@@ -224,8 +269,9 @@ bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunk
                   std::vector<TopEntry>* out) {
   constexpr uint32_t kH = 256;
   uint32_t hist[kH] = {0};
-  const auto& t = c.touched();
-  for (uint32_t id : t) hist[std::min(c.count(id), kH - 1)]++;
+  const uint32_t* t = c.touched();
+  const size_t nt = c.size();
+  for (size_t i = 0; i < nt; i++) hist[std::min(c.count(t[i]), kH - 1)]++;
   // The floors pass shared counts from some value up (both grow with shared).
   const uint32_t keep = p.keep();
   uint64_t passing = 0, acc = 0;
@@ -239,9 +285,9 @@ bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunk
   }
   // Bucket kH - 1 holds every count from kH - 1 up: PassesFloors(kH - 1) implies it for them all.
   out->clear();
-  for (uint32_t id : t) {
-    const uint32_t n = c.count(id);
-    if (std::min(n, kH - 1) >= low) out->push_back(TopEntry{id, n});
+  for (size_t i = 0; i < nt; i++) {
+    const uint32_t n = c.count(t[i]);
+    if (std::min(n, kH - 1) >= low) out->push_back(TopEntry{t[i], n});
   }
   SelectTop(p, d, owner_chunks, out);
   return passing <= keep;
@@ -250,11 +296,11 @@ bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunk
 // ------------------------------------------------------------------------------------------------- counter
 
 Status Counter::CountLookup(const Postings& p, const std::vector<uint64_t>& chunks, int64_t self) {
+  if (self >= 0) Exclude(uint32_t(self));
   for (uint64_t k : chunks) {
     Status s = p.Lookup(k, &list_, &scratch_);
     if (!s.ok()) return s;
-    for (uint32_t id : list_)
-      if (int64_t(id) != self) Add(id);
+    AddRange(list_.data(), list_.data() + list_.size());
   }
   return Status::Ok();
 }

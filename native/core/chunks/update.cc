@@ -214,6 +214,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
   const uint32_t w = s0.item_bytes();
   *sum = UpdateSummary();
   pending->reset();
+  StepTimer timer;
 
   // 1. What changes. Old ids (modified or deleted) keep their identity in the old lists; added documents
   // take the free ids (ascending, deleted ones included), then new ones.
@@ -261,6 +262,13 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
 
   const size_t nslots = parallel::MaxSlots();
   FirstError err;
+  // The least shared count that can matter to an unchanged document's list (its floor, and its last entry's
+  // shared count when the list is not complete): most partners of a changed document fail it at once.
+  std::vector<uint32_t> gate(slots0, UINT32_MAX);
+  for (uint32_t x = 0; x < slots0; x++) {
+    const DocEntry& e = d0.entry(x);
+    if (e.live()) gate[x] = e.complete() ? P.min_shared : std::max(P.min_shared, e.tail_shared);
+  }
 
   // 2. Old side: the unchanged documents whose list holds an old id (its shared count from the old index
   // against the tail of their list).
@@ -281,9 +289,10 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
           c.Clear();
           return;
         }
-        for (uint32_t x : c.touched()) {
-          if (is_old[x]) continue;
+        for (size_t ti = 0; ti < c.size(); ti++) {
+          const uint32_t x = c.touched()[ti];
           const uint32_t sh = c.count(x);
+          if (sh < gate[x] || is_old[x]) continue;
           const DocEntry& ex = d0.entry(x);
           if (!PassesFloors(P, sh, ex.chunks)) continue;
           // In the list when it holds every passing document, or when a ranks at or above its tail.
@@ -302,6 +311,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
       for (uint32_t x : l) lost[x] = 1;
   }
 
+  timer.Step("old side (lists losing an entry)");
   // 3. The new files: chunk lists of the new documents, the directory, tombstones, a segment per part.
   Manifest m1 = m0;
   m1.generation = g1;
@@ -384,6 +394,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
   }
   const Directory& dn = s1->directory();
 
+  timer.Step("new chunk lists, segments");
   // 4. New side: each new document against the new index; its partners get the reverse entry when it
   // enters their list (or when their list lost an entry: then every entry is kept, for step 5).
   std::vector<std::vector<TopEntry>> new_top(news.size());
@@ -405,9 +416,11 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
         }
         new_complete[i] = TopOfCounter(P, dn, dn.entry(a).chunks, c, &new_top[i]);
         const RankKey ka{0, dn.entry(a).chunks, dn.ext(a)};
-        for (uint32_t x : c.touched()) {
+        for (size_t ti = 0; ti < c.size(); ti++) {
+          const uint32_t x = c.touched()[ti];
           if (is_new[x]) continue;
           const uint32_t sh = c.count(x);
+          if (sh < gate[x] && !lost[x]) continue;
           const DocEntry& ex = dn.entry(x);
           if (!PassesFloors(P, sh, ex.chunks)) continue;
           bool keep = lost[x] || ex.complete();
@@ -427,6 +440,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
     std::sort(cands.begin(), cands.end());
   }
 
+  timer.Step("new side (new lists, reverse)");
   // 5. The unchanged documents whose list changes: their old list without the old ids, plus the new
   // entries. A complete list stays complete. Otherwise the old list was the exact start of the ranking down
   // to its tail: the known entries ranking at or above that tail are still exact (anything unknown ranks
@@ -499,6 +513,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
     if (!err.ok()) return fail(err.get());
   }
 
+  timer.Step("affected lists merged");
   // 6. The new top lists (new documents and changed partners), in id order; the row changes of the table
   // (the first K entries of each list) for the unchanged documents.
   Directory* dm = s1->mutable_directory();
@@ -553,6 +568,7 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
     keep(&m1.doc_files, used_doc);
   }
 
+  timer.Step("top lists written");
   // 7. Compaction: segments (too many per part, or as many dead postings as live ones), record files.
   std::unique_ptr<Directory> dfinal = std::make_unique<Directory>(std::move(*dm));
   s1.reset();
@@ -672,11 +688,13 @@ Status Updater::Prepare(bool compact, UpdateSummary* sum, std::shared_ptr<State>
     if (!s.ok()) return fail(s);
   }
 
+  timer.Step("compaction");
   // 8. The directory and PENDING.
   auto dlast = std::make_unique<Directory>(std::move(*dc));
   s2.reset();
   m1.directory = m1.next_file++;
   Status s = WriteRun(dir, kPendingName, &m1, std::move(dlast), pending);
+  timer.Step("directory, manifest");
   if (!s.ok()) {
     written.push_back(dir + "/" + DirectoryName(m1.directory));
     written.push_back(dir + "/" + kPendingName);
