@@ -421,19 +421,20 @@ test('SIGKILL in the middle of an update leaves the previous table and index usa
   assert.is(cli(tmp, ['similar', 'build', 'big.jsonl', '--index', bigDir, '--n', '3', '--k', '10']).code, 0);
   const r = rng(16);
   fs.writeFileSync(path.join(tmp, 'bigu.jsonl'), jsonl(big.slice(0, 800).map((d, i) => (i % 3 === 0 ? { id: d.id, text: null } : { id: d.id, text: randomWords(r, 20) }))));
-  // The CLI starts in about a second here (tsx) and the update takes about as long again: kills land all
-  // over it. At least one must have hit a run holding the lock (else the test proves nothing).
+  // Kills land while the run holds the lock (it appears once the run starts writing): at a random moment in
+  // its first 200 ms. At least one must hit a run still holding the lock (else the test proves nothing).
   let hit = 0;
-  for (let round = 0; round < 6; round++) {
+  for (let round = 0; round < 8; round++) {
     const child = spawn(process.execPath, [...TSX_FLAGS, MAIN, 'similar', 'update', 'bigu.jsonl', '--index', bigDir], { cwd: tmp, stdio: 'ignore' });
-    const exited = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
-    const t0 = Date.now();
-    await new Promise((res) => setTimeout(res, 800 + r() * 2500));
+    let done = false;
+    const exited = new Promise<number | null>((res) => child.on('exit', (c) => { done = true; res(c); }));
+    while (!done && !fs.existsSync(path.join(bigDir, 'LOCK'))) await new Promise((res) => setTimeout(res, 2));
+    await new Promise((res) => setTimeout(res, r() * 200));
     child.kill('SIGKILL');
     const code = await exited;
     if (code === null && fs.existsSync(path.join(bigDir, 'LOCK'))) hit++;
     const top = cli(tmp, ['similar', 'top', '--index', bigDir, '--id', String(big[10].id)]);
-    assert.is(top.code, 0, `round ${round} (killed after ${Date.now() - t0} ms): ${top.stderr}`);
+    assert.is(top.code, 0, `round ${round}: ${top.stderr}`);
   }
   assert.ok(hit > 0, 'no kill landed inside an update');
   // A last update valid whether or not a killed run committed (replacements of documents it kept).
