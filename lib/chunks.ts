@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, invalidArgument, nativeCall, nativeSync } from './errors';
-import { native, type NativeChunkIndex, type TextInput } from './native';
+import { native, type NativeChunkBuilder, type NativeChunkIndex, type TextInput } from './native';
 import { encodeBatch, abortable, checkSignal, throwIfAborted, BATCH_DOCS, BATCH_BYTES } from './batching';
 import { expectInt, expectNumber, expectString, optionsObject, expectU64 } from './validate';
 import {
@@ -184,6 +184,56 @@ function badDocument(r: { bad: number; code: string; message: string }, b: Batch
     `${s ? `${s.file}:${s.line}` : `document id ${b.ids[r.bad]}`}: ${r.message}`, s ?? {});
 }
 
+/**
+ * The first step of a full run: checks, the lock, a builder fed with the documents; then `finish` with the
+ * builder (the lock is held until it returns).
+ */
+async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | AsyncIterable<ChunkDocument>,
+                              options: ChunkIndexOptions & RunOptions,
+                              finish: (b: NativeChunkBuilder, o: ChunkIndexOptions & RunOptions) => Promise<void>): Promise<void> {
+  expectString(dir, 'dir');
+  const o = optionsObject(options);
+  checkChunkIndexOptions(o);
+  const run = checkRunOptions(o);
+  fs.mkdirSync(dir, { recursive: true });
+  if (fs.existsSync(path.join(dir, 'MANIFEST')))
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
+  const release = acquireLock(dir);
+  try {
+    removeInterruptedBuild(dir);
+    const params = {
+      n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
+      short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
+    };
+    const builder = nativeSync(() => native.createChunkBuilder(dir, params, run.memory, run.tmp));
+    await withClose(builder, async (b) => {
+      let count = 0;
+      for await (const batch of batches(documents, false, run.signal)) {
+        const r = await nativeCall(b.add(batch.ids, batch.packed));
+        if (r) throw badDocument(r, batch);
+        count += batch.ids.length;
+        o.onProgress?.({ documents: count, stage: 'chunks' });
+      }
+      throwIfAborted(run.signal);
+      await finish(b, o);
+    });
+  } finally {
+    release();
+  }
+}
+
+/** The end of a full run: the SQLite table of the pending generation, then its manifest. */
+async function commitFullRun(dir: string, pending: NativeChunkIndex, o: RunOptions): Promise<void> {
+  try {
+    await writeBuildTable(dir, pending, (done) => o.onProgress?.({ documents: done, stage: 'table' }));
+    crashPoint('build-committed-table');
+    nativeSync(() => native.chunkIndexCommit(dir));
+    removeUnreferenced(dir, pending.files());
+  } finally {
+    pending.close();
+  }
+}
+
 /** The native object of a run that may be interrupted: closed when the run ends. */
 async function withClose<T extends { close(): void }, R>(x: T, f: (x: T) => Promise<R>): Promise<R> {
   try {
@@ -204,46 +254,10 @@ export class ChunkIndex {
    */
   static async build(dir: string, documents: Iterable<ChunkDocument> | AsyncIterable<ChunkDocument>,
                      options: ChunkIndexOptions & RunOptions = {}): Promise<ChunkIndex> {
-    expectString(dir, 'dir');
-    const o = optionsObject(options);
-    checkChunkIndexOptions(o);
-    const run = checkRunOptions(o);
-    fs.mkdirSync(dir, { recursive: true });
-    if (fs.existsSync(path.join(dir, 'MANIFEST')))
-      throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
-    const release = acquireLock(dir);
-    try {
-      removeInterruptedBuild(dir);
-      const params = {
-        n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
-        short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
-      };
-      const builder = nativeSync(() => native.createChunkBuilder(dir, params, run.memory, run.tmp));
-      const pending = await withClose(builder, async (b) => {
-        let count = 0;
-        for await (const batch of batches(documents, false, run.signal)) {
-          const r = await nativeCall(b.add(batch.ids, batch.packed));
-          if (r) throw badDocument(r, batch);
-          count += batch.ids.length;
-          o.onProgress?.({ documents: count, stage: 'chunks' });
-        }
-        throwIfAborted(run.signal);
-        o.onProgress?.({ documents: count, stage: 'index' });
-        return nativeCall(b.finish());
-      });
-      try {
-        await writeBuildTable(dir, pending, (done) => o.onProgress?.({ documents: done, stage: 'table' }));
-        crashPoint('build-committed-table');
-        nativeSync(() => native.chunkIndexCommit(dir));
-        removeUnreferenced(dir, pending.files());
-      } catch (e) {
-        pending.close();
-        throw e;
-      }
-      pending.close();
-    } finally {
-      release();
-    }
+    await chunkDocuments(dir, documents, options, async (b, o) => {
+      o.onProgress?.({ documents: 0, stage: 'index' });
+      await commitFullRun(dir, await nativeCall(b.finish()), o);
+    });
     return ChunkIndex.open(dir);
   }
 
@@ -451,30 +465,7 @@ function crashPoint(point: string): void {
 export const stages = {
   async prepare(dir: string, documents: Iterable<ChunkDocument> | AsyncIterable<ChunkDocument>,
                 options: ChunkIndexOptions & RunOptions = {}): Promise<void> {
-    expectString(dir, 'dir');
-    const o = optionsObject(options);
-    checkChunkIndexOptions(o);
-    const run = checkRunOptions(o);
-    fs.mkdirSync(dir, { recursive: true });
-    if (fs.existsSync(path.join(dir, 'MANIFEST')))
-      throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index`, { file: dir });
-    const release = acquireLock(dir);
-    try {
-      removeInterruptedBuild(dir);
-      const builder = nativeSync(() => native.createChunkBuilder(dir, {
-        n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
-        short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
-      }, run.memory, run.tmp));
-      await withClose(builder, async (b) => {
-        for await (const batch of batches(documents, false, run.signal)) {
-          const r = await nativeCall(b.add(batch.ids, batch.packed));
-          if (r) throw badDocument(r, batch);
-        }
-        await nativeCall(b.finishDocs());
-      });
-    } finally {
-      release();
-    }
+    await chunkDocuments(dir, documents, options, (b) => nativeCall(b.finishDocs()));
   },
 
   /**
@@ -503,14 +494,7 @@ export const stages = {
     const run = checkRunOptions(optionsObject(options));
     const release = acquireLock(dir);
     try {
-      const pending = await nativeCall(native.chunkStageFinish(dir, pairsFiles, run.memory, run.tmp));
-      try {
-        await writeBuildTable(dir, pending);
-        nativeSync(() => native.chunkIndexCommit(dir));
-        removeUnreferenced(dir, pending.files());
-      } finally {
-        pending.close();
-      }
+      await commitFullRun(dir, await nativeCall(native.chunkStageFinish(dir, pairsFiles, run.memory, run.tmp)), options);
     } finally {
       release();
     }

@@ -140,7 +140,7 @@ function parseDocument(raw: Buffer, spec: InputSpec, where: string): ChunkDocume
   return { id: id as DocId, text: text as string | null } as never;
 }
 
-function runOptions(v: OptionValues, dir: string): RunOptions {
+function runOptions(v: OptionValues): RunOptions {
   return {
     memory: v.memory === undefined ? undefined : parseSize(String(v.memory)),
     tmp: v.tmp === undefined ? undefined : String(v.tmp),
@@ -203,7 +203,7 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
   if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
   const dir = indexDir(r.values);
   const spec = inputSpec(r.values, r.positionals, false, false);
-  const options = { ...buildOptions(r.values), ...runOptions(r.values, dir) };
+  const options = { ...buildOptions(r.values), ...runOptions(r.values) };
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
   const progress = new Progress(staged ? 'similar stage prepare' : 'similar build');
@@ -230,7 +230,7 @@ async function runUpdate(args: string[]): Promise<number> {
   if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
   const dir = indexDir(r.values);
   const spec = inputSpec(r.values, r.positionals, true, false);
-  const options = runOptions(r.values, dir);
+  const options = runOptions(r.values);
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
   const progress = new Progress('similar update');
@@ -327,7 +327,7 @@ async function runStage(args: string[]): Promise<number> {
     if (!m) throw new UsageError('--part I/P is required (part I of P, from 0)');
     const part = Number(m[1]), parts = Number(m[2]);
     if (parts < 1 || parts > 4096 || part >= parts) throw new UsageError(`--part ${m[0]}: I must be below P, P from 1 to 4096`);
-    const options = runOptions(r.values, dir);
+    const options = runOptions(r.values);
     const unwatch = watchSpillFolders(options.tmp ?? dir);
     try {
       const out = await stages.part(dir, part, { ...options, parts, out: r.values.out as string | undefined });
@@ -342,7 +342,7 @@ async function runStage(args: string[]): Promise<number> {
     if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
     const dir = indexDir(r.values);
     if (!r.positionals.length) throw new UsageError('the pairs files of every part are required');
-    const options = runOptions(r.values, dir);
+    const options = runOptions(r.values);
     const unwatch = watchSpillFolders(options.tmp ?? dir);
     try {
       (await stages.finish(dir, r.positionals, options)).close();

@@ -111,9 +111,6 @@ std::string TopsName(uint32_t file) { return "tops-" + std::to_string(file) + ".
 std::string SegmentName(uint32_t part, uint32_t file) {
   return "seg-" + std::to_string(part) + "-" + std::to_string(file) + ".pst";
 }
-std::string PairsName(uint32_t part, uint32_t parts) {
-  return "pairs-" + std::to_string(part) + "-of-" + std::to_string(parts) + ".ckp";
-}
 
 bool IsIndexFileName(const std::string& n) {
   auto digits = [](const std::string& s, size_t b, size_t e) {
@@ -128,14 +125,10 @@ bool IsIndexFileName(const std::string& n) {
            digits(n, a, n.size() - b);
   };
   if (n == kManifestName || n == kPendingName || n == kStageName) return true;
-  if (simple("dir-", ".ckd") || simple("docs-", ".ckr") || simple("tops-", ".ckr")) return true;
+  if (simple("dir-", ".ckd") || simple("docs-", ".ckr") || simple("tops-", ".ckr") || simple("pairs-", ".ckp")) return true;
   if (n.size() > 8 && n.compare(0, 4, "seg-") == 0 && n.compare(n.size() - 4, 4, ".pst") == 0) {
     const size_t dash = n.find('-', 4);
     return dash != std::string::npos && digits(n, 4, dash) && digits(n, dash + 1, n.size() - 4);
-  }
-  if (n.size() > 10 && n.compare(0, 6, "pairs-") == 0 && n.compare(n.size() - 4, 4, ".ckp") == 0) {
-    const size_t of = n.find("-of-", 6);
-    return of != std::string::npos && digits(n, 6, of) && digits(n, of + 4, n.size() - 4);
   }
   return false;
 }

@@ -85,7 +85,6 @@ std::string DirectoryName(uint32_t file);
 std::string DocsName(uint32_t file);
 std::string TopsName(uint32_t file);
 std::string SegmentName(uint32_t part, uint32_t file);
-std::string PairsName(uint32_t part, uint32_t parts);
 constexpr const char* kManifestName = "MANIFEST";
 constexpr const char* kPendingName = "PENDING";
 constexpr const char* kStageName = "STAGE";

@@ -21,7 +21,6 @@ class PostingsT : public Postings {
  public:
   struct Seg {
     uint32_t gen = 0;
-    uint32_t part = 0;
     std::unique_ptr<postings::BasicSegment<Key>> seg;
   };
   Status Open(const std::string& dir, const Manifest& m, const std::vector<uint32_t>* kill,

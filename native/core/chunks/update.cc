@@ -44,11 +44,12 @@ Status BuildNewSegment(const std::vector<std::pair<uint32_t, const std::vector<u
   return b.Finish(path, o.stop);
 }
 
+// Merges the segments of one part at positions `files` (in the part's list) into `path`, dropping dead
+// postings.
 template <typename Key>
 Status MergeSegmentsT(const PostingsT<Key>& post, const std::vector<uint8_t>& live, uint32_t part,
-                      const std::vector<uint32_t>& gens_files, const std::vector<uint32_t>& files,
-                      const std::string& path, const RunOptions& o, const std::string& tmp, uint64_t* posts) {
-  (void)gens_files;
+                      const std::vector<uint32_t>& files, const std::string& path, const RunOptions& o,
+                      const std::string& tmp, uint64_t* posts) {
   std::vector<const typename PostingsT<Key>::Seg*> segs;
   const auto& all = post.part(part);
   for (size_t i = 0; i < all.size(); i++)
@@ -117,8 +118,8 @@ Status MergeSegments(const State& st, uint32_t part, const std::vector<uint32_t>
   for (uint32_t id = 0; id < live.size(); id++) live[id] = st.directory().entry(id).live();
   const std::string tmp = TmpOf(st.dir(), o);
   if (st.params().chunk.wide())
-    return MergeSegmentsT(static_cast<const PostingsT<uint64_t>&>(st.postings()), live, part, {}, idx, path, o, tmp, posts);
-  return MergeSegmentsT(static_cast<const PostingsT<uint32_t>&>(st.postings()), live, part, {}, idx, path, o, tmp, posts);
+    return MergeSegmentsT(static_cast<const PostingsT<uint64_t>&>(st.postings()), live, part, idx, path, o, tmp, posts);
+  return MergeSegmentsT(static_cast<const PostingsT<uint32_t>&>(st.postings()), live, part, idx, path, o, tmp, posts);
 }
 
 // ------------------------------------------------------------------------------------------------- updater
