@@ -10,7 +10,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
 import { native, type NativeChunkIndex } from './native';
-import { processAlive } from './cli/files';
 
 export const DB_NAME = 'similar.sqlite';
 const LOCK_NAME = 'LOCK';
@@ -81,38 +80,28 @@ export function dbGeneration(dir: string): number | null {
 // --------------------------------------------------------------------------------------------------- lock
 
 /**
- * Takes DIR/LOCK (its content: our PID) for a run that writes; a lock left by a dead process is taken over.
- * Returns the function that releases it (also called at exit).
+ * Takes the writer lock of DIR: an advisory lock (io::os::LockFile) on DIR/LOCK, held while the run writes and
+ * released by the system if the process dies, so a killed run never blocks the next one. A lock held by a
+ * running process is an error (the lock file stays: it is the lock's object, not a flag). Returns the
+ * function that releases it (also called at exit).
  */
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, LOCK_NAME);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = fs.openSync(file, 'wx', 0o644);
-      fs.writeSync(fd, `${process.pid}\n`);
-      fs.closeSync(fd);
-      const release = () => {
-        process.removeListener('exit', release);
-        try {
-          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.unlinkSync(file);
-        } catch { /* gone */ }
-      };
-      process.on('exit', release);
-      return release;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
-        throw new NeardupError('ERR_NEARDUP_IO', `cannot create '${file}': ${(e as Error).message}`, { file, cause: e });
-    }
-    let pid = NaN;
-    try {
-      pid = Number(fs.readFileSync(file, 'utf8').trim());
-    } catch { /* removed meanwhile */ }
-    if (Number.isSafeInteger(pid) && pid > 0 && (pid === process.pid || processAlive(pid)))
-      throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' is being written by process ${pid} (${file}); ` +
-        'wait for it, or remove the file if no such run is going on', { file });
-    try { fs.unlinkSync(file); } catch { /* another process took it over */ }
+  if (native.chunkIndexLockState(file) === 'held')
+    throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' is being written by another process (it holds ${file})`, { file });
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'a', 0o644);
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${(e as Error).message}`, { file, cause: e });
   }
-  throw new NeardupError('ERR_NEARDUP_IO', `cannot take '${file}'`, { file });
+  native.lockTempFile(fd, file);
+  const release = () => {
+    process.removeListener('exit', release);
+    try { fs.closeSync(fd); } catch { /* closed */ }
+  };
+  process.on('exit', release);
+  return release;
 }
 
 // ----------------------------------------------------------------------------------------------- recovery

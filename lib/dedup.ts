@@ -3,7 +3,7 @@
 // (doubri's rule by default). docs/lsh.md describes the pipeline, its defaults and its guarantees.
 import * as os from 'node:os';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
-import { expectInt, optionsObject } from './validate';
+import { capOption, expectInt, optionsObject } from './validate';
 import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { recallParam, resolveParams } from './lsh';
 import { shingleHashes, type ShingleOptions } from './shingles';
@@ -57,6 +57,12 @@ export interface DedupOptions extends ShingleOptions {
   /** Collect the reported pairs. */
   pairs?: boolean;
   /**
+   * With `pairs`: the cap on reported pairs (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 512 MiB of
+   * result); more fail with ERR_NEARDUP_TOO_MANY_RESULTS before they are copied out. Each reported pair
+   * costs BYTES_PER_PAIR bytes of result.
+   */
+  maxPairs?: number;
+  /**
    * Memory budget in bytes for band keys, signatures and shingle sets (spilled to `tmp` beyond it). 0 or
    * absent: all in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
    * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
@@ -66,8 +72,8 @@ export interface DedupOptions extends ShingleOptions {
   memory?: number;
   /**
    * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
-   * go to a sub-folder `neardup-spill-PID-XXXXXX`, removed when the session ends; such folders of dead
-   * processes are removed when a session starts.
+   * go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session ends; stale
+   * such folders (unlocked, and their process gone) are removed when a session starts.
    */
   tmp?: string;
 }
@@ -149,6 +155,9 @@ export function bytesPerDocumentByte(profile: DedupProfile = 'fast', verify: Ded
   return profile === 'doubri-v1' ? 60 : profile === 'datasketch' ? 20 : 6;
 }
 
+/** Bytes of result per reported pair (`pairs`: two u32 documents, the estimate and the exact similarity). */
+export const BYTES_PER_PAIR = 16;
+
 /** Bytes each document costs outside the `memory` budget (its cluster representative, flags and offsets). */
 export const BYTES_PER_DOCUMENT = 16;
 
@@ -157,13 +166,17 @@ export const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
 const limitBudget = (memory: number) => Math.max(memory, MIN_LIMIT_BUDGET);
 
 /**
- * With a `memory` budget, the largest document (UTF-8 bytes) whose working memory fits it, and the most
- * documents whose fixed cost fits it; Infinity without a budget.
+ * With a `memory` budget, the largest document (UTF-8 bytes) whose working memory fits it, the most
+ * documents whose fixed cost fits it, and the most reported pairs whose result fits it; Infinity without a
+ * budget.
  */
-export function dedupLimits(options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): { documentBytes: number; documents: number } {
-  if (!options.memory) return { documentBytes: Infinity, documents: Infinity };
+export function dedupLimits(options: Pick<DedupOptions, 'profile' | 'verify' | 'memory'>): { documentBytes: number; documents: number; pairs: number } {
+  if (!options.memory) return { documentBytes: Infinity, documents: Infinity, pairs: Infinity };
   const m = limitBudget(options.memory);
-  return { documentBytes: Math.floor(m / bytesPerDocumentByte(options.profile, options.verify)), documents: Math.floor(m / BYTES_PER_DOCUMENT) };
+  return {
+    documentBytes: Math.floor(m / bytesPerDocumentByte(options.profile, options.verify)), documents: Math.floor(m / BYTES_PER_DOCUMENT),
+    pairs: Math.floor(m / BYTES_PER_PAIR),
+  };
 }
 
 function formatBytes(n: number): string {
@@ -177,6 +190,14 @@ export function documentTooLarge(where: string, bytes: number, options: Pick<Ded
     `${where}a document of ${formatBytes(bytes)} needs about ${f} bytes of working memory per byte with these options, ` +
     `more than the memory budget of ${formatBytes(limitBudget(options.memory!))} allows (documents up to ${formatBytes(Math.floor(limitBudget(options.memory!) / f))}); ` +
     'raise the budget (--memory) or split the document');
+}
+
+/** The CLI's error for more reported pairs than dedupLimits().pairs. */
+export function tooManyPairs(options: Pick<DedupOptions, 'memory'>): NeardupError {
+  const m = limitBudget(options.memory!);
+  return new NeardupError('ERR_NEARDUP_TOO_MANY_RESULTS',
+    `--pairs: more than ${Math.floor(m / BYTES_PER_PAIR)} reported pairs (${BYTES_PER_PAIR} bytes each) do not fit the memory ` +
+    `budget of ${formatBytes(m)}; raise the budget (--memory)`);
 }
 
 /** The error for more documents than dedupLimits().documents. */
@@ -225,7 +246,7 @@ export class DedupSession {
     this.r = lp.r;
     this.numPerm = lp.numPerm;
     const {
-      profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, memory: _m, tmp: _d, banding: _g,
+      profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
       minRecall: _mr, clustering: _c, ...given
     } = options;
     // the same shingles for the signatures and for exact verification; undefined options take the defaults
@@ -241,7 +262,7 @@ export class DedupSession {
     };
     this.handle = nativeSync(() => new native.LshDedup({
       profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify, clustering,
-      pairs: options.pairs ?? false, memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
+      pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'), memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
     }));
   }
 

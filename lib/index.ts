@@ -13,8 +13,8 @@ export type { DocumentInput, DocumentSource, BatchProgress, LongCallOptions } fr
 export { doubriSelf, doubriOther, type DoubriStats } from './doubri-dedup';
 export {
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
-  simhashFindAllSync, SimhashIndex,
-  type SimhashOptions, type SimhashFindAllOptions, type SimhashFindAllResult, type SimhashIndexOptions,
+  simhashFindAllSync, simhashFindAllStream, SimhashIndex,
+  type SimhashOptions, type SimhashFindAllOptions, type SimhashFindAllStreamOptions, type SimhashFindAllResult, type SimhashIndexOptions,
   type SimhashIndexStats, type SimhashFirstMatches, type SimhashAllMatches, type U64Input,
 } from './simhash';
 export {

@@ -2,7 +2,7 @@
 // they agree on every value of at least one band (probability 1-(1-s^r)^b for Jaccard s).
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type LshProfile, type NativeLshIndex } from './native';
-import { expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
+import { capOption, expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
 
 export type { LshProfile } from './native';
 
@@ -115,16 +115,7 @@ export function resolveParams(p: LshParams): { profile: LshProfile; numPerm: num
 
 type Sig = Uint32Array | BigUint64Array;
 
-/** The default cap of LshIndex.queryBatch (ids in all) and candidatePairs (pairs): 2^25. */
-export const DEFAULT_MAX_RESULTS = 2 ** 25;
-
-function capOption(options: unknown, key: 'maxPairs' | 'maxResults'): number {
-  if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
-  const v = (options as Record<string, unknown>)[key] ?? DEFAULT_MAX_RESULTS;
-  if (typeof v !== 'number') throw invalidArgument(TypeError, `Expected ${key} to be a number`);
-  if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(RangeError, `${key} must be a non-negative integer`);
-  return v;
-}
+export { DEFAULT_MAX_RESULTS } from './validate';
 
 function toIds(ids: BigUint64Array | ArrayLike<number | bigint>): BigUint64Array {
   if (ids instanceof BigUint64Array) return ids;

@@ -61,6 +61,8 @@ export interface NativeDedupOptions {
   threshold?: number;
   verify?: 'none' | 'estimate' | 'exact';
   pairs?: boolean;
+  /** With pairs: more reported pairs fail with ERR_NEARDUP_TOO_MANY_RESULTS. */
+  maxPairs?: number;
   memory?: number | bigint;
   tmp?: string;
   /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
@@ -93,6 +95,14 @@ export interface NativeSimhashOptions extends Omit<NativeShingleOptions, 'hash' 
   profile?: 'default' | 'seomoz';
   hash?: 'fast64' | 'murmur3_64' | 'md5_64';
   weighting?: 'count' | 'binary';
+}
+
+export interface NativeSimhashFindAllOptions {
+  blocks: number;
+  distance: number;
+  clusters: boolean;
+  /** false: clusters only, the pairs are never held. */
+  pairs: boolean;
 }
 
 export interface NativeSimhashFindAllResult {
@@ -257,9 +267,19 @@ export interface NativeBinding {
   simhashFingerprintsSync(texts: TextInput, options?: NativeSimhashOptions): BigUint64Array;
   simhashCompute(features: BigUint64Array, weights?: Float64Array): bigint;
   /** ids undefined: document i has id i. */
-  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): Promise<NativeSimhashFindAllResult>;
-  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: { blocks: number; distance: number; clusters: boolean }): NativeSimhashFindAllResult;
+  simhashFindAll(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): Promise<NativeSimhashFindAllResult>;
+  simhashFindAllSync(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions, maxPairs: number): NativeSimhashFindAllResult;
+  /** The sorted id pairs in chunks: next(chunkPairs) computes the next chunk on the pool. */
+  simhashPairStream(ids: BigUint64Array | undefined, fps: BigUint64Array, options: NativeSimhashFindAllOptions): {
+    next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }>;
+  };
   simhashPickBlocks(n: number, distance: number): number;
+  /** Locks a temporary file the CLI opened, while it stays open (io::os::LockFile); false without lock support. */
+  lockTempFile(fd: number, path: string): boolean;
+  /** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files of `dir` (io::CleanStaleTemps); how many. */
+  cleanStaleTemps(dir: string): number;
+  /** Removes the stale "neardup-spill-PID-XXXXXX" folders of `dir` (io::CleanStaleSpillDirs); how many. */
+  cleanStaleSpill(dir: string): number;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;
@@ -285,6 +305,8 @@ export interface NativeBinding {
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
   chunkIndexProbe(dir: string): { manifest: number | null; pending: number | null; stage: boolean };
   chunkIndexFileName(name: string): boolean;
+  /** Whether a process holds the lock file at `path` (io::os::ProbeLock). */
+  chunkIndexLockState(path: string): 'held' | 'free' | 'unknown';
   openChunkIndex(dir: string, which: 'MANIFEST' | 'PENDING', verify: boolean): Promise<NativeChunkIndex>;
   chunkIndexCommit(dir: string): void;
   createChunkBuilder(dir: string, params: object, memory: number, tmp?: string): NativeChunkBuilder;

@@ -1,7 +1,7 @@
 // SimHash: 64-bit fingerprints of documents, an online k-bit Hamming index (SimhashIndex) and batch
 // all-pairs within k bits. 64-bit values (fingerprints, ids) are bigint / BigUint64Array.
-import { nativeCall, nativeSync } from './errors';
-import { expectU64, toU64Array } from './validate';
+import { invalidArgument, nativeCall, nativeSync } from './errors';
+import { capOption, expectU64, optionsObject, toU64Array } from './validate';
 import { native, type NativeSimhashIndex, type TextInput } from './native';
 import type { ShingleOptions } from './shingles';
 
@@ -65,6 +65,18 @@ export interface SimhashFindAllOptions {
   ids?: U64Input;
   /** Also return connected components (clusters of two or more ids). */
   clusters?: boolean;
+  /**
+   * Return the pairs (default true). With `pairs: false` and `clusters`, the clusters are found without
+   * holding the pairs (memory: 4 bytes per fingerprint per thread), however many there are.
+   */
+  pairs?: boolean;
+  /**
+   * The cap on pairs (default DEFAULT_MAX_RESULTS, 2^25 pairs = 512 MiB of result): beyond it the call
+   * rejects with ERR_NEARDUP_TOO_MANY_RESULTS, checked while the pairs are found (memory stays about the cap).
+   * n identical fingerprints make n(n-1)/2 pairs. Pairs are counted before ids that repeat are merged. For
+   * more, read them with simhashFindAllStream, or ask for clusters only.
+   */
+  maxPairs?: number;
 }
 
 export interface SimhashFindAllResult {
@@ -75,11 +87,12 @@ export interface SimhashFindAllResult {
 }
 
 function findAllArgs(fingerprints: U64Input, options: SimhashFindAllOptions = {}) {
+  optionsObject(options);
   const fps = toU64(fingerprints);
-  const ids = options.ids !== undefined ? toU64(options.ids) : undefined; // undefined: the native side uses 0..n-1
+  const ids = options.ids !== undefined ? toU64(options.ids, 'ids') : undefined; // undefined: the native side uses 0..n-1
   const distance = options.distance ?? 3;
   const blocks = options.blocks ?? (Number.isInteger(distance) && distance >= 0 && distance <= 8 ? pickSimhashBlocks(fps.length, distance) : 6);
-  return { fps, ids, opts: { blocks, distance, clusters: Boolean(options.clusters) } };
+  return { fps, ids, opts: { blocks, distance, clusters: Boolean(options.clusters), pairs: options.pairs ?? true } };
 }
 
 function findAllResult(r: { pairs: BigUint64Array; clusterOffsets?: Uint32Array; clusterIds?: BigUint64Array }): SimhashFindAllResult {
@@ -91,12 +104,39 @@ function findAllResult(r: { pairs: BigUint64Array; clusterOffsets?: Uint32Array;
 /** All pairs within `distance` bits (and optionally clusters), on the native thread pool. */
 export async function simhashFindAll(fingerprints: U64Input, options?: SimhashFindAllOptions): Promise<SimhashFindAllResult> {
   const { fps, ids, opts } = findAllArgs(fingerprints, options);
-  return findAllResult(await nativeCall(native.simhashFindAll(ids, fps, opts)));
+  const max = capOption(options ?? {}, 'maxPairs');
+  return findAllResult(await nativeCall(native.simhashFindAll(ids, fps, opts, max)));
 }
 
 export function simhashFindAllSync(fingerprints: U64Input, options?: SimhashFindAllOptions): SimhashFindAllResult {
   const { fps, ids, opts } = findAllArgs(fingerprints, options);
-  return findAllResult(nativeSync(() => native.simhashFindAllSync(ids, fps, opts)));
+  const max = capOption(options ?? {}, 'maxPairs');
+  return findAllResult(nativeSync(() => native.simhashFindAllSync(ids, fps, opts, max)));
+}
+
+export interface SimhashFindAllStreamOptions extends Omit<SimhashFindAllOptions, 'clusters' | 'pairs' | 'maxPairs'> {
+  /** Pairs per chunk, about (a chunk holds whole first ids; default 1,048,576; 1 .. 2^28). */
+  chunkPairs?: number;
+}
+
+/**
+ * The pairs of simhashFindAll, in the same order (sorted, distinct, a < b), as chunks of about `chunkPairs`
+ * pairs computed on the thread pool, one at a time: no cap, and memory stays the fingerprints and ids
+ * (16 bytes each), 4 bytes per fingerprint per thread and one chunk. Each chunk is one search restricted
+ * to a range of first ids (plus one counting search when the pairs do not fit in the first chunk).
+ */
+export async function* simhashFindAllStream(
+  fingerprints: U64Input, options: SimhashFindAllStreamOptions = {},
+): AsyncGenerator<{ a: BigUint64Array; b: BigUint64Array }> {
+  const { fps, ids, opts } = findAllArgs(fingerprints, options);
+  const chunk = options.chunkPairs ?? 1 << 20;
+  if (!Number.isInteger(chunk) || chunk < 1 || chunk > 2 ** 28) throw invalidArgument(RangeError, 'chunkPairs must be an integer from 1 to 2^28');
+  const stream = nativeSync(() => native.simhashPairStream(ids, fps, opts));
+  for (;;) {
+    const { a, b, done } = await nativeCall(stream.next(chunk));
+    if (a.length > 0) yield { a, b };
+    if (done) return;
+  }
 }
 
 export interface SimhashIndexOptions {

@@ -76,3 +76,18 @@ export function toU64Array(v: unknown, what: string, numbers = false): BigUint64
   for (let i = 0; i < v.length; i++) out[i] = expectU64(v[i], `${what}[${i}]`, numbers);
   return out;
 }
+
+/**
+ * The default cap of quadratic results (LshIndex.queryBatch ids in all, LshIndex.candidatePairs,
+ * simhashFindAll and dedup pairs): 2^25. A result beyond its cap fails with ERR_NEARDUP_TOO_MANY_RESULTS.
+ */
+export const DEFAULT_MAX_RESULTS = 2 ** 25;
+
+/** The cap option `key` of `options` (default DEFAULT_MAX_RESULTS): a non-negative safe integer. */
+export function capOption(options: unknown, key: string): number {
+  if (options === null || typeof options !== 'object') throw invalidArgument(TypeError, 'Expected options to be an object');
+  const v = (options as Record<string, unknown>)[key] ?? DEFAULT_MAX_RESULTS;
+  if (typeof v !== 'number') throw invalidArgument(TypeError, `Expected ${key} to be a number`);
+  if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(RangeError, `${key} must be a non-negative integer`);
+  return v;
+}

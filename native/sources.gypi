@@ -61,7 +61,8 @@
       "native/binding/minhash.cc",
       "native/binding/paragraph_filter.cc",
       "native/binding/posting_index.cc",
-      "native/binding/chunk_index.cc"
+      "native/binding/chunk_index.cc",
+      "native/binding/temp_files.cc"
     ]
   }
 }

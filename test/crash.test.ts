@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   LshIndex, NeardupError, ParagraphFilter, SignatureWriter, SimhashIndex, DedupSession, doubriSelf, minhash, minhashSync,
-  readSignatureFile, shingleHashes, simhashFindAll, simhashFindAllSync, simhashFingerprints,
+  readSignatureFile, shingleHashes, simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints,
 } from '../lib/index';
 import { native } from '../lib/native';
 import { cli } from './cli-helper';
@@ -97,6 +97,79 @@ test('cli: simhash find-all --ids over a too-large result fails with a clear err
   const ok = cli(tmp, ['simhash', 'find-all', '--ids', '--distance', '3'], input);
   assert.is(ok.code, 0, ok.stderr);
   assert.is(ok.stdout.toString().trim().split('\n').length, 40 * 39 / 2);
+});
+
+test('cli: simhash find-all streams its pairs: results capped at 512 bytes still print every pair (chunks of whole first ids)', () => {
+  const input = Array.from({ length: 40 }, (_, i) => `${i} 1234567`).join('\n') + '\n';
+  process.env.NEARDUP_TEST_MAX_RESULT_BYTES = '512';
+  process.env.NEARDUP_TEST_CHUNK_PAIRS = '16';
+  let r: ReturnType<typeof cli>;
+  try {
+    r = cli(tmp, ['simhash', 'find-all', '--ids', '--distance', '3'], input);
+  } finally {
+    delete process.env.NEARDUP_TEST_MAX_RESULT_BYTES;
+    delete process.env.NEARDUP_TEST_CHUNK_PAIRS;
+  }
+  assert.is(r.code, 0, r.stderr);
+  const want: string[] = [];
+  for (let a = 0; a < 40; a++) for (let b = a + 1; b < 40; b++) want.push(`${a} ${b}`);
+  assert.equal(r.stdout.toString().trim().split('\n'), want.sort((x, y) => {
+    const [xa, xb] = x.split(' ').map(Number), [ya, yb] = y.split(' ').map(Number);
+    return xa - ya || xb - yb;
+  }));
+  assert.match(r.stderr, /"pairs":780/);
+});
+
+// ---- quadratic outputs: caps and streams -----------------------------------------------------------------
+
+test('simhashFindAll: maxPairs caps the pairs (ERR_NEARDUP_TOO_MANY_RESULTS), clusters without pairs need no cap', async () => {
+  const same = new BigUint64Array(200).fill(0xfeedn);  // 19,900 pairs
+  const ids = BigUint64Array.from({ length: 200 }, (_, i) => BigInt(1000 - i));
+  const too = isCode('ERR_NEARDUP_TOO_MANY_RESULTS', /19899 pairs.*simhashFindAllStream/);
+  await rejects(simhashFindAll(same, { ids, maxPairs: 19_899 }), too, 'simhashFindAll');
+  await rejects(() => simhashFindAllSync(same, { ids, maxPairs: 19_899 }), too, 'simhashFindAllSync');
+  assert.is((await simhashFindAll(same, { ids, maxPairs: 19_900 })).pairs.length, 2 * 19_900);
+  assert.is(simhashFindAllSync(same, { maxPairs: 19_900 }).pairs.length, 2 * 19_900);
+  const bad = isCode('ERR_NEARDUP_INVALID_ARGUMENT', /maxPairs/);
+  await rejects(() => simhashFindAll(same, { maxPairs: -1 }), bad, 'maxPairs -1');
+  await rejects(() => simhashFindAllSync(same, { maxPairs: 1.5 }), bad, 'maxPairs 1.5');
+  // clusters only: no pairs held, so no cap applies
+  const c = await simhashFindAll(same, { ids, clusters: true, pairs: false, maxPairs: 0 });
+  assert.is(c.pairs.length, 0);
+  assert.equal(Array.from(c.clusters!.offsets), [0, 200]);
+  assert.equal(c.clusters!.ids, BigUint64Array.from({ length: 200 }, (_, i) => BigInt(801 + i)));
+  assert.equal(simhashFindAllSync(same, { ids, clusters: true, pairs: false }).clusters, c.clusters);
+});
+
+test('simhashFindAllStream: the pairs of simhashFindAll in the same order, in bounded chunks, repeated ids merged', async () => {
+  let x = 99n;
+  const rnd = () => (x = (x * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n));
+  const fps = new BigUint64Array(1500);
+  for (let i = 0; i < fps.length; i++) fps[i] = i % 4 === 0 ? 0xabcdefn ^ (1n << BigInt(i % 64)) : rnd();
+  const ids = BigUint64Array.from({ length: fps.length }, (_, i) => BigInt((i * 7919) % 1200));  // repeats
+  for (const o of [{}, { ids }]) {
+    const want = (await simhashFindAll(fps, { ...o, distance: 3 })).pairs;
+    assert.ok(want.length > 2 * 10_000);
+    for (const chunkPairs of [1, 3000, 1 << 20]) {
+      const got: bigint[] = [];
+      let chunks = 0;
+      for await (const { a, b } of simhashFindAllStream(fps, { ...o, distance: 3, chunkPairs })) {
+        assert.is(a.length, b.length);
+        if (chunkPairs === 3000) assert.ok(a.length <= 3000 + 400, `chunk of ${a.length}`);
+        for (let i = 0; i < a.length; i++) got.push(a[i], b[i]);
+        chunks++;
+      }
+      assert.equal(BigUint64Array.from(got), want, `chunkPairs ${chunkPairs}`);
+      if (chunkPairs === 1 << 20) assert.is(chunks, 1);
+      if (chunkPairs === 3000) assert.ok(chunks > 3);
+    }
+  }
+  const none: unknown[] = [];
+  for await (const c of simhashFindAllStream(new BigUint64Array([0n, (1n << 64n) - 1n]))) none.push(c);
+  assert.is(none.length, 0);
+  await rejects(async () => {
+    for await (const _ of simhashFindAllStream(fps, { chunkPairs: 0 })) void _;
+  }, isCode('ERR_NEARDUP_INVALID_ARGUMENT', /chunkPairs/), 'chunkPairs 0');
 });
 
 // ---- worker.terminate() ---------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LshIndex, readSignatureFile } from '../lib/index';
 import { cli } from './cli-helper';
-import { OutputFile, checkFiles, cleanStaleTemps, processAlive, resolveTarget } from '../lib/cli/files';
+import { OutputFile, checkFiles, cleanStaleSpill, cleanStaleTemps, makeSpillDir, removeSpillDir, resolveTarget } from '../lib/cli/files';
 
 const MAIN = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 const TSX = pathToFileURL(require.resolve('tsx')).href;
@@ -37,6 +37,12 @@ function corpus(docs: number, seed = 1): string {
 function cliFds(cwd: string, args: string[], stdin: number | 'pipe', stdout: number | 'pipe', input?: string) {
   const r = spawnSync(process.execPath, [...ARGV, ...args], { cwd, stdio: [stdin, stdout, 'pipe'], input, maxBuffer: 1 << 28 });
   return { code: r.status ?? -1, stderr: r.stderr.toString(), stdout: r.stdout?.toString() ?? '' };
+}
+
+/** Sets a path's modification time `seconds` into the past (a stale entry is at least 5 s old: io::kMinStaleAge). */
+function age(p: string, seconds = 60): void {
+  const t = new Date(Date.now() - seconds * 1000);
+  fs.utimesSync(p, t, t);
 }
 
 function snapshot(p: string): { data: Buffer; mode: number } {
@@ -181,10 +187,9 @@ test('OutputFile in process: commit replaces atomically, abort keeps the old fil
   const p = path.join(dir, 'out.txt');
   fs.writeFileSync(p, 'old');
   const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
-  assert.ok(!processAlive(dead));
-  assert.ok(processAlive(process.pid));
   fs.writeFileSync(path.join(dir, `.out.txt.neardup-tmp-${dead}-abcdef`), 'stale');
   fs.writeFileSync(path.join(dir, `.out.txt.neardup-tmp-${dead}-XYZ`), 'not our name pattern');
+  for (const f of fs.readdirSync(dir)) age(path.join(dir, f));
   const o = OutputFile.open(p);
   const names = fs.readdirSync(dir).sort();
   assert.ok(!names.includes(`.out.txt.neardup-tmp-${dead}-abcdef`), 'stale temp removed');
@@ -418,6 +423,8 @@ test('kill -9 leaves a spill folder and temporary files: the next run removes th
   const deadNative = `.s.bin.neardup-tmp-${child.pid}-fedcba9876543210`;
   for (const f of [deadTemp, liveTemp, deadNative]) fs.writeFileSync(path.join(dir, f), 'partial');
   fs.mkdirSync(path.join(tmp, `neardup-spill-${process.pid}-live`));
+  for (const f of [deadTemp, liveTemp, deadNative]) age(path.join(dir, f));
+  for (const f of spillDirs(tmp)) age(path.join(tmp, f));  // killed just now: older than 5 s for the sweep
   const small = path.join(dir, 'small.jsonl');
   fs.writeFileSync(small, corpus(20));
   let r = cli(dir, ['dedup', 'small.jsonl', '--memory', '1K', '--tmp', tmp, '--flags', 'flags.txt']);
@@ -430,6 +437,67 @@ test('kill -9 leaves a spill folder and temporary files: the next run removes th
   assert.is(r.code, 0, r.stderr);
   assert.ok(!fs.existsSync(path.join(dir, deadNative)));
   fs.rmSync(path.join(dir, liveTemp));
+});
+
+test('a live writer in another process is never swept, even under a PID that does not exist here; once it is gone, it is', async () => {
+  const dir = freshDir();
+  const tmp = path.join(dir, 'tmp');
+  fs.mkdirSync(tmp);
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+  // Another process writes an output (OutputFile: its temporary file) and holds a spill folder (makeSpillDir),
+  // then renames both to names with a PID that does not run here, as a writer in another PID namespace
+  // (a container sharing the volume) would look; the locks stay with the open files.
+  const child = path.join(dir, 'writer.ts');
+  const files = JSON.stringify(path.join(__dirname, '..', 'lib', 'cli', 'files.ts'));
+  fs.writeFileSync(child, `
+    import * as fs from 'node:fs';
+    import * as path from 'node:path';
+    const { OutputFile, makeSpillDir } = require(${files});
+    const o = OutputFile.open(${JSON.stringify(path.join(dir, 'out.txt'))});
+    fs.renameSync(o.tmp, ${JSON.stringify(path.join(dir, `.out.txt.neardup-tmp-${dead}-0123456789abcdef`))});
+    const d = makeSpillDir(${JSON.stringify(tmp)});
+    fs.writeFileSync(path.join(d, 'run-0'), 'spilled');
+    fs.renameSync(d, ${JSON.stringify(path.join(tmp, `neardup-spill-${dead}-other`))});
+    process.stdout.write('ready\\n');
+    setInterval(() => {}, 1000);
+  `);
+  const w = spawn(process.execPath, ['--import', TSX, child], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const closed = new Promise<void>((res) => w.on('close', () => res()));
+  let out = '';
+  w.stdout!.on('data', (d) => (out += d));
+  try {
+    assert.ok(await waitFor(() => out.includes('ready'), 60000), 'the writer started');
+    const temp = path.join(dir, `.out.txt.neardup-tmp-${dead}-0123456789abcdef`);
+    const spill = path.join(tmp, `neardup-spill-${dead}-other`);
+    age(temp);
+    age(spill);
+    assert.is(cleanStaleTemps(dir), 0, 'a locked temporary file stays');
+    assert.is(cleanStaleSpill(tmp), 0, 'a locked spill folder stays');
+    // the same through the CLI's own sweeps (an output in that folder, a staged output in the temp folder)
+    fs.writeFileSync(path.join(dir, 'd.jsonl'), corpus(20));
+    const r = cli(dir, ['dedup', 'd.jsonl', '--memory', '1K', '--tmp', tmp, '--flags', 'flags.txt']);
+    assert.is(r.code, 0, r.stderr);
+    assert.ok(fs.existsSync(temp) && fs.existsSync(path.join(spill, 'run-0')));
+    // a young unlocked entry of a dead PID stays too (its writer may not have locked it yet)
+    const young = path.join(dir, `.out.txt.neardup-tmp-${dead}-fedcba9876543210`);
+    fs.writeFileSync(young, '');
+    assert.is(cleanStaleTemps(dir), 0);
+    w.kill('SIGKILL');
+    await closed;
+    age(temp);
+    age(spill);
+    assert.is(cleanStaleTemps(dir), 1, 'the dead writer\'s temporary file goes');
+    assert.ok(fs.existsSync(young));
+    assert.is(cleanStaleSpill(tmp), 1, 'the dead writer\'s spill folder goes');
+    assert.equal(fs.readdirSync(tmp), []);
+    // This process's own spill folder: locked while it lives, removed with its lock.
+    const mine = makeSpillDir(tmp);
+    assert.ok(fs.existsSync(path.join(mine, 'LOCK')));
+    removeSpillDir(mine);
+    assert.equal(fs.readdirSync(tmp), []);
+  } finally {
+    w.kill('SIGKILL');
+  }
 });
 
 test('a failing run (bad input line) leaves no temporary file or spill folder, and the old output', () => {

@@ -7,9 +7,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../lib/index';
-import { dedupLimits } from '../lib/dedup';
+import { dedupLimits, tooManyPairs } from '../lib/dedup';
 import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/cli/jsonl';
 import { cli } from './cli-helper';
+import { DOCUMENT_BYTES_PER_BYTE, documentLimit, documentMemory } from '../lib/cli/limits';
 
 let dir = '';
 test.before(() => {
@@ -113,10 +114,10 @@ test('dedup --kept never copies bad lines (skip and empty)', () => {
 });
 
 test('--memory bounds per-document work: an oversized document or too many documents stop with the limit stated', async () => {
-  assert.equal(dedupLimits({}), { documentBytes: Infinity, documents: Infinity });
+  assert.equal(dedupLimits({}), { documentBytes: Infinity, documents: Infinity, pairs: Infinity });
   assert.is(dedupLimits({ memory: 128 * 2 ** 20 }).documentBytes, 2 * 2 ** 20);  // verify 'exact' is the default
   const lim = dedupLimits({ memory: 128 * 2 ** 20, verify: 'none' });
-  assert.equal(lim, { documentBytes: Math.floor((128 * 2 ** 20) / 6), documents: 8 * 2 ** 20 });
+  assert.equal(lim, { documentBytes: Math.floor((128 * 2 ** 20) / 6), documents: 8 * 2 ** 20, pairs: 8 * 2 ** 20 });
   assert.is(dedupLimits({ memory: 4096, verify: 'none' }).documentBytes, Math.floor((64 * 2 ** 20) / 6));  // small budgets count as 64 MiB
   assert.is(dedupLimits({ memory: 128 * 2 ** 20, verify: 'exact' }).documentBytes, 2 * 2 ** 20);
   // 1.2 MiB document, verify exact, 64 MiB budget (1 MiB documents at most): refused, before any work
@@ -140,6 +141,68 @@ test('--memory bounds per-document work: an oversized document or too many docum
   assert.match(c.stderr, /m\.jsonl:2: a document of 1\.2 MiB needs about 64 bytes of working memory per byte/);
   const ok = cli(dir, ['dedup', '--fast', '--memory', '64M', 'm.jsonl']);
   assert.is(ok.code, 0, ok.stderr);
+});
+
+test('DedupSession pairs: maxPairs caps the reported pairs (ERR_NEARDUP_TOO_MANY_RESULTS), the CLI states the --memory limit', async () => {
+  const docs = Array.from({ length: 30 }, () => 'the very same document text, copied thirty times over');  // 435 pairs
+  for (const verify of ['none', 'exact'] as const) {
+    const run = async (maxPairs?: number) => {
+      const s = new DedupSession({ pairs: true, verify, ...(maxPairs === undefined ? {} : { maxPairs }) });
+      try {
+        await s.add(docs);
+        return await s.finish();
+      } finally {
+        s.close();
+      }
+    };
+    assert.is((await run()).pairA.length, 435);
+    assert.is((await run(435)).pairA.length, 435);
+    try {
+      await run(434);
+      assert.unreachable('maxPairs 434');
+    } catch (e) {
+      assert.is((e as NeardupError).code, 'ERR_NEARDUP_TOO_MANY_RESULTS', String(e));
+      assert.match((e as Error).message, /more than 434 reported pairs \(435; raise maxPairs\)/);
+    }
+  }
+  const r = await dedup(docs, { pairs: true, maxPairs: 1000 });
+  assert.is(r.pairA.length, 435);
+  assert.throws(() => new DedupSession({ pairs: true, maxPairs: -1 }), (e: NeardupError) => e.code === 'ERR_NEARDUP_INVALID_ARGUMENT');
+  assert.is(dedupLimits({ memory: 2 ** 30 }).pairs, 2 ** 26);
+  assert.match(tooManyPairs({ memory: 2 ** 30 }).message, /--pairs: more than 67108864 reported pairs \(16 bytes each\).*1\.0 GiB.*--memory/);
+});
+
+test('minhash, simhash fingerprint, shingles, paragraphs: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
+  const big = 'word '.repeat(60_000);  // 300,000 bytes
+  fs.writeFileSync(path.join(dir, 'big.jsonl'), `{"text": "small one"}\n${JSON.stringify({ text: big })}\n`);
+  assert.is(documentMemory({}), Math.floor(os.totalmem() / 2));
+  assert.is(documentMemory({ NEARDUP_DOCUMENT_MEMORY: '1M' }), 2 ** 20);
+  process.env.NEARDUP_DOCUMENT_MEMORY = '1M';
+  try {
+    for (const [cmd, f] of Object.entries(DOCUMENT_BYTES_PER_BYTE)) {
+      const limit = documentLimit(cmd as keyof typeof DOCUMENT_BYTES_PER_BYTE);
+      assert.is(limit, Math.floor(2 ** 20 / f));
+      const r = cli(dir, [...cmd.split(' '), 'big.jsonl']);
+      if (limit >= big.length) {
+        assert.is(r.code, 0, `${cmd}: ${r.stderr}`);
+        continue;
+      }
+      assert.is(r.code, 1, `${cmd}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`big\\.jsonl:2: a document of 293\\.0 KiB|big\\.jsonl:2: a document of 300000 bytes`), cmd);
+      assert.match(r.stderr, /NEARDUP_DOCUMENT_MEMORY/, cmd);
+      assert.not.match(r.stderr, /internal error|    at /, cmd);
+    }
+    const bad = cli(dir, ['minhash', 'big.jsonl'], undefined);
+    assert.is(bad.code, 1);
+    process.env.NEARDUP_DOCUMENT_MEMORY = 'lots';
+    const usage = cli(dir, ['minhash', 'big.jsonl']);
+    assert.is(usage.code, 2, usage.stderr);
+    assert.match(usage.stderr, /NEARDUP_DOCUMENT_MEMORY must be a size/);
+  } finally {
+    delete process.env.NEARDUP_DOCUMENT_MEMORY;
+  }
+  // without the variable: half of the physical memory, far above this document
+  assert.is(cli(dir, ['minhash', 'big.jsonl']).code, 0);
 });
 
 test.run();

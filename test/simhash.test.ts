@@ -256,13 +256,13 @@ test('openAsync: maps and verifies on the pool; same answers as open(); corrupt/
 test('simhashFindAll without ids: the native side numbers fingerprints 0..n-1', async () => {
   const fps = BigUint64Array.from({ length: 500 }, (_, i) => BigInt.asUintN(64, BigInt(i % 60) * 0x9e3779b97f4a7c15n) ^ BigInt(i % 3));
   const ids = BigUint64Array.from(fps, (_, i) => BigInt(i));
-  const opts = { blocks: 6, distance: 3, clusters: true };
-  const explicit = await native.simhashFindAll(ids, fps, opts);
+  const opts = { blocks: 6, distance: 3, clusters: true, pairs: true };
+  const explicit = await native.simhashFindAll(ids, fps, opts, 2 ** 25);
   assert.ok(explicit.pairs.length > 0);
-  assert.equal(await native.simhashFindAll(undefined, fps, opts), explicit);
-  assert.equal(native.simhashFindAllSync(undefined, fps, opts), explicit);
+  assert.equal(await native.simhashFindAll(undefined, fps, opts, 2 ** 25), explicit);
+  assert.equal(native.simhashFindAllSync(undefined, fps, opts, 2 ** 25), explicit);
   assert.equal(await simhashFindAll(fps, { distance: 3, blocks: 6, clusters: true }), { pairs: explicit.pairs, clusters: { offsets: explicit.clusterOffsets!, ids: explicit.clusterIds! } });
-  assert.throws(() => native.simhashFindAllSync(ids.subarray(1), fps, opts), (e: Error) => e instanceof RangeError);
+  assert.throws(() => native.simhashFindAllSync(ids.subarray(1), fps, opts, 2 ** 25), (e: Error) => e instanceof RangeError);
 });
 
 test.run();

@@ -8,12 +8,15 @@
 //  - NativeOutput: the same for files the addon writes (io::AtomicFile has the same rules); '-' and devices
 //    go through a private temporary file that is copied out at the end.
 //  - Temporary files and spill folders are removed on success, on error, on SIGINT (exit 130) and SIGTERM
-//    (exit 143); those of a killed process (its PID is gone) are removed by the next run.
+//    (exit 143). Each is locked by its writer while in use (the temporary file itself; a spill folder's LOCK
+//    file); the next run removes those of killed processes: unlocked, and either their PID is gone or they
+//    are over an hour old (io::IsStale: the same sweep as the addon's, safe across PID namespaces).
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NeardupError } from '../errors';
+import { native } from '../native';
 
 export const STDIO = '-';
 
@@ -153,65 +156,48 @@ export function resolveTarget(p: string): string {
 // ---------------------------------------------------------------------------------------------------------
 // Temporary files, spill folders, cleanup
 
-const TEMP_RE = /^\..+\.neardup-tmp-(\d+)-[0-9a-f]+$/;
-const SPILL_RE = /^neardup-spill-(\d+)-[A-Za-z0-9]+$/;
-
 const liveTemps = new Set<string>();
 const liveDirs = new Set<string>();
 const nativeTargets = new Set<string>();
+/** Spill folders of this process: the descriptor of their LOCK file (closed before the folder is removed). */
+const dirLocks = new Map<string, number>();
 
-/** False only when no process with this PID exists (another user's process counts as alive). */
-export function processAlive(pid: number): boolean {
-  if (pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
-
-function owned(st: fs.Stats): boolean {
-  return typeof process.geteuid !== 'function' || st.uid === process.geteuid();
-}
-
-/**
- * Removes the entries of `dir` whose names match `re` (group 1: the PID) and that belong to dead processes
- * and to us: regular files (`folders` false) or folders removed with their contents. Best effort.
- */
-function cleanStale(dir: string, re: RegExp, folders: boolean): number {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const m = re.exec(name);
-    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
-    const full = path.join(dir, name);
-    try {
-      const st = fs.lstatSync(full);
-      if (!(folders ? st.isDirectory() : st.isFile()) || !owned(st)) continue;
-      if (folders) fs.rmSync(full, { recursive: true, force: true });
-      else fs.unlinkSync(full);
-      removed++;
-    } catch {
-      // gone already, or not ours to remove
-    }
-  }
-  return removed;
-}
-
-/** Removes ".NAME.neardup-tmp-PID-RANDOM" files of dead processes in `dir` (ours only); best effort. */
+/** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files in `dir` (ours only; io::IsStale); best effort. */
 export function cleanStaleTemps(dir: string): number {
-  return cleanStale(dir, TEMP_RE, false);
+  return native.cleanStaleTemps(dir);
 }
 
-/** Removes "neardup-spill-PID-XXXX" folders of dead processes in `dir` (ours only); best effort. */
+/** Removes the stale "neardup-spill-PID-XXXX" folders in `dir` (ours only; io::IsStale); best effort. */
 export function cleanStaleSpill(dir: string): number {
-  return cleanStale(dir, SPILL_RE, true);
+  return native.cleanStaleSpill(dir);
+}
+
+/** A spill folder DIR/neardup-spill-PID-XXXXXX of this process, its LOCK file held until removeSpillDir(). */
+export function makeSpillDir(parent: string): string {
+  cleanStaleSpill(parent);
+  let dir: string;
+  try {
+    dir = fs.mkdtempSync(path.join(parent, `neardup-spill-${process.pid}-`));
+  } catch (e) {
+    throw ioError('cannot create a temporary folder in', parent, e);
+  }
+  liveDirs.add(dir);
+  try {
+    const lock = path.join(dir, 'LOCK');
+    const fd = fs.openSync(lock, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+    dirLocks.set(dir, fd);
+    native.lockTempFile(fd, lock);
+  } catch {
+    // no lock: sweepers fall back to the PID in the name
+  }
+  return dir;
+}
+
+function closeDirLock(d: string): void {
+  const fd = dirLocks.get(d);
+  if (fd === undefined) return;
+  dirLocks.delete(d);
+  try { fs.closeSync(fd); } catch { /* closed */ }
 }
 
 const spillParents = new Set<string>();
@@ -237,6 +223,7 @@ function removeOwnSpill(dir: string): void {
 }
 
 export function removeSpillDir(d: string): void {
+  closeDirLock(d);
   try {
     fs.rmSync(d, { recursive: true, force: true, maxRetries: 3 });
     liveDirs.delete(d);
@@ -257,6 +244,7 @@ export function cleanupNow(): void {
   }
   liveTemps.clear();
   for (const d of liveDirs) {
+    closeDirLock(d);
     try { fs.rmSync(d, { recursive: true, force: true }); } catch { /* best effort */ }
   }
   liveDirs.clear();
@@ -365,6 +353,7 @@ export class OutputFile {
         o.fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
         o.tmp = tmp;
         liveTemps.add(tmp);
+        native.lockTempFile(o.fd, tmp);  // in use, for sweepers in any PID namespace (best effort)
         break;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 8) continue;
@@ -472,14 +461,7 @@ export class NativeOutput {
       nativeTargets.add(k.target);
       return new NativeOutput(file, file, '', k.target);
     }
-    let dir: string;
-    cleanStaleSpill(os.tmpdir());
-    try {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), `neardup-spill-${process.pid}-`));
-    } catch (e) {
-      throw ioError('cannot create a temporary folder in', os.tmpdir(), e);
-    }
-    liveDirs.add(dir);
+    const dir = makeSpillDir(os.tmpdir());
     return new NativeOutput(file, path.join(dir, 'out'), dir, k.kind === 'inplace' ? k.target : '');
   }
 

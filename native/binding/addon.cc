@@ -18,6 +18,7 @@
 #include "shingles.h"
 #include "simhash.h"
 #include "simhash_index.h"
+#include "temp_files.h"
 
 namespace neardup {
 namespace binding {
@@ -187,7 +188,46 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   ParagraphFilter::Init(env, exports);
   PostingIndexClass::Init(env, exports);
   ChunkIndexClass::Init(env, exports);
+  TempFiles::Init(env, exports);
   return exports;
+}
+
+Napi::Value PairArrays(Napi::Env env, const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
+  std::vector<uint64_t> a(pairs.size()), b(pairs.size());
+  for (size_t i = 0; i < pairs.size(); i++) {
+    a[i] = pairs[i].first;
+    b[i] = pairs[i].second;
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("a", NewBigUint64Array(env, std::move(a)));
+  o.Set("b", NewBigUint64Array(env, std::move(b)));
+  return o;
+}
+
+Napi::Value PairChunkWorker::Resolve(Napi::Env env) {
+  Napi::Object o = PairArrays(env, pairs_).As<Napi::Object>();
+  o.Set("done", Napi::Boolean::New(env, done_));
+  return o;
+}
+
+namespace {
+using MakeChunk = std::function<PairChunkWorker*(Napi::Env, uint64_t)>;
+
+Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const uint64_t max = GetCap(env, info[0], "chunkPairs");
+  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
+  return (*static_cast<MakeChunk*>(info.Data()))(env, max)->QueueAndGetPromise();
+}
+}  // namespace
+
+Napi::Object PairStreamObject(Napi::Env env, MakeChunk make) {
+  auto* holder = new MakeChunk(std::move(make));
+  Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
+  next.AddFinalizer([](Napi::Env, MakeChunk* h) { delete h; }, holder);  // the data's owner
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("next", next);
+  return o;
 }
 
 }  // namespace binding

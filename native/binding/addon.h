@@ -18,6 +18,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/raw_buffer.h"
 #include "util/status.h"
@@ -132,9 +134,29 @@ Napi::Value NewBigUint64Array(Napi::Env env, V&& v) {
   NAPI_THROW_IF_FAILED(env, st, Napi::Value());
   return Napi::Value(env, ta);
 }
+
+// { a, b }: two BigUint64Arrays of the pairs' first and second members (candidate pairs, SimHash pairs).
+Napi::Value PairArrays(Napi::Env env, const std::vector<std::pair<uint64_t, uint64_t>>& pairs);
+
+// One chunk of a stream of pairs (LshIndex.candidatePairsStream, simhashFindAllStream): Run() fills pairs_
+// and done_; resolves to { a, b, done }.
+class PairChunkWorker : public PromiseWorker {
+ public:
+  explicit PairChunkWorker(Napi::Env env) : PromiseWorker(env) {}
+
+ protected:
+  Napi::Value Resolve(Napi::Env env) override;
+  std::vector<std::pair<uint64_t, uint64_t>> pairs_;
+  bool done_ = false;
+};
+
+// { next(chunkPairs) }: each call checks chunkPairs (an integer from 1 to 2^28) and queues the worker that
+// make(env, chunkPairs) returns; make (and what it holds) lives as long as the object.
+Napi::Object PairStreamObject(Napi::Env env, std::function<PairChunkWorker*(Napi::Env, uint64_t)> make);
 }  // namespace binding
 }  // namespace neardup
 
+#include <utility>
 #include <vector>
 
 namespace neardup {

@@ -132,5 +132,13 @@ void ReadTextOptions(const Napi::Object& o, TextOptions* t) {
   t->short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(t->short_text), {"whole", "none"}));
 }
 
+uint64_t GetCap(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsNumber()) ThrowTypeError(env, std::string("Expected ") + what + " to be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
+    ThrowRangeError(env, std::string(what) + " must be a non-negative integer");
+  return static_cast<uint64_t>(d);
+}
+
 }  // namespace binding
 }  // namespace neardup

@@ -31,6 +31,9 @@ uint32_t GetUint32(const Napi::Object& o, const char* key, uint32_t def, uint32_
 uint64_t GetUint64(const Napi::Object& o, const char* key, uint64_t def);
 // A value given as a bigint or a non-negative safe integer, as u64; `what` names it in errors.
 uint64_t ToUint64(Napi::Env env, const Napi::Value& v, const std::string& what);
+// A result cap (maxPairs, maxResults, chunkPairs): a non-negative safe integer; `what` names it in errors. A
+// result beyond a cap fails with ERR_NEARDUP_TOO_MANY_RESULTS (Code::kTooManyResults).
+uint64_t GetCap(Napi::Env env, const Napi::Value& v, const char* what);
 // One of `names`; returns its index.
 int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names);
 

@@ -511,6 +511,17 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// chunkIndexLockState(path) -> 'held' | 'free' | 'unknown' (io::os::ProbeLock): whether a process holds the
+// index's writer lock.
+Napi::Value LockState(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  switch (io::os::ProbeLock(StringArg(env, info[0], "path"))) {
+    case io::os::LockState::kHeld: return Napi::String::New(env, "held");
+    case io::os::LockState::kFree: return Napi::String::New(env, "free");
+    default: return Napi::String::New(env, "unknown");
+  }
+}
+
 Napi::Value IsIndexFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) ThrowTypeError(env, "Expected name to be a string");
@@ -658,6 +669,7 @@ void ChunkIndexClass::Init(Napi::Env env, Napi::Object exports) {
   };
   exports.Set("chunkIndexProbe", Napi::Function::New(env, Probe, "chunkIndexProbe"));
   exports.Set("chunkIndexFileName", Napi::Function::New(env, IsIndexFile, "chunkIndexFileName"));
+  exports.Set("chunkIndexLockState", Napi::Function::New(env, LockState, "chunkIndexLockState"));
   exports.Set("chunkIndexCommit", Napi::Function::New(env, Commit, "chunkIndexCommit"));
   exports.Set("chunkStagePart", Napi::Function::New(env, StagePart, "chunkStagePart"));
   exports.Set("chunkTexts", Napi::Function::New(env, ChunkTexts, "chunkTexts"));

@@ -107,7 +107,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   }
 
   // new LshDedup({ profile, numPerm, b, r, threshold, verify: 'none'|'estimate'|'exact',
-  //                clustering: 'kept'|'components', pairs, memory, spillShingles, tmp })
+  //                clustering: 'kept'|'components', pairs, maxPairs, memory, spillShingles, tmp })
   explicit LshDedupWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshDedupWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
@@ -127,6 +127,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
     d.spill_shingles = GetBool(o, "spillShingles", true);
     d.want_pairs = GetBool(o, "pairs", false);
+    d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
     d.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");
     if (!tmp.IsUndefined()) {

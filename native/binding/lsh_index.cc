@@ -52,27 +52,6 @@ std::vector<uint64_t> Ids(Napi::Env env, const Napi::Value& v) {
   return std::vector<uint64_t>(d, d + ta.ElementLength());
 }
 
-Napi::Value PairsObject(Napi::Env env, std::vector<lsh::Pair>& pairs) {
-  std::vector<uint64_t> a(pairs.size()), b(pairs.size());
-  for (size_t i = 0; i < pairs.size(); i++) {
-    a[i] = pairs[i].first;
-    b[i] = pairs[i].second;
-  }
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("a", NewBigUint64Array(env, std::move(a)));
-  o.Set("b", NewBigUint64Array(env, std::move(b)));
-  return o;
-}
-
-// maxPairs / maxResults: a non-negative integer (a result beyond it fails with ERR_NEARDUP_TOO_MANY_RESULTS).
-uint64_t Cap(Napi::Env env, const Napi::Value& v, const char* what) {
-  if (!v.IsNumber()) ThrowTypeError(env, std::string("Expected ") + what + " to be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d)
-    ThrowRangeError(env, std::string(what) + " must be a non-negative integer");
-  return static_cast<uint64_t>(d);
-}
-
 // The state of one candidatePairsStream(): the core stream is built by its first chunk, on the pool.
 struct PairStreamState {
   std::shared_ptr<LshState> st;
@@ -81,10 +60,10 @@ struct PairStreamState {
   bool done = false;
 };
 
-class PairChunkWorker : public PromiseWorker {
+class LshPairChunkWorker : public PairChunkWorker {
  public:
-  PairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
-      : PromiseWorker(env), ps_(std::move(ps)), max_(max_pairs) {}
+  LshPairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, size_t max_pairs)
+      : PairChunkWorker(env), ps_(std::move(ps)), max_(max_pairs) {}
 
  protected:
   Status Run() override {
@@ -101,26 +80,11 @@ class PairChunkWorker : public PromiseWorker {
     done_ = ps_->done;
     return s;
   }
-  Napi::Value Resolve(Napi::Env env) override {
-    Napi::Object o = PairsObject(env, pairs_).As<Napi::Object>();
-    o.Set("done", Napi::Boolean::New(env, done_));
-    return o;
-  }
 
  private:
   std::shared_ptr<PairStreamState> ps_;
   size_t max_;
-  std::vector<lsh::Pair> pairs_;
-  bool done_ = false;
 };
-
-Napi::Value PairStreamNext(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto* ps = static_cast<std::shared_ptr<PairStreamState>*>(info.Data());
-  const uint64_t max = Cap(env, info[0], "chunkPairs");
-  if (max < 1 || max > (uint64_t(1) << 28)) ThrowRangeError(env, "chunkPairs must be from 1 to 2^28");
-  return (new PairChunkWorker(env, *ps, static_cast<size_t>(max)))->QueueAndGetPromise();
-}
 
 class InsertWorker : public PromiseWorker {
  public:
@@ -312,7 +276,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     auto st = Live(env);
     size_t n = 0;
     auto sigs = Signatures(env, info[0], st->params(), &n);
-    const uint64_t max = Cap(env, info[1], "maxResults");
+    const uint64_t max = GetCap(env, info[1], "maxResults");
     return (new QueryWorker(env, st, std::move(sigs), n, max))->QueueAndGetPromise();
   }
 
@@ -336,7 +300,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
   Napi::Value CandidatePairs(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto st = Live(env);
-    const uint64_t max = Cap(env, info[0], "maxPairs");
+    const uint64_t max = GetCap(env, info[0], "maxPairs");
     std::vector<lsh::Pair> pairs;
     Status s;
     {
@@ -344,7 +308,7 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
       s = st->index ? st->index->CandidatePairs(&pairs, max) : st->frozen->CandidatePairs(&pairs, max);
     }
     if (!s.ok()) throw StatusError(env, s);
-    return PairsObject(env, pairs);
+    return PairArrays(env, pairs);
   }
 
   // An object whose next(chunkPairs) resolves to the next { a, b, done } chunk of candidate pairs.
@@ -352,12 +316,9 @@ class LshIndexWrap : public Napi::ObjectWrap<LshIndexWrap> {
     Napi::Env env = info.Env();
     auto ps = std::make_shared<PairStreamState>();
     ps->st = Live(env);
-    auto* holder = new std::shared_ptr<PairStreamState>(std::move(ps));
-    Napi::Function next = Napi::Function::New(env, PairStreamNext, "next", holder);
-    next.AddFinalizer([](Napi::Env, std::shared_ptr<PairStreamState>* h) { delete h; }, holder);  // the data's owner
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("next", next);
-    return o;
+    return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
+      return new LshPairChunkWorker(e, ps, static_cast<size_t>(max));
+    });
   }
 
   Napi::Value Clusters(const Napi::CallbackInfo& info) {

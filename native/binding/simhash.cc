@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "addon.h"
 #include "args.h"
@@ -103,14 +104,20 @@ Napi::Value Compute(const Napi::CallbackInfo& info) {
 struct FindAllConfig {
   uint32_t blocks = 6, distance = 3;
   bool clusters = false;
+  bool pairs = true;            // false: clusters only, without holding the pairs
+  uint64_t max_pairs = UINT64_MAX;
 };
 
-FindAllConfig ParseFindAll(Napi::Env env, const Napi::Value& v) {
+// options: { blocks, distance, clusters, pairs }; the cap (maxPairs) is the third argument of the native call
+// (lib/simhash.ts fills in the default), as LshIndex.candidatePairs takes it.
+FindAllConfig ParseFindAll(Napi::Env env, const Napi::Value& v, const Napi::Value& cap) {
   Napi::Object o = OptionsObject(env, v, "options");
   FindAllConfig c;
   c.distance = GetUint32(o, "distance", 3, 0, simhash::kMaxDistance);
   c.blocks = GetUint32(o, "blocks", std::max<uint32_t>(c.distance + 3, 6), 1, 64);  // distance <= 8
   c.clusters = GetBool(o, "clusters", false);
+  c.pairs = GetBool(o, "pairs", true);
+  if (!cap.IsUndefined()) c.max_pairs = GetCap(env, cap, "maxPairs");
   Status s = simhash::ValidateParams(c.blocks, c.distance);
   if (!s.ok()) ThrowRangeError(env, s.message());
   return c;
@@ -127,24 +134,31 @@ Status RunFindAll(const uint64_t* ids, const uint64_t* fps, size_t n, const Find
                   const std::atomic<bool>* stop, FindAllResult* r) {
   auto id = [ids](size_t i) -> uint64_t { return ids ? ids[i] : i; };
   std::vector<std::pair<uint32_t, uint32_t>> idx;
-  Status s = simhash::AllPairs(fps, n, c.blocks, c.distance, slots, stop, &idx);
-  if (!s.ok()) return s;
-  std::vector<std::pair<uint64_t, uint64_t>> p;
-  p.reserve(idx.size());
-  for (const auto& e : idx) {
-    const uint64_t a = id(e.first), b = id(e.second);
-    if (a != b) p.emplace_back(std::min(a, b), std::max(a, b));
-  }
-  std::sort(p.begin(), p.end());
-  p.erase(std::unique(p.begin(), p.end()), p.end());
-  r->pairs.resize(p.size() * 2);
-  for (size_t i = 0; i < p.size(); i++) {
-    r->pairs[2 * i] = p[i].first;
-    r->pairs[2 * i + 1] = p[i].second;
+  std::vector<uint32_t> labels;
+  Status s;
+  if (c.pairs) {
+    s = simhash::AllPairs(fps, n, c.blocks, c.distance, slots, stop, &idx, c.max_pairs);
+    if (!s.ok()) return s;
+    if (c.clusters) simhash::Components(n, idx, &labels);
+    std::vector<std::pair<uint64_t, uint64_t>> p;
+    p.reserve(idx.size());
+    for (const auto& e : idx) {
+      const uint64_t a = id(e.first), b = id(e.second);
+      if (a != b) p.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    std::vector<std::pair<uint32_t, uint32_t>>().swap(idx);
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    r->pairs.resize(p.size() * 2);
+    for (size_t i = 0; i < p.size(); i++) {
+      r->pairs[2 * i] = p[i].first;
+      r->pairs[2 * i + 1] = p[i].second;
+    }
+  } else if (c.clusters) {
+    s = simhash::AllComponents(fps, n, c.blocks, c.distance, slots, stop, &labels);
+    if (!s.ok()) return s;
   }
   if (c.clusters) {
-    std::vector<uint32_t> labels;
-    simhash::Components(n, idx, &labels);
     std::vector<std::vector<uint64_t>> groups;
     std::vector<int64_t> slot(n, -1);
     std::vector<uint32_t> size(n, 0);
@@ -193,7 +207,8 @@ U64View FindAllIds(Napi::Env env, const Napi::Value& v, size_t n) {
 
 class FindAllWorker : public PromiseWorker {
  public:
-  FindAllWorker(Napi::Env env, const Napi::CallbackInfo& info) : PromiseWorker(env), config_(ParseFindAll(env, info[2])) {
+  FindAllWorker(Napi::Env env, const Napi::CallbackInfo& info)
+      : PromiseWorker(env), config_(ParseFindAll(env, info[2], info[3])) {
     const U64View fps = GetU64Array(env, info[1], "fingerprints");
     const U64View ids = FindAllIds(env, info[0], fps.size);
     if (ids.data) ids_.assign(ids.data, ids.data + ids.size);
@@ -222,13 +237,52 @@ Napi::Value FindAll(const Napi::CallbackInfo& info) {
 
 Napi::Value FindAllSync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const FindAllConfig c = ParseFindAll(env, info[2]);
+  const FindAllConfig c = ParseFindAll(env, info[2], info[3]);
   const U64View fps = GetU64Array(env, info[1], "fingerprints");
   const U64View ids = FindAllIds(env, info[0], fps.size);
   FindAllResult r;
   return RunSync(
       env, [&] { return RunFindAll(ids.data, fps.data, fps.size, c, 1, nullptr, &r); },
       [&](Napi::Env e) { return FindAllResultObject(e, r, c.clusters); });
+}
+
+// simhashPairStream(ids, fingerprints, options): an object whose next(chunkPairs) resolves to the next
+// { a, b, done } chunk of the sorted id pairs (simhash::PairStream; one chunk computed at a time, in order).
+struct PairStreamState {
+  std::mutex mu;
+  std::unique_ptr<simhash::PairStream> stream;
+};
+
+class SimhashPairChunkWorker : public PairChunkWorker {
+ public:
+  SimhashPairChunkWorker(Napi::Env env, std::shared_ptr<PairStreamState> ps, uint64_t max_pairs)
+      : PairChunkWorker(env), ps_(std::move(ps)), max_(max_pairs), slots_(parallel::MaxSlots()) {}
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> g(ps_->mu);
+    return ps_->stream->Next(max_, slots_, stop(), &pairs_, &done_);
+  }
+
+ private:
+  std::shared_ptr<PairStreamState> ps_;
+  uint64_t max_;
+  size_t slots_;
+};
+
+Napi::Value PairStream(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const FindAllConfig c = ParseFindAll(env, info[2], Napi::Value());
+  const U64View fps = GetU64Array(env, info[1], "fingerprints");
+  const U64View ids = FindAllIds(env, info[0], fps.size);
+  if (fps.size >= UINT32_MAX) ThrowRangeError(env, "at most 4294967294 fingerprints per call");
+  auto ps = std::make_shared<PairStreamState>();
+  ps->stream = std::make_unique<simhash::PairStream>(
+      std::vector<uint64_t>(fps.data, fps.data + fps.size),
+      ids.data ? std::vector<uint64_t>(ids.data, ids.data + ids.size) : std::vector<uint64_t>(), c.blocks, c.distance);
+  return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
+    return new SimhashPairChunkWorker(e, ps, max);
+  });
 }
 
 Napi::Value PickBlocks(const Napi::CallbackInfo& info) {
@@ -251,6 +305,7 @@ void Simhash::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("simhashCompute", Napi::Function::New(env, Compute, "simhashCompute"));
   exports.Set("simhashFindAll", Napi::Function::New(env, FindAll, "simhashFindAll"));
   exports.Set("simhashFindAllSync", Napi::Function::New(env, FindAllSync, "simhashFindAllSync"));
+  exports.Set("simhashPairStream", Napi::Function::New(env, PairStream, "simhashPairStream"));
   exports.Set("simhashPickBlocks", Napi::Function::New(env, PickBlocks, "simhashPickBlocks"));
 }
 

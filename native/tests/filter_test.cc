@@ -1,6 +1,7 @@
 // Core tests of the paragraph filter: seen-sets (membership, FP rate, save/load, corrupt files) and small
 // Onion cases checked by hand.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -93,6 +94,26 @@ TEST(blocked_bloom_design_meets_target) {
     EXPECT(ApproxSeenSet::BlockedFpRate(bpk, k) <= t);
     EXPECT(ApproxSeenSet::BlockedFpRate(bpk - 0.5, k) > t * 0.7);
   }
+  // the rates are kept between calls: the same answers as the plain scan computed here, in any order
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i <= 40; i++) {
+      const double t = 0.6 * std::pow(10.0, -((i * 7) % 41) / 5.0);  // 0.6 .. 6e-9
+      double bpk;
+      uint32_t k;
+      ApproxSeenSet::Design(t, &bpk, &k);
+      double want_bpk = 64.0;
+      uint32_t want_k = 32;
+      for (double b = 3.0; b < 64.0 && want_bpk == 64.0; b += 0.125) {
+        const int k0 = std::max(1, static_cast<int>(b * 0.693) - 3);
+        for (int kk = k0; kk <= std::min(32, k0 + 6); kk++)
+          if (ApproxSeenSet::BlockedFpRate(b, static_cast<uint32_t>(kk)) <= 0.95 * t) {
+            want_bpk = b;
+            want_k = static_cast<uint32_t>(kk);
+            break;
+          }
+      }
+      EXPECT(bpk == want_bpk && k == want_k);
+    }
 }
 
 TEST(save_load_round_trip_and_corruption) {

@@ -281,4 +281,31 @@ TEST(sha1_many_matches_openssl) {
   EXPECT_EQ(h, 0x363e99a9u);
 }
 
+// A document of more than Signer::kDistinctWindow char shingles is taken in windows: its signature is still
+// the minimum over all its shingles, i.e. the element-wise minimum of the signatures of pieces that
+// overlap by n-1 characters (each piece small enough for one window).
+TEST(huge_document_in_windows_same_signature) {
+  std::string text;
+  uint64_t x = 12345;
+  while (text.size() < 5500000) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    text += static_cast<char>('a' + (x >> 59) % 26);
+    if ((x >> 40) % 7 == 0) text += ' ';
+  }
+  EXPECT(text.size() > Signer::kDistinctWindow);
+  for (Profile p : {Profile::kDoubriV1, Profile::kDatasketch}) {
+    Config c = DefaultConfig(p);
+    if (p == Profile::kDoubriV1) c.num_perm = 64;  // fewer values: the test stays quick
+    Signer s(MakePlan(c));
+    std::vector<uint32_t> whole(s.k()), piece(s.k()), merged(s.k(), 0xFFFFFFFFu);
+    s.Sign(text, whole.data());
+    const size_t step = 2000000, n = c.text.n;
+    for (size_t at = 0; at + n - 1 < text.size(); at += step) {
+      s.Sign(std::string_view(text).substr(at, step + n - 1), piece.data());
+      for (size_t i = 0; i < piece.size(); i++) merged[i] = std::min(merged[i], piece[i]);
+    }
+    EXPECT(whole == merged);
+  }
+}
+
 TEST_MAIN("minhash")

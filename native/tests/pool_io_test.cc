@@ -1,5 +1,8 @@
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +153,16 @@ static Status SaveText(const std::string& path, const std::string& text) {
   return s;
 }
 
+// Sets a path's modification time `seconds` into the past (stale entries must be older than kMinStaleAge).
+static void Age(const std::string& path, double seconds) {
+  struct timeval now;
+  gettimeofday(&now, nullptr);
+  struct timeval tv[2] = {now, now};
+  tv[0].tv_sec -= static_cast<time_t>(seconds);
+  tv[1].tv_sec -= static_cast<time_t>(seconds);
+  EXPECT(utimes(path.c_str(), tv) == 0);
+}
+
 static long DeadPid() {
   const pid_t p = fork();
   if (p == 0) _exit(0);
@@ -213,6 +226,7 @@ TEST(atomic_file_temp_names_and_stale_cleanup) {
     FILE* f = fopen(p.c_str(), "w");
     EXPECT(f != nullptr);
     if (f) fclose(f);
+    Age(p, 60);
   }
   long pid = 0;
   EXPECT(io::ParseTempName(".out.bin.neardup-tmp-123-ab", &pid) && pid == 123);
@@ -262,6 +276,8 @@ TEST(spill_dir_created_removed_and_stale_cleaned) {
   EXPECT(mkdir(live.c_str(), 0700) == 0);
   FILE* f = fopen((stale + "/neardup-lsh-run-x").c_str(), "w");
   if (f) fclose(f);
+  Age(stale, 60);
+  Age(live, 60);
   std::string made;
   {
     io::SpillDir d;
@@ -279,6 +295,82 @@ TEST(spill_dir_created_removed_and_stale_cleaned) {
   EXPECT(!s.ok() && s.message().find("missing") != std::string::npos);
   rmdir(live.c_str());
   EXPECT(rmdir(parent.c_str()) == 0);
+}
+
+// Stale or not (io::IsStale): a lock decides over the PID, a young entry is never removed, an unlocked old
+// entry of a running PID is (PID reuse).
+TEST(stale_entries_locks_ages_and_pids) {
+  const std::string dir = TempDir();
+  const long dead = DeadPid();
+  auto name = [&](long pid, const char* tag) { return dir + "/.out.bin.neardup-tmp-" + std::to_string(pid) + "-" + tag; };
+  const std::string locked_dead = name(dead, "0a"), young_dead = name(dead, "0b"), old_dead = name(dead, "0c");
+  const std::string young_live = name(1, "0d"), ancient_live = name(1, "0e"), child_locked = name(dead + 1000000, "0f");
+  for (const std::string& p : {locked_dead, young_dead, old_dead, young_live, ancient_live, child_locked}) {
+    FILE* f = fopen(p.c_str(), "w");
+    if (f) fclose(f);
+  }
+  for (const std::string& p : {locked_dead, old_dead, child_locked}) Age(p, 60);
+  Age(ancient_live, 2 * io::kReusedPidAge);
+  // "another PID namespace": a PID that does not exist here, a lock that is held (another open file
+  // description of this process conflicts like another process would)
+  const int held = open(locked_dead.c_str(), O_RDONLY);
+  EXPECT(held >= 0 && flock(held, LOCK_EX) == 0);
+  // a real other process holding the lock
+  int ready[2], quit[2];
+  EXPECT(pipe(ready) == 0 && pipe(quit) == 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    const int fd = open(child_locked.c_str(), O_RDONLY);
+    char c = (fd >= 0 && flock(fd, LOCK_EX) == 0) ? 'y' : 'n';
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    if (read(quit[0], &c, 1) < 0) _exit(1);
+    _exit(0);
+  }
+  char c = 0;
+  EXPECT(read(ready[0], &c, 1) == 1 && c == 'y');
+  EXPECT_EQ(io::os::ProbeLock(locked_dead), io::os::LockState::kHeld);
+  EXPECT_EQ(io::os::ProbeLock(old_dead), io::os::LockState::kFree);
+  EXPECT_EQ(io::os::ProbeLock(dir + "/missing"), io::os::LockState::kUnknown);
+  EXPECT_EQ(io::CleanStaleTemps(dir), 2u);  // old_dead and ancient_live
+  EXPECT(access(locked_dead.c_str(), F_OK) == 0);
+  EXPECT(access(child_locked.c_str(), F_OK) == 0);
+  EXPECT(access(young_dead.c_str(), F_OK) == 0);
+  EXPECT(access(young_live.c_str(), F_OK) == 0);
+  EXPECT(access(old_dead.c_str(), F_OK) != 0);
+  EXPECT(access(ancient_live.c_str(), F_OK) != 0);
+  // the writers end: their files become stale (the child's PID never existed here)
+  close(held);
+  EXPECT(write(quit[1], "q", 1) == 1);
+  int st = 0;
+  waitpid(child, &st, 0);
+  Age(young_dead, 60);
+  EXPECT_EQ(io::CleanStaleTemps(dir), 3u);
+  EXPECT(access(young_live.c_str(), F_OK) == 0);  // young, and PID 1 runs
+  for (int fd : {ready[0], ready[1], quit[0], quit[1]}) close(fd);
+  // An AtomicFile holds its temporary file locked while it is open.
+  {
+    io::AtomicFile f;
+    EXPECT(f.Open(dir + "/x.bin").ok());
+    for (const std::string& e : Entries(dir))
+      if (e.rfind(".x.bin.neardup-tmp-", 0) == 0) EXPECT_EQ(io::os::ProbeLock(dir + "/" + e), io::os::LockState::kHeld);
+  }
+  // A spill folder's LOCK file is held while it exists; a locked folder of a "dead" PID stays.
+  {
+    io::SpillDir d;
+    EXPECT(d.Create(dir).ok());
+    EXPECT_EQ(io::os::ProbeLock(d.path() + "/" + io::kSpillLockName), io::os::LockState::kHeld);
+    const std::string other = dir + "/neardup-spill-" + std::to_string(dead) + "-locked";
+    EXPECT(mkdir(other.c_str(), 0700) == 0);
+    const int fd = open((other + "/" + io::kSpillLockName).c_str(), O_CREAT | O_WRONLY, 0600);
+    EXPECT(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    Age(other, 60);
+    EXPECT_EQ(io::CleanStaleSpillDirs(dir), 0u);
+    close(fd);
+    EXPECT_EQ(io::CleanStaleSpillDirs(dir), 1u);
+    EXPECT(access(other.c_str(), F_OK) != 0);
+  }
+  for (const std::string& e : Entries(dir)) unlink((dir + "/" + e).c_str());
+  EXPECT(rmdir(dir.c_str()) == 0);
 }
 
 TEST_MAIN("pool_io")

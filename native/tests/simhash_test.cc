@@ -139,6 +139,83 @@ TEST(all_pairs_skewed_group) {
   EXPECT(labels == (std::vector<uint32_t>{0, 1, 2, 1, 2, 1}));
 }
 
+TEST(all_pairs_cap_components_and_stream) {
+  // clusters of near-identical fingerprints (quadratic pairs) among random ones, skewed groups included
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> v;
+  for (int c = 0; c < 6; c++) {
+    const uint64_t base = rng();
+    for (int i = 0; i < 40 + 30 * c; i++) v.push_back(base ^ (uint64_t{1} << (rng() % 64)) ^ (i % 3 == 0 ? 0 : uint64_t{1} << (rng() % 64)));
+  }
+  for (int i = 0; i < 500; i++) v.push_back(rng());
+  std::shuffle(v.begin(), v.end(), rng);
+  const Pairs want = Brute(v, 3);
+  EXPECT(want.size() > 5000);
+  // the cap: exactly the count passes; one less fails with kTooManyResults and an empty output, for 1 and 2 slots
+  for (size_t slots : {1, 2}) {
+    Pairs got;
+    EXPECT(AllPairs(v.data(), v.size(), 6, 3, slots, nullptr, &got, want.size()).ok());
+    EXPECT(got == want);
+    Status capped = AllPairs(v.data(), v.size(), 6, 3, slots, nullptr, &got, want.size() - 1);
+    EXPECT(capped.code() == Code::kTooManyResults);
+    EXPECT(got.empty());
+  }
+  // components without pairs: the same labels
+  std::vector<uint32_t> a, b;
+  Components(v.size(), want, &a);
+  for (size_t slots : {1, 2, 3}) {
+    EXPECT(AllComponents(v.data(), v.size(), 6, 3, slots, nullptr, &b).ok());
+    EXPECT(a == b);
+  }
+  // the stream: ids with repeats (an id never pairs with itself; an id pair once), in every chunk size
+  std::vector<uint64_t> ids(v.size());
+  for (size_t i = 0; i < ids.size(); i++) ids[i] = (i * 7919) % 900;  // repeats
+  std::set<std::pair<uint64_t, uint64_t>> id_pairs;
+  for (const auto& e : want) {
+    const uint64_t x = ids[e.first], y = ids[e.second];
+    if (x != y) id_pairs.emplace(std::min(x, y), std::max(x, y));
+  }
+  const std::vector<std::pair<uint64_t, uint64_t>> want_ids(id_pairs.begin(), id_pairs.end());
+  for (uint64_t chunk : {uint64_t{1}, uint64_t{7}, uint64_t{1000}, uint64_t{1} << 30}) {
+    for (bool with_ids : {false, true}) {
+      PairStream ps(v, with_ids ? ids : std::vector<uint64_t>(), 6, 3);
+      std::vector<std::pair<uint64_t, uint64_t>> all, part;
+      bool done = false;
+      size_t chunks = 0;
+      while (!done) {
+        part.clear();
+        EXPECT(ps.Next(chunk, 2, nullptr, &part, &done).ok());
+        if (chunk >= 1000) EXPECT(part.size() <= chunk + 200);  // whole first ids: at most one id's pairs over
+        all.insert(all.end(), part.begin(), part.end());
+        chunks++;
+        if (chunks > v.size() + 2) break;
+      }
+      if (with_ids) {
+        EXPECT(all == want_ids);
+      } else {
+        EXPECT_EQ(all.size(), want.size());
+        for (size_t i = 0; i < all.size() && i < want.size(); i++)
+          EXPECT(all[i].first == want[i].first && all[i].second == want[i].second);
+      }
+      if (chunk == (uint64_t{1} << 30)) EXPECT_EQ(chunks, 1u);
+      if (chunk == 1000) EXPECT(chunks > 5);
+    }
+  }
+  // identical fingerprints: n(n-1)/2 pairs, streamed in chunks of whole first ids
+  std::vector<uint64_t> same(300, 42);
+  PairStream ps(same, {}, 6, 3);
+  uint64_t total = 0;
+  bool done = false;
+  std::vector<std::pair<uint64_t, uint64_t>> part;
+  while (!done) {
+    part.clear();
+    EXPECT(ps.Next(5000, 1, nullptr, &part, &done).ok());
+    EXPECT(part.size() <= 5000 + 299);
+    total += part.size();
+  }
+  EXPECT_EQ(total, uint64_t{300} * 299 / 2);
+}
+
 static void CheckIndex(Index& ix, const std::vector<uint64_t>& fps, const std::vector<uint64_t>& ids,
                        const std::vector<bool>& live, const std::vector<uint64_t>& queries, uint32_t k) {
   std::vector<uint64_t> got;

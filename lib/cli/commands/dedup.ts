@@ -1,6 +1,6 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import { NeardupError } from '../../errors';
-import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { version } from '../../version';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
@@ -51,6 +51,8 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             dropped for (its own number when kept); --clustering components: the first
                             line of its connected component
   --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
+                            (held in memory before they are written, 16 bytes each: with --memory SIZE,
+                            more than SIZE/16 pairs stop with an error)
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -140,6 +142,8 @@ ${INPUT_USAGE}`,
     try {
       session = new DedupSession({
         ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall, pairs: values.pairs !== undefined,
+        // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
+        maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
         memory, tmp,
       });
     } catch (e) {
@@ -178,7 +182,9 @@ ${INPUT_USAGE}`,
       }
       await Promise.all(pending);
       progress.update({ bytes, docs, extra: 'clustering' }, true);
-      const res = await session.finish();
+      const res = await session.finish().catch((e) => {
+        throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
+      });
       const rep = res.representative;
       // One output of n lines, built in pieces of about 64 KiB (no await per line).
       const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {

@@ -3,6 +3,7 @@ import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } fr
 import type { ShingleOptions } from '../../shingles';
 import { readJsonl, type OnBadLine } from '../jsonl';
 import { Progress } from '../progress';
+import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles, writeNative } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
@@ -35,9 +36,11 @@ export async function* signJsonl(
   progress?: Progress,
 ): AsyncGenerator<{ texts: (string | null)[]; signatures: Uint32Array; numPerm: number; badLines: number; bytesRead: number }> {
   let docs = 0, bytesRead = 0;
+  const limit = documentLimit('minhash');
   for await (const batch of readJsonl(files, {
     ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress?.update({ bytes, docs, fraction }); },
   })) {
+    checkDocumentSizes(batch, limit, 'minhash');
     const r = await minhash(batch.texts.map((t) => t ?? ''), options);
     for (let i = 0; i < batch.texts.length; i++)
       if (batch.texts[i] === null) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);

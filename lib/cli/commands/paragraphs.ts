@@ -12,6 +12,7 @@ import {
 } from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
 import { checkFiles, writeNative } from '../files';
+import { checkDocumentSizes, documentLimit } from '../limits';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
@@ -173,7 +174,9 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
       } else {
         const out = (write ? new Output() : new NullOutput());
         const input = inputOptionsFrom(values);
+        const limit = documentLimit('paragraphs');
         for await (const batch of readJsonl(files, input)) {
+          checkDocumentSizes(batch, limit, 'paragraphs');
           const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
           const r = await filter.pushDocuments(docs);
           for (let i = 0; i < docs.length; i++) {

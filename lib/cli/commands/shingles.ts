@@ -2,6 +2,7 @@
 import { shingleHashes, type ShingleHashKind } from '../../shingles';
 import { readJsonl } from '../jsonl';
 import { Progress } from '../progress';
+import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, oneOf, parse,
@@ -44,7 +45,9 @@ ${INPUT_USAGE}`,
     const out = new Output();
     const progress = new Progress('neardup shingles');
     let docs = 0;
+    const limit = documentLimit('shingles');
     for await (const batch of readJsonl(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
+      checkDocumentSizes(batch, limit, 'shingles');
       const texts = batch.texts.map((t) => t ?? '');
       const r = await shingleHashes(texts, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
       for (let i = 0; i < texts.length; i++) {

@@ -2,10 +2,11 @@
 //   fingerprint  one decimal u64 fingerprint per JSONL line
 //   find-all     pairs of fingerprints (or ids) within k bits, like seomoz's simhash-find-all
 import { NeardupError } from '../../errors';
-import { simhashFindAll, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash';
+import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash';
 import type { ShingleOptions } from '../../shingles';
 import { openInput, readJsonl, readLines } from '../jsonl';
 import { Progress } from '../progress';
+import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
@@ -45,8 +46,11 @@ Options:
 Empty lines (skipped documents of 'simhash fingerprint') are ignored.
   --clusters     print connected components instead of pairs: one line of space-separated members each
 
-At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs,
-clusters (with --clusters), distance, seconds.`;
+Pairs are computed and printed in sorted chunks (memory: about 40 bytes per fingerprint plus one chunk), so
+any number of them can be printed; clusters are found without holding the pairs.
+
+At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs
+(without --clusters), clusters (with --clusters), distance, seconds.`;
 
 const U64_MAX = (1n << 64n) - 1n;
 function parseU64(s: string, file: string, line: number, what: string): bigint {
@@ -79,9 +83,11 @@ async function fingerprint(args: string[]): Promise<number> {
   const progress = new Progress('neardup simhash fingerprint');
   const start = Date.now();
   let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
+  const limit = documentLimit('simhash fingerprint');
   for await (const batch of readJsonl(positionals.length ? positionals : ['-'], {
     ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
   })) {
+    checkDocumentSizes(batch, limit, 'simhash fingerprint');
     badLines += batch.bad.size;
     for (const t of batch.texts) if (t === null) skipped++;
     const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
@@ -147,17 +153,34 @@ async function findAll(args: string[]): Promise<number> {
     }
   }
   const fpArr = BigUint64Array.from(fps);
-  const r = await simhashFindAll(fpArr, { ids: withIds ? BigUint64Array.from(ids) : fpArr, distance, blocks, clusters: Boolean(values.clusters) });
+  const idArr = withIds ? BigUint64Array.from(ids) : fpArr;
+  fps.length = ids.length = 0;
+  seen.clear();
   const out = new Output();
+  let pairs = 0, clusters: number | undefined;
   if (values.clusters) {
-    const c = r.clusters!;
+    // components without holding the pairs (their number may be quadratic)
+    const c = (await simhashFindAll(fpArr, { ids: idArr, distance, blocks, clusters: true, pairs: false })).clusters!;
+    clusters = c.offsets.length - 1;
     for (let i = 0; i + 1 < c.offsets.length; i++) await out.write(Array.from(c.ids.subarray(c.offsets[i], c.offsets[i + 1])).join(' ') + '\n');
   } else {
-    for (let i = 0; i < r.pairs.length; i += 2) await out.write(`${r.pairs[i]} ${r.pairs[i + 1]}\n`);
+    // streamed in sorted chunks: memory stays one chunk, however many pairs there are
+    const chunkPairs = Number(process.env.NEARDUP_TEST_CHUNK_PAIRS ?? 1 << 20);
+    for await (const { a, b } of simhashFindAllStream(fpArr, { ids: idArr, distance, blocks, chunkPairs })) {
+      const text: string[] = [];
+      for (let i = 0; i < a.length; i++) {
+        text.push(`${a[i]} ${b[i]}\n`);
+        if (text.length === 65536 || i + 1 === a.length) {
+          await out.write(text.join(''));
+          text.length = 0;
+        }
+      }
+      pairs += a.length;
+    }
   }
   await out.flush();
   process.stderr.write(JSON.stringify({
-    lines, fingerprints: fps.length, pairs: r.pairs.length / 2, ...(r.clusters ? { clusters: r.clusters.offsets.length - 1 } : {}),
+    lines, fingerprints: fpArr.length, pairs: values.clusters ? undefined : pairs, ...(clusters !== undefined ? { clusters } : {}),
     distance, seconds: +((Date.now() - start) / 1000).toFixed(3),
   }) + '\n');
   return 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #if defined(_WIN32)
 #include <malloc.h>  // _aligned_malloc
 #endif
@@ -207,12 +208,31 @@ double ApproxSeenSet::BlockedFpRate(double bits_per_key, uint32_t k) {
   return fp;
 }
 
+namespace {
+// Design() scans bits per key from 3 to 64 in steps of 1/8, and k near bpk * ln 2 (k <= 32): BlockedFpRate
+// at those points does not depend on the target, so each is computed once per process and kept (128 KiB).
+constexpr int kDesignSteps = 488;
+struct RateTable {
+  std::mutex mu;
+  std::vector<double> rate = std::vector<double>(size_t(kDesignSteps) * 33, -1.0);
+};
+RateTable& Rates() {
+  static RateTable* t = new RateTable;  // never destroyed: usable from any static destructor
+  return *t;
+}
+}  // namespace
+
 void ApproxSeenSet::Design(double target, double* bits_per_key, uint32_t* k) {
-  for (double bpk = 3.0; bpk < 64.0; bpk += 0.125) {
+  RateTable& t = Rates();
+  std::lock_guard<std::mutex> g(t.mu);
+  for (int step = 0; step < kDesignSteps; step++) {
+    const double bpk = 3.0 + step * 0.125;
     // The best k for a given load is near bpk * ln 2; search around it.
     const int k0 = std::max(1, static_cast<int>(bpk * 0.693) - 3);
     for (int kk = k0; kk <= std::min(32, k0 + 6); kk++) {
-      if (BlockedFpRate(bpk, static_cast<uint32_t>(kk)) <= 0.95 * target) {  // 5 % margin
+      double& r = t.rate[size_t(step) * 33 + kk];
+      if (r < 0) r = BlockedFpRate(bpk, static_cast<uint32_t>(kk));
+      if (r <= 0.95 * target) {  // 5 % margin
         *bits_per_key = bpk;
         *k = static_cast<uint32_t>(kk);
         return;

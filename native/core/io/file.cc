@@ -113,6 +113,7 @@ Status AtomicFile::Open(const std::string& path) {
     tmp_.clear();  // not ours: never removed
     return s;
   }
+  os::LockFile(fd_, tmp_);  // marks it in use for sweepers in any PID namespace (io::IsStale); best effort
   buf_.clear();
   buf_.reserve(kBufSize);
   written_ = 0;

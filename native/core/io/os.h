@@ -26,6 +26,16 @@ Status OpenWrite(const std::string& path, Fd* fd);
 // given. mode: POSIX permission bits (ignored on Windows).
 Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd, bool* exists = nullptr);
 
+// Advisory locks that mark a temporary file or spill folder as in use, across processes and PID namespaces
+// (containers sharing a volume see each other's locks, not each other's PIDs).
+// LockFile: the whole file, exclusively, through `fd`, until it is closed. POSIX: flock (waits while a
+// sweeper's ProbeLock holds it for an instant). Windows: nothing to do: the open handle is what ProbeLock sees.
+Status LockFile(Fd fd, const std::string& path);
+// Whether a process holds `path` under LockFile (POSIX: a non-blocking flock on a new descriptor fails;
+// Windows: it cannot be opened without sharing). kUnknown: no such file, or locks are not supported there.
+enum class LockState { kFree, kHeld, kUnknown };
+LockState ProbeLock(const std::string& path);
+
 // What a path names, links followed. A missing path is Ok with exists = false.
 struct PathInfo {
   bool exists = false;

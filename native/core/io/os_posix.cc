@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,28 @@ Status CreateExclusive(const std::string& path, unsigned mode, Fd* fd, bool* exi
 #endif
   if (exists) *exists = !s.ok() && errno == EEXIST;
   return s;
+}
+
+Status LockFile(Fd fd, const std::string& path) {
+  int r;
+  do {
+    r = ::flock(static_cast<int>(fd), LOCK_EX);
+  } while (r != 0 && errno == EINTR);
+  if (r != 0) return Status(Code::kIo, "cannot lock '" + path + "': " + std::strerror(errno));
+  return Status::Ok();
+}
+
+LockState ProbeLock(const std::string& path) {
+#ifdef O_NOFOLLOW
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+#else
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+#endif
+  if (fd < 0) return LockState::kUnknown;
+  LockState state = LockState::kFree;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) state = errno == EWOULDBLOCK ? LockState::kHeld : LockState::kUnknown;
+  ::close(fd);  // releases the probe's lock
+  return state;
 }
 
 Status StatPath(const std::string& path, PathInfo* info) {

@@ -87,6 +87,18 @@ Status CreateExclusive(const std::string& path, unsigned /*mode*/, Fd* fd, bool*
 
 bool WideFromUtf8(const std::string& s, std::wstring* w) { return Wide(s, w); }
 
+Status LockFile(Fd, const std::string&) { return Status::Ok(); }
+
+LockState ProbeLock(const std::string& path) {
+  std::wstring w;
+  if (!Wide(path, &w)) return LockState::kUnknown;
+  // No sharing: fails while any process has the file open.
+  HANDLE h = CreateFileW(w.c_str(), GENERIC_READ, 0, nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
+  if (h == INVALID_HANDLE_VALUE) return GetLastError() == ERROR_SHARING_VIOLATION ? LockState::kHeld : LockState::kUnknown;
+  CloseHandle(h);
+  return LockState::kFree;
+}
+
 Status MakeDir(const std::string& path) {
   std::wstring w;
   if (!Wide(path, &w)) return BadPath(path);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -78,13 +79,15 @@ size_t CleanStaleTemps(const std::string& dir) {
   size_t removed = 0;
   const long self = static_cast<long>(::getpid());
   const uid_t uid = ::geteuid();
+  const time_t now = ::time(nullptr);
   while (struct dirent* e = ::readdir(d)) {
     long pid = 0;
     const std::string name = e->d_name;
-    if (!ParseTempName(name, &pid) || pid == self || ProcessAlive(pid)) continue;
+    if (!ParseTempName(name, &pid) || pid == self) continue;
     const std::string full = (dir == "/" ? std::string() : dir) + "/" + name;
     struct stat st;
     if (::lstat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) continue;
+    if (!IsStale(pid, std::difftime(now, st.st_mtime), full)) continue;
     if (::unlink(full.c_str()) == 0) removed++;
   }
   ::closedir(d);
@@ -126,12 +129,14 @@ size_t CleanStaleSpillDirs(const std::string& parent) {
   const long self = static_cast<long>(::getpid());
   const uid_t uid = ::geteuid();
   std::vector<std::string> stale;
+  const time_t now = ::time(nullptr);
   while (struct dirent* e = ::readdir(d)) {
     long pid = 0;
-    if (!ParseSpillName(e->d_name, &pid) || pid == self || ProcessAlive(pid)) continue;
+    if (!ParseSpillName(e->d_name, &pid) || pid == self) continue;
     const std::string full = parent + "/" + e->d_name;
     struct stat st;
     if (::lstat(full.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid) continue;
+    if (!IsStale(pid, std::difftime(now, st.st_mtime), full + "/" + kSpillLockName)) continue;
     stale.push_back(full);
   }
   ::closedir(d);
@@ -143,6 +148,7 @@ size_t CleanStaleSpillDirs(const std::string& parent) {
 }
 
 SpillDir::~SpillDir() {
+  if (lock_ != os::kNoFd) os::CloseQuietly(lock_);
   if (!path_.empty()) RemoveFlatDir(path_);
 }
 
@@ -155,6 +161,11 @@ Status SpillDir::Create(const std::string& parent) {
   if (::mkdtemp(buf.data()) == nullptr)
     return Status(Code::kIo, "cannot create a spill folder in '" + p + "': " + std::strerror(errno));
   path_ = buf.data();
+  // The lock that tells sweepers (in any PID namespace) that this folder is in use; best effort.
+  if (os::CreateExclusive(path_ + "/" + kSpillLockName, 0600, &lock_).ok() && !os::LockFile(lock_, path_).ok()) {
+    os::CloseQuietly(lock_);
+    lock_ = os::kNoFd;
+  }
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/os.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -28,10 +29,23 @@ bool ParseTempName(const std::string& name, long* pid);
 // True unless no process with this PID exists (a process of another user counts as alive).
 bool ProcessAlive(long pid);
 
+// Whether a temporary file or spill folder of another process is stale, from the PID in its name, its age
+// (seconds since it was last modified) and its lock (the temporary file itself; a spill folder's LOCK file):
+//   - younger than kMinStaleAge: never (its writer may not have locked it yet);
+//   - locked: never, whatever the PID says (its writer runs, maybe in another PID namespace);
+//   - unlocked: when no process has its PID here, or when older than kReusedPidAge (the PID was reused).
+// Where locks cannot be probed (kUnknown: no lock file, no lock support), the PID alone decides.
+constexpr double kMinStaleAge = 5;
+constexpr double kReusedPidAge = 3600;
+bool IsStale(long pid, double age_seconds, const std::string& lock_path);
+
+// The lock file of a spill folder: held by its process for the folder's lifetime.
+constexpr const char* kSpillLockName = "LOCK";
+
 // 64 random bits for temporary names (per platform: temp_names.cc, temp_names_win.cc).
 uint64_t TempRandomBits();
 
-// Removes the temporary files in `dir` whose process is gone (regular files owned by this user only).
+// Removes the stale temporary files in `dir` (IsStale; regular files owned by this user only).
 // Returns how many were removed; errors are ignored (cleanup is best effort).
 size_t CleanStaleTemps(const std::string& dir);
 
@@ -39,7 +53,8 @@ size_t CleanStaleTemps(const std::string& dir);
 unsigned NewFileMode();
 
 // A folder PARENT/neardup-spill-PID-XXXXXX for one run's temporary files, removed with its files (it holds
-// no sub-folder) when destroyed. Create() first removes such folders of dead processes in PARENT.
+// no sub-folder) when destroyed; its LOCK file is locked for its lifetime. Create() first removes the stale
+// such folders in PARENT.
 class SpillDir {
  public:
   SpillDir() = default;
@@ -51,9 +66,11 @@ class SpillDir {
 
  private:
   std::string path_;
+  os::Fd lock_ = os::kNoFd;
 };
 
-// Removes PARENT/neardup-spill-PID-* folders (and their files) of dead processes, owned by this user.
+// Removes the stale PARENT/neardup-spill-PID-* folders (IsStale, with their LOCK file) and their files,
+// owned by this user.
 size_t CleanStaleSpillDirs(const std::string& parent);
 
 }  // namespace io

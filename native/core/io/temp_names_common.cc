@@ -43,5 +43,13 @@ bool ParseTempName(const std::string& name, long* pid) {
   return true;
 }
 
+bool IsStale(long pid, double age_seconds, const std::string& lock_path) {
+  if (!(age_seconds >= kMinStaleAge)) return false;
+  const os::LockState lock = os::ProbeLock(lock_path);
+  if (lock == os::LockState::kHeld) return false;
+  if (!ProcessAlive(pid)) return true;
+  return lock == os::LockState::kFree && age_seconds >= kReusedPidAge;
+}
+
 }  // namespace io
 }  // namespace neardup

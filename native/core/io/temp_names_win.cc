@@ -42,11 +42,15 @@ std::string Narrow(const wchar_t* w) {
   return s;
 }
 
-// Calls fn(name, is_dir) for each entry of a folder except "." and "..".
+uint64_t FileTime100ns(const FILETIME& t) { return (uint64_t{t.dwHighDateTime} << 32) | t.dwLowDateTime; }
+
+// Calls fn(name, is_dir, age in seconds since the last write) for each entry of a folder except "." and "..".
 template <typename Fn>
 void ForEachEntry(const std::string& dir, Fn fn) {
   std::wstring w;
   if (!os::WideFromUtf8(dir + "\\*", &w)) return;
+  FILETIME now;
+  GetSystemTimeAsFileTime(&now);
   WIN32_FIND_DATAW e;
   HANDLE h = FindFirstFileW(w.c_str(), &e);
   if (h == INVALID_HANDLE_VALUE) return;
@@ -54,13 +58,14 @@ void ForEachEntry(const std::string& dir, Fn fn) {
     if (std::wcscmp(e.cFileName, L".") == 0 || std::wcscmp(e.cFileName, L"..") == 0) continue;
     const bool is_dir = (e.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
     const bool is_link = (e.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
-    if (!is_link) fn(Narrow(e.cFileName), is_dir);
+    const double age = (static_cast<double>(FileTime100ns(now)) - static_cast<double>(FileTime100ns(e.ftLastWriteTime))) / 1e7;
+    if (!is_link) fn(Narrow(e.cFileName), is_dir, age);
   } while (FindNextFileW(h, &e));
   FindClose(h);
 }
 
 void RemoveFlatDir(const std::string& dir) {
-  ForEachEntry(dir, [&](const std::string& name, bool is_dir) {
+  ForEachEntry(dir, [&](const std::string& name, bool is_dir, double) {
     if (!is_dir) os::RemoveFile(dir + "\\" + name);
   });
   std::wstring w;
@@ -101,10 +106,10 @@ bool ProcessAlive(long pid) {
 size_t CleanStaleTemps(const std::string& dir) {
   const long self = static_cast<long>(os::ProcessId());
   std::vector<std::string> stale;
-  ForEachEntry(dir, [&](const std::string& name, bool is_dir) {
+  ForEachEntry(dir, [&](const std::string& name, bool is_dir, double age) {
     long pid = 0;
-    if (is_dir || !ParseTempName(name, &pid) || pid == self || ProcessAlive(pid)) return;
-    stale.push_back(dir + "\\" + name);
+    if (is_dir || !ParseTempName(name, &pid) || pid == self) return;
+    if (IsStale(pid, age, dir + "\\" + name)) stale.push_back(dir + "\\" + name);
   });
   size_t removed = 0;
   for (const std::string& f : stale) removed += os::RemoveFile(f) ? 1 : 0;
@@ -114,16 +119,18 @@ size_t CleanStaleTemps(const std::string& dir) {
 size_t CleanStaleSpillDirs(const std::string& parent) {
   const long self = static_cast<long>(os::ProcessId());
   std::vector<std::string> stale;
-  ForEachEntry(parent, [&](const std::string& name, bool is_dir) {
+  ForEachEntry(parent, [&](const std::string& name, bool is_dir, double age) {
     long pid = 0;
-    if (!is_dir || !ParseSpillName(name.c_str(), &pid) || pid == self || ProcessAlive(pid)) return;
-    stale.push_back(parent + "\\" + name);
+    if (!is_dir || !ParseSpillName(name.c_str(), &pid) || pid == self) return;
+    const std::string full = parent + "\\" + name;
+    if (IsStale(pid, age, full + "\\" + kSpillLockName)) stale.push_back(full);
   });
   for (const std::string& s : stale) RemoveFlatDir(s);
   return stale.size();
 }
 
 SpillDir::~SpillDir() {
+  if (lock_ != os::kNoFd) os::CloseQuietly(lock_);  // first: an open file cannot be removed
   if (!path_.empty()) RemoveFlatDir(path_);
 }
 
@@ -139,6 +146,8 @@ Status SpillDir::Create(const std::string& parent) {
     if (!os::WideFromUtf8(name, &w)) return Status(Code::kIo, "path is not valid UTF-8: '" + p + "'");
     if (CreateDirectoryW(w.c_str(), nullptr)) {
       path_ = name;
+      // Held open for the folder's lifetime: sweepers see it in use (os::ProbeLock); best effort.
+      if (!os::CreateExclusive(path_ + "\\" + kSpillLockName, 0600, &lock_).ok()) lock_ = os::kNoFd;
       return Status::Ok();
     }
     if (GetLastError() != ERROR_ALREADY_EXISTS)

@@ -15,8 +15,13 @@ namespace {
 Status HashFile::Open(const std::string& path) {
   Status s = map_.Open(path);
   if (!s.ok()) return s;
-  const uint8_t* d = map_.data();
-  const size_t size = map_.size();
+  return Attach(map_.data(), map_.size(), path);
+}
+
+Status HashFile::Attach(const uint8_t* d, size_t size, const std::string& path) {
+  data_ = nullptr;
+  path_ = path;
+  n_ = 0;
   if (size < kHashHeaderSize || std::memcmp(d, "MinHash", 7) != 0)
     return Status(Code::kCorrupt, "'" + path + "' is not a doubri hash file (no 'MinHash' magic)");
   if (d[7] != 4)
@@ -30,23 +35,28 @@ Status HashFile::Open(const std::string& path) {
     return Status(Code::kCorrupt, "'" + path + "': the header announces " + std::to_string(n) +
                                       " records but the file has " + std::to_string(size) + " bytes (expected " +
                                       std::to_string(kHashHeaderSize) + " + 3200 per record)");
+  data_ = d;
   n_ = n;
   return Status::Ok();
 }
 
 Status FlagFile::Read(const std::string& path, uint64_t expected) {
-  path_ = path;
   std::string data;
   Status s = io::ReadFile(path, &data);
   if (!s.ok()) return s;
-  if (data.size() != expected)
-    return Status(Code::kInvalidInput, "'" + path + "' has " + std::to_string(data.size()) + " flags but its hash file has " +
+  return Parse(reinterpret_cast<const uint8_t*>(data.data()), data.size(), path, expected);
+}
+
+Status FlagFile::Parse(const uint8_t* data, size_t size, const std::string& path, uint64_t expected) {
+  path_ = path;
+  if (size != expected)
+    return Status(Code::kInvalidInput, "'" + path + "' has " + std::to_string(size) + " flags but its hash file has " +
                                            std::to_string(expected) + " records");
-  for (size_t i = 0; i < data.size(); i++) {
+  for (size_t i = 0; i < size; i++) {
     if (data[i] != '0' && data[i] != '1')
       return Status(Code::kInvalidInput, "'" + path + "': byte " + std::to_string(i) + " is not a flag ('0' or '1')");
   }
-  flags_.assign(data.begin(), data.end());
+  flags_.assign(data, data + size);
   return Status::Ok();
 }
 

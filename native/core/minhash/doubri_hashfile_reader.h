@@ -29,13 +29,17 @@ class HashFile {
  public:
   // Maps `path` and checks its header and size. Requires K = 800 (the only layout doubri 1.0 writes).
   Status Open(const std::string& path);
+  // The same checks on an image in memory (kept by the caller while this is used); `path` names it in errors.
+  Status Attach(const uint8_t* data, size_t size, const std::string& path);
   uint64_t size() const { return n_; }
-  const uint8_t* record(uint64_t i) const { return map_.data() + kHashHeaderSize + i * kRecordBytes; }
+  const uint8_t* record(uint64_t i) const { return data_ + kHashHeaderSize + i * kRecordBytes; }
   const uint8_t* band(uint64_t i, uint32_t j) const { return record(i) + j * kBandBytes; }
-  const std::string& path() const { return map_.path(); }
+  const std::string& path() const { return path_; }
 
  private:
   io::MappedFile map_;
+  const uint8_t* data_ = nullptr;
+  std::string path_;
   uint64_t n_ = 0;
 };
 
@@ -43,6 +47,8 @@ class HashFile {
 class FlagFile {
  public:
   Status Read(const std::string& path, uint64_t expected);
+  // The same checks on the file's contents, already read.
+  Status Parse(const uint8_t* data, size_t size, const std::string& path, uint64_t expected);
   // Rewrites the file in place (same size; doubri updates flags in place, so does this).
   Status Write() const;
   std::vector<uint8_t>& flags() { return flags_; }

@@ -206,25 +206,75 @@ Status Self(const std::vector<std::string>& hash_files, const std::string& index
   return Status::Ok();
 }
 
+Status CheckIndexBand(const uint8_t* d, size_t size, const std::string& name, IndexBand* out) {
+  if (size % kBandBytes != 0)
+    return Status(Code::kCorrupt, "index file '" + name + "' has " + std::to_string(size) + " bytes, not a multiple of 80");
+  const uint64_t count = size / kBandBytes;
+  for (uint64_t x = 1; x < count; x++) {
+    if (std::memcmp(d + (x - 1) * kBandBytes, d + x * kBandBytes, kBandBytes) > 0)
+      return Status(Code::kCorrupt, "index file '" + name + "' is not sorted (entry " + std::to_string(x) + ")");
+  }
+  out->data = d;
+  out->count = count;
+  return Status::Ok();
+}
+
+Status MarkOther(const std::vector<IndexBand>& index, const HashFile& hf, std::vector<uint8_t>* flags_out, size_t slots,
+                 const std::atomic<bool>* stop, Stats* st) {
+  if (index.size() != kBands || flags_out->size() != hf.size())
+    return Status(Code::kInvalidArgument, "MarkOther: 40 index bands and one flag per record");
+  auto& flags = *flags_out;
+  st->total = hf.size();
+  st->skips = st->drops = 0;
+  for (uint8_t c : flags) st->skips += c == '0';
+  std::vector<uint8_t> hit(hf.size(), 0);
+  Status s = RunParallel(
+      hf.size(), 256, slots == 0 ? 1 : slots,
+      [&](size_t begin, size_t end, size_t) {
+        for (size_t i = begin; i < end; i++) {
+          if (flags[i] != '1') continue;
+          for (uint32_t j = 0; j < kBands; j++) {
+            const uint8_t* key = hf.band(i, j);
+            const uint8_t* base = index[j].data;
+            uint64_t lo = 0, hi = index[j].count;
+            while (lo < hi) {
+              const uint64_t mid = lo + (hi - lo) / 2;
+              if (std::memcmp(base + mid * kBandBytes, key, kBandBytes) < 0)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+            if (lo < index[j].count && std::memcmp(base + lo * kBandBytes, key, kBandBytes) == 0) {
+              hit[i] = 1;
+              break;
+            }
+          }
+        }
+      },
+      stop);
+  if (!s.ok()) return s;
+  for (uint64_t i = 0; i < hf.size(); i++) {
+    if (hit[i]) {
+      flags[i] = '0';
+      st->drops++;
+    }
+  }
+  st->active = st->total - st->skips - st->drops;
+  return Status::Ok();
+}
+
 Status Other(const std::string& index_prefix, const std::vector<std::string>& hash_files, size_t slots,
              const std::atomic<bool>* stop, std::vector<Stats>* stats) {
   if (slots == 0) slots = 1;
-  std::vector<io::MappedFile> index(kBands);
-  std::vector<uint64_t> counts(kBands);
+  std::vector<io::MappedFile> maps(kBands);
+  std::vector<IndexBand> index(kBands);
   for (uint32_t j = 0; j < kBands; j++) {
     const std::string name = IndexFileName(index_prefix, j);
-    Status s = index[j].Open(name);
+    Status s = maps[j].Open(name);
     if (!s.ok())
       return Status(s.code(), s.message() + " (doubri 1.0 would read a missing index file as empty; neardup refuses)");
-    if (index[j].size() % kBandBytes != 0)
-      return Status(Code::kCorrupt, "index file '" + name + "' has " + std::to_string(index[j].size()) +
-                                        " bytes, not a multiple of 80");
-    counts[j] = index[j].size() / kBandBytes;
-    const uint8_t* d = index[j].data();
-    for (uint64_t x = 1; x < counts[j]; x++) {
-      if (std::memcmp(d + (x - 1) * kBandBytes, d + x * kBandBytes, kBandBytes) > 0)
-        return Status(Code::kCorrupt, "index file '" + name + "' is not sorted (entry " + std::to_string(x) + ")");
-    }
+    s = CheckIndexBand(maps[j].data(), maps[j].size(), name, &index[j]);
+    if (!s.ok()) return s;
   }
   Group g;
   Status s = OpenGroup(hash_files, &g);
@@ -233,45 +283,9 @@ Status Other(const std::string& index_prefix, const std::vector<std::string>& ha
   stats->clear();
   stats->resize(g.files.size());
   for (size_t f = 0; f < g.files.size(); f++) {
-    const HashFile& hf = g.files[f];
-    auto& flags = g.flags[f].flags();
-    Stats& st = (*stats)[f];
-    st.target = BaseName(hash_files[f]);
-    st.total = hf.size();
-    for (uint8_t c : flags) st.skips += c == '0';
-    std::vector<uint8_t> hit(hf.size(), 0);
-    s = RunParallel(
-        hf.size(), 256, slots,
-        [&](size_t begin, size_t end, size_t) {
-          for (size_t i = begin; i < end; i++) {
-            if (flags[i] != '1') continue;
-            for (uint32_t j = 0; j < kBands; j++) {
-              const uint8_t* key = hf.band(i, j);
-              const uint8_t* base = index[j].data();
-              uint64_t lo = 0, hi = counts[j];
-              while (lo < hi) {
-                const uint64_t mid = lo + (hi - lo) / 2;
-                if (std::memcmp(base + mid * kBandBytes, key, kBandBytes) < 0)
-                  lo = mid + 1;
-                else
-                  hi = mid;
-              }
-              if (lo < counts[j] && std::memcmp(base + lo * kBandBytes, key, kBandBytes) == 0) {
-                hit[i] = 1;
-                break;
-              }
-            }
-          }
-        },
-        stop);
+    (*stats)[f].target = BaseName(hash_files[f]);
+    s = MarkOther(index, g.files[f], &g.flags[f].flags(), slots, stop, &(*stats)[f]);
     if (!s.ok()) return s;
-    for (uint64_t i = 0; i < hf.size(); i++) {
-      if (hit[i]) {
-        flags[i] = '0';
-        st.drops++;
-      }
-    }
-    st.active = st.total - st.skips - st.drops;
   }
   for (const FlagFile& ff : g.flags) {
     s = ff.Write();

@@ -41,5 +41,18 @@ Status Other(const std::string& index_prefix, const std::vector<std::string>& ha
 // PREFIX.00007 for band 7.
 std::string IndexFileName(const std::string& prefix, uint32_t band);
 
+// The pieces of Other(), on images in memory (the fuzz target uses them without files).
+class HashFile;
+struct IndexBand {
+  const uint8_t* data = nullptr;
+  uint64_t count = 0;  // 80-byte entries
+};
+// Checks one index file's image (a multiple of 80 bytes, sorted); `name` names it in errors.
+Status CheckIndexBand(const uint8_t* data, size_t size, const std::string& name, IndexBand* out);
+// Marks '1' -> '0' in `flags` (one per record of `hf`) for records with a band found in `index` (kBands
+// entries) and fills the stats' counts.
+Status MarkOther(const std::vector<IndexBand>& index, const HashFile& hf, std::vector<uint8_t>* flags, size_t slots,
+                 const std::atomic<bool>* stop, Stats* st);
+
 }  // namespace doubri
 }  // namespace neardup

@@ -293,6 +293,13 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     for (const Scratch& sc : scratch)
       if (!sc.status.ok()) return sc.status;
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    if (o_.want_pairs) {
+      uint64_t reported = 0;
+      for (uint8_t k : keep) reported += k;
+      if (reported > o_.max_pairs)
+        return Status(Code::kTooManyResults, "more than " + std::to_string(o_.max_pairs) + " reported pairs (" +
+                                                 std::to_string(reported) + "; raise maxPairs)");
+    }
     const bool pair_kept = o_.clustering == Clustering::kKept && o_.verify != Verify::kNone;
     std::vector<uint64_t> kept;
     for (size_t i = 0; i < cand.size(); i++) {

@@ -39,6 +39,7 @@ struct DedupOptions {
   Verify verify = Verify::kNone;
   Clustering clustering = Clustering::kKept;
   bool want_pairs = false;
+  uint64_t max_pairs = UINT64_MAX;  // want_pairs: more reported pairs fail with kTooManyResults, before they are copied
   uint64_t memory_bytes = 0;  // 0: everything in memory (except shingle sets when spill_shingles)
   bool spill_shingles = true;  // Verify::kExact: shingle sets go to a temporary file, read back per pair
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)

@@ -172,11 +172,11 @@ Signer::Signer(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)), shing
   if (plan_->profile() == Profile::kFast) bins_.resize(plan_->k());
 }
 
-size_t Signer::CollectDistinct() {
-  const size_t n = shingler_.size();
+size_t Signer::CollectDistinct(size_t begin, size_t end) {
+  const size_t n = end - begin;
   distinct_.clear();
   if (n <= 1) {
-    if (n == 1) distinct_.push_back(0);
+    if (n == 1) distinct_.push_back(static_cast<uint32_t>(begin));
     return distinct_.size();
   }
   const size_t cap = Pow2AtLeast(2 * n);
@@ -191,7 +191,7 @@ size_t Signer::CollectDistinct() {
     gen_ = 1;
   }
   const size_t mask = cap - 1;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = begin; i < end; i++) {
     const std::string_view s = shingler_[i];
     const uint64_t h = fast64::HashPrepared(s.data(), s.size(), 0x243f6a8885a308d3ull);
     size_t slot = static_cast<size_t>(h >> 20) & mask;
@@ -265,8 +265,13 @@ void Signer::SignPrepared(uint32_t* out) {
         DoubriOne(std::string_view(kDoubriEmpty, 5), out);
         return;
       }
-      CollectDistinct();
-      for (uint32_t idx : distinct_) DoubriOne(shingler_[idx], out);
+      // The minimum over a set does not depend on repeats: a huge document is taken in windows of
+      // kDistinctWindow shingles (the same values; a shingle repeated across windows is hashed again), so
+      // the distinct-set scratch stays bounded (~16 bytes x 2-4 slots per shingle of one window).
+      for (size_t w = 0; w < shingler_.size(); w += kDistinctWindow) {
+        CollectDistinct(w, std::min(shingler_.size(), w + kDistinctWindow));
+        for (uint32_t idx : distinct_) DoubriOne(shingler_[idx], out);
+      }
       return;
     }
     case Profile::kDatasketch: {
@@ -275,7 +280,22 @@ void Signer::SignPrepared(uint32_t* out) {
       // the repeats cost more than SHA-1-ing them, so every occurrence is hashed (docs/minhash.md).
       size_t n;
       if (p.config().text.unit == TextUnit::kChar) {
-        n = CollectDistinct();
+        if (shingler_.size() > kDistinctWindow) {
+          // in windows, as doubri-v1 above: each window's minima, merged
+          for (size_t i = 0; i < k; i++) out[i] = 0xFFFFFFFFu;
+          window_min_.resize(k);
+          for (size_t w = 0; w < shingler_.size(); w += kDistinctWindow) {
+            n = CollectDistinct(w, std::min(shingler_.size(), w + kDistinctWindow));
+            views_.resize(n);
+            for (size_t j = 0; j < n; j++) views_[j] = shingler_[distinct_[j]];
+            h32_.resize(n);
+            Sha1Le32Many(views_.data(), n, h32_.data());
+            DatasketchMin(h32_.data(), n, p.a(), p.b(), k, window_min_.data());
+            for (size_t i = 0; i < k; i++) out[i] = std::min(out[i], window_min_[i]);
+          }
+          return;
+        }
+        n = CollectDistinct(0, shingler_.size());
         views_.resize(n);
         for (size_t j = 0; j < n; j++) views_[j] = shingler_[distinct_[j]];
       } else {

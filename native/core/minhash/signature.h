@@ -25,6 +25,9 @@ namespace minhash {
 // scratch has grown to the largest document seen).
 class Signer {
  public:
+  // Profiles that take each distinct shingle once find them in windows of this many shingles (bounded
+  // scratch for a huge document; the same signature).
+  static constexpr size_t kDistinctWindow = size_t(1) << 22;
   explicit Signer(std::shared_ptr<const Plan> plan);
   size_t k() const { return plan_->k(); }
   // Writes k values to out.
@@ -36,7 +39,8 @@ class Signer {
 
  private:
   void SignPrepared(uint32_t* out);
-  size_t CollectDistinct();  // fills distinct_ with indexes of the distinct shingles of shingler_
+  // Fills distinct_ with the indexes of the distinct shingles among shingler_[begin, end).
+  size_t CollectDistinct(size_t begin, size_t end);
   void DoubriOne(std::string_view s, uint32_t* out);
 
   std::shared_ptr<const Plan> plan_;
@@ -47,6 +51,7 @@ class Signer {
   uint32_t gen_ = 0;
   std::vector<uint32_t> mixed_;     // doubri-v1: Murmur3 block scratch
   std::vector<uint32_t> h32_;       // datasketch: shingle hashes
+  std::vector<uint32_t> window_min_;  // datasketch, a huge document: one window's minima
   std::vector<std::string_view> views_;
   std::vector<uint64_t> bins_;      // fast: per-bin minimum (UINT64_MAX = empty)
 };

@@ -20,14 +20,24 @@ struct Level {
   uint32_t chosen;
 };
 
+// What the search does with the pairs it finds (one sink per pool slot, so no locks):
+//   Skip(idx, g)        true when no pair of this group can matter (range sinks: no member in range)
+//   Arrange(fp, idx, g) may reorder a leaf group; returns how many leading members need scanning as the
+//                       first member of a pair (the others only pair with those)
+//   Add(i, j)           a pair of indices, i < j
+//   Aborted()           stop searching (a cap was exceeded)
+template <typename Sink>
 struct Finder {
   const Layout& layout;
   size_t table;
   uint32_t k;
   uint64_t prefix_mask;
   std::vector<Level> levels;
-  Pairs* out;
+  Sink* sink;
   bool fast;
+  const std::atomic<bool>* stop;
+
+  bool Done() const { return sink->Aborted() || (stop != nullptr && stop->load(std::memory_order_relaxed)); }
 
   bool Accept(uint64_t diff) const {
     if ((diff & prefix_mask) != 0) return false;
@@ -40,31 +50,36 @@ struct Finder {
   }
 
   template <bool kFast>
-  NEARDUP_INLINE void LeafT(const uint64_t* fp, const uint32_t* idx, size_t g) {
-    for (size_t a = 0; a + 1 < g; a++) {
+  NEARDUP_INLINE void LeafT(const uint64_t* fp, const uint32_t* idx, size_t g, size_t first) {
+    for (size_t a = 0; a < first && a + 1 < g; a++) {
       const uint64_t x = fp[a];
       auto on = [&](size_t off) {
         const size_t b = a + 1 + off;
         if (!Accept(x ^ fp[b])) return;
         const uint32_t i = idx[a], j = idx[b];
-        out->emplace_back(std::min(i, j), std::max(i, j));
+        sink->Add(std::min(i, j), std::max(i, j));
       };
 #if NEARDUP_X86_DISPATCH
       if (kFast) ScanWithinAvx2(fp + a + 1, g - a - 1, x, k, on);
       else
 #endif
         ScanWithinPortable(fp + a + 1, g - a - 1, x, k, on);
+      if ((a & 255) == 255 && Done()) return;
     }
   }
-  NEARDUP_SIMHASH_FAST void LeafFast(const uint64_t* fp, const uint32_t* idx, size_t g) { LeafT<true>(fp, idx, g); }
-  void Leaf(const uint64_t* fp, const uint32_t* idx, size_t g) {
-    if (fast) LeafFast(fp, idx, g);
-    else LeafT<false>(fp, idx, g);
+  NEARDUP_SIMHASH_FAST void LeafFast(const uint64_t* fp, const uint32_t* idx, size_t g, size_t first) {
+    LeafT<true>(fp, idx, g, first);
+  }
+  void Leaf(uint64_t* fp, uint32_t* idx, size_t g) {
+    const size_t first = sink->Arrange(fp, idx, g);
+    if (fast) LeafFast(fp, idx, g, first);
+    else LeafT<false>(fp, idx, g, first);
   }
 
   // fp/idx: the group (modified: reordered).
   void Group(std::vector<uint64_t>& fp, std::vector<uint32_t>& idx) {
     const size_t g = fp.size();
+    if (Done() || sink->Skip(idx.data(), g)) return;
     if (g <= kLeaf) {
       Leaf(fp.data(), idx.data(), g);
       return;
@@ -118,6 +133,64 @@ struct Finder {
   }
 };
 
+// Collects the pairs whose smaller index is in [lo, hi), up to a cap shared by all slots.
+struct CollectSink {
+  Pairs pairs;
+  uint32_t lo = 0, hi = UINT32_MAX;
+  uint64_t cap = UINT64_MAX;
+  std::atomic<uint64_t>* total = nullptr;
+  std::atomic<bool>* over = nullptr;
+  uint64_t unflushed = 0;
+
+  bool In(uint32_t i) const { return i >= lo && i < hi; }
+  bool Ranged() const { return lo != 0 || hi != UINT32_MAX; }
+  bool Skip(const uint32_t* idx, size_t g) const {
+    if (!Ranged()) return false;
+    for (size_t i = 0; i < g; i++)
+      if (In(idx[i])) return false;
+    return true;
+  }
+  size_t Arrange(uint64_t* fp, uint32_t* idx, size_t g) const {
+    if (!Ranged()) return g;
+    // members in range first: a pair with both members out of range is never wanted
+    size_t r = 0;
+    for (size_t i = 0; i < g; i++)
+      if (In(idx[i])) {
+        std::swap(fp[i], fp[r]);
+        std::swap(idx[i], idx[r]);
+        r++;
+      }
+    return r;
+  }
+  void Add(uint32_t i, uint32_t j) {
+    if (!In(i)) return;
+    pairs.emplace_back(i, j);
+    if (++unflushed == 4096) Flush();
+  }
+  void Flush() {
+    if (total->fetch_add(unflushed) + unflushed > cap) over->store(true);
+    unflushed = 0;
+  }
+  bool Aborted() const { return over->load(std::memory_order_relaxed); }
+};
+
+// counts[i] = pairs whose smaller index is i.
+struct CountSink {
+  std::vector<uint32_t> counts;
+  bool Skip(const uint32_t*, size_t) const { return false; }
+  size_t Arrange(uint64_t*, uint32_t*, size_t g) const { return g; }
+  void Add(uint32_t i, uint32_t) { counts[i]++; }
+  bool Aborted() const { return false; }
+};
+
+struct UnionSink {
+  UnionFind uf;
+  bool Skip(const uint32_t*, size_t) const { return false; }
+  size_t Arrange(uint64_t*, uint32_t*, size_t g) const { return g; }
+  void Add(uint32_t i, uint32_t j) { uf.Union(i, j); }
+  bool Aborted() const { return false; }
+};
+
 // LSD radix sort of words by bits [32, 32 + kb).
 void RadixByHigh(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp, uint32_t kb) {
   const uint32_t passes = (kb + 10) / 11;
@@ -141,19 +214,12 @@ void RadixByHigh(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp, uint32_t 
   }
 }
 
-}  // namespace
-
-Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
-                Pairs* out) {
-  Status st = ValidateParams(m, k);
-  if (!st.ok()) return st;
-  if (n >= UINT32_MAX) return Status(Code::kInvalidArgument, "at most 4294967294 fingerprints per call");
-  out->clear();
-  if (n < 2) return Status::Ok();
+// Runs the search of every table over the pool; sinks[slot] receives what slot finds.
+template <typename Sink>
+Status Search(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
+              std::vector<Sink>* sinks) {
   const Layout layout(m, k);
   const size_t T = layout.tables();
-  slots = std::max<size_t>(1, slots);
-  std::vector<Pairs> found(T);
   struct Scratch {
     std::vector<uint64_t> keys, tmp, gfp;
     std::vector<uint32_t> gidx;
@@ -164,13 +230,14 @@ Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t sl
       T, 1, slots,
       [&](size_t b, size_t e, size_t slot) {
         Scratch& s = scratch[slot];
-        for (size_t t = b; t < e; t++) {
+        Sink& sink = (*sinks)[slot];
+        for (size_t t = b; t < e && !sink.Aborted(); t++) {
           const Table& tb = layout.table(t);
           const uint32_t kb = std::min<uint32_t>(tb.prefix_bits, 32);
           s.keys.resize(n);
           for (size_t i = 0; i < n; i++) s.keys[i] = ((tb.Permute(fps[i]) >> (64 - kb)) << 32) | i;
           RadixByHigh(s.keys, s.tmp, kb);
-          Finder f{layout, t, k, tb.prefix_mask, {}, &found[t], fast};
+          Finder<Sink> f{layout, t, k, tb.prefix_mask, {}, &sink, fast, stop};
           for (size_t a = 0; a < n;) {
             size_t z = a + 1;
             while (z < n && (s.keys[z] >> 32) == (s.keys[a] >> 32)) z++;
@@ -183,6 +250,7 @@ Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t sl
                 s.gfp[i - a] = fps[ix];
               }
               f.Group(s.gfp, s.gidx);
+              if (f.Done()) break;
             }
             a = z;
           }
@@ -190,18 +258,168 @@ Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t sl
       },
       stop);
   if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
-  size_t total = 0;
-  for (auto& p : found) total += p.size();
-  out->reserve(total);
-  for (auto& p : found) out->insert(out->end(), p.begin(), p.end());
+  return Status::Ok();
+}
+
+Status CheckInput(size_t n, uint32_t m, uint32_t k) {
+  Status st = ValidateParams(m, k);
+  if (!st.ok()) return st;
+  if (n >= UINT32_MAX) return Status(Code::kInvalidArgument, "at most 4294967294 fingerprints per call");
+  return Status::Ok();
+}
+
+Status TooManyPairs(uint64_t max_pairs) {
+  return Status(Code::kTooManyResults, "more than " + std::to_string(max_pairs) +
+                                           " pairs (raise maxPairs, or read them with simhashFindAllStream)");
+}
+
+// The pairs of [lo, hi) (smaller index), sorted; kTooManyResults beyond cap.
+Status Collect(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
+               uint32_t lo, uint32_t hi, uint64_t cap, Pairs* out) {
+  out->clear();
+  slots = std::max<size_t>(1, slots);
+  std::atomic<uint64_t> total{0};
+  std::atomic<bool> over{false};
+  std::vector<CollectSink> sinks(slots);
+  for (auto& s : sinks) {
+    s.lo = lo;
+    s.hi = hi;
+    s.cap = cap;
+    s.total = &total;
+    s.over = &over;
+  }
+  Status st = Search(fps, n, m, k, slots, stop, &sinks);
+  if (!st.ok()) return st;
+  size_t count = 0;
+  for (auto& s : sinks) {
+    s.Flush();
+    count += s.pairs.size();
+  }
+  if (over.load()) return TooManyPairs(cap);
+  out->reserve(count);
+  for (auto& s : sinks) {
+    out->insert(out->end(), s.pairs.begin(), s.pairs.end());
+    Pairs().swap(s.pairs);
+  }
   std::sort(out->begin(), out->end());
   return Status::Ok();
+}
+
+}  // namespace
+
+Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
+                Pairs* out, uint64_t max_pairs) {
+  out->clear();
+  Status st = CheckInput(n, m, k);
+  if (!st.ok() || n < 2) return st;
+  return Collect(fps, n, m, k, slots, stop, 0, UINT32_MAX, max_pairs, out);
 }
 
 void Components(size_t n, const Pairs& pairs, std::vector<uint32_t>* labels) {
   UnionFind uf(n);
   for (const auto& e : pairs) uf.Union(e.first, e.second);
   uf.Roots(labels);
+}
+
+Status AllComponents(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots,
+                     const std::atomic<bool>* stop, std::vector<uint32_t>* labels) {
+  Status st = CheckInput(n, m, k);
+  if (!st.ok()) return st;
+  slots = std::max<size_t>(1, slots);
+  std::vector<UnionSink> sinks(slots);
+  for (auto& s : sinks) s.uf.Reset(n);
+  if (n >= 2) {
+    st = Search(fps, n, m, k, slots, stop, &sinks);
+    if (!st.ok()) return st;
+  }
+  // merge the slots' forests: i joins the root of its set in every other slot
+  UnionFind& all = sinks[0].uf;
+  for (size_t s = 1; s < slots; s++)
+    for (size_t i = 0; i < n; i++) all.Union(static_cast<uint32_t>(i), sinks[s].uf.Find(static_cast<uint32_t>(i)));
+  all.Roots(labels);
+  return Status::Ok();
+}
+
+PairStream::PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t m, uint32_t k)
+    : m_(m), k_(k) {
+  if (ids.empty() || ids.size() != fps.size()) {
+    fps_ = std::move(fps);
+    return;
+  }
+  // entries in id order: index order is then id order, and a range of indices is a range of ids
+  std::vector<uint32_t> order(ids.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return ids[a] < ids[b]; });
+  fps_.resize(fps.size());
+  ids_.resize(ids.size());
+  for (size_t i = 0; i < order.size(); i++) {
+    fps_[i] = fps[order[i]];
+    ids_[i] = ids[order[i]];
+  }
+}
+
+Status PairStream::Range(uint32_t lo, uint32_t hi, uint64_t cap, size_t slots, const std::atomic<bool>* stop,
+                         std::vector<std::pair<uint64_t, uint64_t>>* out) {
+  Pairs idx;
+  Status st = Collect(fps_.data(), fps_.size(), m_, k_, slots, stop, lo, hi, cap, &idx);
+  if (!st.ok()) return st;
+  const size_t before = out->size();
+  for (const auto& e : idx) {
+    const uint64_t a = ids_.empty() ? e.first : ids_[e.first], b = ids_.empty() ? e.second : ids_[e.second];
+    if (a != b) out->emplace_back(a, b);  // a <= b: entries are in id order
+  }
+  std::sort(out->begin() + before, out->end());
+  out->erase(std::unique(out->begin() + before, out->end()), out->end());
+  return Status::Ok();
+}
+
+Status PairStream::Next(uint64_t max_pairs, size_t slots, const std::atomic<bool>* stop,
+                        std::vector<std::pair<uint64_t, uint64_t>>* out, bool* done) {
+  *done = done_;
+  if (done_) return Status::Ok();
+  const size_t n = fps_.size();
+  Status st = CheckInput(n, m_, k_);
+  if (!st.ok()) return st;
+  if (max_pairs == 0) max_pairs = 1;
+  if (n < 2) {
+    *done = done_ = true;
+    return Status::Ok();
+  }
+  if (!counted_) {
+    // Everything in one chunk when it fits (one search); otherwise count, then one search per chunk.
+    st = Range(0, UINT32_MAX, max_pairs, slots, stop, out);
+    if (st.ok()) {
+      *done = done_ = true;
+      return st;
+    }
+    if (st.code() != Code::kTooManyResults) return st;
+    slots = std::max<size_t>(1, slots);
+    std::vector<CountSink> sinks(slots);
+    for (auto& s : sinks) s.counts.assign(n, 0);
+    st = Search(fps_.data(), n, m_, k_, slots, stop, &sinks);
+    if (!st.ok()) return st;
+    counts_ = std::move(sinks[0].counts);
+    for (size_t s = 1; s < slots; s++)
+      for (size_t i = 0; i < n; i++) counts_[i] += sinks[s].counts[i];
+    counted_ = true;
+  }
+  // The next range: whole runs of equal ids (their pairs merge), at least one run, up to max_pairs pairs.
+  uint32_t hi = next_;
+  uint64_t sum = 0;
+  while (hi < n) {
+    uint32_t run_end = hi + 1;
+    while (run_end < n && !ids_.empty() && ids_[run_end] == ids_[hi]) run_end++;
+    uint64_t run = 0;
+    for (uint32_t i = hi; i < run_end; i++) run += counts_[i];
+    if (hi > next_ && sum + run > max_pairs) break;
+    sum += run;
+    hi = run_end;
+  }
+  st = Range(next_, hi, UINT64_MAX, slots, stop, out);
+  if (!st.ok()) return st;
+  next_ = hi;
+  *done = done_ = next_ >= n;
+  return Status::Ok();
 }
 
 }  // namespace simhash

@@ -10,6 +10,9 @@
 // pigeonhole principle again, two members within k bits agree on at least one of them: the group is
 // sorted by each block in turn and the sub-groups are processed recursively (a pair is reported only at
 // the first block it agrees on, at every level).
+//
+// The number of pairs can be quadratic (n identical fingerprints make n(n-1)/2): AllPairs takes a cap,
+// Components never holds the pairs, and PairStream hands them out in sorted chunks of bounded size.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -23,12 +26,43 @@ namespace neardup {
 namespace simhash {
 
 // Index pairs (i, j), i < j, with popcount(fps[i] ^ fps[j]) <= distance, each once, sorted. Identical
-// fingerprints at different indices are pairs (distance 0).
+// fingerprints at different indices are pairs (distance 0). More than max_pairs pairs: kTooManyResults and
+// an empty *out (checked while they are found: memory stays about max_pairs pairs).
 Status AllPairs(const uint64_t* fps, size_t n, uint32_t blocks, uint32_t distance, size_t slots,
-                const std::atomic<bool>* stop, std::vector<std::pair<uint32_t, uint32_t>>* out);
+                const std::atomic<bool>* stop, std::vector<std::pair<uint32_t, uint32_t>>* out,
+                uint64_t max_pairs = UINT64_MAX);
 
 // labels[i] = the smallest index in i's connected component.
 void Components(size_t n, const std::vector<std::pair<uint32_t, uint32_t>>& pairs, std::vector<uint32_t>* labels);
+
+// The same labels straight from the fingerprints, without holding the pairs (memory: 4 bytes per
+// fingerprint per slot).
+Status AllComponents(const uint64_t* fps, size_t n, uint32_t blocks, uint32_t distance, size_t slots,
+                     const std::atomic<bool>* stop, std::vector<uint32_t>* labels);
+
+// Every pair of ids (a < b) whose fingerprints are within the distance, sorted and distinct (entries
+// sharing an id pair once; an id never pairs with itself), in chunks: the pairs of a range of first ids at
+// a time, found by a search restricted to that range. A first pass counts the pairs per entry when they do
+// not all fit in the first chunk. Memory: the entries (16 bytes each), 4 bytes per entry per slot for the
+// counts, and one chunk; time: one search per chunk (each costs about one AllPairs, minus the pairs).
+class PairStream {
+ public:
+  // ids empty: entry i has id i.
+  PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t blocks, uint32_t distance);
+  // Appends the next chunk: all pairs of the next range of first ids, about max_pairs of them (more when one
+  // id alone has more); *done once every pair has been produced.
+  Status Next(uint64_t max_pairs, size_t slots, const std::atomic<bool>* stop,
+              std::vector<std::pair<uint64_t, uint64_t>>* out, bool* done);
+
+ private:
+  Status Range(uint32_t lo, uint32_t hi, uint64_t cap, size_t slots, const std::atomic<bool>* stop,
+               std::vector<std::pair<uint64_t, uint64_t>>* out);
+  std::vector<uint64_t> fps_, ids_;  // sorted by id (stable); ids_ empty: the index
+  uint32_t m_, k_;
+  std::vector<uint32_t> counts_;  // pairs whose smaller entry is i (filled when needed)
+  uint32_t next_ = 0;             // the first entry of the next chunk
+  bool counted_ = false, done_ = false;
+};
 
 }  // namespace simhash
 }  // namespace neardup

@@ -53,12 +53,13 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
   Finish();
 }
 
-// Scratch growth: buffers only grow (never shrink or re-zero), so after the largest document no document
-// allocates. Normalised text needs at most 3 bytes per input byte (an invalid byte becomes U+FFFD, 3 bytes;
-// lower-casing grows valid text by at most 3/2), and never more code points than input bytes.
+// Scratch growth: buffers only grow (never shrink; their contents are not kept: each document rewrites
+// them), so after the largest document no document allocates. Normalised text needs at most 3 bytes per
+// input byte (an invalid byte becomes U+FFFD, 3 bytes; lower-casing grows valid text by at most 3/2), and
+// never more code points than input bytes.
 template <typename V>
 static inline void EnsureSize(V& v, size_t n) {
-  if (v.size() < n) v.resize(n + n / 4 + 16);
+  if (v.size() < n) v.Allocate(n + n / 4 + 16);
 }
 
 void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/raw_buffer.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -75,8 +76,11 @@ class Shingler {
   void Finish();
 
   TextOptions o_;
-  std::string buf_;
-  std::vector<uint32_t> begin_, end_;
+  // Scratch sized for the worst case of the largest document seen, not zero-filled: only the pages a
+  // document writes are touched, so a huge document costs what it uses (its normalised text and one or two
+  // offsets per unit), not the worst case (3.75 bytes of text and 5 of offsets per input byte).
+  RawBuffer<char> buf_;
+  RawBuffer<uint32_t> begin_, end_;
   const uint32_t* ends_ = nullptr;  // char mode: begin_ + 1 (a unit ends where the next begins)
   const char* base_ = "";
   size_t base_len_ = 0;

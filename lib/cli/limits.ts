@@ -1,0 +1,64 @@
+// The per-document limit of the CLI commands that hold one whole document in working memory (minhash,
+// simhash fingerprint, shingles, paragraphs; dedup states its own under --memory). A document costs its
+// command a few bytes of working memory per input byte (measured, in DOCUMENT_BYTES_PER_BYTE); one whose cost
+// would exceed the document memory is refused with its file:line instead of running the machine out of
+// memory. The document memory is NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, by default, half of the
+// physical memory.
+import * as os from 'node:os';
+import { NeardupError } from '../errors';
+import { UsageError } from './common';
+import { parseSize } from './commands/dupi';
+import type { JsonlBatch } from './jsonl';
+
+/**
+ * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL
+ * document (the line, its parsed string and its UTF-8 copy included; /usr/bin/time -v), the worst option of
+ * each command, rounded up. minhash: fast 5.1, datasketch 9.5, doubri-v1 5.8; simhash fingerprint: count 8.1,
+ * binary 13.1; shingles (20 MB document): 14, --dedupe 66; paragraphs: 11.1.
+ */
+export const DOCUMENT_BYTES_PER_BYTE = {
+  minhash: 10,
+  'simhash fingerprint': 14,
+  shingles: 66,
+  paragraphs: 12,
+} as const;
+
+export type LimitedCommand = keyof typeof DOCUMENT_BYTES_PER_BYTE;
+
+/** The document memory: NEARDUP_DOCUMENT_MEMORY, or half of the physical memory. */
+export function documentMemory(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.NEARDUP_DOCUMENT_MEMORY;
+  if (v === undefined || v === '') return Math.floor(os.totalmem() / 2);
+  try {
+    return parseSize(v);
+  } catch {
+    throw new UsageError(`NEARDUP_DOCUMENT_MEMORY must be a size like 512M or 8G, got '${v}'`);
+  }
+}
+
+/** The largest document (UTF-8 bytes) `command` takes. */
+export function documentLimit(command: LimitedCommand, env: NodeJS.ProcessEnv = process.env): number {
+  return Math.floor(documentMemory(env) / DOCUMENT_BYTES_PER_BYTE[command]);
+}
+
+function formatBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
+}
+
+/** Throws ERR_NEARDUP_INVALID_INPUT naming file:line for the first document of `batch` over `limit` bytes. */
+export function checkDocumentSizes(batch: JsonlBatch, limit: number, command: LimitedCommand): void {
+  for (let i = 0; i < batch.raw.length; i++) {
+    // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
+    if (batch.raw[i].length <= limit || batch.texts[i] === null) continue;
+    const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+    if (n <= limit) continue;
+    const file = batch.file === '-' ? '<stdin>' : batch.file;
+    const line = batch.firstLine + i;
+    const f = DOCUMENT_BYTES_PER_BYTE[command];
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+      `${file}:${line}: a document of ${formatBytes(n)} needs about ${f} bytes of working memory per byte in ` +
+      `'neardup ${command}', more than the document memory of ${formatBytes(limit * f)} allows (documents up to ` +
+      `${formatBytes(limit)}; NEARDUP_DOCUMENT_MEMORY, default half of the physical memory); split the document ` +
+      'or raise NEARDUP_DOCUMENT_MEMORY', { file, line });
+  }
+}
