@@ -82,8 +82,9 @@ export function dbGeneration(dir: string): number | null {
 /**
  * Takes the writer lock of DIR: an advisory lock (io::os::LockFile) on DIR/LOCK, held while the run writes and
  * released by the system if the process dies, so a killed run never blocks the next one. A lock held by a
- * running process is an error (the lock file stays: it is the lock's object, not a flag). Returns the
- * function that releases it (also called at exit).
+ * running process is an error (the lock file stays: it is the lock's object, not a flag); two runs that
+ * probe it at the same instant run one after the other, so callers read the index's state only once they
+ * hold the lock. Returns the function that releases it (also called at exit).
  */
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, LOCK_NAME);

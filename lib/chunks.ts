@@ -196,10 +196,11 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
   checkChunkIndexOptions(o);
   const run = checkRunOptions(o);
   fs.mkdirSync(dir, { recursive: true });
-  if (fs.existsSync(path.join(dir, 'MANIFEST')))
-    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
   const release = acquireLock(dir);
   try {
+    // Checked under the lock: a build that waited for another one must not write over its index.
+    if (fs.existsSync(path.join(dir, 'MANIFEST')))
+      throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
     removeInterruptedBuild(dir);
     const params = {
       n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,

@@ -380,6 +380,34 @@ test('corrupt and truncated index files are refused with the file named', async 
 
 const MAIN = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 
+test('a held writer lock refuses update, build and a staged finish; released, they run', async () => {
+  const docs = corpus(17, 30);
+  const dir = newDir();
+  const ix = await ChunkIndex.build(dir, docs, { n: 3, bits: 64 });
+  const before = await indexTable(ix);
+  // Another run holds DIR/LOCK (here: a second descriptor of this process, as flock sees another process).
+  const lock = path.join(dir, 'LOCK');
+  const fd = fs.openSync(lock, 'a');
+  native.lockTempFile(fd, lock);
+  try {
+    for (const [what, f] of [['update', () => ix.update([{ id: docs[0].id, text: null }])], ['build', () => ChunkIndex.build(dir, docs)],
+      ['finish', () => chunkStages.finish(dir, [])]] as const) {
+      const e = await (f as () => Promise<unknown>)().then(() => null, (x: unknown) => x);
+      assert.ok(e instanceof Error && (e as { code?: string }).code === 'ERR_NEARDUP_IO' && /being written by another process/.test(e.message),
+        `${what}: ${e instanceof Error ? e.stack : 'did not throw'}`);
+    }
+    sameTables(await indexTable(ix), before, 'unchanged');
+  } finally {
+    fs.closeSync(fd);
+  }
+  assert.is(native.chunkIndexLockState(lock), 'free');
+  const s = await ix.update([{ id: docs[0].id, text: null }]);
+  assert.is(s.generation, 2);
+  const again = await ChunkIndex.build(dir, docs).then(() => null, (x: unknown) => x);
+  assert.ok(again instanceof Error && /already holds a chunk index/.test(again.message), 'build over an index');
+  ix.close();
+});
+
 test('SIGKILL in the middle of an update leaves the previous table and index usable', async () => {
   const docs = corpus(14, 80);
   const orig = newDir();
