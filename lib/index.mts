@@ -10,7 +10,7 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
-  readJsonl,
+  readJsonl, readDocuments, sniffInput,
   PostingIndex, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,
 } from './index.js';

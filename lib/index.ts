@@ -28,8 +28,13 @@ export {
 } from './paragraphs';
 export { getThreads, setThreads, runtimeInfo } from './runtime';
 export { version } from './version';
-// The CLI's JSONL reader (plain or gzip, line-aligned batches, bad lines reported with file:line).
-export { readJsonl, type JsonlOptions, type JsonlBatch, type OnBadLine } from './cli/jsonl';
+// The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on
+// the native pool (readDocuments), or of strings (readJsonl); bad lines reported with file:line.
+export { readJsonl, type JsonlOptions, type JsonlBatch } from './cli/jsonl';
+export {
+  readDocuments, sniffInput, type ReadDocumentsOptions, type DocumentBatch, type DocumentIds, type OnBadLine,
+  type InputFormat, type InputCompression,
+} from './input';
 export {
   PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
   type AppendOptions, type AppendTextsOptions,

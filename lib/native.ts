@@ -246,7 +246,39 @@ export interface NativeChunkUpdater {
   close(): void;
 }
 
+/** Packed documents of one parseJsonl call: line i of the segments is document i. */
+export interface NativeJsonlBatch {
+  /** Set (and nothing else) when a line is longer than maxLineBytes: its index in the segments. */
+  tooLong?: number;
+  lines: number;
+  text: Uint8Array;
+  offsets: Uint32Array;
+  /** Per line: 1 for a bad line; absent when no line is bad. */
+  bad?: Uint8Array;
+  /** Bad lines (ascending) and their reasons. */
+  badLines: Uint32Array;
+  reasons: string[];
+  /** With idField: each line's id (UTF-8 of a string, digits of an integer), its offsets and kind (0 none, 1 string, 2 integer). */
+  ids?: Uint8Array;
+  idOffsets?: Uint32Array;
+  idKinds?: Uint8Array;
+}
+
+export interface NativeZstdDecoder {
+  decompress(input: Uint8Array, offset: number, maxOut: number): Promise<{ output: Uint8Array; consumed: number }>;
+  finish(): void;
+}
+
 export interface NativeBinding {
+  parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
+  parseFieldPath(spec: string): string[];
+  JsonlFile: new (path: string) => {
+    next(options: { field?: string; idField?: string; maxLineBytes?: number; batchBytes?: number }): Promise<NativeJsonlBatch & { bytes: number; eof: boolean }>;
+    close(): void;
+  };
+  ZstdDecoder: new (name: string) => NativeZstdDecoder;
+  ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
+  zstdDecompressSync(input: Uint8Array, name: string): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };

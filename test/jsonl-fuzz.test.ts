@@ -1,10 +1,16 @@
-// Randomised check of the JSONL reader (lib/cli/jsonl.ts, TypeScript: no libFuzzer target). Seeded inputs
-// mix valid lines, invalid UTF-8, bad JSON, CRLF, NUL bytes, empty lines and long lines; the reader is fed
-// in random chunk sizes. Independent truth: the input split at '\n' by hand and JSON.parse per line.
+// Randomised check of the line splitter (readLines, lib/cli/jsonl.ts) and the native line parser (through
+// readDocuments; its libFuzzer target is native/fuzz/jsonl_fuzz.cc). Seeded inputs mix valid lines, invalid
+// UTF-8, bad JSON, CRLF, NUL bytes, empty lines and long lines; the splitter is fed in random chunk sizes and
+// the reader cuts batches at random sizes. Independent truth: the input split at '\n' by hand and JSON.parse
+// per line.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Readable } from 'node:stream';
-import { parseLine, readLines } from '../lib/cli/jsonl';
+import { readLines } from '../lib/cli/jsonl';
+import { readDocuments } from '../lib/input';
 
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -37,8 +43,10 @@ function truth(raw: Buffer): string {
   }
 }
 
-test('readLines + parseLine agree with a hand split and JSON.parse on 300 random inputs in random chunks', async () => {
+test('readLines and readDocuments agree with a hand split and JSON.parse on 300 random inputs in random chunks', async () => {
   const r = rng(14);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-jsonl-fuzz-'));
+  const file = path.join(dir, 'in.jsonl');
   for (let iter = 0; iter < 300; iter++) {
     const parts: Buffer[] = [];
     const lines = Math.floor(r() * 12);
@@ -58,18 +66,20 @@ test('readLines + parseLine agree with a hand split and JSON.parse on 300 random
     for await (const line of readLines(Readable.from(chunks), 'fuzz')) got.push(Buffer.from(line));
     const want = input.length === 0 ? [] : (input[input.length - 1] === 0x0a ? input.subarray(0, -1) : input).toString('latin1').split('\n').map((s) => Buffer.from(s, 'latin1'));
     assert.is(got.length, want.length, `iteration ${iter}: line count`);
+    fs.writeFileSync(file, input);
+    const parsed: string[] = [];
+    for await (const b of readDocuments([file], { onBadLine: 'skip', batchBytes: 1 + Math.floor(r() * 20000) })) {
+      const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
+      for (let i = 0; i < b.count; i++)
+        parsed.push(b.valid && b.valid[i] === 0 ? 'bad' : 'ok:' + data.toString('utf8', b.packed.offsets[i], b.packed.offsets[i + 1]));
+    }
+    assert.is(parsed.length, want.length, `iteration ${iter}: documents`);
     for (let i = 0; i < want.length; i++) {
       assert.ok(got[i].equals(want[i]), `iteration ${iter}, line ${i + 1}: bytes`);
-      let parsed: string;
-      try {
-        parsed = 'ok:' + parseLine(got[i], 'text');
-      } catch (e) {
-        assert.type(e, 'string', `iteration ${iter}, line ${i + 1}: a bad line is reported as a reason string`);
-        parsed = 'bad';
-      }
-      assert.is(parsed, truth(want[i]), `iteration ${iter}, line ${i + 1}: parse`);
+      assert.is(parsed[i], truth(want[i]), `iteration ${iter}, line ${i + 1}: parse`);
     }
   }
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();

@@ -90,9 +90,14 @@ test('the tarball ships the docs the help text points to, and not the tests, fuz
   }
   // Every source the build compiles is shipped (a from-source install builds from the tarball alone).
   const gypi = JSON.parse(fs.readFileSync(path.join(root, 'native', 'sources.gypi'), 'utf8')).variables;
-  for (const f of [...gypi.neardup_core_sources, ...gypi.neardup_binding_sources]) assert.ok(has(f), `the tarball ships ${f}`);
+  for (const f of [...gypi.neardup_core_sources, ...gypi.neardup_zstd_sources, ...gypi.neardup_binding_sources]) assert.ok(has(f), `the tarball ships ${f}`);
+  // zstd's sources are copied from node_modules/zstd-napi at build time (not in git); the tarball carries the
+  // copy, its license and the script binding.gyp runs (which, without node_modules/zstd-napi, only checks it).
+  for (const f of ['native/third_party/zstd/LICENSE', 'native/third_party/zstd/README.md', 'tools/zstd-sources.mjs']) {
+    assert.ok(has(f), `the tarball ships ${f}`);
+  }
   const banned = /^(native\/(tests|fuzz|bench)\/|bench\/|test\/|tools\/|build\/|build-core\/|\.cache\/|\.ci\/|node_modules\/)/;
-  const shipped = files.filter((f) => banned.test(f));
+  const shipped = files.filter((f) => banned.test(f) && f !== 'tools/zstd-sources.mjs');
   assert.equal(shipped, [], 'no tests, fuzzers, benchmarks, tools or build output in the tarball');
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   for (const k of ['repository', 'homepage', 'bugs']) assert.ok(pkg[k], `package.json has ${k}`);

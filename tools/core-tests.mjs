@@ -41,7 +41,7 @@ const clang = ['clang++-14', 'clang++'].find((c) => spawnSync(c, ['--version']).
 if (clang && process.env.NEARDUP_SKIP_FUZZ !== '1') {
   const fdir = path.join(root, 'build-core', 'fuzz');
   r = run('cmake', ['-S', 'native', '-B', fdir, '-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DNEARDUP_FUZZ=ON', '-DNEARDUP_SANITIZE=ON'],
-    { env: { ...process.env, CXX: clang } });
+    { env: { ...process.env, CXX: clang, CC: clang.replace('clang++', 'clang') } });  // CC: zstd is C
   if (r.status === 0) r = run('cmake', ['--build', fdir, '-j', String(Math.max(1, (await import('node:os')).availableParallelism()))]);
   if (r.status !== 0) {
     process.stderr.write(r.stdout + r.stderr);

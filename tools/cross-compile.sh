@@ -28,6 +28,13 @@ compiler() {
     linux-arm64) echo aarch64-linux-gnu-g++ ;;
   esac
 }
+# The C compiler of the same toolchain (zstd, native/third_party/zstd).
+c_compiler() {
+  case "$1" in
+    win-x64) echo x86_64-w64-mingw32-gcc-posix ;;
+    linux-arm64) echo aarch64-linux-gnu-gcc ;;
+  esac
+}
 package() {
   case "$1" in
     win-x64) echo g++-mingw-w64-x86-64-posix ;;
@@ -53,8 +60,11 @@ node_include="$(node -p "require('path').join(process.execPath, '..', '..', 'inc
 [ -f "$node_include/node_api.h" ] || node_include="$(npm config get nodedir)/include/node"
 [ -f "$node_include/node_api.h" ] || { echo "cross-compile: Node's headers not found (node_api.h)" >&2; exit 1; }
 addon_include="$(node -p "require('node-addon-api').include_dir")"
+# zstd's C sources, from node_modules/zstd-napi (as binding.gyp and CMake do).
+node tools/zstd-sources.mjs
 mapfile -t core < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_core_sources.join('\n')")
 mapfile -t binding < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_binding_sources.join('\n')")
+mapfile -t zstd < <(node -p "JSON.parse(require('fs').readFileSync('native/sources.gypi','utf8')).variables.neardup_zstd_sources.join('\n')")
 
 out="$(mktemp -d "${TMPDIR:-/tmp}/neardup-cross-XXXXXX")"
 trap 'rm -rf "$out"' EXIT
@@ -65,21 +75,26 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   mkdir -p "$out/$t"
   flags=(-std=c++17 -O2 -fvisibility=hidden -fexceptions -Wall -Wextra -Wno-unused-parameter
-    -Inative/core -I"$addon_include" -I"$node_include"
+    -Inative/core -Inative/third_party/zstd/lib -I"$addon_include" -I"$node_include"
     -DNAPI_VERSION=8 -DNAPI_CPP_EXCEPTIONS -DNODE_ADDON_API_DISABLE_DEPRECATED -DNEARDUP_HAVE_NODE_OPENSSL=1)
-  [ "$t" = linux-arm64 ] && flags+=(-fPIC)
+  cflags=(-O2 -fvisibility=hidden -DZSTD_DISABLE_ASM -DZSTD_NO_TRACE -DXXH_NAMESPACE=ZSTD_ -DZSTDLIB_VISIBLE= -DZSTDERRORLIB_VISIBLE=)
+  [ "$t" = linux-arm64 ] && flags+=(-fPIC) && cflags+=(-fPIC)
   objs=()
   running=0
-  for src in "${core[@]}" "${binding[@]}"; do
+  for src in "${zstd[@]}" "${core[@]}" "${binding[@]}"; do
     o="$out/$t/$(echo "$src" | tr / _).o"
     objs+=("$o")
-    ( "$cxx" "${flags[@]}" -c "$src" -o "$o" > "$o.log" 2>&1 || echo "FAILED" >> "$o.log" ) &
+    if [[ "$src" == *.c ]]; then
+      ( "$(c_compiler "$t")" "${cflags[@]}" -c "$src" -o "$o" > "$o.log" 2>&1 || echo "FAILED" >> "$o.log" ) &
+    else
+      ( "$cxx" "${flags[@]}" -c "$src" -o "$o" > "$o.log" 2>&1 || echo "FAILED" >> "$o.log" ) &
+    fi
     running=$((running + 1))
     if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
   done
   wait
   warnings=0
-  for src in "${core[@]}" "${binding[@]}"; do
+  for src in "${zstd[@]}" "${core[@]}" "${binding[@]}"; do
     log="$out/$t/$(echo "$src" | tr / _).o.log"
     if grep -q '^FAILED$' "$log"; then
       echo "cross-compile $t: $src does not compile:" >&2

@@ -34,7 +34,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/neardup-musl-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 # Compiler wrappers: node-gyp's Makefile takes one command per tool.
-mkdir -p "$work/bin" "$work/src/native"
+mkdir -p "$work/bin" "$work/src/native" "$work/src/tools"
 for tool in cc c++; do
   printf '#!/bin/sh\nexec "%s" %s -target x86_64-linux-musl "$@"\n' "$zig" "$tool" > "$work/bin/$tool"
   chmod +x "$work/bin/$tool"
@@ -44,6 +44,7 @@ chmod +x "$work/bin/ar"
 
 cp package.json binding.gyp "$work/src/"
 cp -R native/core native/binding native/sources.gypi "$work/src/native/"
+cp tools/zstd-sources.mjs "$work/src/tools/"    # binding.gyp runs it: zstd's sources from node_modules/zstd-napi
 ln -s "$root/node_modules" "$work/src/node_modules"
 
 (

@@ -2,7 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ShingleOptions } from '../shingles';
 import { setThreads } from '../runtime';
-import type { OnBadLine } from './jsonl';
+import { fieldPath, type OnBadLine } from '../input';
 
 /** A mistake in the command line: printed with the command's usage, exit status 2. */
 export class UsageError extends Error {
@@ -65,8 +65,9 @@ export const INPUT_OPTIONS: Options = {
   'on-bad-line': { type: 'string' },
 };
 
-export const INPUT_USAGE = `Input (JSONL, plain or gzip; '-' or nothing for stdin):
-  --field NAME              the string field holding the text (default "text")
+export const INPUT_USAGE = `Input (JSONL plain, gzip or zstd, or Parquet, told by the first bytes; '-' or nothing for stdin):
+  --field NAME              the string field (Parquet: column) holding the text (default "text"); a dot
+                            path names a nested member (meta.content; write a dot in a name as \\.)
   --on-bad-line error|skip|empty  a malformed line stops the run (default), or is kept in place
                             with no shingles (skip) or as an empty text (empty)`;
 
@@ -109,9 +110,24 @@ export function shingleOptionsFrom(values: Record<string, unknown>, defaults: Sh
   };
 }
 
+/** A --field / --id-field value, checked as a dot path. */
+function fieldOption(option: string, v: unknown): string {
+  const field = String(v);
+  if (field === '') throw new UsageError(`${option} must not be empty`);
+  try {
+    fieldPath(field);
+  } catch (e) {
+    throw new UsageError(`${option}: ${(e as Error).message}`);
+  }
+  return field;
+}
+
+export function idFieldOption(v: unknown): string {
+  return fieldOption('--id-field', v);
+}
+
 export function inputOptionsFrom(values: Record<string, unknown>): { field: string; onBadLine: OnBadLine } {
-  const field = values.field === undefined ? 'text' : String(values.field);
-  if (field === '') throw new UsageError('--field must not be empty');
+  const field = values.field === undefined ? 'text' : fieldOption('--field', values.field);
   return { field, onBadLine: oneOf('on-bad-line', values['on-bad-line'], ['error', 'skip', 'empty'] as const, 'error') };
 }
 

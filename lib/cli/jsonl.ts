@@ -1,31 +1,15 @@
-// Streaming JSONL input for the CLI: plain or gzip (detected by its magic bytes, not the file name), lines of
-// any length (a 100 MB line is held once, as the chunks that make it up, then parsed), strict UTF-8, and
-// bad lines reported with file and line number.
-//
-// Alignment: every physical line is one document, so line i of the input is document i of every output.
-// A bad line (not JSON, not an object, field missing or not a string, invalid UTF-8, an empty line) is,
-// by `onBadLine`:
-//   'error' (default) — stop with a NeardupError (code ERR_NEARDUP_BAD_LINE) naming file and line;
-//   'skip'  — yielded with text = null and the reason in `bad`: the engine keeps the slot but gives the
-//             document no shingles (never a duplicate, never matched);
-//   'empty' — yielded with text = '' (an empty document) and the reason in `bad`.
-// A final line without '\n' is a line like any other. A UTF-8 byte-order mark at the start of a file is
-// skipped. The text field must be an own property of the line's object ('constructor' is not inherited).
-//
-// Limit: one line is at most MAX_LINE_BYTES (536,870,888 bytes, V8's longest string): a longer line is an
-// error naming file:line and the limit, whatever onBadLine says (it is not a bad line, and skipping it
-// would silently drop a document). The reader stops buffering it when it passes the limit.
-import * as fs from 'node:fs';
-import { constants as bufferConstants, isUtf8 } from 'node:buffer';
-import * as zlib from 'node:zlib';
+// The CLI's line-level helpers and the string-yielding JSONL reader kept for API users (readJsonl). Document
+// input itself is lib/input.ts (JSONL plain/gzip/zstd and Parquet, parsed on the native pool into packed
+// UTF-8); readJsonl is readDocuments with each document decoded to a JavaScript string and the raw lines.
 import type { Readable } from 'node:stream';
 import { NeardupError } from '../errors';
+import { MAX_LINE_BYTES, lineTooLong, openInputFile, readDocuments, readError, sourceBytesRead, type OnBadLine } from '../input';
 import { expectArray, expectString, optionsObject } from '../validate';
 
-export type OnBadLine = 'error' | 'skip' | 'empty';
+export { MAX_LINE_BYTES, sourceBytesRead, type OnBadLine };
 
 export interface JsonlOptions {
-  /** The string field holding the text. Default 'text'. */
+  /** The string field holding the text: a dot path ('meta.content'; '\.' is a dot in a name). Default 'text'. */
   field?: string;
   onBadLine?: OnBadLine;
   /** Target size of a batch in bytes of input (default 8 MiB); a batch always holds at least one line. */
@@ -34,7 +18,7 @@ export interface JsonlOptions {
   maxLineBytes?: number;
   /**
    * Called after each batch with the bytes of (uncompressed) input consumed so far and, when every input is a
-   * regular file, the fraction of the files' bytes (compressed, for gzip) read so far, from 0 to 1.
+   * regular file, the fraction of the files' bytes (compressed, for gzip and zstd) read so far, from 0 to 1.
    */
   onProgress?: (bytesRead: number, fraction?: number) => void;
 }
@@ -44,7 +28,7 @@ export interface JsonlBatch {
   firstLine: number;
   /** One entry per line: the text, or null for a skipped bad line. */
   texts: (string | null)[];
-  /** The raw line bytes (without the newline), for commands that copy lines through. */
+  /** The raw line bytes (without the newline), for commands that copy lines through (JSONL inputs only). */
   raw: Buffer[];
   /** Reasons for bad lines in this batch, by index into texts. */
   bad: Map<number, string>;
@@ -52,75 +36,15 @@ export interface JsonlBatch {
   file: string;
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
-
-/** The longest line (bytes, without its newline) the reader accepts: V8's longest string. */
-export const MAX_LINE_BYTES: number = bufferConstants.MAX_STRING_LENGTH;
-
-function lineTooLong(file: string, line: number, limit: number): NeardupError {
-  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
-    `${file}:${line}: the line is longer than ${limit} bytes, the limit for one document (the longest string ` +
-    'JavaScript can hold); split the document', { file, line });
-}
-
-/** The file stream under each stream openInput returned (the gunzip stream's source, for gzip). */
-const SOURCES = new WeakMap<Readable, fs.ReadStream>();
-
-/** Bytes read from the file under a stream openInput returned (0 for stdin). */
-export function sourceBytesRead(stream: Readable): number {
-  return SOURCES.get(stream)?.bytesRead ?? 0;
-}
-
-/** The total size of the inputs when every one is a regular file (else undefined: no percentage). */
-function inputSize(files: string[]): number | undefined {
-  let total = 0;
-  for (const f of files) {
-    if (f === '-') return undefined;
-    try {
-      const st = fs.statSync(f);
-      if (!st.isFile()) return undefined;
-      total += st.size;
-    } catch {
-      return undefined;  // openInput reports it
-    }
-  }
-  return total;
-}
-
-/** Opens a file (or '-' for stdin) and returns a byte stream, gunzipping when the data starts gzip magic. */
+/**
+ * Opens a file (or '-' for stdin) as a stream of its text: gzip and zstd are decompressed (told by their
+ * magic bytes). A Parquet file is refused here (it has no lines): document readers take it through readDocuments.
+ */
 export async function openInput(file: string): Promise<Readable> {
-  const src: Readable = file === '-' ? process.stdin : fs.createReadStream(file, { highWaterMark: 1 << 20 });
-  if (file !== '-') {
-    await new Promise<void>((resolve, reject) => {
-      src.once('open', () => resolve());
-      src.once('error', (e: NodeJS.ErrnoException) =>
-        reject(new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${e.message}`, { file, cause: e })));
-    });
-  }
-  // Peek at the first bytes to detect gzip without consuming them.
-  const first: Buffer | null = await new Promise((resolve, reject) => {
-    const onReadable = () => { cleanup(); resolve(src.read() as Buffer | null); };
-    const onEnd = () => { cleanup(); resolve(null); };
-    const onError = (e: Error) => {
-      cleanup();
-      reject(new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${e.message}`, { file, cause: e }));
-    };
-    const cleanup = () => { src.off('readable', onReadable); src.off('end', onEnd); src.off('error', onError); };
-    src.once('readable', onReadable);
-    src.once('end', onEnd);
-    src.once('error', onError);
-  });
-  if (first === null) return src;
-  src.unshift(first);
-  if (first.length >= 2 && first[0] === GZIP_MAGIC[0] && first[1] === GZIP_MAGIC[1]) {
-    const gunzip = zlib.createGunzip();
-    src.on('error', (e) => gunzip.destroy(e));
-    const out = src.pipe(gunzip);
-    if (src instanceof fs.ReadStream) SOURCES.set(out, src);
-    return out;
-  }
-  if (src instanceof fs.ReadStream) SOURCES.set(src, src);
-  return src;
+  const o = await openInputFile(file, 1 << 20);
+  if (o.stream === null)
+    throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${file}' is a Parquet file: this command reads text lines (JSONL)`, { file });
+  return o.stream;
 }
 
 /**
@@ -156,87 +80,21 @@ export async function* readLines(stream: Readable, file: string, maxLineBytes = 
       }
     }
   } catch (e) {
-    if (e instanceof NeardupError) throw e;
-    const msg = (e as Error).message;
-    throw new NeardupError(
-      (e as { code?: string }).code === 'Z_BUF_ERROR' || /incorrect header|invalid|unexpected end/i.test(msg)
-        ? 'ERR_NEARDUP_CORRUPT' : 'ERR_NEARDUP_IO',
-      `cannot read '${file}': ${msg}`, { file, cause: e });
+    if (e instanceof NeardupError && e.code !== 'ERR_NEARDUP_CORRUPT') throw e;
+    throw readError(file, e);
   }
   if (pendingLen > 0) yield Buffer.concat(pending, pendingLen);
 }
 
-/** Parses one JSONL line; returns the text or throws a string describing what is wrong. */
-export function parseLine(raw: Buffer, field: string): string {
-  if (raw.length === 0 || (raw.length === 1 && raw[0] === 0x0d)) throw 'empty line';
-  if (!isUtf8(raw)) {
-    let bad = 0;
-    // Locate the first invalid byte for the message.
-    for (let lo = 0, hi = raw.length; lo < hi;) {
-      const mid = (lo + hi) >> 1;
-      if (isUtf8(raw.subarray(0, mid))) { lo = mid + 1; bad = mid; } else hi = mid;
-    }
-    throw `invalid UTF-8 near byte ${bad} of the line`;
-  }
-  let obj: unknown;
-  try {
-    obj = JSON.parse(raw.toString('utf8'));
-  } catch (e) {
-    throw `not valid JSON (${(e as Error).message})`;
-  }
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw 'not a JSON object';
-  const v = Object.prototype.hasOwnProperty.call(obj, field) ? (obj as Record<string, unknown>)[field] : undefined;
-  if (v === undefined) throw `field '${field}' is missing`;
-  if (typeof v !== 'string') throw `field '${field}' is ${v === null ? 'null' : typeof v}, expected a string`;
-  return v;
-}
-
-/** Reads JSONL files in batches of texts, line-aligned (see the header comment). */
+/** Reads JSONL (or Parquet) files in batches of texts, line-aligned (lib/input.ts, readDocuments). */
 export async function* readJsonl(files: string[], options: JsonlOptions = {}): AsyncGenerator<JsonlBatch> {
   expectArray(files, 'files').forEach((f, i) => expectString(f, `files[${i}]`));
   optionsObject(options);
-  const field = options.field ?? 'text';
-  const onBad = options.onBadLine ?? 'error';
-  const batchBytes = options.batchBytes ?? 8 << 20;
-  let consumed = 0;
-  const total = inputSize(files);
-  let before = 0;  // bytes of the files already read
-  for (const file of files) {
-    const stream = await openInput(file);
-    const fraction = () => (total ? Math.min(1, (before + sourceBytesRead(stream)) / total) : total === 0 ? 1 : undefined);
-    const name = file === '-' ? '<stdin>' : file;
-    let line = 0;
-    let batch: JsonlBatch = { firstLine: 1, texts: [], raw: [], bad: new Map(), file };
-    let size = 0;
-    for await (let raw of readLines(stream, name, options.maxLineBytes)) {
-      line++;
-      if (line === 1 && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);  // BOM
-      let text: string | null;
-      try {
-        text = parseLine(raw, field);
-      } catch (reason) {
-        if (typeof reason !== 'string') throw reason;
-        if (onBad === 'error') {
-          throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${name}:${line}: ${reason} (use --on-bad-line skip|empty to go on)`,
-            { file: name, line });
-        }
-        batch.bad.set(batch.texts.length, reason);
-        text = onBad === 'empty' ? '' : null;
-      }
-      batch.texts.push(text);
-      batch.raw.push(raw);
-      size += raw.length + 1;
-      if (size >= batchBytes) {
-        consumed += size;
-        options.onProgress?.(consumed, fraction());
-        yield batch;
-        batch = { firstLine: line + 1, texts: [], raw: [], bad: new Map(), file };
-        size = 0;
-      }
-    }
-    consumed += size;
-    before += sourceBytesRead(stream);
-    options.onProgress?.(consumed, fraction());
-    if (batch.texts.length > 0) yield batch;
+  for await (const b of readDocuments(files, { ...options, batchBytes: options.batchBytes ?? 8 << 20, raw: true })) {
+    const { data, offsets } = b.packed;
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.length);
+    const texts: (string | null)[] = new Array(b.count);
+    for (let i = 0; i < b.count; i++) texts[i] = b.valid && b.valid[i] === 0 ? null : buf.toString('utf8', offsets[i], offsets[i + 1]);
+    yield { firstLine: b.firstLine, texts, raw: b.raw ?? [], bad: b.bad, file: b.file };
   }
 }

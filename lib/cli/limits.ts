@@ -9,6 +9,7 @@ import { NeardupError } from '../errors';
 import { UsageError } from './common';
 import { parseSize } from './commands/dupi';
 import type { JsonlBatch } from './jsonl';
+import type { DocumentBatch } from '../input';
 
 /**
  * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL
@@ -45,13 +46,24 @@ function formatBytes(n: number): string {
   return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
 }
 
+/** The UTF-8 bytes of document i of a batch, or -1 when no more than `limit` (cheap checks first). */
+function sizeOver(batch: JsonlBatch | DocumentBatch, i: number, limit: number): number {
+  if ('packed' in batch) {
+    const n = batch.packed.offsets[i + 1] - batch.packed.offsets[i];
+    return n > limit ? n : -1;
+  }
+  // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
+  if (batch.raw[i].length <= limit || batch.texts[i] === null) return -1;
+  const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+  return n > limit ? n : -1;
+}
+
 /** Throws ERR_NEARDUP_INVALID_INPUT naming file:line for the first document of `batch` over `limit` bytes. */
-export function checkDocumentSizes(batch: JsonlBatch, limit: number, command: LimitedCommand): void {
-  for (let i = 0; i < batch.raw.length; i++) {
-    // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
-    if (batch.raw[i].length <= limit || batch.texts[i] === null) continue;
-    const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
-    if (n <= limit) continue;
+export function checkDocumentSizes(batch: JsonlBatch | DocumentBatch, limit: number, command: LimitedCommand): void {
+  const count = 'packed' in batch ? batch.count : batch.raw.length;
+  for (let i = 0; i < count; i++) {
+    const n = sizeOver(batch, i, limit);
+    if (n < 0) continue;
     const file = batch.file === '-' ? '<stdin>' : batch.file;
     const line = batch.firstLine + i;
     const f = DOCUMENT_BYTES_PER_BYTE[command];

@@ -10,6 +10,7 @@
 #include "lsh_index.h"
 #include "lsh_dedup.h"
 #include "hashes.h"
+#include "jsonl.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
 #include "chunk_index.h"
@@ -189,6 +190,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   PostingIndexClass::Init(env, exports);
   ChunkIndexClass::Init(env, exports);
   TempFiles::Init(env, exports);
+  Jsonl::Init(env, exports);
   return exports;
 }
 

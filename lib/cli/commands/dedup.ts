@@ -1,14 +1,16 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
+import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { version } from '../../version';
-import { openInput, readJsonl, readLines } from '../jsonl';
+import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
+import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
 import { seedOption } from './minhash';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
-  parse, shingleOptionsFrom, type Command,
+  idFieldOption, parse, shingleOptionsFrom, type Command,
 } from '../common';
 
 function parseSize(name: string, v: unknown): number {
@@ -25,8 +27,8 @@ export const dedupCommand: Command = {
   usage: `Usage: neardup dedup [options] [FILE...]
 
 Finds near-duplicate lines (MinHash LSH candidates, then each candidate pair checked against the threshold)
-and keeps the first line of each group. FILEs are JSONL, plain or gzip, read in order as one corpus ('-' or
-no FILE: stdin).
+and keeps the first line of each group. FILEs are JSONL (plain, gzip or zstd) or Parquet, told by their
+first bytes, read in order as one corpus ('-' or no FILE: stdin, JSONL only).
 
 Defaults (the verified answer at --threshold 0.8): char 5-grams of the lower-cased text; (b, r) chosen so
 that pairs at the threshold are candidates with probability >= 0.99; exact Jaccard of every candidate pair
@@ -44,15 +46,23 @@ all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
-  --kept FILE               the kept lines, unchanged (needs file inputs, read twice); bad lines
-                            (--on-bad-line skip|empty) are never copied
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice), compressed when
+                            FILE ends in .gz (gzip) or .zst (zstd); bad lines (--on-bad-line skip|empty)
+                            are never copied; Parquet inputs: each kept row as a JSON object
+  --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
+                            (a Parquet input gives DIR/<name>.jsonl); two inputs of one name are refused
   --flags FILE              one line per input line: 1 keep, 0 duplicate
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
-                            line of its connected component
-  --pairs FILE              JSONL {"a": i, "b": j, "estimate": x[, "exact": y]} for each reported pair
-                            (held in memory before they are written, 16 bytes each: with --memory SIZE,
-                            more than SIZE/16 pairs stop with an error)
+                            line of its connected component. With --id-field: JSONL
+                            {"id": ID, "kept": k, "kept_id": ID of line k}
+  --pairs FILE              JSONL {"a": i, "b": j[, "a_id": ID, "b_id": ID], "estimate": x[, "exact": y]}
+                            for each reported pair (i, j: 0-based lines over all inputs; held in memory
+                            before they are written, 16 bytes each: with --memory SIZE, more than SIZE/16
+                            pairs stop with an error)
+  --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
+                            line when missing or of another type; ids of bad lines are null
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -95,6 +105,7 @@ ${INPUT_USAGE}`,
       bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
       tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
       fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
+      'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
@@ -127,13 +138,22 @@ ${INPUT_USAGE}`,
     if (values['keep-case']) shingleValues.lowercase = false;
     const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
     const input = inputOptionsFrom(values);
-    if (values.kept !== undefined && positionals.includes('-')) throw new UsageError('--kept needs file inputs (they are read twice), not stdin');
-    const outputs = (['kept', 'flags', 'clusters', 'pairs'] as const)
+    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+    const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
+    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
+      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+    if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
+    if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
+    if (keptDir !== undefined) checkKeptDirInputs(positionals);
+    // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
+    const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
+    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+    outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
     const summaryToStderr = outputs.some((o) => isStdout(o.file));
     checkFiles({ inputs: positionals, outputs, stdout: !summaryToStderr });
-    if (!values.kept && !values.flags && !values.clusters && !values.pairs)
-      process.stderr.write('neardup dedup: no output requested (--kept, --flags, --clusters, --pairs); printing the summary only\n');
+    if (outputs.length === 0)
+      process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
     // spill folders: runs and signatures (--memory), shingle sets (--verify exact)
@@ -153,39 +173,58 @@ ${INPUT_USAGE}`,
     const progress = new Progress('neardup dedup');
     let docs = 0, bad = 0, bytes = 0;
     const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
-    const open: OutputFile[] = [];
+    const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
+    const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
+    const idBatches: { first: number; ids: DocumentIds }[] = [];
+    const open: { abort(): void }[] = [];
     const create = (file: unknown) => {
       const f = OutputFile.open(String(file));
       open.push(f);
       return f;
     };
     try {
-      // parse the next batch on this thread while the pool signs and indexes the previous ones (two in flight)
+      // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
       const pending: Promise<void>[] = [];
       const limits = dedupLimits({ profile, verify, memory });
-      for await (const batch of readJsonl(positionals, { ...input, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); } })) {
-        if (docs + batch.texts.length > limits.documents) throw tooManyDocuments(docs + batch.texts.length, { memory });
-        for (let i = 0; i < batch.raw.length; i++) {
-          // the raw line bounds its text's UTF-8 bytes (JSON escapes only make it longer)
-          if (batch.raw[i].length > limits.documentBytes && batch.texts[i] !== null) {
-            const n = Buffer.byteLength(batch.texts[i]!, 'utf8');
+      for await (const batch of readDocuments(positionals, {
+        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
+      })) {
+        if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
+        const off = batch.packed.offsets;
+        if (limits.documentBytes !== Infinity) {
+          for (let i = 0; i < batch.count; i++) {
+            const n = off[i + 1] - off[i];
             if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, { profile, verify, memory });
           }
         }
-        const p = session.add(batch.texts);
+        const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
         p.catch(() => undefined);  // awaited below
         pending.push(p);
         for (const i of batch.bad.keys()) badLines.push(docs + i);
-        docs += batch.texts.length;
+        if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
+        while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
+        Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
+        files[batch.fileIndex].count += batch.count;
+        docs += batch.count;
         bad += batch.bad.size;
         if (pending.length >= 2) await pending.shift();
       }
       await Promise.all(pending);
+      while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish().catch((e) => {
         throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
       });
       const rep = res.representative;
+      // the id of document d as JSON (binary search over the batches' ids)
+      const idOf = (d: number): string => {
+        let lo = 0, hi = idBatches.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1;
+          if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
+        }
+        return idJson(idBatches[lo].ids, d - idBatches[lo].first);
+      };
       // One output of n lines, built in pieces of about 64 KiB (no await per line).
       const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {
         const f = create(file);
@@ -201,31 +240,40 @@ ${INPUT_USAGE}`,
         await f.commit();
       };
       if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
-      if (values.clusters !== undefined) await writeLines(values.clusters, rep.length, (i) => `${rep[i]}\n`);
+      if (values.clusters !== undefined) {
+        await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${rep[i]}\n`
+          : (i) => `{"id": ${idOf(i)}, "kept": ${rep[i]}, "kept_id": ${idOf(rep[i])}}\n`);
+      }
       if (values.pairs !== undefined) {
         await writeLines(values.pairs, res.pairA.length, (i) => {
           const exact = res.pairExact.length ? `, "exact": ${+res.pairExact[i].toFixed(6)}` : '';
-          return `{"a": ${res.pairA[i]}, "b": ${res.pairB[i]}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`;
+          const a = res.pairA[i], b = res.pairB[i];
+          const ids = idField === undefined ? '' : `, "a_id": ${idOf(a)}, "b_id": ${idOf(b)}`;
+          return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+res.pairEstimate[i].toFixed(6)}${exact}}\n`;
         });
       }
-      if (values.kept !== undefined) {
-        const f = create(values.kept);
-        let line = 0;
-        const nl = Buffer.from('\n');
-        let nextBad = 0;
-        for (const file of positionals) {
-          let first = true;
-          for await (let raw of readLines(await openInput(file), file)) {
-            if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
-            first = false;
-            const isBad = nextBad < badLines.length && badLines[nextBad] === line;
-            if (isBad) nextBad++;
-            else if (line < rep.length && rep[line] === line) { await f.write(raw); await f.write(nl); }
-            line++;
+      if (values['removed-ids'] !== undefined) {
+        const removed: number[] = [];
+        for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
+        await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
+      }
+      if (values.kept !== undefined || keptDir !== undefined) {
+        if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
+        const isBad = new Uint8Array(rep.length);
+        for (const i of badLines) isBad[i] = 1;
+        const outs = new Map<string, CompressedOutput>();
+        const outputFor = (inp: KeptInput) => {
+          const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
+          let o = outs.get(name);
+          if (!o) {
+            o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
+            open.push(o);
+            outs.set(name, o);
           }
-        }
-        if (line !== rep.length) throw new NeardupError('ERR_NEARDUP_IO', 'the input changed between the two passes');
-        await f.commit();
+          return o;
+        };
+        await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
+        for (const o of outs.values()) await o.commit();
       }
       progress.done();
       const seconds = (Date.now() - start) / 1000;

@@ -91,9 +91,9 @@ export const doubriApplyCommand: Command = {
   summary: 'print the lines whose flag is 1 (doubri-apply)',
   usage: `Usage: neardup doubri apply FLAGS < JSONL
 
-Prints the input lines (stdin, plain or gzip) whose flag in FLAGS is 1, unchanged. The number of lines must
-equal the number of flags. A final line without a newline is processed (doubri 1.0 drops it) and printed
-with one.`,
+Prints the input lines (stdin, plain, gzip or zstd) whose flag in FLAGS is 1, unchanged. The number of
+lines must equal the number of flags. A final line without a newline is processed (doubri 1.0 drops it)
+and printed with one.`,
   async run(args) {
     const r = help(this, args);
     if (!r) return 0;

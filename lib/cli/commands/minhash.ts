@@ -1,7 +1,7 @@
 // neardup minhash: MinHash signatures of each JSONL line, as JSON arrays on stdout or as a binary file.
 import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } from '../../minhash';
 import type { ShingleOptions } from '../../shingles';
-import { readJsonl, type OnBadLine } from '../jsonl';
+import { readDocuments, type OnBadLine } from '../../input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles, writeNative } from '../files';
@@ -28,24 +28,38 @@ export function seedOption(v: unknown, profile: MinHashProfile, numPerm: number)
   return BigInt(s);
 }
 
-/** Reads JSONL and yields each batch with its signatures (skipped bad lines have signature rows of 0xFFFFFFFF). */
+/** One signed batch: `valid[i] === 0` marks a skipped bad line (its signature row is all 0xFFFFFFFF). */
+export interface SignedBatch {
+  count: number;
+  valid?: Uint8Array;
+  signatures: Uint32Array;
+  numPerm: number;
+  badLines: number;
+  bytesRead: number;
+}
+
+/**
+ * Reads the inputs (lib/input.ts: parsed on the native pool) and yields each batch with its signatures; the
+ * next batch is read and parsed while this one is signed.
+ */
 export async function* signJsonl(
   files: string[],
   input: { field: string; onBadLine: OnBadLine },
   options: MinHashOptions,
   progress?: Progress,
-): AsyncGenerator<{ texts: (string | null)[]; signatures: Uint32Array; numPerm: number; badLines: number; bytesRead: number }> {
+): AsyncGenerator<SignedBatch> {
   let docs = 0, bytesRead = 0;
   const limit = documentLimit('minhash');
-  for await (const batch of readJsonl(files, {
+  for await (const batch of readDocuments(files, {
     ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress?.update({ bytes, docs, fraction }); },
   })) {
     checkDocumentSizes(batch, limit, 'minhash');
-    const r = await minhash(batch.texts.map((t) => t ?? ''), options);
-    for (let i = 0; i < batch.texts.length; i++)
-      if (batch.texts[i] === null) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);
-    docs += batch.texts.length;
-    yield { texts: batch.texts, signatures: r.signatures, numPerm: r.numPerm, badLines: batch.bad.size, bytesRead };
+    const r = await minhash(batch.packed, options);
+    if (batch.valid) {
+      for (let i = 0; i < batch.count; i++) if (batch.valid[i] === 0) r.signatures.fill(0xffffffff, i * r.numPerm, (i + 1) * r.numPerm);
+    }
+    docs += batch.count;
+    yield { count: batch.count, valid: batch.valid, signatures: r.signatures, numPerm: r.numPerm, badLines: batch.bad.size, bytesRead };
   }
 }
 
@@ -78,10 +92,10 @@ export class SignTally {
   skipped = 0;
   bytes = 0;
   private readonly start = Date.now();
-  add(b: { texts: (string | null)[]; badLines: number; bytesRead: number }): void {
-    this.documents += b.texts.length;
+  add(b: SignedBatch): void {
+    this.documents += b.count;
     this.badLines += b.badLines;
-    for (const t of b.texts) if (t === null) this.skipped++;
+    if (b.valid) for (let i = 0; i < b.count; i++) if (b.valid[i] === 0) this.skipped++;
     this.bytes = b.bytesRead;
   }
   /** documents, bad_lines, skipped (bad lines without a value), input_bytes, seconds, and the given fields. */
@@ -152,8 +166,8 @@ input_bytes, seconds.`,
       const out = new Output();
       for await (const b of signJsonl(files, input, options, progress)) {
         tally.add(b);
-        for (let i = 0; i < b.texts.length; i++) {
-          if (b.texts[i] === null) await out.write('null\n');
+        for (let i = 0; i < b.count; i++) {
+          if (b.valid && b.valid[i] === 0) await out.write('null\n');
           else await out.write(`[${b.signatures.subarray(i * numPerm, (i + 1) * numPerm).join(',')}]\n`);
         }
       }

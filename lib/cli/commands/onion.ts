@@ -126,7 +126,7 @@ async function* lineChunks(file: string): AsyncGenerator<Buffer> {
 
 const HASHGEN_USAGE = `Usage: neardup onion hashgen [OPTIONS] [FILE]
 
-Onion's hashgen: writes the 64-bit hash of every n-gram of tokens of the vertical FILE (plain or gzip;
+Onion's hashgen: writes the 64-bit hash of every n-gram of tokens of the vertical FILE (plain, gzip or zstd;
 '-' or nothing for standard input) to PREFIX0 .. PREFIX(COUNT-1), the hash space split evenly into
 COUNT ranges (equal hashes always land in the same file). Tokens are the lines not starting with '<';
 n-grams run across document boundaries, as in Onion. 8 bytes per hash, little-endian (Onion writes its
@@ -278,7 +278,7 @@ export const onionCommand: Command = {
 
 Marks duplicate paragraphs in vertical text (one token per line, <doc>/<p> structure), exactly as
 Onion 1.2 does, with Onion's own n-gram hash: prints every input line prefixed by its flag and a TAB
-(1 = duplicate), or with -s only the kept lines. Reads FILE (plain or gzip) or standard input.
+(1 = duplicate), or with -s only the kept lines. Reads FILE (plain, gzip or zstd) or standard input.
 
 Options (as in Onion 1.2):
   -f FILE     hashes of duplicate n-grams (Onion's two-pass mode, less memory): make them with

@@ -177,6 +177,8 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
         const limit = documentLimit('paragraphs');
         for await (const batch of readJsonl(files, input)) {
           checkDocumentSizes(batch, limit, 'paragraphs');
+          if (batch.raw.length !== batch.texts.length)
+            throw new UsageError(`'${batch.file}' is a Parquet file: paragraphs writes JSONL lines back, give JSONL input`);
           const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
           const r = await filter.pushDocuments(docs);
           for (let i = 0; i < docs.length; i++) {

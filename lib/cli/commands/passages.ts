@@ -1,8 +1,7 @@
 // neardup passages index|extract|query: shared passages between documents (JSONL in, JSONL out).
-import { NeardupError } from '../../errors';
 import { PassageIndex } from '../../passages';
-import { readJsonl, parseLine } from '../jsonl';
-import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
+import { displayName, idValue, readDocuments } from '../../input';
+import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { checkFiles } from '../files';
 import { parseSize } from './dupi';
 
@@ -12,9 +11,10 @@ const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
        neardup passages pairs DIR [--min-shared N] [--max-docs M]
 
 Windows of words ("blots", hashed with an order-sensitive hash by default) shared between documents.
-Input: JSONL (plain or gzip; '-' or nothing for stdin), one document per line.
-  --field NAME        the text field (default text)
-  --id-field NAME     the id field (default: "FILE:LINE")
+Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin) or Parquet, one document per line (row).
+  --field NAME        the text field (default text; a dot path names a nested member: meta.content)
+  --id-field NAME     the id field, a string or an integer (default: "FILE:LINE")
+  --on-bad-line error|skip|empty  a malformed line stops the run (default), or is an empty document
 
 index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
          --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build;
@@ -31,27 +31,24 @@ pairs    every pair of indexed documents sharing at least --min-shared (1) windo
 const INPUT = {
   field: { type: 'string' as const },
   'id-field': { type: 'string' as const },
+  'on-bad-line': { type: 'string' as const },
 };
 
-async function* readDocs(files: string[], field: string, idField: string | undefined): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
-  for await (const b of readJsonl(files.length ? files : ['-'], { field })) {
+/** The documents of the inputs, in batches: each with its id (the --id-field value, or "FILE:LINE") and UTF-8 text. */
+async function* readDocs(files: string[], values: Record<string, unknown>): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+  const input = inputOptionsFrom(values);
+  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField })) {
     const out: Array<{ id: unknown; text: Buffer }> = [];
-    b.texts.forEach((t, i) => {
-      const line = b.firstLine + i;
-      let id: unknown = `${b.file === '-' ? '<stdin>' : b.file}:${line}`;
-      if (idField !== undefined) {
-        const o = JSON.parse(b.raw[i].toString('utf8')) as Record<string, unknown>;
-        if (!(idField in o)) {
-          throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${b.file}:${line}: field '${idField}' is missing`, { file: b.file, line });
-        }
-        id = o[idField];
-      }
-      out.push({ id, text: Buffer.from(t ?? '', 'utf8') });
-    });
+    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
+    for (let i = 0; i < b.count; i++) {
+      let id: unknown = b.ids ? idValue(b.ids, i) : `${displayName(b.file)}:${b.firstLine + i}`;
+      if (typeof id === 'bigint') id = id.toString();  // an integer beyond 2^53: its digits
+      out.push({ id, text: data.subarray(b.packed.offsets[i], b.packed.offsets[i + 1]) });
+    }
     yield out;
   }
 }
-void parseLine;
 
 export const passagesCommand: Command = {
   name: 'passages',
@@ -76,7 +73,7 @@ export const passagesCommand: Command = {
       const memory = r.values.memory === undefined ? 0 : parseSize(String(r.values.memory));
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
       try {
-        for await (const docs of readDocs(r.positionals, String(r.values.field ?? 'text'), r.values['id-field'] as string | undefined)) {
+        for await (const docs of readDocs(r.positionals, r.values)) {
           await ix.add(docs, { memory, tmp: r.values.tmp as string | undefined });
         }
         if (!r.values['no-merge']) await ix.merge();
@@ -112,7 +109,7 @@ export const passagesCommand: Command = {
       checkFiles({ inputs: files.length ? files : ['-'], outputs: [], stdout: true });
       const ix = await PassageIndex.open(dir);
       try {
-        for await (const docs of readDocs(files, String(r.values.field ?? 'text'), r.values['id-field'] as string | undefined)) {
+        for await (const docs of readDocs(files, r.values)) {
           const res = await ix.query(docs.map((d) => d.text), { minShared });
           for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
         }

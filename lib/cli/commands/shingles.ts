@@ -1,6 +1,6 @@
 // neardup shingles: the shingle hashes of each JSONL line, one JSON array per line on stdout.
 import { shingleHashes, type ShingleHashKind } from '../../shingles';
-import { readJsonl } from '../jsonl';
+import { readDocuments } from '../../input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
@@ -46,12 +46,11 @@ ${INPUT_USAGE}`,
     const progress = new Progress('neardup shingles');
     let docs = 0;
     const limit = documentLimit('shingles');
-    for await (const batch of readJsonl(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
+    for await (const batch of readDocuments(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
       checkDocumentSizes(batch, limit, 'shingles');
-      const texts = batch.texts.map((t) => t ?? '');
-      const r = await shingleHashes(texts, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
-      for (let i = 0; i < texts.length; i++) {
-        if (batch.texts[i] === null) {
+      const r = await shingleHashes(batch.packed, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
+      for (let i = 0; i < batch.count; i++) {
+        if (batch.valid && batch.valid[i] === 0) {
           await out.write('[]\n');
           continue;
         }
@@ -69,7 +68,7 @@ ${INPUT_USAGE}`,
         }
         await out.write(s + ']\n');
       }
-      docs += texts.length;
+      docs += batch.count;
     }
     await out.flush();
     progress.done();

@@ -4,7 +4,8 @@
 import { NeardupError } from '../../errors';
 import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash';
 import type { ShingleOptions } from '../../shingles';
-import { openInput, readJsonl, readLines } from '../jsonl';
+import { openInput, readLines } from '../jsonl';
+import { readDocuments } from '../../input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../files';
@@ -84,15 +85,18 @@ async function fingerprint(args: string[]): Promise<number> {
   const start = Date.now();
   let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
   const limit = documentLimit('simhash fingerprint');
-  for await (const batch of readJsonl(positionals.length ? positionals : ['-'], {
+  for await (const batch of readDocuments(positionals.length ? positionals : ['-'], {
     ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
   })) {
     checkDocumentSizes(batch, limit, 'simhash fingerprint');
     badLines += batch.bad.size;
-    for (const t of batch.texts) if (t === null) skipped++;
-    const fps = await simhashFingerprints(batch.texts.map((t) => t ?? ''), options);
+    const isSkipped = (i: number) => batch.valid !== undefined && batch.valid[i] === 0;
+    const fps = await simhashFingerprints(batch.packed, options);
     const lines: string[] = [];
-    for (let i = 0; i < fps.length; i++) lines.push(batch.texts[i] === null ? '' : fps[i].toString());
+    for (let i = 0; i < fps.length; i++) {
+      if (isSkipped(i)) skipped++;
+      lines.push(isSkipped(i) ? '' : fps[i].toString());
+    }
     await out.write(lines.join('\n') + '\n');
     docs += fps.length;
   }
