@@ -63,6 +63,25 @@ Status WriteWhole(const std::string& path, const char kind[4], uint32_t flags, u
   return s;
 }
 
+// Ends a file written as a stream after a header-sized gap: writes its header (the payload is all that
+// follows it, payload_crc its CRC-32C) at offset 0, then commits.
+Status CommitStreamed(io::AtomicFile* out, const char kind[4], uint32_t flags, uint64_t p0, uint64_t p1,
+                      uint32_t payload_crc) {
+  io::FileHeader h;
+  std::memcpy(h.kind, kind, 4);
+  h.version = kFormatVersion;
+  h.flags = flags;
+  h.params[0] = p0;
+  h.params[1] = p1;
+  h.payload_size = out->written() - io::kHeaderSize;
+  h.payload_crc = payload_crc;
+  uint8_t hb[io::kHeaderSize];
+  io::EncodeHeader(h, hb);
+  Status s = out->WriteAt(0, hb, sizeof hb);
+  if (!s.ok()) return s;
+  return out->Commit();
+}
+
 constexpr uint32_t kLower = 1, kStrip = 2, kNonWord = 4, kShortNone = 8;  // text flags
 
 }  // namespace
@@ -447,19 +466,7 @@ Status RecordWriter::Add(uint32_t id, const uint8_t* items, uint32_t count, uint
 }
 
 Status RecordWriter::Commit() {
-  io::FileHeader h;
-  std::memcpy(h.kind, kRecordKind, 4);
-  h.version = kFormatVersion;
-  h.flags = kind_;
-  h.params[0] = records_;
-  h.params[1] = item_bytes_;
-  h.payload_size = out_.written() - io::kHeaderSize;
-  h.payload_crc = crc_;
-  uint8_t hb[io::kHeaderSize];
-  io::EncodeHeader(h, hb);
-  Status s = out_.WriteAt(0, hb, sizeof hb);
-  if (!s.ok()) return s;
-  return out_.Commit();
+  return CommitStreamed(&out_, kRecordKind, kind_, records_, item_bytes_, crc_);
 }
 
 Status RecordFile::Open(const std::string& path, RecordKind kind, uint32_t item_bytes, bool verify) {
@@ -545,18 +552,7 @@ Status PairsWriter::Add(uint32_t a, const std::vector<std::pair<uint32_t, uint32
 }
 
 Status PairsWriter::Commit() {
-  io::FileHeader h;
-  std::memcpy(h.kind, kPairsKind, 4);
-  h.version = kFormatVersion;
-  h.params[0] = records_;
-  h.params[1] = entries_;
-  h.payload_size = out_.written() - io::kHeaderSize;
-  h.payload_crc = crc_;
-  uint8_t hb[io::kHeaderSize];
-  io::EncodeHeader(h, hb);
-  Status s = out_.WriteAt(0, hb, sizeof hb);
-  if (!s.ok()) return s;
-  return out_.Commit();
+  return CommitStreamed(&out_, kPairsKind, 0, records_, entries_, crc_);
 }
 
 PairsReader::~PairsReader() {
