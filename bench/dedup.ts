@@ -1,12 +1,15 @@
 // End-to-end `neardup dedup` (JSONL -> flags) throughput and peak RSS, run as child processes of the built
 // CLI (dist/cli/main.js) under `/usr/bin/time` (wall, user+sys CPU, max RSS) and `taskset`.
 //   node --import tsx bench/dedup.ts [--runs N] [--big FILE] [--big-gb G] [--doubri-mb M] [--skip-big]
-//                                    [--defaults-only] [--noisy FILE]
-// --defaults-only: only the defaults vs --fast vs the old defaults on the generated noisy corpus
-// (bench/dedup-noisy-corpus.ts, default /tmp/neardup-bench/dedup-noisy-1g.jsonl), alternated, --runs times.
+//                                    [--defaults-only] [--noisy FILE] [--dist DIR]
+// --defaults-only: the defaults vs --fast vs the old defaults on the generated noisy corpus
+// (bench/dedup-noisy-corpus.ts, default /tmp/neardup-bench/dedup-noisy-1g.jsonl), on 1 and 2 threads, through
+// the CLI and through the library call on packed input (bench/dedup-engine.ts: the engine without JSONL
+// parsing; the corpus is packed once, next to it), alternated, --runs times (medians). --dist DIR measures
+// another build (its dist/ folder) with the same script, for A/B runs.
 // The big corpus (default /tmp/neardup-bench/dedup-1g.jsonl) is generated from the SpamAssassin texts by
 // bench/dedup-corpus.ts when missing; doubri-v1 on it runs on a prefix of --doubri-mb MB (doubri-v1 signs at
-// ~6 MB per CPU-second, so the whole GB would take minutes). Prints a markdown table.
+// ~6 MB per CPU-second, so the whole GB would take minutes). Prints markdown tables.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,7 +24,8 @@ const dir = path.join(os.tmpdir(), 'neardup-bench');
 const big = opt('big', path.join(dir, 'dedup-1g.jsonl'));
 const bigGb = Number(opt('big-gb', '1'));
 const doubriMb = Number(opt('doubri-mb', '200'));
-const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
+const DIST = path.resolve(opt('dist', path.join(__dirname, '..', 'dist')));
+const MAIN = path.join(DIST, 'cli', 'main.js');
 
 interface Run { wall: number; cpu: number; rssMb: number; mb: number; summary: Record<string, unknown> }
 
@@ -71,17 +75,49 @@ if (argv.includes('--defaults-only')) {
     console.error(`generating ${noisy} (${bigGb} GB)...`);
     (require('./dedup-noisy-corpus') as typeof import('./dedup-noisy-corpus')).generateNoisyCorpus(noisy, bigGb * 1e9);
   }
-  console.log(`# neardup dedup defaults vs --fast vs old defaults: ${machine()}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
-  console.log('| workload | threads | docs | MB | wall s | MB/s | CPU s | MB/CPU-s | peak RSS MB | duplicates | spilled MB | runs |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const rows = SETTINGS.map(() => [] as Run[]);
-  for (let k = 0; k < runs; k++) SETTINGS.forEach(([, extra], i) => rows[i].push(once(noisy, 2, ['--tmp', dir, ...extra])));
-  SETTINGS.forEach(([label], i) => {
-    const rs = rows[i], s = rs[0].summary;
-    const wall = median(rs.map((r) => r.wall)), cpu = median(rs.map((r) => r.cpu)), rss = Math.max(...rs.map((r) => r.rssMb));
-    console.log(`| ${label} | 2 | ${(s.documents as number).toLocaleString('en')} | ${rs[0].mb.toFixed(0)} | ${wall.toFixed(2)} | ${(rs[0].mb / wall).toFixed(1)} | ` +
-      `${cpu.toFixed(2)} | ${(rs[0].mb / cpu).toFixed(1)} | ${rss.toFixed(0)} | ${s.duplicates} | ${((s.spilled_bytes as number) / 1e6).toFixed(0)} | ${rs.length} |`);
-  });
+  const packed = path.join(dir, `${path.basename(noisy)}.packed`);
+  if (!fs.existsSync(packed)) {
+    console.error(`packing ${noisy} -> ${packed}...`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'dedup-engine.ts'), 'pack', noisy, packed], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('packing failed');
+  }
+  const engineOnce = (setting: string, threads: number): Run => {
+    const cpus = threads === 1 ? '0' : '0,1';
+    const r = spawnSync('taskset', ['-c', cpus, process.execPath, '--import', 'tsx', path.join(__dirname, 'dedup-engine.ts'), 'run', packed, setting, dir, DIST], {
+      env: { ...process.env, NEARDUP_THREADS: String(threads) }, encoding: 'utf8', maxBuffer: 1 << 26,
+    });
+    if (r.status !== 0) throw new Error(`dedup-engine failed: ${r.stderr}`);
+    const j = JSON.parse(r.stdout) as Record<string, number>;
+    return {
+      wall: j.wall, cpu: j.cpu, rssMb: j.peakRssMb - j.inputRssMb, mb: j.bytes / 1e6,
+      summary: { documents: j.documents, duplicates: j.duplicates, spilled_bytes: j.spilledBytes },
+    };
+  };
+  const ENGINE: [string, string][] = [['defaults (verified)', 'defaults'], ['--fast', 'fast'], ['old defaults', 'old']];
+  const cliRows = new Map<string, Run[]>(), engineRows = new Map<string, Run[]>();
+  const push = (m: Map<string, Run[]>, k: string, r: Run) => m.set(k, [...(m.get(k) ?? []), r]);
+  for (let k = 0; k < runs; k++) {
+    for (const threads of [1, 2]) {
+      SETTINGS.forEach(([label, extra]) => push(cliRows, `${label}|${threads}`, once(noisy, threads, ['--tmp', dir, ...extra])));
+      ENGINE.forEach(([label, setting]) => push(engineRows, `${label}|${threads}`, engineOnce(setting, threads)));
+    }
+  }
+  console.log(`# neardup dedup defaults vs --fast vs old defaults: ${machine()}, build ${DIST}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
+  const table = (title: string, rows: Map<string, Run[]>, rssNote: string) => {
+    console.log(`\n${title}\n`);
+    console.log(`| workload | threads | docs | MB | wall s | MB/s | CPU s | CPU-s per GB | MB per CPU-s | ${rssNote} | duplicates | spilled MB | runs |`);
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [key, rs] of rows) {
+      const [label, threads] = key.split('|');
+      const s = rs[0].summary;
+      const wall = median(rs.map((r) => r.wall)), cpu = median(rs.map((r) => r.cpu)), rss = Math.max(...rs.map((r) => r.rssMb));
+      console.log(`| ${label} | ${threads} | ${(s.documents as number).toLocaleString('en')} | ${rs[0].mb.toFixed(0)} | ${wall.toFixed(2)} | ` +
+        `${(rs[0].mb / wall).toFixed(1)} | ${cpu.toFixed(2)} | ${(cpu / rs[0].mb * 1000).toFixed(2)} | ${(rs[0].mb / cpu).toFixed(1)} | ${rss.toFixed(0)} | ` +
+        `${s.duplicates} | ${((s.spilled_bytes as number) / 1e6).toFixed(0)} | ${rs.length} |`);
+    }
+  };
+  table('CLI (`neardup dedup FILE --flags F --tmp DIR`, JSONL parsed on the JS thread)', cliRows, 'peak RSS MB');
+  table('Library call on packed input (`dedup(packed, options)`: the engine, no JSONL parsing)', engineRows, 'RSS MB above the loaded input');
   process.exit(0);
 }
 console.log(`# neardup dedup bench: ${machine()}, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);

@@ -1,13 +1,14 @@
 // Near-duplicate removal with MinHash LSH: signatures -> band keys -> buckets (in memory, or spilled to
-// sorted runs under a memory budget) -> candidate pairs (verified exactly by default) -> kept documents
-// (doubri's rule by default). docs/lsh.md describes the pipeline, its defaults and its guarantees.
+// sorted runs under a memory budget) -> candidate pairs (verified exactly by default, from the shingle sets of
+// the candidates' texts) -> kept documents (doubri's rule by default). The native engine
+// (native/core/minhash/lsh_dedup.h) does all of it; this file resolves options and feeds batches.
+// docs/lsh.md describes the pipeline, its defaults and its guarantees.
 import * as os from 'node:os';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { capOption, expectInt, optionsObject } from './validate';
 import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { recallParam, resolveParams } from './lsh';
-import { shingleHashes, type ShingleOptions } from './shingles';
-import { minhash } from './minhash';
+import type { ShingleOptions } from './shingles';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
@@ -19,7 +20,7 @@ export type DedupClustering = 'kept' | 'components';
 
 /**
  * Options of dedup(). The defaults are the verified answer at the threshold: char 5-grams of the lower-cased
- * text, recall banding, exact verification of candidate pairs (shingle sets in a temporary file), doubri's
+ * text, recall banding, exact verification of candidate pairs (texts kept in a temporary file), doubri's
  * keep rule. Profile 'doubri-v1' instead defaults to doubri 1.0 exactly: the text as is, 40 x 20 bands, no
  * verification. Every effective value is in `DedupSession.settings`.
  */
@@ -63,17 +64,18 @@ export interface DedupOptions extends ShingleOptions {
    */
   maxPairs?: number;
   /**
-   * Memory budget in bytes for band keys, signatures and shingle sets (spilled to `tmp` beyond it). 0 or
-   * absent: all in memory. It also bounds per-document work: a document over dedupLimits().documentBytes
-   * (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
+   * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
+   * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
+   * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over
+   * dedupLimits().documentBytes (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
    * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
    * these two limits a budget under 64 MiB counts as 64 MiB).
    */
   memory?: number;
   /**
-   * Folder for spilled files, exact-verification shingle sets included (default: the system temp folder): they
-   * go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session ends; stale
-   * such folders (unlocked, and their process gone) are removed when a session starts.
+   * Folder for spilled files, the texts kept for exact verification included (default: the system temp
+   * folder): they go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session
+   * ends; stale such folders (unlocked, and their process gone) are removed when a session starts.
    */
   tmp?: string;
 }
@@ -124,7 +126,7 @@ export interface DedupResult {
   duplicates: number;
   /** Clusters of two or more documents. */
   clusters: number;
-  /** Every byte written to temporary files in `tmp`: band runs, signatures and exact-verification shingle sets. */
+  /** Every byte written to temporary files in `tmp`: band runs, signatures and the texts kept for exact verification. */
   spilledBytes: number;
   /** Sorted runs written under the `memory` budget. */
   runs: number;
@@ -148,7 +150,8 @@ const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1
 /**
  * Working memory of one document, in bytes per byte of its UTF-8 text (peak RSS growth measured on one
  * 20-60 MB line of words, plus margin; bench notes in docs/lsh.md): shingling and signing hold the text, its
- * shingle offsets and hashes at once, and --verify exact also its sorted shingle set.
+ * shingle offsets and hashes at once, and --verify exact also its sorted shingle set (built from its text when
+ * it is in a candidate pair).
  */
 export function bytesPerDocumentByte(profile: DedupProfile = 'fast', verify: DedupVerify = 'exact'): number {
   if (verify === 'exact') return 64;
@@ -215,9 +218,10 @@ export class DedupSession {
   readonly numPerm: number;
   readonly settings: DedupSettings;
   private readonly handle: NativeLshDedup;
-  private readonly mh: { profile: DedupProfile; numPerm: number; seed?: number | bigint } & ShingleOptions;
-  private readonly shingle: ShingleOptions;
   private tail: Promise<unknown> = Promise.resolve();
+  private issued: Promise<unknown> = Promise.resolve();
+  private inFlight: Promise<unknown>[] = [];
+  private failure: unknown;
   private added = 0;
   private closed = false;
 
@@ -252,8 +256,6 @@ export class DedupSession {
     // the same shingles for the signatures and for exact verification; undefined options take the defaults
     const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };
     for (const [k, v] of Object.entries(given)) if (v !== undefined) (shingle as unknown as Record<string, unknown>)[k] = v;
-    this.shingle = shingle;
-    this.mh = { ...shingle, profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}) };
     this.settings = {
       profile, threshold, numPerm: lp.numPerm, b: lp.b, r: lp.r,
       seed: String(seed ?? (profile === 'datasketch' ? 1 : 0)),
@@ -261,17 +263,19 @@ export class DedupSession {
       shingle, verify, clustering,
     };
     this.handle = nativeSync(() => new native.LshDedup({
-      profile: lp.profile, numPerm: lp.numPerm, b: lp.b, r: lp.r, threshold, verify, clustering,
-      pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'), memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
+      ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
+      threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
+      memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
     }));
   }
 
   /**
    * Adds documents in order; null = a skipped line (keeps its number, never matches). Strings are encoded to
-   * UTF-8 once, in slices that yield to the event loop; packed input (packTexts) is used as it is. The
-   * signatures (and, with verify 'exact', the shingle sets) are computed on the thread pool from that one
-   * encoding; the documents enter the index in the order of the add() calls, so a caller may start the next
-   * add() (and parse its input) before this one resolves. Bytes given must not change until it resolves.
+   * UTF-8 once, in slices that yield to the event loop; packed input (packTexts) is used as it is. Each text is
+   * shingled and signed once on the thread pool (with verify 'exact' it is also kept in a temporary file, for
+   * the candidate pairs' shingle sets in finish()); the documents enter the index in the order of the add()
+   * calls, so a caller may start the next add() (and parse its input) before this one resolves. Bytes given
+   * must not change until it resolves. When an add() fails, later add() and finish() calls fail too.
    */
   add(texts: ReadonlyArray<DocumentInput> | PackedTexts): Promise<void> {
     this.open();
@@ -281,26 +285,26 @@ export class DedupSession {
   /** @internal add() of a batch being encoded. */
   addEncoded(batch: Promise<EncodedBatch>): Promise<void> {
     this.open();
-    // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
-    if (this.options.memory) batch = batch.then((b) => this.checkLimits(b));
-    const sigP = batch.then((b) => minhash(b.packed, this.mh));
-    const shP = this.settings.verify === 'exact'
-      ? batch.then((b) => shingleHashes(b.packed, { ...this.shingle, hash: 'fast64', dedupe: true }))
-      : undefined;
-    // observed below, in order; these only keep an early rejection from being reported as unhandled
-    sigP.catch(() => undefined);
-    shP?.catch(() => undefined);
-    const done = this.tail.then(async () => {
-      const { valid } = await batch;
-      const sig = await sigP;
+    batch.catch(() => undefined);  // observed below, in order; this only keeps an early rejection from being reported as unhandled
+    // One native call per batch signs it on the pool (each text shingled once) and enters it into the index.
+    // The calls are issued in the order of the add() calls as soon as each batch is encoded, and the native
+    // side runs them one at a time in that order, so the pool does not wait for this thread between batches.
+    // At most two are in flight natively (a waiting one holds a libuv thread). A batch that cannot be issued
+    // (bad input, over the memory budget) fails the session: the documents after it would be misnumbered.
+    const issue = this.issued.then(() => this.inFlight.length >= 2 ? this.inFlight.shift() : undefined).then(() => batch).then((b) => {
+      if (this.failure) throw this.failure;
       this.open();
-      if (shP) {
-        const sh = await shP;
-        this.open();
-        await nativeCall(this.handle.add(sig.signatures, valid, sh.hashes, sh.offsets));
-      } else {
-        await nativeCall(this.handle.add(sig.signatures, valid));
-      }
+      // the budget bounds per-document work too: refuse what cannot fit it (dedupLimits)
+      if (this.options.memory) this.checkLimits(b);
+      const added = nativeCall(this.handle.add(b.packed, b.valid));
+      this.inFlight.push(added.catch(() => undefined));
+      return { added };  // wrapped: not waited for here
+    });
+    issue.then(({ added }) => added.catch(() => undefined), (e: unknown) => { this.failure ??= e; });
+    this.issued = issue.then(() => undefined, () => undefined);
+    const done = this.tail.then(async () => {
+      this.open();
+      await (await issue).added;
     });
     this.tail = done.catch(() => undefined);
     return done;
@@ -311,6 +315,7 @@ export class DedupSession {
     this.open();
     await this.tail;
     this.open();
+    if (this.failure) throw this.failure;  // an add() failed: the documents after it would be misnumbered
     const r = await nativeCall(this.handle.finish());
     const rep = r.representative;
     const duplicate = new Uint8Array(rep.length);

@@ -52,12 +52,13 @@ export interface NativeLshIndex {
   close(): void;
 }
 
-export interface NativeDedupOptions {
+export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 'dedupe' | 'seed'> {
   profile?: LshProfile;
   numPerm?: number;
+  /** MinHash seed of the profile (documents are signed natively). */
+  seed?: number | bigint;
   b: number;
   r: number;
-  valueBytes?: number;
   threshold?: number;
   verify?: 'none' | 'estimate' | 'exact';
   pairs?: boolean;
@@ -67,8 +68,8 @@ export interface NativeDedupOptions {
   tmp?: string;
   /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
   clustering?: 'kept' | 'components';
-  /** verify 'exact': keep shingle sets in a temporary file in `tmp` (default true), not in memory. */
-  spillShingles?: boolean;
+  /** verify 'exact': keep the texts in a temporary file in `tmp` (default true), not in memory. */
+  spillTexts?: boolean;
 }
 
 export interface NativeDedupResult {
@@ -86,7 +87,8 @@ export interface NativeDedupResult {
 }
 
 export interface NativeLshDedup {
-  add(signatures: Uint32Array | BigUint64Array, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array): Promise<void>;
+  /** Signs the documents on the pool and enters them in order. */
+  add(texts: TextInput, valid?: Uint8Array): Promise<void>;
   finish(): Promise<NativeDedupResult>;
   close(): void;
 }

@@ -24,6 +24,7 @@
       "native/core/minhash/lsh.cc",
       "native/core/minhash/lsh_dedup.cc",
       "native/core/minhash/spill.cc",
+      "native/core/minhash/shingle_set.cc",
       "native/core/simhash/fingerprint.cc",
       "native/core/minhash/banding.cc",
       "native/core/simhash/layout.cc",

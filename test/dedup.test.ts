@@ -140,6 +140,62 @@ test('spill mode (tiny --memory) gives the same clusters and pairs as the in-mem
   }
 });
 
+// Exact verification builds shingle sets only for the documents of candidate pairs, in blocks of the memory
+// budget: the verified pairs must be exactly the candidate pairs whose brute-force Jaccard (shingleHashes, a
+// separate code path) is >= t, with that Jaccard as float32, and the kept documents doubri's rule over them,
+// whatever the budget (tiny budgets put partners in different blocks).
+test('verify exact == candidates filtered by brute-force Jaccard, for every memory budget', async () => {
+  let s = 99;
+  const rnd = () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 2 ** 32; };
+  const words = ['Alpha', 'beta', 'GAMMA', 'délta', 'ε', 'zeta', 'eta', 'théta', 'iota', 'kappa', '日本', 'mu', 'nu', 'xi', 'o'];
+  for (const [opts, t] of [[{}, 0.8], [{ lowercase: false }, 0.6], [{ unit: 'word', n: 2 }, 0.5], [{ n: 3, foldWhitespace: true }, 0.7]] as const) {
+    const texts: (string | Uint8Array | null)[] = [];
+    for (let i = 0; i < 400; i++) {
+      const r = rnd();
+      if (r < 0.03) texts.push(null);
+      else if (r < 0.06) texts.push(['', 'ab', 'abcd'][i % 3]);
+      else if (r < 0.08) texts.push(Buffer.from([0x61, 0xff, 0x62, 0xc3, 0x28, 0x63, 0x64, 0x65, 0x66]));  // invalid UTF-8
+      else if (i > 10 && r < 0.6) {
+        const src = texts[Math.floor(rnd() * i)];
+        const w = (typeof src === 'string' && src.length > 20 ? src : 'beta gamma delta epsilon zeta eta').split(' ');
+        texts.push(w.map((x) => (rnd() < 0.08 ? words[Math.floor(rnd() * words.length)] : rnd() < 0.05 ? x.toUpperCase() : x)).join(rnd() < 0.1 ? '  ' : ' '));
+      } else texts.push(Array.from({ length: 20 + Math.floor(rnd() * 60) }, () => words[Math.floor(rnd() * words.length)] + (rnd() < 0.3 ? String(Math.floor(rnd() * 9)) : '')).join(' '));
+    }
+    const base = { ...opts, threshold: t, b: 24, r: 3, pairs: true };
+    const cand = await dedup(texts, { ...base, verify: 'estimate', threshold: 0 });
+    const sh = shingleHashesSync(texts.map((x) => x ?? ''), { ...opts, lowercase: 'lowercase' in opts ? opts.lowercase : true, hash: 'fast64', dedupe: true });
+    const sets = texts.map((_, i) => new Set(Array.from(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array)));
+    const jac = (a: number, b: number) => {
+      const x = sets[a], y = sets[b];
+      if (x.size + y.size === 0) return 1;
+      let inter = 0;
+      for (const v of x) if (y.has(v)) inter++;
+      return inter / (x.size + y.size - inter);
+    };
+    const want: [number, number, number][] = [];
+    for (let i = 0; i < cand.pairA.length; i++) {
+      const j = jac(cand.pairA[i], cand.pairB[i]);
+      if (j >= t) want.push([cand.pairA[i], cand.pairB[i], Math.fround(j)]);
+    }
+    assert.ok(want.length >= 20 && want.length < cand.pairA.length, `${JSON.stringify(opts)}: ${want.length} of ${cand.pairA.length} candidates kept`);
+    const rep = Array.from(texts, (_, i) => i);
+    for (const [a, b] of [...want].sort((x, y) => x[1] - y[1] || x[0] - y[0])) if (rep[b] === b && rep[a] === a) rep[b] = a;
+    for (const memory of [0, 4096, 64 << 10, 1 << 20]) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-verify-'));
+      try {
+        const got = await dedup(texts, { ...base, verify: 'exact', memory, tmp: dir });
+        const pairs = Array.from(got.pairA, (a, i) => [a, got.pairB[i], got.pairExact[i]]);
+        assert.equal(pairs, want, `${JSON.stringify(opts)} memory ${memory}`);
+        assert.equal(Array.from(got.representative), rep);
+        assert.is(got.candidatePairs, cand.pairA.length);
+        assert.equal(fs.readdirSync(dir), [], 'temporary files removed');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+});
+
 test('CLI: flags/clusters/kept/pairs aligned with input lines, bad lines skipped, summary on stdout', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-dedup-'));
   try {

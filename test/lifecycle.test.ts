@@ -97,4 +97,38 @@ test('DedupSession: an add() still waiting in the wrapper when close() is called
   assert.is(rb, 'ERR_NEARDUP_CLOSED');
 });
 
+test('DedupSession: add()s issued at once (their encodings finishing out of order) enter in call order; a failed add() fails the session', async () => {
+  let x = 7;
+  const rnd = () => { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; return x / 2 ** 32; };
+  const bases = Array.from({ length: 400 }, (_, i) => Array.from({ length: 10 + (i % 7) * 40 }, () => 'w' + Math.floor(rnd() * 300)));
+  const texts = Array.from({ length: 3000 }, (_, i) => bases[i % 400].map((w) => (rnd() < 0.03 ? 'x' + Math.floor(rnd() * 99) : w)).join(' '));
+  const one = new DedupSession({ threshold: 0.5, pairs: true });
+  await one.add(texts);
+  const want = await one.finish();
+  one.close();
+  assert.ok(want.duplicates > 100);
+  const s = new DedupSession({ threshold: 0.5, pairs: true });
+  // big batches first: their encoding takes longer than that of the small ones behind them
+  const cuts = [0, 1400, 2000, 2050, 2055, 2300, 2900, 3000];
+  await Promise.all(cuts.slice(1).map((end, i) => s.add(texts.slice(cuts[i], end))));
+  const got = await s.finish();
+  s.close();
+  assert.equal(Array.from(got.representative), Array.from(want.representative));
+  assert.equal(Array.from(got.pairA), Array.from(want.pairA));
+  assert.equal(Array.from(got.pairB), Array.from(want.pairB));
+  // a batch over the memory budget fails its add(), the ones after it and finish()
+  const f = new DedupSession({ memory: 64 * 2 ** 20 });
+  const big = 'word '.repeat(250_000);
+  const r = await Promise.all([f.add(texts.slice(0, 10)), f.add(['x', big]), f.add(texts.slice(10, 20))].map(outcome));
+  assert.equal(r, ['result', 'ERR_NEARDUP_INVALID_INPUT', 'ERR_NEARDUP_INVALID_INPUT']);
+  assert.is(await outcome(f.finish()), 'ERR_NEARDUP_INVALID_INPUT');
+  f.close();
+  // close() with add()s waiting for their turn natively: every one settles
+  const c = new DedupSession({});
+  const pend = [0, 1, 2, 3].map((k) => outcome(c.add(texts.slice(k * 700, k * 700 + 700))));
+  await probe();
+  c.close();
+  for (const o of await Promise.all(pend)) assert.ok(['result', 'ERR_NEARDUP_CANCELLED', 'ERR_NEARDUP_CLOSED'].includes(o), o);
+});
+
 test.run();

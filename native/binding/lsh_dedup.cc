@@ -1,5 +1,6 @@
 #include "lsh_dedup.h"
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 
@@ -7,6 +8,7 @@
 #include "args.h"
 #include "minhash/lsh_dedup.h"
 #include "parallel/pool.h"
+#include "texts.h"
 
 namespace neardup {
 namespace binding {
@@ -14,14 +16,33 @@ namespace {
 
 // The session behind a JS object (Closable: close() returns at once; a running add() or finish() keeps the
 // session, and its temporary files, until it returns).
+//
+// add() calls run one at a time in call order (documents are numbered by it), but each is queued at once: the
+// next batch waits on its ticket, not on the JavaScript thread, so the pool never idles between batches. An
+// add() that fails leaves the session failed: later add() and finish() calls report that error.
 struct DedupState : Closable {
   std::mutex mu;
   std::unique_ptr<lsh::Dedup> dedup;
   bool finished = false;  // under mu
+  Status failed;          // under mu
+  uint64_t next_ticket = 0;  // JavaScript thread
+  std::mutex order_mu;
+  std::condition_variable order_cv;
+  uint64_t turn = 0;  // under order_mu: the ticket whose add() runs next
 };
 
 Status Unavailable(const DedupState& st) {
+  if (!st.failed.ok()) return Status(st.failed.code(), "an earlier add() failed: " + st.failed.message());
   return st.closed.load() ? Cancelled("dedup session") : Status(Code::kCancelled, "the dedup session is finished");
+}
+
+// close(): wakes add()s waiting for their turn (they return Cancelled).
+void CloseDedup(std::shared_ptr<DedupState>* st) {
+  if (!*st) return;
+  std::shared_ptr<DedupState> s = *st;
+  CloseState(st);
+  { std::lock_guard<std::mutex> lock(s->order_mu); }
+  s->order_cv.notify_all();
 }
 
 template <typename T>
@@ -36,17 +57,35 @@ std::vector<T> CopyTyped(Napi::Env env, const Napi::Value& v, napi_typedarray_ty
 class AddWorker : public PromiseWorker {
  public:
   AddWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
-  std::vector<uint8_t> sigs, valid;
-  std::vector<uint64_t> shingles;
-  std::vector<uint32_t> offsets;
-  size_t n = 0;
+  TextBatch texts;
+  std::vector<uint8_t> valid;
+  uint64_t ticket = 0;
 
  protected:
   Status Run() override {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
-    return st_->dedup->Add(sigs.data(), n, valid.empty() ? nullptr : valid.data(), shingles.empty() && offsets.empty() ? nullptr : shingles.data(),
-                           offsets.empty() ? nullptr : offsets.data(), slots_, stop());
+    {
+      // Workers start in queue order (libuv's queue is FIFO), so the add() whose turn it is has started or
+      // finished: waiting cannot deadlock.
+      std::unique_lock<std::mutex> lock(st_->order_mu);
+      st_->order_cv.wait(lock, [&] { return st_->turn == ticket || st_->closed.load() || stop()->load(); });
+      if (st_->turn != ticket) return Cancelled("dedup session");  // closed before its turn
+    }
+    Status s;
+    {
+      std::lock_guard<std::mutex> lock(st_->mu);
+      if (st_->closed.load() || st_->finished || !st_->failed.ok()) {
+        s = Unavailable(*st_);
+      } else {
+        s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+        if (!s.ok()) st_->failed = s;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(st_->order_mu);
+      st_->turn++;
+    }
+    st_->order_cv.notify_all();
+    return s;
   }
   Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
 
@@ -62,7 +101,7 @@ class FinishWorker : public PromiseWorker {
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
-    if (st_->closed.load() || st_->finished) return Unavailable(*st_);
+    if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
     st_->finished = true;
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
     st_->dedup.reset();  // temporary files go now
@@ -106,17 +145,27 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
                         InstanceMethod("close", &LshDedupWrap::Close)});
   }
 
-  // new LshDedup({ profile, numPerm, b, r, threshold, verify: 'none'|'estimate'|'exact',
-  //                clustering: 'kept'|'components', pairs, maxPairs, memory, spillShingles, tmp })
+  // new LshDedup({ profile, numPerm, seed, b, r, threshold, verify: 'none'|'estimate'|'exact',
+  //                clustering: 'kept'|'components', pairs, maxPairs, memory, spillTexts, tmp, ...shingle options })
+  // Documents are signed with the MinHash profile matching `profile` (fast, datasketch, doubri-v1), numPerm
+  // values and the seed, of the shingles the options give (over the profile's own defaults); exact
+  // verification uses the same shingles.
   explicit LshDedupWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshDedupWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
     lsh::DedupOptions d;
     d.params.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
-    d.params.value_bytes = GetUint32(o, "valueBytes", 4, 4, 8);
+    d.params.value_bytes = 4;
     d.params.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
     d.params.b = GetUint32(o, "b", 0, 1, 1 << 16);
     d.params.r = GetUint32(o, "r", 0, 1, 1 << 16);
+    const minhash::Profile mp = d.params.profile == lsh::Profile::kDatasketch ? minhash::Profile::kDatasketch
+                                : d.params.profile == lsh::Profile::kDoubri  ? minhash::Profile::kDoubriV1
+                                                                              : minhash::Profile::kFast;
+    d.minhash = minhash::DefaultConfig(mp);
+    d.minhash.num_perm = d.params.num_perm;
+    d.minhash.seed = GetUint64(o, "seed", d.minhash.seed);
+    ReadTextOptions(o, &d.minhash.text);
     Napi::Value t = o.Get("threshold");
     if (!t.IsUndefined()) {
       if (!t.IsNumber()) ThrowTypeError(env, "Expected option 'threshold' to be a number");
@@ -125,7 +174,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     }
     d.verify = static_cast<lsh::Verify>(GetEnum(o, "verify", 0, {"none", "estimate", "exact"}));
     d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
-    d.spill_shingles = GetBool(o, "spillShingles", true);
+    d.spill_texts = GetBool(o, "spillTexts", true);
     d.want_pairs = GetBool(o, "pairs", false);
     d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
     d.memory_bytes = GetUint64(o, "memory", 0);
@@ -135,47 +184,27 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       d.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
     }
     Status s = lsh::Validate(d.params);
+    if (s.ok()) s = minhash::ValidateConfig(d.minhash);
     if (!s.ok()) ThrowRangeError(env, s.message());
     st_ = std::make_shared<DedupState>();
     st_->dedup = std::make_unique<lsh::Dedup>(d);
     s = st_->dedup->Init();
     if (!s.ok()) throw StatusError(env, s);
-    params_ = d.params;
-    exact_ = d.verify == lsh::Verify::kExact;
   }
 
  private:
-  // add(signatures, valid?: Uint8Array, shingles?: BigUint64Array, offsets?: Uint32Array)
+  // add(texts: packed texts or an array of strings/bytes, valid?: Uint8Array): the documents are read in
+  // place (strings encoded once) and signed on the pool.
   Napi::Value Add(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto* w = new AddWorker(env, LiveState(env, st_, "dedup session"));
     std::unique_ptr<AddWorker> guard(w);
-    {
-      // one copy, straight from the typed array into the worker's buffer
-      const bool wide = params_.value_bytes == 8;
-      const napi_typedarray_type type = wide ? napi_biguint64_array : napi_uint32_array;
-      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != type)
-        ThrowTypeError(env, wide ? "Expected signatures (BigUint64Array) to be a typed array of the right kind"
-                                 : "Expected signatures (Uint32Array) to be a typed array of the right kind");
-      Napi::TypedArray ta = info[0].As<Napi::TypedArray>();
-      const size_t values = ta.ElementLength();
-      if (values % params_.num_perm) ThrowRangeError(env, "signatures length is not a multiple of numPerm");
-      const uint8_t* d = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-      w->sigs.assign(d, d + values * params_.value_bytes);
-      w->n = values / params_.num_perm;
-    }
+    w->texts.Load(env, info[0], "texts");
     if (!info[1].IsUndefined() && !info[1].IsNull()) {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
-      if (w->valid.size() != w->n) ThrowRangeError(env, "valid must have one entry per document");
+      if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
-    if (exact_) {
-      w->shingles = CopyTyped<uint64_t>(env, info[2], napi_biguint64_array, "shingles (BigUint64Array)");
-      w->offsets = CopyTyped<uint32_t>(env, info[3], napi_uint32_array, "offsets (Uint32Array)");
-      if (w->offsets.size() != w->n + 1 || w->offsets.back() > w->shingles.size())
-        ThrowRangeError(env, "offsets must have documents + 1 entries within shingles");
-      for (size_t i = 0; i < w->n; i++)
-        if (w->offsets[i] > w->offsets[i + 1]) ThrowRangeError(env, "offsets must not decrease");
-    }
+    w->ticket = st_->next_ticket++;  // the last step that can throw is behind: every ticket gets its turn
     guard.release();
     return w->QueueAndGetPromise();
   }
@@ -187,13 +216,11 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
 
   // Returns at once, also while finish() runs (it completes and resolves; the session goes with it).
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    CloseState(&st_);
+    CloseDedup(&st_);
     return info.Env().Undefined();
   }
 
   std::shared_ptr<DedupState> st_;
-  lsh::Params params_;
-  bool exact_ = false;
 };
 
 }  // namespace

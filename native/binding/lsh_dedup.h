@@ -1,4 +1,4 @@
-// class LshDedup: documents added in order (signatures, optional shingle sets), finish() -> clusters,
+// class LshDedup: documents (texts) added in order and signed on the thread pool, finish() -> clusters,
 // pairs and counts. In memory, or with a memory budget spilling band keys to a temporary folder.
 #pragma once
 #include <napi.h>

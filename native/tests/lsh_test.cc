@@ -12,7 +12,10 @@
 #include "check.h"
 #include "minhash/lsh.h"
 #include "minhash/lsh_dedup.h"
+#include "minhash/shingle_set.h"
 #include "minhash/union_find.h"
+#include "text/shingle.h"
+#include "util/cpu.h"
 
 using namespace neardup;
 
@@ -192,7 +195,7 @@ TEST(spill_equals_memory) {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &a).ok());
   }
   char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
@@ -203,7 +206,7 @@ TEST(spill_equals_memory) {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &b).ok());
   }
   rmdir(dir);
@@ -298,7 +301,7 @@ TEST(dedup_tiny_memory_equals_memory) {
   {
     lsh::Dedup d(o);
     EXPECT(d.Init().ok());
-    EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs.data()), n, nullptr, nullptr, nullptr, 2, nullptr).ok());
+    EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(sigs.data()), n, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(d.Finish(2, nullptr, &a).ok());
   }
   char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
@@ -310,7 +313,7 @@ TEST(dedup_tiny_memory_equals_memory) {
     EXPECT(d.Init().ok());
     const size_t fds = OpenFds();
     for (size_t at = 0; at < n; at += 100)
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(&sigs[at * 16]), 100, nullptr, nullptr, 2, nullptr).ok());
     EXPECT(OpenFds() <= fds + 1);
     EXPECT(FilesIn(dir) <= 2 * lsh::BandRuns::kDefaultFanIn + 3);
     EXPECT(d.Finish(2, nullptr, &b).ok());
@@ -340,7 +343,7 @@ TEST(keep_rule_vs_components) {
       o.clustering = c;
       lsh::Dedup d(o);
       EXPECT(d.Init().ok());
-      EXPECT(d.Add(reinterpret_cast<const uint8_t*>(sigs), 3, nullptr, nullptr, nullptr, 2, nullptr).ok());
+      EXPECT(d.AddSigned(reinterpret_cast<const uint8_t*>(sigs), 3, nullptr, nullptr, 2, nullptr).ok());
       lsh::DedupResult r;
       EXPECT(d.Finish(2, nullptr, &r).ok());
       const std::vector<uint32_t> want = c == lsh::Clustering::kKept ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 0, 0};
@@ -349,6 +352,206 @@ TEST(keep_rule_vs_components) {
       EXPECT(r.clusters == 1);
     }
   }
+}
+
+namespace {
+
+// Documents as the engine's Docs view (the strings must outlive it).
+struct DocsOf {
+  std::vector<const uint8_t*> ptr;
+  std::vector<size_t> len;
+  explicit DocsOf(const std::vector<std::string>& t) {
+    for (const auto& x : t) {
+      ptr.push_back(reinterpret_cast<const uint8_t*>(x.data()));
+      len.push_back(x.size());
+    }
+  }
+  Docs slice(size_t from, size_t n) const { return Docs{ptr.data() + from, len.data() + from, n}; }
+};
+
+lsh::DedupOptions TextOptionsFor(double t, uint32_t b, uint32_t r) {
+  lsh::DedupOptions o;
+  o.params.profile = lsh::Profile::kFast;
+  o.params.num_perm = b * r;
+  o.params.b = b;
+  o.params.r = r;
+  o.params.value_bytes = 4;
+  o.minhash = minhash::DefaultConfig(minhash::Profile::kFast);
+  o.minhash.num_perm = b * r;
+  o.minhash.text.lowercase = true;
+  o.threshold = t;
+  o.want_pairs = true;
+  return o;
+}
+
+lsh::DedupResult RunTexts(lsh::DedupOptions o, const std::vector<std::string>& texts, const std::vector<uint8_t>& valid) {
+  lsh::Dedup d(o);
+  EXPECT(d.Init().ok());
+  DocsOf docs(texts);
+  for (size_t at = 0; at < texts.size(); at += 37) {
+    const size_t n = std::min<size_t>(37, texts.size() - at);
+    EXPECT(d.Add(docs.slice(at, n), valid.data() + at, 2, nullptr).ok());
+  }
+  lsh::DedupResult r;
+  EXPECT(d.Finish(2, nullptr, &r).ok());
+  return r;
+}
+
+}  // namespace
+
+// Exact verification from the texts (Add signs them): the reported pairs are the candidate pairs whose
+// Jaccard of shingle sets (brute force over the shingle stream) is >= t, with that value; the same for every
+// verification budget (tiny ones put partners in different blocks) and with the texts in memory.
+TEST(dedup_exact_equals_brute_force) {
+  std::mt19937 rng(11);
+  const char* words[] = {"Alpha", "beta", "gamma", "delta", "EPS", "zeta", "eta", "theta", "iota", "kappa", "\xc3\xa9t\xc3\xa9"};
+  std::vector<std::string> texts;
+  std::vector<uint8_t> valid;
+  for (size_t i = 0; i < 300; i++) {
+    std::string t;
+    if (i > 5 && rng() % 2) {
+      const std::string& src = texts[rng() % i];
+      for (char c : src) t += rng() % 40 ? c : static_cast<char>('a' + rng() % 26);
+    } else {
+      for (int w = 0; w < 30 + int(rng() % 40); w++) t += std::string(words[rng() % 11]) + (rng() % 3 ? " " : "  ");
+    }
+    if (i % 50 == 7) t = i % 100 == 7 ? "" : "abc";
+    texts.push_back(t);
+    valid.push_back(i % 61 != 3);
+  }
+  const double t = 0.7;
+  lsh::DedupOptions o = TextOptionsFor(t, 16, 3);
+  o.verify = lsh::Verify::kEstimate;
+  o.threshold = 0;
+  const lsh::DedupResult cand = RunTexts(o, texts, valid);
+  // truth
+  Shingler sh(o.minhash.text);
+  HashDedup dd;
+  std::vector<std::vector<uint64_t>> sets;
+  for (const auto& x : texts) {
+    sh.Reset(x);
+    std::vector<uint64_t> v;
+    AppendShingleHashes<uint64_t>(sh, ShingleHash::kFast64, 0, true, &dd, &v);
+    std::sort(v.begin(), v.end());
+    sets.push_back(v);
+  }
+  std::vector<uint32_t> want_a, want_b;
+  std::vector<float> want_j;
+  for (size_t i = 0; i < cand.pair_a.size(); i++) {
+    const auto& x = sets[cand.pair_a[i]];
+    const auto& y = sets[cand.pair_b[i]];
+    std::vector<uint64_t> both;
+    std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
+    const double j = x.empty() && y.empty() ? 1.0 : double(both.size()) / double(x.size() + y.size() - both.size());
+    if (j < t) continue;
+    want_a.push_back(cand.pair_a[i]);
+    want_b.push_back(cand.pair_b[i]);
+    want_j.push_back(static_cast<float>(j));
+  }
+  EXPECT(want_a.size() > 20);
+  EXPECT(want_a.size() < cand.pair_a.size());
+  char dir[] = "/tmp/neardup-lsh-test-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  o.verify = lsh::Verify::kExact;
+  o.threshold = t;
+  o.tmp_dir = dir;
+  std::vector<uint32_t> rep;
+  for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(2048), uint64_t(40000)}) {
+    for (bool spill : {true, false}) {
+      o.memory_bytes = memory;
+      o.spill_texts = spill;
+      const lsh::DedupResult r = RunTexts(o, texts, valid);
+      EXPECT(r.pair_a == want_a);
+      EXPECT(r.pair_b == want_b);
+      EXPECT(r.pair_exact == want_j);
+      EXPECT_EQ(r.candidate_pairs, cand.pair_a.size());
+      if (rep.empty()) rep = r.rep;
+      EXPECT(r.rep == rep);
+      if (memory == 1) EXPECT(r.verify_sets > r.verify_docs);  // partners in other blocks: sets built again
+      if (memory == 0) EXPECT_EQ(r.verify_sets, r.verify_docs);
+      EXPECT_EQ(FilesIn(dir), 0u);
+    }
+  }
+  rmdir(dir);
+}
+
+// The decision is inter / (na + nb - inter) >= t exactly: "abcdefg" and "abcdefgh" share 3 of 4 char 5-grams.
+TEST(dedup_exact_at_the_threshold) {
+  const std::vector<std::string> texts = {"abcdefg", "abcdefgh", "zzzzzzzz"};
+  const std::vector<uint8_t> valid = {1, 1, 1};
+  for (double t : {0.75, std::nextafter(0.75, 1.0)}) {
+    lsh::DedupOptions o = TextOptionsFor(t, 64, 1);
+    o.verify = lsh::Verify::kExact;
+    o.spill_texts = false;
+    const lsh::DedupResult r = RunTexts(o, texts, valid);
+    EXPECT_EQ(r.candidate_pairs, 1u);
+    EXPECT_EQ(r.kept_pairs, t == 0.75 ? 1u : 0u);
+    if (t == 0.75) EXPECT(r.pair_exact == std::vector<float>{0.75f});
+    EXPECT(r.rep == (t == 0.75 ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 1, 2}));
+  }
+}
+
+// SortHashes == std::sort on uniform, repeated and skewed values (equal top bits, tiny ranges), every size
+// class (std::sort below 64, one to three radix passes).
+TEST(sort_hashes_matches_std_sort) {
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> tmp;
+  std::vector<uint32_t> cnt;
+  for (size_t n : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(1000), size_t(70000), size_t(300000)}) {
+    for (int kind = 0; kind < 4; kind++) {
+      std::vector<uint64_t> v(n);
+      for (auto& x : v) {
+        const uint64_t r = rng();
+        x = kind == 0 ? r : kind == 1 ? r % 50 : kind == 2 ? (uint64_t(7) << 40) | (r >> 30) : r & ~uint64_t(0xffff);
+      }
+      if (kind == 0 && n > 10) std::copy(v.begin(), v.begin() + n / 3, v.begin() + n / 2);  // repeats
+      std::vector<uint64_t> want = v;
+      std::sort(want.begin(), want.end());
+      lsh::SortHashes(v.data(), n, &tmp, &cnt);
+      EXPECT(v == want);
+    }
+  }
+}
+
+// JaccardAtLeast: every kernel the CPU has agrees with std::set_intersection, for thresholds just below, at
+// and just above the true Jaccard (the early stop must never reject a pair that passes), on sets of all sizes
+// around the block widths.
+TEST(jaccard_at_least_all_kernels) {
+  using lsh::IntersectKernel;
+  using lsh::JaccardAtLeast;
+  std::vector<IntersectKernel> kernels = {IntersectKernel::kPortable};
+  if (Cpu().avx2 && Cpu().popcnt) kernels.push_back(IntersectKernel::kAvx2);
+  if (Cpu().avx512f && Cpu().popcnt) kernels.push_back(IntersectKernel::kAvx512);
+  std::mt19937_64 rng(17);
+  size_t checked = 0;
+  for (int round = 0; round < 3000; round++) {
+    const size_t common = rng() % 200, only_a = rng() % (round % 3 ? 40 : 400), only_b = rng() % 60;
+    // values interleaved over one range, so equal values sit at unrelated positions of the two sets
+    std::set<uint64_t> a, b;
+    while (a.size() < common) {
+      const uint64_t x = rng() % 1000000 * 3;
+      a.insert(x);
+      b.insert(x);
+    }
+    while (a.size() < common + only_a) a.insert(rng() % 1000000 * 3 + 1);
+    while (b.size() < common + only_b) b.insert(rng() % 1000000 * 3 + 2);
+    const std::vector<uint64_t> va(a.begin(), a.end()), vb(b.begin(), b.end());
+    const double truth = va.empty() && vb.empty() ? 1.0 : double(common) / double(va.size() + vb.size() - common);
+    for (double t : {0.0, std::nextafter(truth, 0.0), truth, std::nextafter(truth, 2.0), 0.5, 0.8, 1.0}) {
+      if (t > 1) continue;
+      for (IntersectKernel k : kernels) {
+        for (int swap = 0; swap < 2; swap++) {
+          double j = -1;
+          const bool got = swap ? JaccardAtLeast(vb.data(), vb.size(), va.data(), va.size(), t, &j, k)
+                                : JaccardAtLeast(va.data(), va.size(), vb.data(), vb.size(), t, &j, k);
+          EXPECT_EQ(got, truth >= t);
+          if (got) EXPECT(j == truth);
+          checked++;
+        }
+      }
+    }
+  }
+  EXPECT(checked > 30000);
 }
 
 TEST_MAIN("lsh")

@@ -182,4 +182,55 @@ TEST(word_tokenizer_matches_reference) {
   }
 }
 
+// Char units with normalisation: the ASCII fast paths (lower-casing eight bytes at a time; the strip/fold loop)
+// and the ASCII runs inside the general path give the units a per-code-point reference gives, for every ASCII
+// byte at every offset, with and without a non-ASCII character somewhere in the document.
+TEST(char_normalisation_matches_reference) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 3000; round++) {
+    std::string doc;
+    const size_t len = rng() % 70;
+    for (size_t i = 0; i < len; i++) doc += static_cast<char>(round % 4 == 0 ? (i * 7 + round) % 128 : 32 + rng() % 96);
+    if (round % 5 == 1 && !doc.empty()) doc.insert(rng() % doc.size(), round % 2 ? "\xc3\x89" : "\xe2\x80\x83");
+    for (int opt = 1; opt < 8; opt++) {
+      TextOptions o;
+      o.n = 3;
+      o.lowercase = opt & 1;
+      o.strip_punct = (opt & 2) != 0;
+      o.fold_space = (opt & 4) != 0;
+      // reference, one code point at a time
+      std::vector<uint32_t> units;
+      bool pending = false;
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(doc.data());
+      const uint8_t* end = p + doc.size();
+      while (p < end) {
+        uint32_t c;
+        bool valid;
+        p += utf8::Decode(p, end, &c, &valid);
+        uint32_t low[3] = {c};
+        const size_t k = o.lowercase ? text::Lower(c, low) : 1;
+        for (size_t j = 0; j < k; j++) {
+          if (o.strip_punct && text::IsPunct(low[j])) continue;
+          if (o.fold_space && text::IsSpace(low[j])) {
+            pending = !units.empty();
+            continue;
+          }
+          if (pending) units.push_back(' ');
+          pending = false;
+          units.push_back(low[j]);
+        }
+      }
+      std::string want;
+      for (uint32_t u : units) {
+        uint8_t b[4];
+        want.append(reinterpret_cast<const char*>(b), utf8::Encode(u, b));
+      }
+      Shingler s(o);
+      s.Reset(doc);
+      EXPECT(s.text() == want);
+      EXPECT_EQ(s.units(), units.size());
+    }
+  }
+}
+
 TEST_MAIN("text")

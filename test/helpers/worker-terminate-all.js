@@ -29,8 +29,8 @@ switch (workerData.kind) {
     break;
   }
   case 'dedup': {
-    const d = new addon.LshDedup({ b: 16, r: 8, numPerm: 128 });
-    p = d.add(sigs).then(() => d.finish());
+    const d = new addon.LshDedup({ b: 16, r: 8, numPerm: 128, verify: 'exact', tmp: require('node:os').tmpdir() });
+    p = d.add(docs).then(() => d.add(docs)).then(() => d.finish());
     break;
   }
   case 'lsh': {

@@ -32,7 +32,8 @@ first bytes, read in order as one corpus ('-' or no FILE: stdin, JSONL only).
 
 Defaults (the verified answer at --threshold 0.8): char 5-grams of the lower-cased text; (b, r) chosen so
 that pairs at the threshold are candidates with probability >= 0.99; exact Jaccard of every candidate pair
-(shingle sets kept in a temporary file in --tmp); a line is dropped only for an earlier kept line it is at or
+(the texts are kept in a temporary file in --tmp, and the shingle sets of the lines in candidate pairs built
+from them); a line is dropped only for an earlier kept line it is at or
 above the threshold with (doubri's rule). --fast skips the verification (today's speed, lower precision and
 recall). --profile doubri-v1 defaults to doubri 1.0 exactly: the text as is, 800 values, 40 x 20 bands, no
 verification (its flags equal doubri's).
@@ -83,13 +84,14 @@ Options:
                             matches; components: connected components of the matches (chains can join
                             lines below the threshold)
   --memory SIZE             memory budget for band keys (e.g. 512M): beyond it, sorted runs are spilled to
-                            --tmp and merged, and signatures are kept in --tmp, not in memory; the
+                            --tmp and merged, and signatures are kept in --tmp, not in memory; exact
+                            verification holds at most SIZE of shingle sets at once (default 64M); the
                             result is identical (default: band keys and signatures in memory). It also
                             bounds per-document work: a document needing more working memory than SIZE
                             (6 bytes per text byte; datasketch 20, doubri-v1 60, --verify exact 64) or
                             more than SIZE/16 documents stop with an error stating the limit (for
                             these limits SIZE is at least 64M)
-  --tmp DIR                 folder for spilled runs, signatures and shingle sets (default: the system
+  --tmp DIR                 folder for spilled runs, signatures and texts (default: the system
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
@@ -156,7 +158,7 @@ ${INPUT_USAGE}`,
       process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
     const start = Date.now();
-    // spill folders: runs and signatures (--memory), shingle sets (--verify exact)
+    // spill folders: runs and signatures (--memory), texts (--verify exact)
     const unwatch = memory > 0 || verify === 'exact' ? watchSpillFolders(tmp) : () => undefined;
     let session: DedupSession;
     try {

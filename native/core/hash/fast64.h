@@ -17,8 +17,16 @@ constexpr uint64_t kP2 = 0xc2b2ae3d27d4eb4full;
 constexpr uint64_t kP3 = 0x165667b19e3779f9ull;
 
 inline uint64_t Fold(uint64_t a, uint64_t b) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  // One MUL. (With the __uint128_t form below, GCC 12 often sends both halves through a stack slot in
+  // larger loops: a store and a reload per fold, measured 10-20 % of MinHash signing.)
+  uint64_t lo, hi;
+  __asm__("mulq %3" : "=a"(lo), "=d"(hi) : "%a"(a), "rm"(b) : "cc");
+  return lo ^ hi;
+#else
   __uint128_t r = static_cast<__uint128_t>(a) * b;
   return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+#endif
 }
 
 inline uint64_t R64(const uint8_t* p) {

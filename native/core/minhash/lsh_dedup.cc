@@ -1,38 +1,44 @@
 #include "minhash/lsh_dedup.h"
 
-
 #include <algorithm>
-#include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
+#include "hash/fast64.h"
+#include "io/file.h"
 #include "io/os.h"
-#include "minhash/union_find.h"
+#include "minhash/shingle_set.h"
 #include "parallel/pool.h"
+#include "text/shingle.h"
+#include "util/raw_buffer.h"
 
 namespace neardup {
 namespace lsh {
 
-Dedup::Dedup(const DedupOptions& o) : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0) {}
+Dedup::Dedup(const DedupOptions& o)
+    : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0),
+      keep_sigs_(o.verify == Verify::kEstimate || o.want_pairs) {}
 
 Status Dedup::Init() {
   Status s = Validate(o_.params);
   if (!s.ok()) return s;
-  if (spill_) {
+  s = minhash::Plan::Create(o_.minhash, &plan_);
+  if (!s.ok()) return s;
+  const bool text_file = o_.verify == Verify::kExact && (spill_ || o_.spill_texts);
+  if (spill_ || text_file) {
     s = spill_dir_.Create(o_.tmp_dir);
     if (!s.ok()) return s;
     runs_.set_tmp_dir(spill_dir_.path());
+  }
+  if (spill_ && keep_sigs_) {
     sigs_file_ = std::make_unique<TempFile>();
     s = sigs_file_->Create(spill_dir_.path(), "sigs");
     if (!s.ok()) return s;
   }
-  if (o_.verify == Verify::kExact && (spill_ || o_.spill_shingles)) {
-    if (!spill_) {
-      s = spill_dir_.Create(o_.tmp_dir);
-      if (!s.ok()) return s;
-    }
-    sh_file_ = std::make_unique<TempFile>();
-    s = sh_file_->Create(spill_dir_.path(), "shingles");
+  if (text_file) {
+    text_file_ = std::make_unique<TempFile>();
+    s = text_file_->Create(spill_dir_.path(), "texts");
     if (!s.ok()) return s;
   }
   return Status::Ok();
@@ -45,115 +51,378 @@ Status Dedup::Store(std::vector<uint8_t>* mem, TempFile* file, const void* data,
   return Status::Ok();
 }
 
-namespace {
-
-// Sorts 64-bit shingle hashes (close to uniform): one counting pass on the top bits into `tmp` (about two keys
-// per bucket), then each bucket by insertion sort, or std::sort when a bucket is large (skewed input stays
-// O(n log n)). ~3x faster than std::sort on a document's set. Scratch is reused by the caller.
-void SortHashes(uint64_t* a, size_t n, std::vector<uint64_t>* tmp, std::vector<uint32_t>* cnt) {
-  if (n < 64) {
-    std::sort(a, a + n);
-    return;
-  }
-  int bits = 1;
-  while ((size_t(1) << (bits + 1)) <= n / 2 && bits < 24) bits++;
-  const size_t nb = size_t(1) << bits;
-  const int shift = 64 - bits;
-  cnt->assign(nb + 1, 0);
-  uint32_t* c = cnt->data();
-  for (size_t i = 0; i < n; i++) c[(a[i] >> shift) + 1]++;
-  for (size_t k = 0; k < nb; k++) c[k + 1] += c[k];
-  if (tmp->size() < n) tmp->resize(n);
-  uint64_t* t = tmp->data();
-  for (size_t i = 0; i < n; i++) t[c[a[i] >> shift]++] = a[i];
-  // c[k] is now the end of bucket k
-  size_t lo = 0;
-  for (size_t k = 0; k < nb; k++) {
-    const size_t hi = c[k];
-    if (hi - lo > 32) {
-      std::sort(t + lo, t + hi);
-    } else {
-      for (size_t i = lo + 1; i < hi; i++) {
-        const uint64_t v = t[i];
-        size_t j = i;
-        for (; j > lo && t[j - 1] > v; j--) t[j] = t[j - 1];
-        t[j] = v;
-      }
+Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop) {
+  const Params& p = o_.params;
+  if (p.value_bytes != 4 || plan_->k() != p.num_perm)
+    return Status(Code::kInvalidArgument, "the signing options do not match the LSH parameters (numPerm, 32-bit values)");
+  const size_t n = docs.size();
+  if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
+  if (slots == 0) slots = 1;
+  const size_t sb = p.signature_bytes();
+  batch_sigs_.resize(n * sb);
+  batch_keys_.resize(n * p.b);
+  if (signers_.size() < slots) signers_.resize(slots);
+  // Each document is shingled once, signed and cut into band keys. Small chunks (~32 per thread, at most 16
+  // documents) balance uneven documents and keep the wait at the end of each batch short. Item 0 keeps the
+  // batch's texts (exact verification; a sequential write): it runs while the other threads sign, not alone
+  // after them.
+  const size_t grain = std::max<size_t>(1, std::min<size_t>(16, n / (slots * 32 + 1)));
+  Status text_status;
+  parallel::ParallelFor(n + 1, grain, slots, [&](size_t b, size_t e, size_t slot) {
+    if (!signers_[slot]) signers_[slot] = std::make_unique<minhash::Signer>(plan_);
+    minhash::Signer& signer = *signers_[slot];
+    if (b == 0) {
+      if (o_.verify == Verify::kExact) text_status = StoreTexts(docs, valid);
+      b = 1;
     }
-    lo = hi;
-  }
-  std::memcpy(a, t, n * sizeof(uint64_t));
+    for (size_t i = b - 1; i < e - 1; i++) {
+      uint8_t* sig = batch_sigs_.data() + i * sb;
+      if (valid && !valid[i]) {
+        std::memset(sig, 0xff, sb);  // never compared: a skipped line is in no bucket
+        continue;
+      }
+      signer.Sign(docs.ptr[i], docs.len[i], reinterpret_cast<uint32_t*>(sig));
+      BandKeys(p, sig, batch_keys_.data() + i * p.b);
+    }
+  }, stop);
+  if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  if (!text_status.ok()) return text_status;
+  return Insert(batch_sigs_.data(), batch_keys_.data(), n, valid, nullptr, slots, stop);
 }
 
-}  // namespace
-
-Status Dedup::Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
-                  size_t slots, const std::atomic<bool>* stop) {
+Status Dedup::AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
+                        const std::atomic<bool>* stop) {
   if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
-  if (o_.verify == Verify::kExact && (!shingles || !offsets))
-    return Status(Code::kInvalidArgument, "exact verification needs the shingle hashes of every document");
-  std::vector<uint64_t> keys(n * o_.params.b);
-  BandKeysBatch(o_.params, sigs, n, keys.data(), slots, stop);
+  if (o_.verify == Verify::kExact && (!texts || texts->size() != n))
+    return Status(Code::kInvalidArgument, "exact verification needs the text of every document");
+  batch_keys_.resize(n * o_.params.b);
+  BandKeysBatch(o_.params, sigs, n, batch_keys_.data(), slots, stop);
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-  Status s = runs_.Add(keys.data(), n, docs_, valid, slots, stop);
+  return Insert(sigs, batch_keys_.data(), n, valid, texts, slots, stop);
+}
+
+Status Dedup::Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
+                     size_t slots, const std::atomic<bool>* stop) {
+  Status s = runs_.Add(keys, n, docs_, valid, slots, stop);
   if (!s.ok()) return s;
-  s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
-  if (!s.ok()) return s;
-  if (o_.verify == Verify::kExact) {
-    // Each document's set: sorted, distinct (in place).
-    uint64_t* sets = shingles;
-    std::vector<uint32_t> counts(n);
-    std::vector<std::vector<uint64_t>> tmp(slots);
-    std::vector<std::vector<uint32_t>> cnt(slots);
-    parallel::ParallelFor(n, 64, slots, [&](size_t b, size_t e, size_t slot) {
-      for (size_t i = b; i < e; i++) {
-        uint64_t* lo = sets + offsets[i];
-        uint64_t* hi = sets + offsets[i + 1];
-        SortHashes(lo, static_cast<size_t>(hi - lo), &tmp[slot], &cnt[slot]);
-        counts[i] = static_cast<uint32_t>(std::unique(lo, hi) - lo);
-      }
-    }, stop);
-    for (size_t i = 0; i < n; i++) {
-      s = Store(&sh_mem_, sh_file_.get(), sets + offsets[i], counts[i] * 8);
-      if (!s.ok()) return s;
-      sh_off_.push_back(sh_off_.back() + counts[i]);
-    }
+  if (keep_sigs_) {
+    s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
+    if (!s.ok()) return s;
+  }
+  if (o_.verify == Verify::kExact && texts) {  // (Add stores them while signing)
+    s = StoreTexts(*texts, valid);
+    if (!s.ok()) return s;
   }
   docs_ += n;
   return Status::Ok();
 }
 
-namespace {
-
-double ExactJaccard(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
-  if (na == 0 && nb == 0) return 1.0;
-  size_t i = 0, j = 0, inter = 0;
-  while (i < na && j < nb) {
-    if (a[i] < b[j]) i++;
-    else if (b[j] < a[i]) j++;
-    else { inter++; i++; j++; }
+// The texts of a batch, appended in order; adjacent documents (packed input) go out in one write.
+Status Dedup::StoreTexts(const Docs& docs, const uint8_t* valid) {
+  const uint8_t* run = nullptr;
+  size_t run_len = 0;
+  for (size_t i = 0; i < docs.size(); i++) {
+    const size_t len = valid && !valid[i] ? 0 : docs.len[i];
+    text_off_.push_back(text_off_.back() + len);
+    if (len == 0) continue;
+    if (run && docs.ptr[i] == run + run_len) {
+      run_len += len;
+      continue;
+    }
+    if (run_len) {
+      Status s = Store(&text_mem_, text_file_.get(), run, run_len);
+      if (!s.ok()) return s;
+    }
+    run = docs.ptr[i];
+    run_len = len;
   }
-  return static_cast<double>(inter) / static_cast<double>(na + nb - inter);
+  return run_len ? Store(&text_mem_, text_file_.get(), run, run_len) : Status::Ok();
 }
 
-// Reads one document's shingle set from the spilled file into `buf` (reused).
-Status ReadSet(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t count, std::vector<uint64_t>* buf) {
-  if (buf->size() < count) buf->resize(count);
-  uint8_t* p = reinterpret_cast<uint8_t*>(buf->data());
-  uint64_t off = first * 8, left = count * 8;
-  while (left > 0) {
-    size_t got = 0;
-    Status s = io::os::ReadAt(fd, path, off, p, static_cast<size_t>(left), &got);
-    if (!s.ok()) return s;
-    if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': truncated");
-    p += got;
-    off += static_cast<uint64_t>(got);
-    left -= static_cast<uint64_t>(got);
+namespace {
+
+// Shingles of a document of `len` bytes, at most (code points and words never outnumber bytes, also after
+// normalisation: text/shingle.h), without reading it.
+uint64_t ShingleBoundOfLength(const TextOptions& o, uint64_t len) {
+  const uint64_t units = o.unit == TextUnit::kChar ? len : (len + 1) / 2;
+  if (units >= o.n) return units - o.n + 1;
+  return units > 0 && o.short_text == ShortText::kWhole ? 1 : 0;
+}
+
+// Per-thread scratch of the exact verification.
+struct SetScratch {
+  explicit SetScratch(const TextOptions& o) : shingler(o) {}
+  Shingler shingler;
+  std::vector<uint8_t> text;
+  std::vector<uint64_t> work, tmp, set;  // hashes being sorted; radix scratch; a set built outside the arena
+  std::vector<uint32_t> cnt;
+  Status status;
+};
+
+// A document's shingle set: the fast64 hashes (seed 0) of its shingles, sorted and distinct, written to out
+// (room for ShingleBoundOfLength values); returns the count. The hashes are sorted in per-thread scratch
+// (which stays in cache for a typical document) and only the distinct ones are copied out.
+size_t BuildSet(const uint8_t* text, size_t len, SetScratch* sc, uint64_t* out) {
+  Shingler& sh = sc->shingler;
+  sh.Reset(text, len);
+  const size_t n = sh.size();
+  if (sc->work.size() < n) sc->work.resize(n);
+  uint64_t* w = sc->work.data();
+  ForEachFast64(sh, fast64::PrepareSeed(0), [w](size_t i, uint64_t h) { w[i] = h; });
+  SortHashes(w, n, &sc->tmp, &sc->cnt);
+  if (n == 0) return 0;
+  // the distinct values, branch-free (repeats are common and unpredictable: about a third of a text's shingles)
+  out[0] = w[0];
+  size_t m = 1;
+  for (size_t i = 1; i < n; i++) {
+    out[m] = w[i];
+    m += w[i] != w[i - 1];
   }
-  return Status::Ok();
+  return m;
 }
 
 }  // namespace
+
+// Candidate pairs from the band buckets; without pairs to enumerate, the clusters come from the buckets here.
+Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
+                         DedupResult* out) {
+  const uint64_t n = docs_;
+  const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
+  // Unverified doubri rule: decided from the buckets themselves (every member, however large the bucket).
+  const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
+  std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
+  uint64_t buckets = 0;
+  auto add_pair = [&](uint64_t a, uint64_t b) { cand->push_back(a << 32 | b); };
+  for (uint32_t j = 0; j < o_.params.b; j++) {
+    Status s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
+      if (bucket_kept) {
+        for (size_t x = 0; x < m; x++) member.push_back(d[x] << 32 | (buckets & 0xffffffffu));
+        buckets++;
+      } else if (!need_pairs) {
+        for (size_t x = 1; x < m; x++) uf->Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
+      }
+      if (!need_pairs) return;
+      if (m <= kAllPairsBucket) {
+        for (size_t x = 0; x < m; x++)
+          for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
+      } else {
+        for (size_t x = 1; x < m; x++) {
+          add_pair(d[0], d[x]);
+          if (x > 1) add_pair(d[x - 1], d[x]);
+        }
+      }
+    });
+    if (!s.ok()) return s;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    if (cand->size() > (size_t(1) << 24)) {  // keep the list compact between bands
+      std::sort(cand->begin(), cand->end());
+      cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
+    }
+  }
+  if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+  if (bucket_kept) {
+    std::sort(member.begin(), member.end());
+    std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
+    out->rep.resize(n);
+    std::iota(out->rep.begin(), out->rep.end(), 0u);
+    for (size_t x = 0; x < member.size();) {
+      const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
+      size_t y = x;
+      uint32_t by = UINT32_MAX;
+      for (; y < member.size() && (member[y] >> 32) == doc; y++) by = std::min(by, holder[member[y] & 0xffffffffu]);
+      if (by != UINT32_MAX) {
+        out->rep[doc] = by;
+      } else {
+        for (size_t z = x; z < y; z++) holder[member[z] & 0xffffffffu] = doc;
+      }
+      x = y;
+    }
+  }
+  std::sort(cand->begin(), cand->end());
+  cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
+  return Status::Ok();
+}
+
+// Exact Jaccard of every candidate pair (a << 32 | b, sorted): keep[i] and, for kept pairs, exact[i].
+Status Dedup::VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const std::atomic<bool>* stop,
+                          std::vector<uint8_t>* keep, std::vector<float>* exact, DedupResult* out) {
+  const TextOptions& topt = o_.minhash.text;
+  const double t = o_.threshold;
+  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
+  // component of the candidate graph so that partners sit close together.
+  std::vector<uint32_t> docs;
+  docs.reserve(cand.size() * 2);
+  for (uint64_t c : cand) {
+    docs.push_back(static_cast<uint32_t>(c >> 32));
+    docs.push_back(static_cast<uint32_t>(c));
+  }
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  const size_t m = docs.size();
+  auto dense = [&](uint32_t doc) {
+    return static_cast<uint32_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());
+  };
+  std::vector<uint32_t> pa(cand.size()), pb(cand.size());  // dense indexes of each pair
+  UnionFind uf(m);
+  for (size_t i = 0; i < cand.size(); i++) {
+    pa[i] = dense(static_cast<uint32_t>(cand[i] >> 32));
+    pb[i] = dense(static_cast<uint32_t>(cand[i]));
+    uf.Union(pa[i], pb[i]);
+  }
+  std::vector<uint32_t> order(m), rank(m);
+  {
+    std::vector<uint32_t> root;
+    uf.Roots(&root);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return root[x] < root[y]; });
+    for (size_t r = 0; r < m; r++) rank[order[r]] = static_cast<uint32_t>(r);
+  }
+  auto text_len = [&](uint32_t d) { return text_off_[docs[d] + 1] - text_off_[docs[d]]; };
+  auto bound = [&](uint32_t d) { return ShingleBoundOfLength(topt, text_len(d)); };
+  // Blocks of consecutive ranks whose sets fit the budget (at least one document each).
+  const uint64_t budget = std::max<uint64_t>((o_.memory_bytes ? o_.memory_bytes : kDefaultVerifyBytes) / 8, 1);
+  std::vector<uint32_t> block_start{0}, block_of(m);
+  uint64_t in_block = 0, largest_block = 0;
+  for (size_t r = 0; r < m; r++) {
+    const uint64_t b = bound(order[r]);
+    if (in_block > 0 && in_block + b > budget) {
+      block_start.push_back(static_cast<uint32_t>(r));
+      in_block = 0;
+    }
+    in_block += b;
+    largest_block = std::max(largest_block, in_block);
+    block_of[r] = static_cast<uint32_t>(block_start.size() - 1);
+  }
+  block_start.push_back(static_cast<uint32_t>(m));
+  const size_t blocks = m ? block_start.size() - 1 : 0;
+  // Pairs by (block of the lower rank, higher rank): a block's own pairs first, then those reaching a later
+  // block grouped by that later document.
+  struct Job {
+    uint32_t block, lo, hi, pair;
+  };
+  std::vector<Job> jobs(cand.size());
+  for (size_t i = 0; i < cand.size(); i++) {
+    const uint32_t ra = rank[pa[i]], rb = rank[pb[i]];
+    const uint32_t lo = std::min(ra, rb), hi = std::max(ra, rb);
+    jobs[i] = Job{block_of[lo], lo, hi, static_cast<uint32_t>(i)};
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) {
+    return x.block != y.block ? x.block < y.block : x.hi != y.hi ? x.hi < y.hi : x.pair < y.pair;
+  });
+  std::vector<uint32_t>().swap(pa);
+  std::vector<uint32_t>().swap(pb);
+  std::vector<uint32_t>().swap(rank);
+
+  // Texts: in memory, or read back from their temporary file.
+  io::os::Fd fd = io::os::kNoFd;
+  if (text_file_) {
+    Status s = text_file_->Finish();
+    if (s.ok()) s = io::os::OpenRead(text_file_->path(), &fd);
+    if (!s.ok()) return s;
+  }
+  struct FdCloser {
+    io::os::Fd fd;
+    ~FdCloser() { io::os::CloseQuietly(fd); }
+  } closer{fd};
+  auto text_of = [&](uint32_t d, SetScratch* sc, const uint8_t** p) -> Status {
+    const uint64_t off = text_off_[docs[d]], len = text_len(d);
+    if (fd == io::os::kNoFd) {
+      *p = text_mem_.data() + off;
+      return Status::Ok();
+    }
+    if (sc->text.size() < len) sc->text.resize(len);
+    uint8_t* q = sc->text.data();
+    for (uint64_t at = 0; at < len;) {
+      size_t got = 0;
+      Status s = io::os::ReadAt(fd, text_file_->path(), off + at, q + at, static_cast<size_t>(len - at), &got);
+      if (!s.ok()) return s;
+      if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + text_file_->path() + "': truncated");
+      at += got;
+    }
+    *p = q;
+    return Status::Ok();
+  };
+
+  if (slots == 0) slots = 1;
+  std::vector<std::unique_ptr<SetScratch>> scratch(slots);
+  for (auto& sc : scratch) sc = std::make_unique<SetScratch>(topt);
+  RawBuffer<uint64_t> arena;
+  arena.Allocate(static_cast<size_t>(largest_block));
+  std::vector<uint64_t> at;   // per rank of the block: offset of its set in the arena
+  std::vector<uint32_t> size;  // and its size
+  keep->assign(cand.size(), 0);
+  exact->assign(cand.size(), 0.0f);
+  auto check = [&](uint32_t pair, const uint64_t* x, size_t nx, const uint64_t* y, size_t ny) {
+    double j;
+    if (JaccardAtLeast(x, nx, y, ny, t, &j)) {
+      (*keep)[pair] = 1;
+      (*exact)[pair] = static_cast<float>(j);
+    }
+  };
+  size_t next_job = 0;
+  for (size_t blk = 0; blk < blocks; blk++) {
+    const uint32_t first = block_start[blk], end = block_start[blk + 1];
+    at.assign(end - first + 1, 0);
+    for (uint32_t r = first; r < end; r++) at[r - first + 1] = at[r - first] + bound(order[r]);
+    size.assign(end - first, 0);
+    // The block's sets, built in parallel.
+    parallel::ParallelFor(end - first, 1, slots, [&](size_t b, size_t e, size_t slot) {
+      SetScratch& sc = *scratch[slot];
+      for (size_t x = b; x < e && sc.status.ok(); x++) {
+        const uint32_t d = order[first + x];
+        const uint8_t* p = nullptr;
+        sc.status = text_of(d, &sc, &p);
+        if (sc.status.ok()) size[x] = static_cast<uint32_t>(BuildSet(p, text_len(d), &sc, arena.data() + at[x]));
+      }
+    }, stop);
+    for (const auto& sc : scratch)
+      if (!sc->status.ok()) return sc->status;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    out->verify_sets += end - first;
+    // Its own pairs.
+    size_t own_end = next_job;
+    while (own_end < jobs.size() && jobs[own_end].block == blk && jobs[own_end].hi < end) own_end++;
+    parallel::ParallelFor(own_end - next_job, 256, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t x = next_job + b; x < next_job + e; x++) {
+        const Job& jb = jobs[x];
+        const size_t u = jb.lo - first, v = jb.hi - first;
+        check(jb.pair, arena.data() + at[u], size[u], arena.data() + at[v], size[v]);
+      }
+    }, stop);
+    // Pairs reaching later blocks: the later document's set is built once per block, in per-thread scratch.
+    const size_t cross_begin = own_end;
+    size_t cross_end = cross_begin;
+    while (cross_end < jobs.size() && jobs[cross_end].block == blk) cross_end++;
+    std::vector<size_t> groups;  // starts of runs of equal hi
+    for (size_t x = cross_begin; x < cross_end; x++)
+      if (x == cross_begin || jobs[x].hi != jobs[x - 1].hi) groups.push_back(x);
+    groups.push_back(cross_end);
+    parallel::ParallelFor(groups.size() - 1, 1, slots, [&](size_t b, size_t e, size_t slot) {
+      SetScratch& sc = *scratch[slot];
+      for (size_t g = b; g < e && sc.status.ok(); g++) {
+        const uint32_t d = order[jobs[groups[g]].hi];
+        const uint8_t* p = nullptr;
+        sc.status = text_of(d, &sc, &p);
+        if (!sc.status.ok()) break;
+        const uint64_t len = text_len(d);
+        if (sc.set.size() < ShingleBoundOfLength(topt, len)) sc.set.resize(ShingleBoundOfLength(topt, len));
+        const size_t ny = BuildSet(p, len, &sc, sc.set.data());
+        for (size_t x = groups[g]; x < groups[g + 1]; x++) {
+          const size_t u = jobs[x].lo - first;
+          check(jobs[x].pair, arena.data() + at[u], size[u], sc.set.data(), ny);
+        }
+      }
+    }, stop);
+    for (const auto& sc : scratch)
+      if (!sc->status.ok()) return sc->status;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    out->verify_sets += groups.size() - 1;
+    next_job = cross_end;
+  }
+  out->verify_docs = m;
+  out->verify_blocks = blocks;
+  return Status::Ok();
+}
 
 // doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept
 // a it is paired with; a is decided before b, so one pass over the pairs sorted by b decides everything.
@@ -174,125 +443,43 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   Status s = runs_.Seal(slots, stop);
   if (!s.ok()) return s;
   const uint64_t n = docs_;
-  UnionFind uf(n);
+  UnionFind uf(o_.clustering == Clustering::kComponents ? n : 0);
   const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
-  // Unverified doubri rule: decided from the buckets themselves (every member, however large the bucket).
   const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
-  std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
-  uint64_t buckets = 0;
   std::vector<uint64_t> cand;  // a << 32 | b
-  auto add_pair = [&](uint64_t a, uint64_t b) { cand.push_back(a << 32 | b); };
-  for (uint32_t j = 0; j < o_.params.b; j++) {
-    s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
-      if (bucket_kept) {
-        for (size_t x = 0; x < m; x++) member.push_back(d[x] << 32 | (buckets & 0xffffffffu));
-        buckets++;
-      } else if (!need_pairs) {
-        for (size_t x = 1; x < m; x++) uf.Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
-      }
-      if (!need_pairs) return;
-      if (m <= kAllPairsBucket) {
-        for (size_t x = 0; x < m; x++)
-          for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
-      } else {
-        for (size_t x = 1; x < m; x++) {
-          add_pair(d[0], d[x]);
-          if (x > 1) add_pair(d[x - 1], d[x]);
-        }
-      }
-    });
-    if (!s.ok()) return s;
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    if (cand.size() > (size_t(1) << 24)) {  // keep the list compact between bands
-      std::sort(cand.begin(), cand.end());
-      cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
-    }
-  }
+  s = Candidates(slots, stop, &cand, &uf, out);
+  if (!s.ok()) return s;
   out->runs = runs_.runs();
-  if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
-  if (bucket_kept) {
-    std::sort(member.begin(), member.end());
-    std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
-    out->rep.resize(n);
-    std::iota(out->rep.begin(), out->rep.end(), 0u);
-    for (size_t x = 0; x < member.size();) {
-      const uint32_t doc = static_cast<uint32_t>(member[x] >> 32);
-      size_t y = x;
-      uint32_t by = UINT32_MAX;
-      for (; y < member.size() && (member[y] >> 32) == doc; y++) by = std::min(by, holder[member[y] & 0xffffffffu]);
-      if (by != UINT32_MAX) {
-        out->rep[doc] = by;
-      } else {
-        for (size_t z = x; z < y; z++) holder[member[z] & 0xffffffffu] = doc;
-      }
-      x = y;
-    }
-    member.clear();
-    member.shrink_to_fit();
-  }
+  out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (text_file_ ? text_file_->size() : 0);
+  runs_.Clear();  // the buckets are read: their memory and files go before verification
   if (need_pairs) {
-    std::sort(cand.begin(), cand.end());
-    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     out->candidate_pairs = cand.size();
-    // Signatures for the estimates: in memory, or the temporary file mapped. Shingle sets (exact): in memory,
-    // or read back from their temporary file per pair into per-slot buffers (page cache, not the heap).
-    io::MappedFile sig_map;
-    const uint8_t* sigs = sigs_mem_.data();
-    const uint64_t* sh = reinterpret_cast<const uint64_t*>(sh_mem_.data());
-    if (spill_) {
-      s = sigs_file_->Finish();
-      if (s.ok()) s = sig_map.Open(sigs_file_->path());
-      if (!s.ok()) return s;
-      sigs = sig_map.data();
-    }
-    io::os::Fd sh_fd = io::os::kNoFd;
-    if (sh_file_) {
-      s = sh_file_->Finish();
-      if (!s.ok()) return s;
-      Status s = io::os::OpenRead(sh_file_->path(), &sh_fd);
-      if (!s.ok()) return s;
-    }
-    struct Scratch {
-      std::vector<uint64_t> a, c;
-      uint64_t a_doc = UINT64_MAX;
-      Status status;
-    };
-    std::vector<Scratch> scratch(std::max<size_t>(slots, 1));
-    const size_t sb = o_.params.signature_bytes();
-    std::vector<float> est(cand.size()), exact(o_.verify == Verify::kExact ? cand.size() : 0);
-    std::vector<uint8_t> keep(cand.size());
-    parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t slot) {
-      Scratch& sc = scratch[slot];
-      for (size_t i = b; i < e && sc.status.ok(); i++) {
-        const uint64_t a = cand[i] >> 32, c = cand[i] & 0xffffffffu;
-        const double es = EstimateJaccard(o_.params, sigs + a * sb, sigs + c * sb);
-        est[i] = static_cast<float>(es);
-        double v = es;
-        if (o_.verify == Verify::kExact) {
-          const uint64_t na = sh_off_[a + 1] - sh_off_[a], nc = sh_off_[c + 1] - sh_off_[c];
-          const uint64_t *pa = sh + sh_off_[a], *pc = sh + sh_off_[c];
-          if (sh_fd != io::os::kNoFd) {
-            if (sc.a_doc != a) {
-              sc.a_doc = UINT64_MAX;
-              sc.status = ReadSet(sh_fd, sh_file_->path(), sh_off_[a], na, &sc.a);
-              if (!sc.status.ok()) break;
-              sc.a_doc = a;
-            }
-            sc.status = ReadSet(sh_fd, sh_file_->path(), sh_off_[c], nc, &sc.c);
-            if (!sc.status.ok()) break;
-            pa = sc.a.data();
-            pc = sc.c.data();
-          }
-          v = ExactJaccard(pa, na, pc, nc);
-          exact[i] = static_cast<float>(v);
-        }
-        keep[i] = o_.verify == Verify::kNone || v >= o_.threshold;
+    // Signatures for the estimates: in memory, or the temporary file mapped.
+    std::vector<float> est(keep_sigs_ ? cand.size() : 0), exact;
+    std::vector<uint8_t> keep;
+    if (keep_sigs_) {
+      io::MappedFile sig_map;
+      const uint8_t* sigs = sigs_mem_.data();
+      if (sigs_file_) {
+        s = sigs_file_->Finish();
+        if (s.ok() && sigs_file_->size() > 0) s = sig_map.Open(sigs_file_->path());
+        if (!s.ok()) return s;
+        sigs = sig_map.data();
       }
-    }, stop);
-    io::os::CloseQuietly(sh_fd);
-    for (const Scratch& sc : scratch)
-      if (!sc.status.ok()) return sc.status;
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+      const size_t sb = o_.params.signature_bytes();
+      parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t) {
+        for (size_t i = b; i < e; i++)
+          est[i] = static_cast<float>(EstimateJaccard(o_.params, sigs + (cand[i] >> 32) * sb, sigs + (cand[i] & 0xffffffffu) * sb));
+      }, stop);
+      if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    }
+    if (o_.verify == Verify::kExact) {
+      s = VerifyExact(cand, slots, stop, &keep, &exact, out);
+      if (!s.ok()) return s;
+    } else {
+      keep.resize(cand.size());
+      for (size_t i = 0; i < cand.size(); i++) keep[i] = o_.verify == Verify::kNone || est[i] >= o_.threshold;
+    }
     if (o_.want_pairs) {
       uint64_t reported = 0;
       for (uint8_t k : keep) reported += k;
@@ -317,7 +504,6 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     }
     if (pair_kept) KeptFromPairs(kept, out);
   }
-  out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (sh_file_ ? sh_file_->size() : 0);
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);
   for (uint64_t i = 0; i < n; i++) {

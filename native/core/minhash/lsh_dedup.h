@@ -1,7 +1,17 @@
-// Corpus deduplication with MinHash LSH: documents are added in order (signatures, and shingle sets when
-// pairs are verified exactly); Finish() groups them by band keys (in memory, or spilled to sorted runs under a
-// memory budget: identical result), optionally verifies candidate pairs, and returns clusters whose
-// representative is the first occurrence.
+// Corpus deduplication with MinHash LSH, in stages:
+//
+//   Add (per batch, in order)  sign each document (its shingles once, on the pool) -> band keys -> band runs
+//                              (in memory, or spilled to sorted runs under a memory budget); with exact
+//                              verification the document's text is kept (a temporary file) for later.
+//   Finish                     buckets (documents sharing a band key) -> candidate pairs -> verification ->
+//                              clusters (doubri's keep rule, or connected components).
+//
+// Exact verification works on the candidates only: most documents share no band with any other and are never
+// shingled a second time. The documents of candidate pairs are taken in the order of the connected
+// components of the candidate graph (partners next to each other), in blocks whose shingle sets fit a
+// memory budget; each set (sorted distinct 64-bit shingle hashes) is built from the kept text once per block
+// and every pair is checked by one merge that stops as soon as the threshold is out of reach. The result is
+// the same whatever the budget: the same pairs, with the same exact Jaccard values.
 //
 // Candidate pairs of a bucket (documents sharing a band key): every pair when the bucket has at most
 // kAllPairsBucket documents; beyond that, each document with the bucket's first and with its predecessor
@@ -13,16 +23,22 @@
 #include <string>
 #include <vector>
 
-#include "io/file.h"
 #include "io/temp_names.h"
 #include "minhash/lsh.h"
+#include "minhash/profiles.h"
+#include "minhash/signature.h"
 #include "minhash/spill.h"
+#include "minhash/union_find.h"
+#include "text/docs.h"
 #include "util/status.h"
 
 namespace neardup {
 namespace lsh {
 
 constexpr size_t kAllPairsBucket = 100;
+
+// Shingle sets held at once while verifying, when no memory budget is given.
+constexpr uint64_t kDefaultVerifyBytes = uint64_t(64) << 20;
 
 enum class Verify { kNone = 0, kEstimate = 1, kExact = 2 };
 
@@ -35,13 +51,16 @@ enum class Clustering { kKept = 0, kComponents = 1 };
 
 struct DedupOptions {
   Params params;
+  // How Add(Docs) signs documents (profile, num_perm, seed, shingles); its text options are also those of the
+  // exact verification's shingle sets. num_perm must equal params.num_perm.
+  minhash::Config minhash;
   double threshold = 0.8;  // for verification
   Verify verify = Verify::kNone;
   Clustering clustering = Clustering::kKept;
   bool want_pairs = false;
   uint64_t max_pairs = UINT64_MAX;  // want_pairs: more reported pairs fail with kTooManyResults, before they are copied
-  uint64_t memory_bytes = 0;  // 0: everything in memory (except shingle sets when spill_shingles)
-  bool spill_shingles = true;  // Verify::kExact: shingle sets go to a temporary file, read back per pair
+  uint64_t memory_bytes = 0;  // 0: band keys and signatures in memory, shingle sets within kDefaultVerifyBytes
+  bool spill_texts = true;    // Verify::kExact: texts go to a temporary file (false: kept in memory)
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
 };
 
@@ -53,33 +72,53 @@ struct DedupResult {
   uint64_t kept_pairs = 0;
   uint64_t duplicates = 0;       // documents that are not their cluster's representative
   uint64_t clusters = 0;         // clusters of 2 or more documents
-  uint64_t spilled_bytes = 0;    // band runs, signatures and shingle sets written to temporary files
+  uint64_t spilled_bytes = 0;    // band runs, signatures and texts written to temporary files
   uint64_t runs = 0;
+  // Exact verification, for benchmarks and tests: documents in candidate pairs, shingle sets built (a
+  // document whose partners fall in another block is built again), and blocks.
+  uint64_t verify_docs = 0, verify_sets = 0, verify_blocks = 0;
 };
 
 class Dedup {
  public:
   explicit Dedup(const DedupOptions& o);
   Status Init();
-  // n documents: signatures (n x signature_bytes), valid (nullable; 0 = a skipped line that never matches),
-  // and for Verify::kExact their shingle hashes (any order, repeats allowed; each document's range is sorted in
-  // place): doc i is shingles[offsets[i] .. offsets[i+1]).
-  Status Add(const uint8_t* sigs, size_t n, const uint8_t* valid, uint64_t* shingles, const uint32_t* offsets,
-             size_t slots, const std::atomic<bool>* stop);
+  // Adds n documents in order: signed with options().minhash on the pool; valid (nullable; 0 = a skipped
+  // line that never matches).
+  Status Add(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop);
+  // The same with signatures computed elsewhere (n x params.signature_bytes()); `texts` (the documents
+  // themselves) is needed for Verify::kExact and ignored otherwise.
+  Status AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
+                   const std::atomic<bool>* stop);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
   uint64_t docs() const { return docs_; }
+  const DedupOptions& options() const { return o_; }
 
  private:
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
+  Status Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
+                size_t slots, const std::atomic<bool>* stop);
+  Status StoreTexts(const Docs& docs, const uint8_t* valid);
+  Status Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
+                    DedupResult* out);
+  Status VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const std::atomic<bool>* stop,
+                     std::vector<uint8_t>* keep, std::vector<float>* exact, DedupResult* out);
   void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
+
   DedupOptions o_;
+  std::shared_ptr<const minhash::Plan> plan_;
   io::SpillDir spill_dir_;  // declared before what lives in it: destroyed (removed) after it
   BandRuns runs_;
   uint64_t docs_ = 0;
-  std::vector<uint8_t> sigs_mem_, sh_mem_;
-  std::unique_ptr<TempFile> sigs_file_, sh_file_;
-  std::vector<uint64_t> sh_off_{0};  // entries, per document + 1
   bool spill_ = false;
+  bool keep_sigs_ = false;  // signatures are needed in Finish (estimates)
+  std::vector<uint8_t> sigs_mem_, text_mem_;
+  std::unique_ptr<TempFile> sigs_file_, text_file_;
+  std::vector<uint64_t> text_off_{0};  // Verify::kExact: byte offsets of each document's text, documents + 1
+  // Add's scratch (Add calls are serialised by the caller): per-slot signers, a batch's signatures and keys.
+  std::vector<std::unique_ptr<minhash::Signer>> signers_;
+  std::vector<uint8_t> batch_sigs_;
+  std::vector<uint64_t> batch_keys_;
 };
 
 }  // namespace lsh

@@ -250,7 +250,7 @@ void Densify(const uint64_t* bins, size_t k, uint64_t probe_seed, uint32_t* out)
 inline void FastAdd(uint64_t* bins, size_t k, uint64_t h) {
   const size_t bin = static_cast<size_t>(((h >> 32) * k) >> 32);
   const uint64_t v = static_cast<uint32_t>(h);
-  if (v < bins[bin]) bins[bin] = v;
+  bins[bin] = v < bins[bin] ? v : bins[bin];  // branch-free: the comparison is unpredictable early on
 }
 
 }  // namespace
@@ -310,13 +310,8 @@ void Signer::SignPrepared(uint32_t* out) {
     }
     case Profile::kFast: {
       std::fill(bins_.begin(), bins_.end(), kEmptyBin);
-      const size_t n = shingler_.size();
-      const uint64_t seed = p.fast_seed();
       uint64_t* bins = bins_.data();
-      for (size_t i = 0; i < n; i++) {
-        const std::string_view s = shingler_[i];
-        FastAdd(bins, k, fast64::HashPrepared(s.data(), s.size(), seed));
-      }
+      ForEachFast64(shingler_, p.fast_seed(), [bins, k](size_t, uint64_t h) { FastAdd(bins, k, h); });
       Densify(bins, k, p.probe_seed(), out);
       return;
     }

@@ -97,6 +97,13 @@ Status BandRuns::Seal(size_t slots, const std::atomic<bool>* stop) {
   return Status::Ok();
 }
 
+void BandRuns::Clear() {
+  cleared_runs_ += runs_.size();
+  runs_.clear();
+  for (auto& m : mem_) std::vector<KeyDoc>().swap(m);
+  mem_entries_ = 0;
+}
+
 namespace {
 
 // Buffered sequential reader over one band section of a run file.

@@ -54,7 +54,10 @@ class BandRuns {
   Status ForEachBucket(uint32_t band, size_t slots, const std::function<void(const uint64_t*, size_t)>& fn);
   // Sorts what is still in memory (once, before the first ForEachBucket), on the pool.
   Status Seal(size_t slots, const std::atomic<bool>* stop);
-  size_t runs() const { return runs_.size(); }
+  // Frees the entries and removes the run files once the buckets have been read; runs() and spilled_bytes()
+  // keep their values.
+  void Clear();
+  size_t runs() const { return runs_.size() + cleared_runs_; }
   uint64_t spilled_bytes() const { return spilled_; }
   size_t merges() const { return merges_; }
   static constexpr size_t kDefaultFanIn = 64;
@@ -77,6 +80,7 @@ class BandRuns {
   uint64_t spilled_ = 0;
   size_t fan_in_ = kDefaultFanIn;
   size_t merges_ = 0;
+  size_t cleared_runs_ = 0;
   bool sealed_ = false;
 };
 

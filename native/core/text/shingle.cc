@@ -1,6 +1,7 @@
 #include "text/shingle.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "hash/digest.h"
 #include "hash/fast64.h"
@@ -46,6 +47,11 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
       Finish();
       return;
     }
+    if (normalise && PrepareAsciiChars(p, len)) {
+      ascii_ = true;
+      Finish();
+      return;
+    }
     PrepareChars(p, len, normalise || !utf8::IsValid(p, len));
   } else {
     PrepareWords(p, len);
@@ -60,6 +66,63 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
 template <typename V>
 static inline void EnsureSize(V& v, size_t n) {
   if (v.size() < n) v.Allocate(n + n / 4 + 16);
+}
+
+// ASCII text with normalisation (the common case of lower-cased char n-grams): every unit stays one byte, so
+// the normalised bytes go to buf_ and shingles are fixed-width spans of it. The same rules as PrepareChars
+// (ASCII lower-cases to ASCII; punctuation and white space are ASCII classes). Returns false, having
+// written nothing that matters, when a byte is not ASCII.
+bool Shingler::PrepareAsciiChars(const uint8_t* p, size_t len) {
+  EnsureSize(buf_, len + 16);
+  uint8_t* out = reinterpret_cast<uint8_t*>(&buf_[0]);
+  size_t w = 0;
+  if (!o_.strip_punct && !o_.fold_space) {
+    // Lower-casing only: eight bytes at a time (SWAR); non-ASCII bytes are found on the way. For bytes below
+    // 0x80, adding 0x80 - 'A' (resp. 0x80 - 'Z' - 1) sets the byte's top bit iff it is >= 'A' (> 'Z'), with no
+    // carry into the next byte; an upper-case letter then gets 0x20 added by OR.
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kTop = 0x8080808080808080ull;
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+      uint64_t x;
+      std::memcpy(&x, p + i, 8);
+      acc |= x;
+      const uint64_t low7 = x & ~kTop;
+      const uint64_t upper = (low7 + (0x80 - 'A') * kOnes) & ~(low7 + (0x80 - 'Z' - 1) * kOnes) & kTop;
+      x |= upper >> 2;
+      std::memcpy(out + i, &x, 8);
+    }
+    for (; i < len; i++) {
+      const uint8_t b = p[i];
+      acc |= b;
+      out[i] = static_cast<uint8_t>(b + (static_cast<uint8_t>(b - 'A') < 26 ? 32 : 0));
+    }
+    if (acc & kTop) return false;
+    w = len;
+  } else {
+    if (!utf8::IsAscii(p, len)) return false;
+    bool pending_space = false;
+    for (size_t i = 0; i < len; i++) {
+      uint8_t c = p[i];
+      if (o_.lowercase && static_cast<uint8_t>(c - 'A') < 26) c += 32;
+      if (o_.strip_punct && text::IsPunct(c)) continue;
+      if (o_.fold_space) {
+        if (text::IsSpace(c)) {
+          pending_space = w > 0;
+          continue;
+        }
+        if (pending_space) {
+          out[w++] = ' ';
+          pending_space = false;
+        }
+      }
+      out[w++] = c;
+    }
+  }
+  base_ = buf_.data();
+  base_len_ = w;
+  units_ = w;
+  return true;
 }
 
 void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
@@ -104,7 +167,17 @@ void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
       w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
     }
   };
+  const bool lower = o_.lowercase, plain = !fold && !strip;
   while (p < end) {
+    if (plain && *p < 0x80) {
+      // A run of ASCII bytes (most of a text that is not all ASCII): one unit per byte.
+      do {
+        const uint8_t b = *p++;
+        beg[units++] = static_cast<uint32_t>(w);
+        out[w++] = static_cast<char>(lower && static_cast<uint8_t>(b - 'A') < 26 ? b + 32 : b);
+      } while (p < end && *p < 0x80);
+      continue;
+    }
     uint32_t c;
     if (*p < 0x80) {
       c = *p++;
@@ -114,7 +187,7 @@ void Shingler::PrepareChars(const uint8_t* p, size_t len, bool copy) {
       invalid_ |= !valid;
     }
     if (strip && text::IsPunct(c)) continue;
-    if (o_.lowercase) {
+    if (lower) {
       uint32_t low[3];
       const size_t k = text::Lower(c, low);
       for (size_t j = 0; j < k; j++) {
@@ -392,28 +465,9 @@ template <typename T>
 size_t WriteShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd, T* out) {
   const uint32_t seed32 = static_cast<uint32_t>(seed);
   switch (kind) {
-    case ShingleHash::kFast64: {
-      // Short shingles (the common case) are loaded with one unaligned read when the text buffer allows.
-      const uint64_t ps = fast64::PrepareSeed(seed);
-      const uint8_t* base = reinterpret_cast<const uint8_t*>(s.text().data());
-      const uint8_t* end = base + s.text().size();
-      if (s.fixed_width() && s.span() <= 8) {
-        // ASCII char n-grams: every shingle has the same width; one load, one mask, two multiplies.
-        const size_t w = s.span(), count = s.size(), len = s.text().size();
-        const uint64_t mask = w == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * w)) - 1;
-        const size_t fast = len >= 8 ? std::min(count, len - 7) : 0;
-        size_t i = 0;
-        for (; i < fast; i++) out[i] = static_cast<T>(fast64::HashSmall(fast64::R64(base + i) & mask, w, ps));
-        for (; i < count; i++) out[i] = static_cast<T>(fast64::HashSmall(fast64::LoadSmall(base + i, w, end), w, ps));
-        break;
-      }
-      WriteWith(s, out, [ps, end](const char* p, size_t n) {
-        const uint8_t* q = reinterpret_cast<const uint8_t*>(p);
-        if (n <= 8) return fast64::HashSmall(fast64::LoadSmall(q, n, end), n, ps);
-        return fast64::HashPrepared(q, n, ps);
-      });
+    case ShingleHash::kFast64:
+      ForEachFast64(s, fast64::PrepareSeed(seed), [out](size_t i, uint64_t h) { out[i] = static_cast<T>(h); });
       break;
-    }
     case ShingleHash::kMurmur3_32:
       WriteWith(s, out, [seed32](const char* p, size_t n) { return Murmur3_x86_32(p, n, seed32); });
       break;

@@ -6,12 +6,14 @@
 // (words are re-joined with single spaces, so word n-gram i is "w_i w_i+1 ... w_i+n-1", exactly Python's
 // " ".join(tokens[i:i+n])). Hashing a shingle therefore never copies it.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hash/fast64.h"
 #include "util/raw_buffer.h"
 #include "util/status.h"
 
@@ -71,6 +73,7 @@ class Shingler {
 
  private:
   void PrepareChars(const uint8_t* p, size_t len, bool copy);
+  bool PrepareAsciiChars(const uint8_t* p, size_t len);
   void PrepareWords(const uint8_t* p, size_t len);
   void BuildWordTable();
   void Finish();
@@ -120,6 +123,33 @@ class HashDedup {
 // s.size() values. T is uint32_t for 32-bit kinds and uint64_t for 64-bit kinds (wider hashes truncated).
 template <typename T>
 size_t WriteShingleHashes(const Shingler& s, ShingleHash kind, uint64_t seed, bool dedupe, HashDedup* dd, T* out);
+
+// Calls fn(i, h) for every shingle i of the prepared document, in order, with h its fast64 hash under a
+// prepared seed (fast64::PrepareSeed): the kFast64 shingle hash, inlined into the caller's loop (MinHash
+// signing and set building use it directly).
+template <typename Fn>
+inline void ForEachFast64(const Shingler& s, uint64_t prepared_seed, Fn&& fn) {
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(s.text().data());
+  const uint8_t* end = base + s.text().size();
+  const size_t count = s.size();
+  if (s.fixed_width() && s.span() <= 8) {
+    // ASCII char n-grams: every shingle has the same width; one load, one mask, two multiplies.
+    const size_t w = s.span(), len = s.text().size();
+    const uint64_t mask = w == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * w)) - 1;
+    const size_t fast = len >= 8 ? std::min(count, len - 7) : 0;
+    size_t i = 0;
+    for (; i < fast; i++) fn(i, fast64::HashSmall(fast64::R64(base + i) & mask, w, prepared_seed));
+    for (; i < count; i++) fn(i, fast64::HashSmall(fast64::LoadSmall(base + i, w, end), w, prepared_seed));
+    return;
+  }
+  // Short shingles (the common case) are loaded with one unaligned read when the text buffer allows.
+  for (size_t i = 0; i < count; i++) {
+    const std::string_view v = s[i];
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(v.data());
+    fn(i, v.size() <= 8 ? fast64::HashSmall(fast64::LoadSmall(q, v.size(), end), v.size(), prepared_seed)
+                        : fast64::HashPrepared(q, v.size(), prepared_seed));
+  }
+}
 
 // The same, appended to a vector.
 template <typename T>
