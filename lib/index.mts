@@ -12,5 +12,6 @@ export {
   ParagraphFilter, dedupVertical,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
+  ChunkIndex, chunkStages, chunkIds,
 } from './index.js';
 export type * from './index.js';

@@ -44,3 +44,8 @@ export {
   type AppendOptions, type AppendTextsOptions, PostingAppender, type AppenderOptions, type KeyList,
 } from './postings';
 export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type QueryPassage, type PassageIndexOptions } from './passages';
+export {
+  ChunkIndex, stages as chunkStages, chunkIds,
+  type ChunkDocument, type ChunkOptions, type ChunkIndexOptions, type DocId, type SimilarEntry, type UpdateSummary,
+  type RunOptions as ChunkRunOptions,
+} from './chunks';

@@ -242,6 +242,57 @@ export interface NativePostingIndex {
   close(): void;
 }
 
+export interface NativeChunkIndexInfo {
+  generation: number;
+  documents: number;
+  slots: number;
+  segments: number;
+  tombstones: number;
+  recordFiles: number;
+  postings: number;
+  params: {
+    n: number; bits: number; seed: bigint; split: 'whitespace' | 'nonword'; lowercase: boolean; stripPunctuation: boolean;
+    short: 'whole' | 'none'; parts: number; k: number; minShared: number; minSimilarity: number;
+  };
+}
+
+export interface NativeChunkIndex {
+  info(): NativeChunkIndexInfo;
+  /** Names of the files this generation uses. */
+  files(): string[];
+  liveIds(): Uint32Array;
+  /** Internal ids of ids given as JSON text (0xffffffff: unknown). */
+  find(ids: string[]): Uint32Array;
+  docs(ids: Uint32Array): { chunks: Uint32Array; ids: Buffer; idOffsets: Uint32Array };
+  /** The first K entries of each list. */
+  top(ids: Uint32Array): Promise<{ offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
+  query(texts: TextInput): Promise<{ chunks: Uint32Array; offsets: Uint32Array; other: Uint32Array; shared: Uint32Array }>;
+  close(): void;
+}
+
+/** A rejected document of an add(): its index in the batch and why. */
+export interface NativeBadDocument { bad: number; code: string; message: string }
+
+export interface NativeChunkBuilder {
+  add(ids: string[], texts: TextInput): Promise<NativeBadDocument | undefined>;
+  finishDocs(): Promise<void>;
+  finish(): Promise<NativeChunkIndex>;
+  close(): void;
+}
+
+export interface NativeChunkUpdater {
+  add(ids: string[], texts: TextInput, deleted: Uint8Array): Promise<NativeBadDocument | undefined>;
+  prepare(compact: boolean): Promise<{
+    added: number; modified: number; deleted: number; affected: number; recounted: number; compacted: boolean;
+    /** Deleted ids not reused (their rows go); added or replaced ids (their rows are rewritten). */
+    removed: Uint32Array; upserted: Uint32Array;
+    /** Row changes of the other documents: shared 0 removes (doc, other), else sets it. */
+    rowDoc: Uint32Array; rowOther: Uint32Array; rowShared: Uint32Array;
+    pending: NativeChunkIndex | null;
+  }>;
+  close(): void;
+}
+
 /** Packed documents of one parseJsonl call: line i of the segments is document i. */
 export interface NativeJsonlBatch {
   /** Set (and nothing else) when a line is longer than maxLineBytes: its index in the segments. */
@@ -330,6 +381,17 @@ export interface NativeBinding {
   blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
   createPostingIndex(dir: string, keyBits: number): void;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
+  chunkIndexProbe(dir: string): { manifest: number | null; pending: number | null; stage: boolean };
+  chunkIndexFileName(name: string): boolean;
+  /** Whether a process holds the lock file at `path` (io::os::ProbeLock). */
+  chunkIndexLockState(path: string): 'held' | 'free' | 'unknown';
+  openChunkIndex(dir: string, which: 'MANIFEST' | 'PENDING', verify: boolean): Promise<NativeChunkIndex>;
+  chunkIndexCommit(dir: string): void;
+  createChunkBuilder(dir: string, params: object, memory: number, tmp?: string): NativeChunkBuilder;
+  createChunkUpdater(index: NativeChunkIndex, memory: number, tmp?: string): NativeChunkUpdater;
+  chunkStagePart(dir: string, part: number, parts: number | undefined, pairsPath: string, memory: number, tmp?: string): Promise<void>;
+  chunkStageFinish(dir: string, pairsPaths: string[], memory: number, tmp?: string): Promise<NativeChunkIndex>;
+  chunkTexts(texts: TextInput, options: object): Promise<{ chunks: BigUint64Array; offsets: Uint32Array }>;
 }
 
 export const native = load(path.join(__dirname, '..')) as NativeBinding;

@@ -47,7 +47,12 @@
       "native/core/io/temp_names.cc",
       "native/core/io/temp_names_common.cc",
       "native/core/io/temp_names_win.cc",
-      "native/core/filter/onion_hash.cc"
+      "native/core/filter/onion_hash.cc",
+      "native/core/chunks/chunker.cc",
+      "native/core/chunks/files.cc",
+      "native/core/chunks/state.cc",
+      "native/core/chunks/build.cc",
+      "native/core/chunks/update.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",
@@ -90,6 +95,7 @@
       "native/binding/minhash.cc",
       "native/binding/paragraph_filter.cc",
       "native/binding/posting_index.cc",
+      "native/binding/chunk_index.cc",
       "native/binding/temp_files.cc"
     ]
   }

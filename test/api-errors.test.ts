@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex,
 } = neardup;
 
 type Call = () => unknown;
@@ -79,6 +79,7 @@ const FUNCTIONS: Record<string, Call[]> = {
   sniffInput: [() => neardup.sniffInput('PAR1' as never), () => neardup.sniffInput(5 as never)],
   blot: [() => neardup.blot(bad.notArray as never), () => neardup.blot([5 as never]), () => neardup.blot(['a'], { seqLen: 0 }), () => neardup.blot(['a'], { profile: 'x' as never }), () => neardup.blot(['a'], 5 as never)],
   setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
+  chunkIds: [() => neardup.chunkIds(bad.notArray as never), () => neardup.chunkIds(['a'], { bits: 27 }), () => neardup.chunkIds(['a'], { n: 0 }), () => neardup.chunkIds(['a'], { split: 'x' as never })],
 };
 
 const sig16 = new Uint32Array(16);
@@ -140,6 +141,17 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   PostingAppender: {
     add: (a: neardup.PostingAppender) => [() => a.add(bad.notArray as never), () => a.add([[-1]])],
     addTexts: (a: neardup.PostingAppender) => [() => a.addTexts(bad.notArray as never), () => a.addTexts(['a'], { blot: { seqLen: 0 } }), () => a.addTexts(['a'], { keyModulus: -1 })],
+  },
+  ChunkIndex: {
+    build: () => [() => ChunkIndex.build(bad.notString, []), () => ChunkIndex.build(path.join(dir, 'cb'), bad.notArray as never),
+      () => ChunkIndex.build(path.join(dir, 'cb'), [], { k: 0 }), () => ChunkIndex.build(path.join(dir, 'cb'), [{ id: 1.5, text: 'x' }])],
+    open: () => [() => ChunkIndex.open(bad.notString), () => ChunkIndex.open(dir, { verify: 'yes' as never })],
+    update: (i: neardup.ChunkIndex) => [() => i.update(bad.notArray as never), () => i.update([{ id: {} as never, text: 'x' }]), () => i.update([], { memory: -1 })],
+    top: (i: neardup.ChunkIndex) => [() => i.top({} as never), () => i.top(1.5)],
+    query: (i: neardup.ChunkIndex) => [() => i.query(bad.notArray as never), () => i.query([5 as never]), () => i.query(['a'], ['x', 'y'])],
+    internalIds: (i: neardup.ChunkIndex) => [() => i.internalIds(bad.notArray as never), () => i.internalIds([5 as never])],
+    topOf: (i: neardup.ChunkIndex) => [() => i.topOf([0] as never), () => i.topOf(Uint32Array.of(999))],
+    topLines: (i: neardup.ChunkIndex) => [() => i.topLines('x' as never), () => i.topLines(Uint32Array.of(999))],
   },
   PassageIndex: {
     open: () => [() => PassageIndex.open(bad.notString), () => PassageIndex.open(dir, 5 as never), () => PassageIndex.open(dir, {}, 'yes' as never)],
@@ -215,6 +227,10 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
       const i = await PostingIndex.open(d);
       const a = await i.appender();
       return { obj: a, done: () => i.close() };
+    },
+    ChunkIndex: async () => {
+      const i = await ChunkIndex.build(path.join(dir, `chunks-${nIndex++}`), [{ id: 'a', text: 'one two three four five six' }]);
+      return { obj: i, done: () => i.close() };
     },
     LshIndex: () => { const i = new LshIndex({ numPerm: 16, b: 4, r: 4 }); return { obj: i, done: () => i.close() }; },
     SimhashIndex: () => { const i = new SimhashIndex(); return { obj: i, done: () => i.close() }; },

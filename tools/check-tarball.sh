@@ -4,7 +4,8 @@
 # prebuild was used: a from-source build would need the compiler that is not there.
 #
 #   tools/check-tarball.sh neardup-0.1.0.tgz     (make one with `npm pack`, which runs tools/prepack.mjs)
-# npm fetches the package's two runtime dependencies from the registry.
+# npm fetches the package's two runtime dependencies from the registry, and the optional better-sqlite3 (whose
+# build fails here without a compiler: npm skips it, as it would for a user without one and without GitHub).
 set -euo pipefail
 [ $# -eq 1 ] && [ -f "$1" ] || { echo "usage: tools/check-tarball.sh PACKAGE.tgz" >&2; exit 2; }
 tarball="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, dedup, minhashSync } from '../lib/index';
+import { ChunkIndex, LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, chunkStages, dedup, minhashSync } from '../lib/index';
 import { native } from '../lib/native';
 
 const root = path.join(__dirname, '..', 'native', 'fuzz', 'seeds');
@@ -107,5 +107,30 @@ const fixCrcs = (b: Buffer) => {
 
   put('vertical_fuzz', 'docs', Buffer.from('<doc>\n<p>\na\nb\nc\n</p>\n</doc>\n<doc id="2">\n<p>\na\nb\nc\n</p>\n<p>\nx\ty\n</p>\n</doc>\nloose\n'));
   put('vertical_fuzz', 'unterminated', Buffer.from('<doc>\n<p x>\none\ntwo\n</p>\n<doc>\nthree'));
+
+  // chunk index files, whole (mode byte 0x80 | kind: 0 manifest, 1 directory, 2/3 chunk lists of 4/8-byte
+  // ids, 4 top lists, 5 pairs); ids with an update (tombstones, two record files) and a 64-bit index.
+  const docs = [
+    { id: 'a', text: 'the quick brown fox jumps over the lazy dog again' },
+    { id: 2, text: 'the quick brown fox jumps over the lazy cat' },
+    { id: 'c', text: 'a lazy dog sleeps all day long' },
+  ];
+  const seed = (name: string, mode: number, file: string) => put('chunks_fuzz', name, Buffer.concat([Buffer.from([0x80 | mode]), fs.readFileSync(file)]));
+  const files = (dir: string) => fs.readdirSync(dir);
+  for (const bits of [32, 64]) {
+    const dir = path.join(tmp, `ck${bits}`);
+    const ix = await ChunkIndex.build(dir, docs, { n: 3, bits, k: 2 });
+    await ix.update([{ id: 'c', text: 'the quick brown fox sleeps' }, { id: 'e', text: 'jumps over the lazy dog' }]);
+    ix.close();
+    for (const f of files(dir)) {
+      if (f === 'MANIFEST') seed(`manifest-${bits}`, 0, path.join(dir, f));
+      else if (f.startsWith('dir-')) seed(`directory-${bits}`, 1, path.join(dir, f));
+      else if (f.startsWith('docs-')) seed(`${f}-${bits}`, bits === 32 ? 2 : 3, path.join(dir, f));
+      else if (f.startsWith('tops-')) seed(`${f}-${bits}`, 4, path.join(dir, f));
+    }
+  }
+  const staged = path.join(tmp, 'staged');
+  await chunkStages.prepare(staged, docs, { n: 3, parts: 2 });
+  seed('pairs', 5, await chunkStages.part(staged, 0));
   fs.rmSync(tmp, { recursive: true, force: true });
 })();

@@ -13,6 +13,7 @@
 #include "jsonl.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
+#include "chunk_index.h"
 #include "posting_index.h"
 #include "runtime.h"
 #include "shingles.h"
@@ -125,6 +126,28 @@ Napi::Value SetMaxResultBytes(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, static_cast<double>(st->max_result_bytes.load()));
 }
 
+namespace {
+class FnWorker : public PromiseWorker {
+ public:
+  FnWorker(Napi::Env env, std::function<Status(const std::atomic<bool>*)> run,
+           std::function<Napi::Value(Napi::Env)> resolve)
+      : PromiseWorker(env), run_(std::move(run)), resolve_(std::move(resolve)) {}
+
+ protected:
+  Status Run() override { return run_(stop()); }
+  Napi::Value Resolve(Napi::Env env) override { return resolve_(env); }
+
+ private:
+  std::function<Status(const std::atomic<bool>*)> run_;
+  std::function<Napi::Value(Napi::Env)> resolve_;
+};
+}  // namespace
+
+Napi::Value QueueFn(Napi::Env env, std::function<Status(const std::atomic<bool>*)> run,
+                    std::function<Napi::Value(Napi::Env)> resolve) {
+  return (new FnWorker(env, std::move(run), std::move(resolve)))->QueueAndGetPromise();
+}
+
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve) {
   Status s;
@@ -165,6 +188,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   MinHash::Init(env, exports);
   ParagraphFilter::Init(env, exports);
   PostingIndexClass::Init(env, exports);
+  ChunkIndexClass::Init(env, exports);
   TempFiles::Init(env, exports);
   Jsonl::Init(env, exports);
   return exports;

@@ -101,6 +101,11 @@ inline Status Cancelled(const char* what) {
   return Status(Code::kCancelled, std::string("the ") + what + " was closed before this operation ran");
 }
 
+// A promise for work given as two closures: `run` on a libuv thread (its argument: the stop flag raised at
+// environment teardown), `resolve` on the JS thread.
+Napi::Value QueueFn(Napi::Env env, std::function<Status(const std::atomic<bool>*)> run,
+                    std::function<Napi::Value(Napi::Env)> resolve);
+
 // Runs the same work synchronously (the *Sync twins): single-threaded on the calling thread.
 Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
                     const std::function<Napi::Value(Napi::Env)>& resolve);

@@ -25,25 +25,9 @@ namespace {
 
 using postings::BlotOptions;
 
-// A promise worker running two closures: run (pool thread) and resolve (JS thread).
-class FnWorker : public PromiseWorker {
- public:
-  FnWorker(Napi::Env env, std::function<Status(const std::atomic<bool>*)> run,
-           std::function<Napi::Value(Napi::Env)> resolve)
-      : PromiseWorker(env), run_(std::move(run)), resolve_(std::move(resolve)) {}
-
- protected:
-  Status Run() override { return run_(stop()); }
-  Napi::Value Resolve(Napi::Env env) override { return resolve_(env); }
-
- private:
-  std::function<Status(const std::atomic<bool>*)> run_;
-  std::function<Napi::Value(Napi::Env)> resolve_;
-};
-
 Napi::Value Queue(Napi::Env env, std::function<Status(const std::atomic<bool>*)> run,
                   std::function<Napi::Value(Napi::Env)> resolve) {
-  return (new FnWorker(env, std::move(run), std::move(resolve)))->QueueAndGetPromise();
+  return QueueFn(env, std::move(run), std::move(resolve));  // addon.h
 }
 
 template <typename T>

@@ -1,0 +1,374 @@
+// neardup similar build|update|top|query|stage: similar documents in a growing archive (chunk similarity,
+// Kasprzak et al.; docs/similar.md). JSONL in, JSONL out; the index is a folder holding the SQLite table.
+import { isUtf8 } from 'node:buffer';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NeardupError } from '../../errors';
+import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks';
+import { openInput, readLines } from '../jsonl';
+import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
+import { checkFiles, watchSpillFolders } from '../files';
+import { Progress } from '../progress';
+import { parseSize } from './dupi';
+
+const USAGE = `Usage: neardup similar build FILE... --index DIR [--n 5] [--bits 32|64] [--k 100] [--memory SIZE] [options]
+       neardup similar update FILE... --index DIR [--memory SIZE] [--compact]
+       neardup similar top --index DIR [--id ID...]
+       neardup similar query FILE... --index DIR
+       neardup similar stage prepare FILE... --index DIR --parts P [build options]
+       neardup similar stage part --index DIR --part I/P [--out FILE]
+       neardup similar stage finish --index DIR PAIRS-FILE...
+
+For every document, the documents it shares the most text with: similarity(A -> B) = the share of A's
+chunks (overlapping sequences of n words, hashed to chunk ids) that B holds too. The index folder holds
+the inverted index, the per-document table and the similarity table (DIR/similar.sqlite, SQLite:
+SELECT * FROM similar WHERE doc = ?).
+
+Input: JSONL (plain or gzip; '-' or nothing for stdin), one document per line: {"id": ..., "text": ...}
+  --id-field NAME       the id field (default id): a string or an integer, distinct within an index
+  --field NAME          the text field (default text)
+  --on-bad-line error|skip  a malformed line stops the run (default) or is left out
+
+build     the index of the documents in DIR (which must not hold one).
+  --n N                 words per chunk (default 5)
+  --bits B              bits of a chunk id: 28 to 32 (default 32), or 64 (no hash collisions in practice)
+  --k K                 similar documents kept per document (default 100)
+  --min-similarity S    keep only documents with similarity >= S (0 to 1; default 0)
+  --min-shared N        keep only documents sharing at least N chunks (default 1)
+  --split nonword|whitespace  words: runs of letters, digits and _ (default), or whitespace-separated
+  --case-sensitive      do not lower-case words
+  --strip-punctuation   drop punctuation (with --split whitespace)
+  --short whole|none    a text shorter than n words: one chunk of all of it (default) or none
+  --seed N              seed of the chunk hash (default 0)
+  --parts P             split the chunk-id space into P ranges indexed and counted on their own (default 1)
+update    applies the lines to the index: a new id adds its document, a known id replaces it, "text": null
+          deletes it (the last line of an id wins). Gives the table a build of the final documents gives.
+  --compact             rewrite the index files now (otherwise done when they pile up)
+top       one JSON line per (document, similar document), each document's lines by descending similarity:
+          {"id","other","similarity","reverse","shared"} (similarity = id -> other, reverse = other -> id,
+          shared = distinct shared chunks). Every document in index order, or those of --id (repeatable;
+          an id is matched as a string, then as an integer).
+query     the same lines for the input documents against the index, without adding them ("id": the
+          --id-field value, or FILE:LINE when the line has none).
+stage     a build in steps that can run in separate processes or machines sharing DIR: prepare (the
+          per-document table), part I/P for each I (its pairs file, DIR/pairs-I.ckp or --out), finish.
+Runs: --memory SIZE (posting build and counting; default 1G), --tmp DIR (spill files; default DIR).`;
+
+const INPUT = {
+  field: { type: 'string' as const },
+  'id-field': { type: 'string' as const },
+  'on-bad-line': { type: 'string' as const },
+};
+const RUN = { index: { type: 'string' as const }, memory: { type: 'string' as const }, tmp: { type: 'string' as const } };
+const BUILD = {
+  n: { type: 'string' as const }, bits: { type: 'string' as const }, k: { type: 'string' as const },
+  'min-similarity': { type: 'string' as const }, 'min-shared': { type: 'string' as const }, split: { type: 'string' as const },
+  'case-sensitive': { type: 'boolean' as const }, 'strip-punctuation': { type: 'boolean' as const },
+  short: { type: 'string' as const }, seed: { type: 'string' as const }, parts: { type: 'string' as const },
+};
+
+interface InputSpec {
+  files: string[];
+  field: string;
+  idField: string;
+  skipBad: boolean;
+  /** update: "text": null deletes. */
+  allowNull: boolean;
+  /** query: a line without the id gets FILE:LINE. */
+  idOptional: boolean;
+}
+
+function inputSpec(v: OptionValues, files: string[], allowNull: boolean, idOptional: boolean): InputSpec {
+  const field = v.field === undefined ? 'text' : String(v.field);
+  const idField = v['id-field'] === undefined ? 'id' : String(v['id-field']);
+  if (field === '' || idField === '') throw new UsageError('--field and --id-field must not be empty');
+  const skipBad = oneOf('on-bad-line', v['on-bad-line'], ['error', 'skip'] as const, 'error') === 'skip';
+  return { files: files.length ? files : ['-'], field, idField, skipBad, allowNull, idOptional };
+}
+
+/** The documents of JSONL files, each with its FILE:LINE. Bad lines stop the run or are left out. */
+async function* readDocuments(spec: InputSpec, skipped: { count: number }): AsyncGenerator<ChunkDocument> {
+  for (const file of spec.files) {
+    const name = file === '-' ? '<stdin>' : file;
+    const stream = await openInput(file);
+    let line = 0;
+    for await (let raw of readLines(stream, name)) {
+      line++;
+      if (line === 1 && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
+      let doc: ChunkDocument & { [SOURCE]: { file: string; line: number } };
+      try {
+        doc = parseDocument(raw, spec, `${name}:${line}`);
+      } catch (reason) {
+        if (typeof reason !== 'string') throw reason;
+        if (spec.skipBad) {
+          skipped.count++;
+          continue;
+        }
+        throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${name}:${line}: ${reason} (use --on-bad-line skip to leave it out)`, { file: name, line });
+      }
+      doc[SOURCE] = { file: name, line };
+      yield doc;
+    }
+  }
+}
+
+function parseDocument(raw: Buffer, spec: InputSpec, where: string): ChunkDocument & { [SOURCE]: { file: string; line: number } } {
+  if (raw.length === 0 || (raw.length === 1 && raw[0] === 0x0d)) throw 'empty line';
+  if (!isUtf8(raw)) throw 'invalid UTF-8';
+  let obj: unknown;
+  try {
+    obj = JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw `not valid JSON (${(e as Error).message})`;
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw 'not a JSON object';
+  const o = obj as Record<string, unknown>;
+  const has = (k: string) => Object.prototype.hasOwnProperty.call(o, k);
+  let id: unknown;
+  if (has(spec.idField)) {
+    id = o[spec.idField];
+    if (idText(id) === undefined) throw `field '${spec.idField}' must be a string or an integer, got ${JSON.stringify(id)}`;
+  } else if (spec.idOptional) {
+    id = where;
+  } else {
+    throw `field '${spec.idField}' is missing`;
+  }
+  if (!has(spec.field)) throw `field '${spec.field}' is missing`;
+  const text = o[spec.field];
+  if (!(typeof text === 'string' || (spec.allowNull && text === null)))
+    throw `field '${spec.field}' is ${text === null ? 'null' : typeof text}, expected a string${spec.allowNull ? ' or null' : ''}`;
+  return { id: id as DocId, text: text as string | null } as never;
+}
+
+function runOptions(v: OptionValues): RunOptions {
+  return {
+    memory: v.memory === undefined ? undefined : parseSize(String(v.memory)),
+    tmp: v.tmp === undefined ? undefined : String(v.tmp),
+  };
+}
+
+function buildOptions(v: OptionValues): ChunkIndexOptions {
+  const o: ChunkIndexOptions = {
+    n: intOption('n', v.n, 5, 1, 4096),
+    k: intOption('k', v.k, 100, 1, 100000),
+    minSimilarity: floatOption('min-similarity', v['min-similarity'], 0, 0, 1),
+    minShared: intOption('min-shared', v['min-shared'], 1, 1, 2 ** 32 - 1),
+    split: oneOf('split', v.split, ['nonword', 'whitespace'] as const, 'nonword'),
+    lowercase: !v['case-sensitive'],
+    stripPunctuation: Boolean(v['strip-punctuation']),
+    short: oneOf('short', v.short, ['whole', 'none'] as const, 'whole'),
+    parts: intOption('parts', v.parts, 1, 1, 4096),
+  };
+  if (v.bits !== undefined) {
+    const b = intOption('bits', v.bits, 32, 28, 64);
+    if (b > 32 && b !== 64) throw new UsageError(`--bits must be from 28 to 32, or 64, got ${b}`);
+    o.bits = b;
+  }
+  if (v.seed !== undefined) {
+    if (!/^\d+$/.test(String(v.seed)) || BigInt(String(v.seed)) >= 1n << 64n) throw new UsageError(`--seed must be an integer from 0 to 2^64-1, got '${String(v.seed)}'`);
+    o.seed = BigInt(String(v.seed));
+  }
+  return o;
+}
+
+/** The files of an index folder a run may replace or remove (none may be an input). */
+function indexFiles(dir: string): Array<{ option: string; file: string }> {
+  const names = [DB_NAME, 'MANIFEST', 'PENDING', 'STAGE'];
+  try {
+    for (const n of fs.readdirSync(dir)) if (!names.includes(n)) names.push(n);
+  } catch { /* a new folder */ }
+  return names.map((n) => ({ option: '--index', file: path.join(dir, n) }));
+}
+
+function indexDir(v: OptionValues): string {
+  if (typeof v.index !== 'string' || v.index === '') throw new UsageError('--index DIR is required');
+  return v.index;
+}
+
+/** Documents with progress on stderr (a terminal only). */
+async function* counted(docs: AsyncIterable<ChunkDocument>, progress: Progress): AsyncGenerator<ChunkDocument> {
+  let n = 0;
+  for await (const d of docs) {
+    yield d;
+    if ((++n & 1023) === 0) progress.update({ docs: n });
+  }
+}
+
+function reportSkipped(skipped: { count: number }): void {
+  if (skipped.count) process.stderr.write(`neardup similar: ${skipped.count} bad line${skipped.count === 1 ? '' : 's'} left out\n`);
+}
+
+async function runBuild(args: string[], staged: boolean): Promise<number> {
+  const r = parse(args, { ...INPUT, ...RUN, ...BUILD });
+  if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+  const dir = indexDir(r.values);
+  const spec = inputSpec(r.values, r.positionals, false, false);
+  const options = { ...buildOptions(r.values), ...runOptions(r.values) };
+  checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
+  const unwatch = watchSpillFolders(options.tmp ?? dir);
+  const progress = new Progress(staged ? 'similar stage prepare' : 'similar build');
+  const skipped = { count: 0 };
+  try {
+    const docs = counted(readDocuments(spec, skipped), progress);
+    const onProgress = (p: { documents: number; stage: string }) => progress.update({ docs: p.documents, extra: p.stage });
+    if (staged) {
+      await stages.prepare(dir, docs, { ...options, onProgress });
+    } else {
+      const ix = await ChunkIndex.build(dir, docs, { ...options, onProgress });
+      ix.close();
+    }
+  } finally {
+    progress.done();
+    unwatch();
+  }
+  reportSkipped(skipped);
+  return 0;
+}
+
+async function runUpdate(args: string[]): Promise<number> {
+  const r = parse(args, { ...INPUT, ...RUN, compact: { type: 'boolean' } });
+  if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+  const dir = indexDir(r.values);
+  const spec = inputSpec(r.values, r.positionals, true, false);
+  const options = runOptions(r.values);
+  checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
+  const unwatch = watchSpillFolders(options.tmp ?? dir);
+  const progress = new Progress('similar update');
+  const skipped = { count: 0 };
+  const ix = await ChunkIndex.open(dir);
+  try {
+    const s = await ix.update(counted(readDocuments(spec, skipped), progress), {
+      ...options, compact: Boolean(r.values.compact),
+      onProgress: (p) => progress.update({ docs: p.documents, extra: p.stage }),
+    });
+    progress.done();
+    process.stderr.write(`neardup similar update: generation ${s.generation}: ${s.added} added, ${s.modified} replaced, ` +
+      `${s.deleted} deleted; ${s.affected} other documents' lists changed (${s.recounted} recounted)` +
+      `${s.compacted ? '; index files compacted' : ''}\n`);
+  } finally {
+    progress.done();
+    ix.close();
+    unwatch();
+  }
+  reportSkipped(skipped);
+  return 0;
+}
+
+async function runTop(args: string[]): Promise<number> {
+  const r = parse(args, { index: { type: 'string' }, id: { type: 'string', multiple: true } });
+  if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+  if (r.positionals.length) throw new UsageError(`unexpected argument '${r.positionals[0]}' (ids go with --id)`);
+  const dir = indexDir(r.values);
+  const out = new Output();
+  const ix = await ChunkIndex.open(dir);
+  try {
+    let ns: Uint32Array;
+    if (r.values.id === undefined) {
+      ns = ix.internalIds();
+    } else {
+      const given = r.values.id as string[];
+      ns = ix.internalIds(given.map((s) => idText(s)!));
+      for (let i = 0; i < given.length; i++) {
+        if (ns[i] !== 0xffffffff) continue;
+        if (/^-?\d+$/.test(given[i]) && Number.isSafeInteger(Number(given[i]))) ns[i] = ix.internalIds([idText(Number(given[i]))!])[0];
+        if (ns[i] === 0xffffffff) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `no document with the id '${given[i]}' in '${dir}'`);
+      }
+    }
+    for (let i = 0; i < ns.length; i += 1024) await out.write(await ix.topLines(ns.subarray(i, i + 1024)));
+  } finally {
+    ix.close();
+  }
+  await out.flush();
+  return 0;
+}
+
+async function runQuery(args: string[]): Promise<number> {
+  const r = parse(args, { ...INPUT, index: { type: 'string' } });
+  if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+  const dir = indexDir(r.values);
+  const spec = inputSpec(r.values, r.positionals, false, true);
+  checkFiles({ inputs: spec.files, outputs: [], stdout: true });
+  const out = new Output();
+  const skipped = { count: 0 };
+  const ix = await ChunkIndex.open(dir);
+  try {
+    let batch: ChunkDocument[] = [];
+    const flush = async () => {
+      const res = await ix.query(batch.map((d) => d.text as string), batch.map((d) => d.id));
+      for (const list of res) {
+        for (const e of list) {
+          await out.write(`{"id":${JSON.stringify(e.id)},"other":${JSON.stringify(e.other)},"similarity":${e.similarity},` +
+            `"reverse":${e.reverse},"shared":${e.shared}}\n`);
+        }
+      }
+      batch = [];
+    };
+    for await (const d of readDocuments(spec, skipped)) {
+      batch.push(d);
+      if (batch.length >= 1024) await flush();
+    }
+    if (batch.length) await flush();
+  } finally {
+    ix.close();
+  }
+  await out.flush();
+  reportSkipped(skipped);
+  return 0;
+}
+
+async function runStage(args: string[]): Promise<number> {
+  const [step, ...rest] = args;
+  if (step === 'prepare') return runBuild(rest, true);
+  if (step === 'part') {
+    const r = parse(rest, { ...RUN, part: { type: 'string' }, out: { type: 'string' } });
+    if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+    const dir = indexDir(r.values);
+    const m = /^(\d+)\/(\d+)$/.exec(String(r.values.part ?? ''));
+    if (!m) throw new UsageError('--part I/P is required (part I of P, from 0)');
+    const part = Number(m[1]), parts = Number(m[2]);
+    if (parts < 1 || parts > 4096 || part >= parts) throw new UsageError(`--part ${m[0]}: I must be below P, P from 1 to 4096`);
+    const options = runOptions(r.values);
+    const unwatch = watchSpillFolders(options.tmp ?? dir);
+    try {
+      const out = await stages.part(dir, part, { ...options, parts, out: r.values.out as string | undefined });
+      process.stdout.write(`${out}\n`);
+    } finally {
+      unwatch();
+    }
+    return 0;
+  }
+  if (step === 'finish') {
+    const r = parse(rest, { ...RUN });
+    if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+    const dir = indexDir(r.values);
+    if (!r.positionals.length) throw new UsageError('the pairs files of every part are required');
+    const options = runOptions(r.values);
+    const unwatch = watchSpillFolders(options.tmp ?? dir);
+    try {
+      (await stages.finish(dir, r.positionals, options)).close();
+    } finally {
+      unwatch();
+    }
+    return 0;
+  }
+  throw new UsageError(`unknown stage '${step ?? ''}' (prepare, part, finish)`);
+}
+
+export const similarCommand: Command = {
+  name: 'similar',
+  summary: 'similar documents in a growing archive (chunk similarity, incremental updates, SQLite table)',
+  usage: USAGE,
+  async run(args) {
+    const [verb, ...rest] = args;
+    if (verb === undefined || verb === '-h' || verb === '--help') {
+      process.stdout.write(USAGE + '\n');
+      return verb === undefined ? 2 : 0;
+    }
+    if (verb === 'build') return runBuild(rest, false);
+    if (verb === 'update') return runUpdate(rest);
+    if (verb === 'top') return runTop(rest);
+    if (verb === 'query') return runQuery(rest);
+    if (verb === 'stage') return runStage(rest);
+    throw new UsageError(`unknown verb '${verb}' (build, update, top, query, stage)`);
+  },
+};
