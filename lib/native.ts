@@ -70,6 +70,12 @@ export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 
   clustering?: 'kept' | 'components';
   /** verify 'exact': keep the texts in a temporary file in `tmp` (default true), not in memory. */
   spillTexts?: boolean;
+  /** verify 'none' with clustering 'kept': report buckets over 100 documents (groupDocs/groupEnds). */
+  groups?: boolean;
+  /** pairs: with estimates (default true; they need the signatures). */
+  estimates?: boolean;
+  /** Report every distinct candidate pair (`candidates`). */
+  candidates?: boolean;
 }
 
 export interface NativeDedupResult {
@@ -84,11 +90,20 @@ export interface NativeDedupResult {
   clusters: number;
   spilledBytes: number;
   runs: number;
+  /** groups: bucket g holds groupDocs[groupEnds[g-1] .. groupEnds[g]). */
+  groupDocs: Uint32Array;
+  groupEnds: BigUint64Array;
+  /** candidates: a << 32 | b, sorted. */
+  candidates: BigUint64Array;
 }
 
 export interface NativeLshDedup {
   /** Signs the documents on the pool and enters them in order. */
   add(texts: TextInput, valid?: Uint8Array): Promise<void>;
+  /** Enters documents by band keys (n x b) computed elsewhere; texts for verify 'exact', signatures for estimates. */
+  addKeys(keys: BigUint64Array, valid: Uint8Array | null, texts: TextInput | null, signatures: Uint32Array | null): Promise<void>;
+  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered. */
+  sign(texts: TextInput, valid?: Uint8Array): Promise<{ signatures: Uint32Array; keys: BigUint64Array }>;
   finish(): Promise<NativeDedupResult>;
   close(): void;
 }

@@ -9,8 +9,10 @@ import { onionCommand } from './commands/onion';
 import { paragraphsCommand } from './commands/paragraphs';
 import { dupiCommand } from './commands/dupi';
 import { passagesCommand } from './commands/passages';
+import { dedupStageCommand } from './commands/dedup-stage';
 
 export const commands: Command[] = [
   shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand, paragraphsCommand, onionCommand,
 ];
 commands.push(dupiCommand, passagesCommand);
+commands.push(dedupStageCommand);

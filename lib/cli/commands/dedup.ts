@@ -1,5 +1,6 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { NeardupError } from '../../errors';
 import { DedupSession, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { version } from '../../version';
@@ -8,17 +9,60 @@ import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, kept
 import { Progress } from '../progress';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
 import { seedOption } from './minhash';
+import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,
 } from '../common';
 
-function parseSize(name: string, v: unknown): number {
+export function parseSize(name: string, v: unknown): number {
   if (v === undefined) return 0;
   const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)[bB]?$/.exec(String(v));
   if (!m) throw new UsageError(`--${name} must be a size like 512M or 2G, got '${String(v)}'`);
   const mult = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30, t: 2 ** 40 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
   return Math.floor(Number(m[1]) * mult);
+}
+
+/** dedup's command-line options (also those of `dedup-stage plan`). */
+export const DEDUP_OPTIONS = {
+  ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
+  kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
+  profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
+  bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
+  tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
+  fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
+  'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
+} as const;
+
+/** The run's options from dedup's command line (also read by `dedup-stage plan`). */
+export function dedupOptionsFrom(values: Record<string, unknown>) {
+  const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
+  if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
+  const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
+    values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
+  const clustering = oneOf('clustering', values.clustering, ['kept', 'components'] as const, 'kept') as DedupClustering;
+  const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
+  const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
+  const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
+  const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
+  if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
+  if (values.bands !== undefined && threshold !== undefined && verify === 'none')
+    throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
+  if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
+    throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
+  const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
+  const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
+  const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
+  const memory = parseSize('memory', values.memory);
+  const tmp = values.tmp === undefined ? os.tmpdir() : String(values.tmp);
+  if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
+  if (values['keep-case'] && values.lowercase) throw new UsageError('give --keep-case or --lowercase, not both');
+  const shingleValues: Record<string, unknown> = { ...values };
+  if (values.shingle !== undefined) shingleValues.unit = values.shingle;
+  if (values['keep-case']) shingleValues.lowercase = false;
+  const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
+  const input = inputOptionsFrom(values);
+  return { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input };
 }
 
 export const dedupCommand: Command = {
@@ -95,51 +139,19 @@ Options:
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
+${STAGED_USAGE}
 ${SHINGLE_USAGE}
   --shingle word|char       same as --unit
   --keep-case               do not lower-case (the default lower-cases, except doubri-v1)
 ${INPUT_USAGE}`,
   async run(args) {
-    const { values, positionals } = parse(args, {
-      ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
-      kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
-      profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
-      bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
-      tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
-      fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
-      'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
-    });
+    const { values, positionals } = parse(args, { ...DEDUP_OPTIONS, ...STAGED_OPTIONS });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
       return 0;
     }
     if (positionals.length === 0) positionals.push('-');
-    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, 'fast') as DedupProfile;
-    if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
-    const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
-      values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
-    const clustering = oneOf('clustering', values.clustering, ['kept', 'components'] as const, 'kept') as DedupClustering;
-    const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
-    const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
-    const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
-    const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
-    if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
-    if (values.bands !== undefined && threshold !== undefined && verify === 'none')
-      throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
-    if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
-      throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
-    const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
-    const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
-    const seed = seedOption(values.seed, profile, numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
-    const memory = parseSize('memory', values.memory);
-    const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
-    if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
-    if (values['keep-case'] && values.lowercase) throw new UsageError('give --keep-case or --lowercase, not both');
-    const shingleValues: Record<string, unknown> = { ...values };
-    if (values.shingle !== undefined) shingleValues.unit = values.shingle;
-    if (values['keep-case']) shingleValues.lowercase = false;
-    const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
-    const input = inputOptionsFrom(values);
+    const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } = dedupOptionsFrom(values);
     const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
     const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
     if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
@@ -154,6 +166,7 @@ ${INPUT_USAGE}`,
     outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
     const summaryToStderr = outputs.some((o) => isStdout(o.file));
     checkFiles({ inputs: positionals, outputs, stdout: !summaryToStderr });
+    if (values.work !== undefined || values.redis !== undefined) return runStagedDedup(values, positionals);  // docs/scale.md
     if (outputs.length === 0)
       process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
