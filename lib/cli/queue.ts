@@ -4,6 +4,8 @@
 // (attempts, and BullMQ's stalled-job recovery when a worker dies: its lock expires and another worker takes
 // the task again); stage outputs are atomic and idempotent, so a rerun of a task is harmless. bullmq is an
 // optional dependency: only this mode loads it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { NeardupError } from '../errors';
 import { runStage, loadPlan, stageGraph, type StageName, type StageReport } from './stages';
 
@@ -46,12 +48,30 @@ export interface WorkerOptions {
   lockDuration: number;
 }
 
+/**
+ * For the fault tests only: NEARDUP_TEST_PAUSE=STAGE:MS makes the first run of each task of STAGE write
+ * WORK/paused-STAGE-SHARD (holding this worker's pid) and wait MS before working, so that a test can kill
+ * the worker in the middle of the task.
+ */
+async function testPause(d: TaskData): Promise<void> {
+  const m = /^(\w+):(\d+)$/.exec(process.env.NEARDUP_TEST_PAUSE ?? '');
+  if (!m || m[1] !== d.stage) return;
+  const marker = path.join(d.work, `paused-${d.stage}-${d.shard}`);
+  try {
+    fs.writeFileSync(marker, String(process.pid), { flag: 'wx' });
+  } catch {
+    return;  // a retry
+  }
+  await new Promise((r) => setTimeout(r, Number(m[2])));
+}
+
 /** Serves stage tasks until SIGINT/SIGTERM. */
 export async function serveWorker(url: string, o: WorkerOptions): Promise<void> {
   const { Worker } = await bullmq();
   const worker = new Worker(o.queue, async (job) => {
     if (job.name === 'barrier') return Object.values(await job.getChildrenValues());
     const d = job.data as TaskData;
+    await testPause(d);
     return runStage(d.work, d.stage, d.shard);
   }, {
     connection: redisConnection(url), concurrency: o.concurrency, lockDuration: o.lockDuration,
