@@ -77,16 +77,25 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
     connection: redisConnection(url), concurrency: o.concurrency, lockDuration: o.lockDuration,
     stalledInterval: Math.max(500, Math.floor(o.lockDuration / 2)), maxStalledCount: 3,
   });
-  worker.on('error', (e) => process.stderr.write(`neardup worker: ${e.message}\n`));
-  worker.on('failed', (job, e) => process.stderr.write(`neardup worker: ${job?.name} ${JSON.stringify(job?.data)} failed: ${e.message}\n`));
-  await worker.waitUntilReady();
-  process.stderr.write(`neardup worker: serving queue '${o.queue}' on ${url} (pid ${process.pid})\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  let fatal: (e: Error) => void = () => undefined;
+  worker.on('error', (e) => {
+    process.stderr.write(`neardup worker: ${e.message}\n`);
+    if (/could not load/i.test(e.message)) fatal(e);  // a missing client package: retrying cannot help
   });
-  await worker.close();
+  worker.on('failed', (job, e) => process.stderr.write(`neardup worker: ${job?.name} ${JSON.stringify(job?.data)} failed: ${e.message}\n`));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      fatal = reject;
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      worker.waitUntilReady().then(() => {
+        process.stderr.write(`neardup worker: serving queue '${o.queue}' on ${url} (pid ${process.pid})\n`);
+      }, reject);
+    });
+  } finally {
+    await worker.close();
+  }
 }
 
 /** Submits the plan in `work` stage by stage and waits; returns every task's report. */
