@@ -110,11 +110,16 @@ export function sniffInput(head: Uint8Array): { format: InputFormat; compression
   return { format: 'jsonl', compression: 'none' };
 }
 
-/** sniffInput of a file's first bytes (JSONL, uncompressed, for '-', an empty file or one that cannot be read: opening it reports that). */
+/**
+ * sniffInput of a regular file's first bytes. JSONL, uncompressed, for '-', an empty file or one that cannot be
+ * read (opening it reports that), and for anything but a regular file: a FIFO is not opened here (the open
+ * would block, and closing it again would leave its writer without a reader); its reader sniffs the stream.
+ */
 export function sniffFile(file: string): { format: InputFormat; compression: InputCompression } {
   if (file === '-') return { format: 'jsonl', compression: 'none' };
   let fd: number | undefined;
   try {
+    if (!fs.statSync(file).isFile()) return { format: 'jsonl', compression: 'none' };
     fd = fs.openSync(file, 'r');
     const head = Buffer.alloc(4);
     const n = fs.readSync(fd, head, 0, 4, 0);
