@@ -23,7 +23,7 @@ import { resolveDedupOptions, dedupLimits, documentTooLarge, type DedupOptions }
 import { readDocuments, type ReadDocumentsOptions } from '../input';
 import { version } from '../version';
 import { CompressedOutput, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from './kept';
-import { OutputFile } from './files';
+import { OutputFile, writeLinesTo } from './files';
 
 export const STAGES = ['signatures', 'buckets', 'clusters', 'filter', 'kept'] as const;
 export type StageName = typeof STAGES[number];
@@ -531,16 +531,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   const writeLines = async (file: string, count: number, line: (i: number) => string) => {
     const f = OutputFile.open(file);
     try {
-      let s = '';
-      for (let i = 0; i < count; i++) {
-        s += line(i);
-        if (s.length >= 1 << 16) {
-          await f.write(s);
-          s = '';
-        }
-      }
-      await f.write(s);
-      await f.commit();
+      await writeLinesTo(f, count, line);
     } finally {
       f.abort();
     }

@@ -7,7 +7,7 @@ import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo } from '../files';
 import { seedOption } from './minhash';
 import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
 import {
@@ -240,20 +240,7 @@ ${INPUT_USAGE}`,
         }
         return idJson(idBatches[lo].ids, d - idBatches[lo].first);
       };
-      // One output of n lines, built in pieces of about 64 KiB (no await per line).
-      const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {
-        const f = create(file);
-        let s = '';
-        for (let i = 0; i < n; i++) {
-          s += line(i);
-          if (s.length >= 1 << 16) {
-            await f.write(s);
-            s = '';
-          }
-        }
-        await f.write(s);
-        await f.commit();
-      };
+      const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
       if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
       if (values.clusters !== undefined) {
         await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${rep[i]}\n`
