@@ -6,7 +6,7 @@
 import * as os from 'node:os';
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { capOption, expectInt, optionsObject } from './validate';
-import { native, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
+import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
 import { IndexRun, type DedupIndexKeys } from './dedup-index';
 import type { ShingleOptions } from './shingles';
@@ -238,6 +238,54 @@ export function tooManyDocuments(count: number, options: Pick<DedupOptions, 'mem
     `${Math.floor(limitBudget(options.memory!) / BYTES_PER_DOCUMENT)} documents); raise the budget (--memory)`);
 }
 
+/**
+ * @internal A run's options resolved: the banding, every effective setting and the native session's options
+ * (DedupSession; the sharded stages, lib/stages.ts, build their sessions from the same).
+ */
+export function resolveDedupOptions(options: DedupOptions): { b: number; r: number; numPerm: number; settings: DedupSettings; native: NativeDedupOptions } {
+  optionsObject(options);
+  const profile = options.profile ?? 'fast';
+  if (!(profile in LSH_PROFILE)) throw invalidArgument(RangeError, "profile must be 'fast', 'doubri-v1' or 'datasketch'");
+  if (options.memory !== undefined) expectInt(options.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+  const threshold = options.threshold ?? 0.8;
+  const verify = options.verify ?? (profile === 'doubri-v1' ? 'none' : 'exact');
+  const clustering = options.clustering ?? 'kept';
+  if (!['kept', 'components'].includes(clustering)) throw new RangeError("clustering must be 'kept' or 'components'");
+  const banding = options.banding ?? 'auto';
+  if (!['auto', 'datasketch', 'recall'].includes(banding)) throw invalidArgument(RangeError, "banding must be 'auto', 'datasketch' or 'recall'");
+  const explicit = options.b !== undefined || options.r !== undefined;
+  const doubriDefault = profile === 'doubri-v1' && options.threshold === undefined;
+  const forRecall = !explicit && !doubriDefault && (banding === 'recall' || (banding === 'auto' && verify !== 'none'));
+  const numPerm = options.numPerm ?? (profile === 'doubri-v1' ? 800 : 128);
+  const lp = resolveParams({
+    profile: LSH_PROFILE[profile], numPerm,
+    ...(explicit ? { b: options.b, r: options.r }
+      : forRecall ? recallParam(threshold, numPerm, options.minRecall ?? 0.99)
+        : doubriDefault ? {} : { threshold }),
+  });
+  const {
+    profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
+    minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
+  } = options;
+  // the same shingles for the signatures and for exact verification; undefined options take the defaults
+  const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };
+  for (const [k, v] of Object.entries(given)) if (v !== undefined) (shingle as unknown as Record<string, unknown>)[k] = v;
+  const settings: DedupSettings = {
+    profile, threshold, numPerm: lp.numPerm, b: lp.b, r: lp.r,
+    seed: String(seed ?? (profile === 'datasketch' ? 1 : 0)),
+    banding: explicit ? 'explicit' : forRecall ? 'recall' : doubriDefault ? 'doubri' : 'datasketch',
+    shingle, verify, clustering,
+  };
+  return {
+    b: lp.b, r: lp.r, numPerm: lp.numPerm, settings,
+    native: {
+      ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
+      threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
+      memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
+    },
+  };
+}
+
 /** A dedup run fed in batches (documents numbered in the order they are added). */
 export class DedupSession {
   readonly b: number;
@@ -259,50 +307,17 @@ export class DedupSession {
     // with an index: its settings where none is given (checked against it below)
     this.index = IndexRun.of(options);
     if (this.index) options = this.index.options(options);
-    const profile = options.profile ?? 'fast';
-    if (!(profile in LSH_PROFILE)) throw invalidArgument(RangeError, "profile must be 'fast', 'doubri-v1' or 'datasketch'");
-    if (options.memory !== undefined) expectInt(options.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-    const threshold = options.threshold ?? 0.8;
-    const verify = options.verify ?? (profile === 'doubri-v1' ? 'none' : 'exact');
-    const clustering = options.clustering ?? 'kept';
-    if (!['kept', 'components'].includes(clustering)) throw new RangeError("clustering must be 'kept' or 'components'");
-    const banding = options.banding ?? 'auto';
-    if (!['auto', 'datasketch', 'recall'].includes(banding)) throw invalidArgument(RangeError, "banding must be 'auto', 'datasketch' or 'recall'");
-    const explicit = options.b !== undefined || options.r !== undefined;
-    const doubriDefault = profile === 'doubri-v1' && options.threshold === undefined;
-    const forRecall = !explicit && !doubriDefault && (banding === 'recall' || (banding === 'auto' && verify !== 'none'));
-    const numPerm = options.numPerm ?? (profile === 'doubri-v1' ? 800 : 128);
-    const lp = resolveParams({
-      profile: LSH_PROFILE[profile], numPerm,
-      ...(explicit ? { b: options.b, r: options.r }
-        : forRecall ? recallParam(threshold, numPerm, options.minRecall ?? 0.99)
-          : doubriDefault ? {} : { threshold }),
-    });
-    this.b = lp.b;
-    this.r = lp.r;
-    this.numPerm = lp.numPerm;
-    const {
-      profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
-      minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
-    } = options;
-    // the same shingles for the signatures and for exact verification; undefined options take the defaults
-    const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };
-    for (const [k, v] of Object.entries(given)) if (v !== undefined) (shingle as unknown as Record<string, unknown>)[k] = v;
-    this.settings = {
-      profile, threshold, numPerm: lp.numPerm, b: lp.b, r: lp.r,
-      seed: String(seed ?? (profile === 'datasketch' ? 1 : 0)),
-      banding: explicit ? 'explicit' : forRecall ? 'recall' : doubriDefault ? 'doubri' : 'datasketch',
-      shingle, verify, clustering,
-    };
+    const resolved = resolveDedupOptions(options);
+    this.b = resolved.b;
+    this.r = resolved.r;
+    this.numPerm = resolved.numPerm;
+    this.settings = resolved.settings;
     this.index?.check(this.settings);
+    const explicit = options.b !== undefined || options.r !== undefined;
     if (this.index?.meta && explicit && this.settings.b === this.index.meta.settings.b && this.settings.r === this.index.meta.settings.r)
       this.settings.banding = this.index.meta.settings.banding as DedupSettings['banding'];  // (b, r) taken from the index
     const index = this.index?.native();
-    this.handle = nativeSync(() => new native.LshDedup({
-      ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
-      threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
-      memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(), ...(index ? { index } : {}),
-    }));
+    this.handle = nativeSync(() => new native.LshDedup({ ...resolved.native, ...(index ? { index } : {}) }));
   }
 
   /**

@@ -94,6 +94,12 @@ export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 
   spillTexts?: boolean;
   /** Against an index (prior: a native LshIndex) and/or writing one after the run (lib/dedup-index.ts). */
   index?: { prior?: unknown; write: boolean; keyType: 'int' | 'string'; keyOffset: number };
+  /** verify 'none' with clustering 'kept': report buckets over 100 documents (groupDocs/groupEnds). */
+  groups?: boolean;
+  /** pairs: with estimates (default true; they need the signatures). */
+  estimates?: boolean;
+  /** Report every distinct candidate pair (`candidates`). */
+  candidates?: boolean;
 }
 
 export interface NativeDedupResult {
@@ -110,11 +116,20 @@ export interface NativeDedupResult {
   runs: number;
   indexMatches?: { docs: Uint32Array; keys: BigUint64Array | string[] };
   indexPairs?: { docs: Uint32Array; keys: BigUint64Array | string[]; estimate: Float32Array; exact: Float32Array };
+  /** groups: bucket g holds groupDocs[groupEnds[g-1] .. groupEnds[g]). */
+  groupDocs: Uint32Array;
+  groupEnds: BigUint64Array;
+  /** candidates: a << 32 | b, sorted. */
+  candidates: BigUint64Array;
 }
 
 export interface NativeLshDedup {
   /** Signs the documents on the pool and enters them in order; keys: their ids (an index with string keys). */
   add(texts: TextInput, valid?: Uint8Array, keys?: string[]): Promise<void>;
+  /** Enters documents by band keys (n x b) computed elsewhere; texts for verify 'exact', signatures for estimates. */
+  addKeys(keys: BigUint64Array, valid: Uint8Array | null, texts: TextInput | null, signatures: Uint32Array | null): Promise<void>;
+  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered. */
+  sign(texts: TextInput, valid?: Uint8Array): Promise<{ signatures: Uint32Array; keys: BigUint64Array }>;
   finish(): Promise<NativeDedupResult>;
   keyConflicts(max: number): Promise<{ doc: number; other: number; key: string }[]>;
   saveIndex(path: string, metadata: string): Promise<{ entries: number }>;

@@ -452,6 +452,20 @@ function syncDir(dir: string): void {
  * devices/FIFOs, the addon writes a private temporary file that finish() copies out. `path` is what to give
  * the addon.
  */
+/** Writes n lines to `f` in pieces of about 64 KiB (no await per line) and commits it. */
+export async function writeLinesTo(f: OutputFile, n: number, line: (i: number) => string): Promise<void> {
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    s += line(i);
+    if (s.length >= 1 << 16) {
+      await f.write(s);
+      s = '';
+    }
+  }
+  await f.write(s);
+  await f.commit();
+}
+
 export class NativeOutput {
   private constructor(readonly file: string, readonly path: string, private readonly dir: string, private readonly target: string) {}
 

@@ -10,9 +10,12 @@ import { paragraphsCommand } from './commands/paragraphs';
 import { dupiCommand } from './commands/dupi';
 import { passagesCommand } from './commands/passages';
 import { similarCommand } from './commands/similar';
+import { dedupStageCommand } from './commands/dedup-stage';
+import { workerCommand } from './commands/worker';
 
 export const commands: Command[] = [
   shinglesCommand, minhashCommand, dedupCommand, doubriCommand, simhashCommand, paragraphsCommand, onionCommand,
 ];
 commands.push(dupiCommand, passagesCommand);
 commands.push(similarCommand);
+commands.push(dedupStageCommand, workerCommand);

@@ -1,6 +1,7 @@
 #include "lsh_dedup.h"
 
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -79,6 +80,11 @@ class AddWorker : public PromiseWorker {
   std::string key_bytes;
   std::vector<uint64_t> key_off{0};
   bool has_keys = false;
+  // addKeys(): documents by their band keys (and signatures, when estimates are needed); texts when verifying.
+  bool keyed = false;
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> sigs;
+  size_t count = 0;
 
  protected:
   Status Run() override {
@@ -104,7 +110,14 @@ class AddWorker : public PromiseWorker {
           kb.offsets = key_off.data();
           s = st_->hook->AddKeys(kb);
         }
-        if (s.ok()) s = st_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop());
+        const uint8_t* v = valid.empty() ? nullptr : valid.data();
+        if (s.ok() && keyed) {
+          const Docs d = texts.docs();
+          s = st_->dedup->AddKeys(keys.data(), sigs.empty() ? nullptr : sigs.data(), count, v,
+                                  texts.size() ? &d : nullptr, slots_, stop());
+        } else if (s.ok()) {
+          s = st_->dedup->Add(texts.docs(), v, slots_, stop());
+        }
         if (!s.ok()) st_->failed = s;
       }
     }
@@ -120,6 +133,34 @@ class AddWorker : public PromiseWorker {
  private:
   std::shared_ptr<DedupState> st_;
   size_t slots_;
+};
+
+// sign(): signatures and band keys of a batch, nothing added (the signatures stage).
+class SignWorker : public PromiseWorker {
+ public:
+  SignWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
+  TextBatch texts;
+  std::vector<uint8_t> valid;
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(st_->mu);
+    if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
+    return st_->dedup->Sign(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop(), &sigs_, &keys_);
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    const size_t nv = sigs_.size() / 4, nk = keys_.size();
+    o.Set("signatures", Napi::Uint32Array::New(env, nv, ToArrayBuffer(env, std::move(sigs_)), 0));
+    o.Set("keys", Napi::TypedArrayOf<uint64_t>::New(env, nk, ToArrayBuffer(env, std::move(keys_)), 0, napi_biguint64_array));
+    return o;
+  }
+
+ private:
+  std::shared_ptr<DedupState> st_;
+  size_t slots_;
+  std::vector<uint8_t> sigs_;
+  std::vector<uint64_t> keys_;
 };
 
 class FinishWorker : public PromiseWorker {
@@ -192,6 +233,11 @@ class FinishWorker : public PromiseWorker {
       p.Set("exact", f32(std::move(pair_exact_)));
       o.Set("indexPairs", p);
     }
+    o.Set("groupDocs", u32(std::move(r_.group_docs)));
+    const size_t nc = r_.candidates.size();
+    o.Set("candidates", Napi::TypedArrayOf<uint64_t>::New(env, nc, ToArrayBuffer(env, std::move(r_.candidates)), 0, napi_biguint64_array));
+    const size_t ng = r_.group_ends.size();
+    o.Set("groupEnds", Napi::TypedArrayOf<uint64_t>::New(env, ng, ToArrayBuffer(env, std::move(r_.group_ends)), 0, napi_biguint64_array));
     return o;
   }
 
@@ -267,7 +313,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "LshDedup",
-                       {InstanceMethod("add", &LshDedupWrap::Add), InstanceMethod("finish", &LshDedupWrap::Finish),
+                       {InstanceMethod("add", &LshDedupWrap::Add), InstanceMethod("addKeys", &LshDedupWrap::AddKeys),
+                        InstanceMethod("sign", &LshDedupWrap::Sign), InstanceMethod("finish", &LshDedupWrap::Finish),
                         InstanceMethod("keyConflicts", &LshDedupWrap::KeyConflicts),
                         InstanceMethod("saveIndex", &LshDedupWrap::SaveIndex), InstanceMethod("close", &LshDedupWrap::Close)});
   }
@@ -303,6 +350,9 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
     d.spill_texts = GetBool(o, "spillTexts", true);
     d.want_pairs = GetBool(o, "pairs", false);
+    d.want_groups = GetBool(o, "groups", false);
+    d.want_estimates = GetBool(o, "estimates", true);
+    d.want_candidates = GetBool(o, "candidates", false);
     d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
     d.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");
@@ -313,6 +363,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     Status s = lsh::Validate(d.params);
     if (s.ok()) s = minhash::ValidateConfig(d.minhash);
     if (!s.ok()) ThrowRangeError(env, s.message());
+    b_ = d.params.b;
+    num_perm_ = d.params.num_perm;
     st_ = std::make_shared<DedupState>();
     // index: { prior?: LshIndex, write: boolean, keyType: 'int'|'string', keyOffset } (texts: the session's shingle options)
     Napi::Value iv = o.Get("index");
@@ -378,6 +430,50 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     return w->QueueAndGetPromise();
   }
 
+  // addKeys(keys: BigUint64Array n x b, valid: Uint8Array | null, texts: packed texts | null,
+  //         signatures: Uint32Array n x numPerm | null): documents by band keys computed elsewhere.
+  Napi::Value AddKeys(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto* w = new AddWorker(env, LiveState(env, st_, "dedup session"));
+    std::unique_ptr<AddWorker> guard(w);
+    w->keyed = true;
+    w->keys = CopyTyped<uint64_t>(env, info[0], napi_biguint64_array, "keys (BigUint64Array)");
+    const size_t b = b_;
+    if (w->keys.size() % b) ThrowRangeError(env, "keys must hold b keys per document");
+    w->count = w->keys.size() / b;
+    if (!info[1].IsUndefined() && !info[1].IsNull()) {
+      w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
+      if (w->valid.size() != w->count) ThrowRangeError(env, "valid must have one entry per document");
+    }
+    if (!info[2].IsUndefined() && !info[2].IsNull()) {
+      w->texts.Load(env, info[2], "texts");
+      if (w->texts.size() != w->count) ThrowRangeError(env, "texts must have one entry per document");
+    }
+    if (!info[3].IsUndefined() && !info[3].IsNull()) {
+      std::vector<uint32_t> sig = CopyTyped<uint32_t>(env, info[3], napi_uint32_array, "signatures (Uint32Array)");
+      if (sig.size() != w->count * num_perm_) ThrowRangeError(env, "signatures must hold numPerm values per document");
+      w->sigs.resize(sig.size() * 4);
+      std::memcpy(w->sigs.data(), sig.data(), w->sigs.size());
+    }
+    w->ticket = st_->next_ticket++;
+    guard.release();
+    return w->QueueAndGetPromise();
+  }
+
+  // sign(texts, valid?): { signatures: Uint32Array n x numPerm, keys: BigUint64Array n x b }; adds nothing.
+  Napi::Value Sign(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto* w = new SignWorker(env, LiveState(env, st_, "dedup session"));
+    std::unique_ptr<SignWorker> guard(w);
+    w->texts.Load(env, info[0], "texts");
+    if (!info[1].IsUndefined() && !info[1].IsNull()) {
+      w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
+      if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
+    }
+    guard.release();
+    return w->QueueAndGetPromise();
+  }
+
   Napi::Value Finish(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return (new FinishWorker(env, LiveState(env, st_, "dedup session")))->QueueAndGetPromise();
@@ -410,6 +506,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   }
 
   std::shared_ptr<DedupState> st_;
+  uint32_t b_ = 1, num_perm_ = 1;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { NeardupError } from '../../errors';
 import { DedupSession, INDEX_REPRESENTATIVE, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
@@ -8,19 +9,65 @@ import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeNative } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../files';
 import { seedOption } from './minhash';
+import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,
 } from '../common';
 
-function parseSize(name: string, v: unknown): number {
+export function parseSize(name: string, v: unknown): number {
   if (v === undefined) return 0;
   const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)[bB]?$/.exec(String(v));
   if (!m) throw new UsageError(`--${name} must be a size like 512M or 2G, got '${String(v)}'`);
   const mult = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30, t: 2 ** 40 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
   return Math.floor(Number(m[1]) * mult);
+}
+
+/** dedup's command-line options (also those of `dedup-stage plan`). */
+export const DEDUP_OPTIONS = {
+  ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
+  kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
+  profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
+  bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
+  tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
+  fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
+  'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
+} as const;
+
+/**
+ * The run's options from dedup's command line (also read by `dedup-stage plan`); `defaults`: the settings of
+ * an index the run is against (`--index`), in place of the built-in defaults.
+ */
+export function dedupOptionsFrom(values: Record<string, unknown>, defaults?: { profile?: DedupProfile; numPerm?: number }) {
+  const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, defaults?.profile ?? 'fast') as DedupProfile;
+  if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
+  const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
+    values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
+  const clustering = oneOf('clustering', values.clustering, ['kept', 'components'] as const, 'kept') as DedupClustering;
+  const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
+  const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
+  const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
+  const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
+  if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
+  if (values.bands !== undefined && threshold !== undefined && verify === 'none')
+    throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
+  if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
+    throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
+  const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
+  const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
+  const seed = seedOption(values.seed, profile, numPerm ?? defaults?.numPerm ?? (profile === 'doubri-v1' ? 800 : 128));
+  const memory = parseSize('memory', values.memory);
+  const tmp = values.tmp === undefined ? os.tmpdir() : String(values.tmp);
+  if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
+  if (values['keep-case'] && values.lowercase) throw new UsageError('give --keep-case or --lowercase, not both');
+  const shingleValues: Record<string, unknown> = { ...values };
+  if (values.shingle !== undefined) shingleValues.unit = values.shingle;
+  if (values['keep-case']) shingleValues.lowercase = false;
+  const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
+  const input = inputOptionsFrom(values);
+  return { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input };
 }
 
 export const dedupCommand: Command = {
@@ -110,21 +157,13 @@ Options:
                             temp folder), in a folder DIR/neardup-spill-PID-XXXXXX removed at the end, on
                             error and on Ctrl-C (a killed run's folder is removed by the next run)
   -h, --help                this help
+${STAGED_USAGE}
 ${SHINGLE_USAGE}
   --shingle word|char       same as --unit
   --keep-case               do not lower-case (the default lower-cases, except doubri-v1)
 ${INPUT_USAGE}`,
   async run(args) {
-    const { values, positionals } = parse(args, {
-      ...SHINGLE_OPTIONS, ...INPUT_OPTIONS,
-      kept: { type: 'string' }, flags: { type: 'string' }, clusters: { type: 'string' }, pairs: { type: 'string' },
-      profile: { type: 'string' }, 'num-perm': { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' },
-      bands: { type: 'string' }, rows: { type: 'string' }, verify: { type: 'string' }, memory: { type: 'string' },
-      tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
-      fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
-      index: { type: 'string' }, 'index-out': { type: 'string' },
-      'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
-    });
+    const { values, positionals } = parse(args, { ...DEDUP_OPTIONS, ...STAGED_OPTIONS, index: { type: 'string' }, 'index-out': { type: 'string' } });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
       return 0;
@@ -152,6 +191,10 @@ ${INPUT_USAGE}`,
     checkFiles({ inputs, outputs, stdout: !summaryToStderr, replaceable: indexIn === undefined ? [] : [indexIn] });
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
+    if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
+      if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis (staged runs)');
+      return runStagedDedup(values, positionals);
+    }
     // against an index: loaded first (its settings are the defaults of every option below)
     let prior: LshIndex<bigint | string> | undefined;
     let priorMeta: DedupIndexMeta | undefined;
@@ -169,32 +212,8 @@ ${INPUT_USAGE}`,
       }
     }
     const ps = priorMeta?.settings;
-    const profile = oneOf('profile', values.profile, ['fast', 'doubri-v1', 'datasketch'] as const, (ps?.profile ?? 'fast') as DedupProfile) as DedupProfile;
-    if (values.fast && values.verify !== undefined && values.verify !== 'none') throw new UsageError('--fast means --verify none');
-    const verify = oneOf('verify', values.verify, ['none', 'estimate', 'exact'] as const,
-      values.fast || profile === 'doubri-v1' ? 'none' : 'exact') as DedupVerify;
-    const clustering = oneOf('clustering', values.clustering, ['kept', 'components'] as const, 'kept') as DedupClustering;
-    const banding = oneOf('banding', values.banding, ['auto', 'datasketch', 'recall'] as const, 'auto');
-    const minRecall = values['min-recall'] === undefined ? undefined : floatOption('min-recall', values['min-recall'], 0.99, 0.01, 0.999999);
-    const numPerm = values['num-perm'] === undefined ? undefined : intOption('num-perm', values['num-perm'], 128, 1, 65536);
-    const threshold = values.threshold === undefined ? undefined : floatOption('threshold', values.threshold, 0.8, 0.01, 1);
-    if ((values.bands === undefined) !== (values.rows === undefined)) throw new UsageError('give both --bands and --rows');
-    if (values.bands !== undefined && threshold !== undefined && verify === 'none')
-      throw new UsageError('--threshold with --bands/--rows only makes sense with --verify');
-    if (values.bands !== undefined && (values.banding !== undefined || minRecall !== undefined))
-      throw new UsageError('--banding/--min-recall choose (b, r): not with --bands/--rows');
-    const b = values.bands === undefined ? undefined : intOption('bands', values.bands, 1, 1, 65536);
-    const r = values.rows === undefined ? undefined : intOption('rows', values.rows, 1, 1, 65536);
-    const seed = seedOption(values.seed, profile, numPerm ?? ps?.num_perm ?? (profile === 'doubri-v1' ? 800 : 128));
-    const memory = parseSize('memory', values.memory);
-    const tmp = values.tmp === undefined ? (await import('node:os')).tmpdir() : String(values.tmp);
-    if (values.shingle !== undefined && values.unit !== undefined) throw new UsageError('give --shingle or --unit, not both');
-    if (values['keep-case'] && values.lowercase) throw new UsageError('give --keep-case or --lowercase, not both');
-    const shingleValues: Record<string, unknown> = { ...values };
-    if (values.shingle !== undefined) shingleValues.unit = values.shingle;
-    if (values['keep-case']) shingleValues.lowercase = false;
-    const shingle = shingleOptionsFrom(shingleValues, dedupShingleDefaults(profile));
-    const input = inputOptionsFrom(values);
+    const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } =
+      dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
     if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
       process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
 
@@ -286,20 +305,7 @@ ${INPUT_USAGE}`,
         }
         return idJson(idBatches[lo].ids, d - idBatches[lo].first);
       };
-      // One output of n lines, built in pieces of about 64 KiB (no await per line).
-      const writeLines = async (file: unknown, n: number, line: (i: number) => string) => {
-        const f = create(file);
-        let s = '';
-        for (let i = 0; i < n; i++) {
-          s += line(i);
-          if (s.length >= 1 << 16) {
-            await f.write(s);
-            s = '';
-          }
-        }
-        await f.write(s);
-        await f.commit();
-      };
+      const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
       if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
       // line numbers continue the index's; a line dropped for an indexed document gets that document's number
       const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));

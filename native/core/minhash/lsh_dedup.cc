@@ -19,7 +19,7 @@ namespace lsh {
 
 Dedup::Dedup(const DedupOptions& o)
     : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0),
-      keep_sigs_(o.verify == Verify::kEstimate || o.want_pairs || (o.index && o.index->options().write)) {}
+      keep_sigs_(o.verify == Verify::kEstimate || (o.want_pairs && o.want_estimates) || (o.index && o.index->options().write)) {}
 
 Status Dedup::Init() {
   Status s = Validate(o_.params);
@@ -56,15 +56,36 @@ Status Dedup::Store(std::vector<uint8_t>* mem, TempFile* file, const void* data,
 }
 
 Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop) {
+  if (docs_ + docs.size() >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
+  Status s = SignBatch(docs, valid, o_.verify == Verify::kExact, slots, stop, &batch_sigs_, &batch_keys_);
+  if (!s.ok()) return s;
+  return Insert(batch_sigs_.data(), batch_keys_.data(), docs.size(), valid, nullptr, slots, stop);
+}
+
+Status Dedup::Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
+                   std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
+  return SignBatch(docs, valid, false, slots, stop, sigs, keys);
+}
+
+Status Dedup::AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts,
+                      size_t slots, const std::atomic<bool>* stop) {
+  if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
+  if (o_.verify == Verify::kExact && (!texts || texts->size() != n))
+    return Status(Code::kInvalidArgument, "exact verification needs the text of every document");
+  if (keep_sigs_ && !sigs) return Status(Code::kInvalidArgument, "estimates need the signature of every document");
+  return Insert(sigs, keys, n, valid, texts, slots, stop);
+}
+
+Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
+                        const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
   const Params& p = o_.params;
   if (p.value_bytes != 4 || plan_->k() != p.num_perm)
     return Status(Code::kInvalidArgument, "the signing options do not match the LSH parameters (numPerm, 32-bit values)");
   const size_t n = docs.size();
-  if (docs_ + n >= (uint64_t(1) << 32)) return Status(Code::kUnsupported, "more than 2^32-1 documents");
   if (slots == 0) slots = 1;
   const size_t sb = p.signature_bytes();
-  batch_sigs_.resize(n * sb);
-  batch_keys_.resize(n * p.b);
+  sigs->resize(n * sb);
+  keys->resize(n * p.b);
   if (signers_.size() < slots) signers_.resize(slots);
   // Each document is shingled once, signed and cut into band keys. Small chunks (~32 per thread, at most 16
   // documents) balance uneven documents and keep the wait at the end of each batch short. Item 0 keeps the
@@ -76,22 +97,22 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
     if (!signers_[slot]) signers_[slot] = std::make_unique<minhash::Signer>(plan_);
     minhash::Signer& signer = *signers_[slot];
     if (b == 0) {
-      if (o_.verify == Verify::kExact) text_status = StoreTexts(docs, valid);
+      if (store_texts) text_status = StoreTexts(docs, valid);
       b = 1;
     }
     for (size_t i = b - 1; i < e - 1; i++) {
-      uint8_t* sig = batch_sigs_.data() + i * sb;
+      uint8_t* sig = sigs->data() + i * sb;
       if (valid && !valid[i]) {
         std::memset(sig, 0xff, sb);  // never compared: a skipped line is in no bucket
+        std::fill_n(keys->data() + i * p.b, p.b, ~uint64_t(0));
         continue;
       }
       signer.Sign(docs.ptr[i], docs.len[i], reinterpret_cast<uint32_t*>(sig));
-      BandKeys(p, sig, batch_keys_.data() + i * p.b);
+      BandKeys(p, sig, keys->data() + i * p.b);
     }
   }, stop);
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-  if (!text_status.ok()) return text_status;
-  return Insert(batch_sigs_.data(), batch_keys_.data(), n, valid, nullptr, slots, stop);
+  return text_status;
 }
 
 Status Dedup::AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
@@ -240,6 +261,10 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
         for (size_t x = 1; x < m; x++) uf->Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
       }
       if (!need_pairs) return;
+      if (o_.want_groups && bucket_kept && m > kAllPairsBucket) {
+        for (size_t x = 0; x < m; x++) out->group_docs.push_back(static_cast<uint32_t>(d[x]));
+        out->group_ends.push_back(out->group_docs.size());
+      }
       if (m <= kAllPairsBucket) {
         for (size_t x = 0; x < m; x++)
           for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
@@ -550,11 +575,12 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       if (o_.want_pairs) {
         out->pair_a.push_back(a);
         out->pair_b.push_back(c);
-        out->pair_estimate.push_back(est[i]);
+        if (keep_sigs_) out->pair_estimate.push_back(est[i]);
         if (o_.verify == Verify::kExact) out->pair_exact.push_back(exact[i]);
       }
     }
     if (pair_kept) KeptFromPairs(kept, out);
+    if (o_.want_candidates) out->candidates = std::move(cand);
   }
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);

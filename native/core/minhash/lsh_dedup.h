@@ -86,6 +86,11 @@ struct DedupOptions {
   uint64_t max_pairs = UINT64_MAX;  // want_pairs: more reported pairs fail with kTooManyResults, before they are copied
   uint64_t memory_bytes = 0;  // 0: band keys and signatures in memory, shingle sets within kDefaultVerifyBytes
   bool spill_texts = true;    // Verify::kExact: texts go to a temporary file (false: kept in memory)
+  // Verify::kNone with Clustering::kKept: also report the band buckets of more than kAllPairsBucket documents
+  // (DedupResult::group_*), whose pairs alone do not carry doubri's rule (stage buckets, docs/scale.md).
+  bool want_groups = false;
+  bool want_estimates = true;   // want_pairs: with the signatures' estimates (false: pair_estimate stays empty)
+  bool want_candidates = false;  // DedupResult::candidates: every distinct candidate pair (verified or not)
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
   IndexHook* index = nullptr;  // against / into an index (lsh_dedup_index.h); outlives the session
 };
@@ -103,6 +108,11 @@ struct DedupResult {
   // Exact verification, for benchmarks and tests: documents in candidate pairs, shingle sets built (a
   // document whose partners fall in another block is built again), and blocks.
   uint64_t verify_docs = 0, verify_sets = 0, verify_blocks = 0;
+  // want_groups: the documents of each bucket of more than kAllPairsBucket documents, bucket after bucket
+  // (group g = group_docs[group_ends[g-1] .. group_ends[g]), ascending).
+  std::vector<uint32_t> group_docs;
+  std::vector<uint64_t> group_ends;
+  std::vector<uint64_t> candidates;  // want_candidates: a << 32 | b, sorted, distinct
 };
 
 class Dedup {
@@ -116,6 +126,15 @@ class Dedup {
   // themselves) is needed for Verify::kExact and ignored otherwise.
   Status AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts, size_t slots,
                    const std::atomic<bool>* stop);
+  // Signs n documents as Add does, without adding them: n x num_perm values and n x b band keys (the
+  // sharded signatures stage). A skipped document (valid[i] = 0) gets all-ones values and keys it never uses.
+  Status Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
+              std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
+  // Adds n documents by their band keys (n x params.b, computed elsewhere: the buckets stage gives the keys
+  // of a range of bands); `sigs` (n x signature_bytes) is needed when estimates are (pairs or
+  // Verify::kEstimate), `texts` for Verify::kExact.
+  Status AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts,
+                 size_t slots, const std::atomic<bool>* stop);
   Status Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out);
   // After Finish, with an index hook that writes: the prior index and this run's kept documents, to `path`.
   Status WriteIndex(const std::string& path, const std::string& meta, size_t slots, const std::atomic<bool>* stop,
@@ -124,6 +143,8 @@ class Dedup {
   const DedupOptions& options() const { return o_; }
 
  private:
+  Status SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
+                   const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
   Status Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
                 size_t slots, const std::atomic<bool>* stop);

@@ -1,0 +1,159 @@
+// dedup on BullMQ (docs/scale.md): a real redis-server on a loopback port of its own, 1 and 2 `neardup worker`
+// processes, `neardup dedup --work --redis` against the single-process outputs; a worker killed (SIGKILL) in
+// the middle of a task: the task is taken again (stalled-job recovery) and the outputs are still identical.
+// Skipped with a message when redis-server is not installed (CI installs it: .ci/run).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+
+const test = suite('queue');
+const root = path.join(__dirname, '..');
+const MAIN = path.join(root, 'dist', 'cli', 'main.js');
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+if (!haveRedis && process.env.NEARDUP_REQUIRE_REDIS) throw new Error('redis-server is missing (CI installs the Debian package redis-server)');
+let dir = '';
+let redis: ChildProcess | undefined;
+let url = '';
+const workers: ChildProcess[] = [];
+const INPUTS = ['a.jsonl', 'b.jsonl', 'c.jsonl'];
+const OUTS = ['flags', 'clusters', 'kept'] as const;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until `proc`'s stderr or stdout has printed a line matching re. */
+function waitFor(proc: ChildProcess, re: RegExp, what: string, ms = 60_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`${what}: timed out; output: ${seen}`)), ms);
+    const on = (d: Buffer) => {
+      seen += d.toString();
+      if (re.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    proc.stdout?.on('data', on);
+    proc.stderr?.on('data', on);
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${what}: exited (${code}): ${seen}`)); });
+  });
+}
+
+async function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
+  const w = spawn(process.execPath, [MAIN, 'worker', '--redis', url, '--queue', 'test', '--lock-duration', '1500'],
+    { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  workers.push(w);
+  await waitFor(w, /serving queue/, 'worker');
+  return w;
+}
+
+function stopWorkers(): Promise<void> {
+  const all = workers.splice(0).filter((w) => w.exitCode === null && w.signalCode === null);
+  return Promise.all(all.map((w) => new Promise<void>((resolve) => { w.once('exit', () => resolve()); w.kill('SIGTERM'); }))).then(() => undefined);
+}
+
+function submit(work: string, opts: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [MAIN, 'dedup', ...INPUTS, ...opts, ...OUTS.flatMap((o) => [`--${o}`, `q.${o}`]), '--work', work, '--redis', url, '--queue', 'test', '--shards', '2'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function reference(opts: string[]): Record<string, unknown> {
+  const r = spawnSync(process.execPath, [MAIN, 'dedup', ...INPUTS, ...opts, ...OUTS.flatMap((o) => [`--${o}`, `ref.${o}`])], { cwd: dir, encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+function same(what: string, ref: Record<string, unknown>, got: { code: number | null; stdout: string; stderr: string }) {
+  assert.is(got.code, 0, `${what}: ${got.stderr}`);
+  const s = JSON.parse(got.stdout) as Record<string, unknown>;
+  for (const o of OUTS) assert.ok(fs.readFileSync(path.join(dir, `ref.${o}`)).equals(fs.readFileSync(path.join(dir, `q.${o}`))), `${what}: --${o} differs`);
+  for (const k of ['documents', 'kept', 'duplicates', 'clusters', 'candidate_pairs', 'reported_pairs', 'input_bytes']) assert.equal(s[k], ref[k], `${what}: ${k}`);
+}
+
+test.before(async () => {
+  if (!haveRedis) return;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-queue-'));
+  const lines = zlib.gunzipSync(fs.readFileSync(path.join(root, 'test', 'fixtures', 'corpora', 'spamassassin.jsonl.gz'))).toString('utf8').split('\n').slice(0, 900);
+  fs.writeFileSync(path.join(dir, 'a.jsonl'), lines.slice(0, 300).join('\n') + '\n');
+  fs.writeFileSync(path.join(dir, 'b.jsonl'), lines.slice(300, 600).join('\n') + '\n');
+  fs.writeFileSync(path.join(dir, 'c.jsonl'), [...lines.slice(600, 900), ...lines.slice(50, 120)].join('\n') + '\n');
+  const port = await freePort();
+  fs.mkdirSync(path.join(dir, 'redis'));
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', path.join(dir, 'redis'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitFor(redis, /Ready to accept connections/, 'redis-server');
+  url = `redis://127.0.0.1:${port}`;
+});
+
+test.after(async () => {
+  await stopWorkers();
+  if (redis && redis.exitCode === null) {
+    const r = redis;
+    await new Promise<void>((resolve) => { r.once('exit', () => resolve()); r.kill('SIGTERM'); });
+  }
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('1 and 2 worker processes: dedup --redis writes the single-process outputs (verified and --fast)', async () => {
+  if (!haveRedis) {
+    console.log('  (skipped: redis-server is not installed; apt-get install redis-server)');
+    return;
+  }
+  await startWorker();
+  for (const opts of [[], ['--fast']]) {
+    const ref = reference(opts);
+    same(`1 worker ${opts.join(' ')}`, ref, await submit(`w1${opts.join('')}`, opts));
+  }
+  await startWorker();
+  for (const opts of [[], ['--fast']]) {
+    const ref = reference(opts);
+    same(`2 workers ${opts.join(' ')}`, ref, await submit(`w2${opts.join('')}`, opts));
+  }
+  await stopWorkers();
+});
+
+test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outputs identical', async () => {
+  if (!haveRedis) return;
+  const ref = reference([]);
+  for (const stage of ['signatures', 'buckets', 'clusters']) {
+    const work = path.join(dir, `wk-${stage}`);
+    // both workers pause in the first run of each task of the stage; the one holding shard 0 is killed
+    const env = { NEARDUP_TEST_PAUSE: `${stage}:4000` };
+    await startWorker(env);
+    await startWorker(env);
+    const run = submit(work, []);
+    const marker = path.join(work, `paused-${stage}-0`);
+    const t0 = Date.now();
+    while (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8') === '') {
+      assert.ok(Date.now() - t0 < 60_000, `no worker started ${stage} 0/2`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const pid = Number(fs.readFileSync(marker, 'utf8'));
+    const victim = workers.find((w) => w.pid === pid)!;
+    assert.ok(victim, 'the paused task runs in one of our workers');
+    victim.kill('SIGKILL');
+    if (stage === 'clusters') await startWorker();  // the survivor may hold nothing else: make sure one is free
+    same(`killed in ${stage}`, ref, await run);
+    await stopWorkers();
+  }
+});
+
+test.run();

@@ -1,0 +1,153 @@
+// dedup as sharded stages (docs/scale.md): for every N the composition of the stages writes the same flags,
+// clusters, pairs and kept lines as one `neardup dedup` run (itself checked against brute force in
+// dedup.test.ts), stage inputs that are missing or corrupt fail naming the shard and the file.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { minhashSync } from '../lib/index';
+
+const test = suite('stages');
+const root = path.join(__dirname, '..');
+const MAIN = path.join(root, 'dist', 'cli', 'main.js');
+let dir = '';
+const INPUTS = ['a.jsonl', 'big.jsonl', 'empty.jsonl', 'b.jsonl.gz', 'c.jsonl'];
+
+function cli(args: string[]): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [MAIN, ...args], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000 });
+}
+function ok(args: string[]): string {
+  const r = cli(args);
+  assert.is(r.status, 0, `neardup ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+const read = (f: string) => fs.readFileSync(path.join(dir, f));
+
+test.before(() => {
+  assert.ok(fs.existsSync(MAIN), `${MAIN} is missing: run npx tsc -p . first`);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-stages-'));
+  const lines = zlib.gunzipSync(fs.readFileSync(path.join(root, 'test', 'fixtures', 'corpora', 'spamassassin.jsonl.gz'))).toString('utf8').split('\n').slice(0, 1000);
+  // three inputs (one gzip), a file of copies (a band bucket of over 100 lines), an empty file, a bad line
+  fs.writeFileSync(path.join(dir, 'a.jsonl'), lines.slice(0, 400).join('\n') + '\n');
+  const copies = Array.from({ length: 130 }, (_, i) => JSON.stringify({ text: `${lines[3 + (i % 2)].slice(9, 900)} copy` }));
+  fs.writeFileSync(path.join(dir, 'big.jsonl'), [...copies.slice(0, 60), '{"text": broken', ...copies.slice(60)].join('\n') + '\n');
+  fs.writeFileSync(path.join(dir, 'empty.jsonl'), '');
+  fs.writeFileSync(path.join(dir, 'b.jsonl.gz'), zlib.gzipSync(lines.slice(400, 700).join('\n') + '\n'));
+  fs.writeFileSync(path.join(dir, 'c.jsonl'), [...lines.slice(700, 1000), ...lines.slice(100, 160)].join('\n') + '\n');
+});
+test.after(() => { if (!process.env.KEEP) fs.rmSync(dir, { recursive: true, force: true }); });
+
+const OUTS = ['flags', 'clusters', 'pairs', 'kept'] as const;
+const COUNTS = ['documents', 'bad_lines', 'kept', 'duplicates', 'clusters', 'candidate_pairs', 'reported_pairs', 'input_bytes', 'b', 'r', 'verify', 'clustering'];
+
+for (const [name, opts, ns] of [
+  ['verified (default)', [], [1, 2, 3]], ['--fast', ['--fast'], [1, 2, 3]], ['components', ['--clustering', 'components'], [2]],
+  ['verify estimate', ['--verify', 'estimate'], [3]], ['--fast components', ['--fast', '--clustering', 'components'], [2]],
+] as [string, string[], number[]][]) {
+  test(`${name}: dedup --work --shards N (N = ${ns.join(', ')}) equals dedup`, () => {
+    const base = ['dedup', ...INPUTS, '--on-bad-line', 'skip', ...opts];
+    const ref = JSON.parse(ok([...base, ...OUTS.flatMap((o) => [`--${o}`, `ref.${o}`])]));
+    assert.ok(ref.duplicates > 100, `the fixture has duplicates: ${ref.duplicates}`);
+    for (const n of ns) {
+      fs.rmSync(path.join(dir, 'w'), { recursive: true, force: true });
+      const m = n === 2 ? 3 : n;
+      const got = JSON.parse(ok([...base, ...OUTS.flatMap((o) => [`--${o}`, `s.${o}`]), '--work', 'w', '--shards', String(n), '--band-shards', String(m)]));
+      for (const o of OUTS) assert.ok(read(`ref.${o}`).equals(read(`s.${o}`)), `${name} N=${n}: --${o} differs`);
+      for (const k of COUNTS) assert.equal(got[k], ref[k], `${name} N=${n}: summary ${k}`);
+      assert.is(got.stages.length, 2 * n + m + 2);
+      assert.equal(fs.readdirSync(path.join(dir, 'w')).filter((f) => f.includes('neardup-tmp')), [], 'no temporary files left');
+    }
+  });
+}
+
+test('separate stage processes, --kept-dir and --kept x.gz: the same files as dedup; reruns are idempotent', () => {
+  const opts = ['--on-bad-line', 'skip', '--pairs', 'p.s'];
+  fs.rmSync(path.join(dir, 'kd'), { recursive: true, force: true });
+  ok(['dedup', ...INPUTS, '--on-bad-line', 'skip', '--pairs', 'p.ref', '--kept-dir', 'kref']);
+  ok(['dedup-stage', 'plan', '--work', 'w3', '--shards', '3', '--band-shards', '2', ...opts, '--kept-dir', 'kd', ...INPUTS]);
+  for (let i = 0; i < 3; i++) ok(['dedup-stage', 'signatures', '--work', 'w3', '--shard', `${i}/3`]);
+  for (let k = 0; k < 2; k++) ok(['dedup-stage', 'buckets', '--work', 'w3', '--shard', `${k}/2`]);
+  ok(['dedup-stage', 'clusters', '--work', 'w3']);
+  for (let i = 2; i >= 0; i--) ok(['dedup-stage', 'filter', '--work', 'w3', '--shard', `${i}/3`]);
+  ok(['dedup-stage', 'kept', '--work', 'w3']);
+  assert.ok(read('p.ref').equals(read('p.s')));
+  assert.equal(fs.readdirSync(path.join(dir, 'kd')).sort(), fs.readdirSync(path.join(dir, 'kref')).sort());
+  for (const f of fs.readdirSync(path.join(dir, 'kref'))) assert.ok(read(`kd/${f}`).equals(read(`kref/${f}`)), `--kept-dir ${f}`);
+  // a rerun of a stage rewrites the same bytes
+  const before = read('w3/bkt-1.pairs');
+  ok(['dedup-stage', 'buckets', '--work', 'w3', '--shard', '1/2']);
+  assert.ok(before.equals(read('w3/bkt-1.pairs')));
+  // --kept x.gz: parts joined and compressed as dedup does
+  ok(['dedup', ...INPUTS, '--on-bad-line', 'skip', '--kept', 'ref.gz']);
+  ok(['dedup', ...INPUTS, '--on-bad-line', 'skip', '--kept', 's.gz', '--work', 'w4', '--shards', '2']);
+  assert.ok(zlib.gunzipSync(read('ref.gz')).equals(zlib.gunzipSync(read('s.gz'))));
+});
+
+test('--fast: a band bucket of over 100 lines keeps doubri\'s rule across band shards', () => {
+  // Lines "w u_i" share band 0 (w has the smallest first value), 1 band of 1 value each; "u_0 v", earlier,
+  // shares band 1 with "w u_0", which is dropped: the bucket's holder is then "w u_1", and every later line
+  // of the bucket is dropped for it, which its first-and-predecessor pairs alone would not give.
+  const words = Array.from({ length: 4000 }, (_, k) => `w${k}`);
+  const sig = minhashSync(words, { profile: 'datasketch', numPerm: 2, unit: 'word', n: 1, lowercase: true }).signatures as Uint32Array;
+  const h0 = (k: number) => sig[2 * k], h1 = (k: number) => sig[2 * k + 1];
+  const idx = words.map((_, k) => k);
+  const high = idx.filter((k) => h1(k) > 0xf0000000);
+  const w = high.reduce((a, k) => (h0(k) < h0(a) ? k : a));
+  const seen = new Set<number>();
+  const us = idx.filter((k) => k !== w && h0(k) > h0(w) && h1(k) < h1(w) && !seen.has(h1(k)) && seen.add(h1(k))).slice(0, 152);
+  const u0 = us[0];
+  const v = us.slice(1).find((k) => h1(k) > h1(u0))!;
+  const xs = us.filter((k) => k !== v).slice(0, 140);
+  const lines = [`${words[u0]} ${words[v]}`, ...xs.map((k) => `${words[w]} ${words[k]}`)].map((t) => JSON.stringify({ text: t }));
+  fs.writeFileSync(path.join(dir, 'g1.jsonl'), lines.slice(0, 50).join('\n') + '\n');
+  fs.writeFileSync(path.join(dir, 'g2.jsonl'), lines.slice(50).join('\n') + '\n');
+  const base = ['dedup', 'g1.jsonl', 'g2.jsonl', '--fast', '--profile', 'datasketch', '--bands', '2', '--rows', '1', '--num-perm', '2', '--unit', 'word', '-n', '1', '--clusters'];
+  const ref = JSON.parse(ok([...base, 'g.ref']));
+  const rep = read('g.ref').toString().split('\n').slice(0, -1).map(Number);
+  assert.is(rep[1], 0, 'the bucket\'s first line is dropped for the earlier line');
+  assert.ok(rep.slice(3).every((r) => r === 2), 'the rest of the bucket is dropped for its first kept line');
+  assert.is(ref.duplicates, lines.length - 2);
+  for (const n of [1, 2]) {
+    fs.rmSync(path.join(dir, 'wg'), { recursive: true, force: true });
+    ok([...base, 'g.s', '--work', 'wg', '--shards', String(n), '--band-shards', String(n)]);
+    assert.ok(read('g.ref').equals(read('g.s')), `N=${n}: --clusters differs`);
+  }
+});
+
+test('a missing or corrupt stage input fails naming the shard and the file; shards are checked', () => {
+  ok(['dedup-stage', 'plan', '--work', 'w5', '--shards', '2', '--flags', 'f5', ...INPUTS.filter((f) => f !== 'big.jsonl')]);
+  ok(['dedup-stage', 'signatures', '--work', 'w5', '--shard', '0/2']);
+  let r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  assert.is.not(r.status, 0);
+  assert.match(r.stderr, /signatures shard 1\/2: '.*sig-1\.meta' is missing/);
+  ok(['dedup-stage', 'signatures', '--work', 'w5', '--shard', '1/2']);
+  const keys = path.join(dir, 'w5', 'sig-1.keys-0');
+  const good = fs.readFileSync(keys);
+  const bad = Buffer.from(good);
+  bad[bad.length - 3] ^= 1;
+  fs.writeFileSync(keys, bad);
+  r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  assert.is.not(r.status, 0);
+  assert.match(r.stderr, /signatures shard 1\/2: '.*sig-1\.keys-0' is corrupt: payload checksum mismatch/);
+  fs.writeFileSync(keys, good.subarray(0, 40));
+  r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  assert.match(r.stderr, /sig-1\.keys-0' is corrupt: 40 bytes, shorter than the 64-byte header/);
+  fs.writeFileSync(keys, good);
+  ok(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  r = cli(['dedup-stage', 'clusters', '--work', 'w5']);
+  assert.match(r.stderr, /buckets shard 1\/2: '.*bkt-1\.pairs' is missing/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'f5')), 'nothing written downstream of a failure');
+  r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '1/3']);
+  assert.match(r.stderr, /the plan has 2 buckets shards/);
+  r = cli(['dedup-stage', 'signatures', '--work', 'w5']);
+  assert.match(r.stderr, /needs --shard I\/2/);
+  // outputs of another plan are refused
+  ok(['dedup-stage', 'plan', '--work', 'w5', '--shards', '2', '--threshold', '0.7', '--flags', 'f5', ...INPUTS.filter((f) => f !== 'big.jsonl')]);
+  r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  assert.match(r.stderr, /sig-0\.meta' was written for another plan/);
+});
+
+test.run();
