@@ -139,8 +139,9 @@ std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint3
   std::vector<EntryRange> out;
   uint64_t begin = 0, cost = 0;
   const uint64_t n = seg.num_keys();
+  postings::BlockCursor<Key> cur(seg);
   for (uint64_t i = 0; i < n; i++) {
-    const uint32_t c = seg.entry(i).count;
+    const uint32_t c = cur.entry(i).count;
     if (c < 2) continue;
     const uint64_t add = uint64_t(c) * 8 + 24;  // the list and its transpose; per key its start and hash
     if (memory && cost > 0 && fixed + cost + add > memory) {
@@ -167,8 +168,9 @@ template <typename Key>
 Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t slots, const std::atomic<bool>* stop,
                Csr* c) {
   std::vector<uint64_t> idx, key_start{0};
+  postings::BlockCursor<Key> cur(seg);
   for (uint64_t i = r.begin; i < r.end; i++) {
-    const uint32_t n = seg.entry(i).count;
+    const uint32_t n = cur.entry(i).count;
     if (n < 2) continue;
     idx.push_back(i);
     key_start.push_back(key_start.back() + n);
@@ -179,9 +181,10 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
   const size_t nslots = parallel::MaxSlots();
   parallel::ParallelFor(idx.size(), 1024, nslots, [&](size_t b, size_t e, size_t) {
     std::vector<uint32_t> tmp;
+    postings::BlockCursor<Key> lists(seg);  // idx ascends: a thread's keys share key blocks
     for (size_t k = b; k < e; k++) {
       tmp.clear();
-      Status s = seg.Decode(idx[k], &tmp);
+      Status s = lists.Decode(idx[k], &tmp);
       if (s.ok() && tmp.size() != key_start[k + 1] - key_start[k])
         s = Status(Code::kCorrupt, "'" + seg.path() + "': a list differs from its count");
       if (s.ok() && !tmp.empty() && tmp.back() >= slots)
@@ -232,9 +235,21 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
   return Status::Ok();
 }
 
+// A block's result lists keep their capacity from block to block; one that grew beyond this many entries (a
+// pairs list of a document touching many others) is released after it is emitted, so that the block's 4096
+// lists do not each keep the largest list they ever held (at 1M documents that alone exceeded --memory).
+constexpr size_t kKeepCapacity = 1024;
+
+void ReleaseLarge(std::vector<TopEntry>* v) {
+  if (v->capacity() > kKeepCapacity) std::vector<TopEntry>().swap(*v);
+}
+
 Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool>* stop) {
   const size_t nslots = parallel::MaxSlots();
   std::vector<std::unique_ptr<Counter>> counters(nslots);
+  // per thread: the candidates a counter yields before the sink selects from them (every document the
+  // current one shares a chunk with); only the selection is copied into the block
+  std::vector<std::vector<TopEntry>> scratch(nslots);
   std::vector<std::vector<TopEntry>> block(kBlock);
   std::vector<uint8_t> flags(kBlock);
   for (uint32_t first = 0; first < slots; first += kBlock) {
@@ -242,9 +257,9 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
     parallel::ParallelFor(n, 16, nslots, [&](size_t b, size_t e, size_t slot) {
       if (!counters[slot]) counters[slot] = std::make_unique<Counter>(slots);
       Counter& ct = *counters[slot];
+      std::vector<TopEntry>& v = scratch[slot];
       for (size_t i = b; i < e; i++) {
         const uint32_t a = first + uint32_t(i);
-        auto& v = block[i];
         v.clear();
         flags[i] = 1;
         ct.Exclude(a);
@@ -253,6 +268,7 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
           ct.AddRange(c.docs.data() + c.start[g], c.docs.data() + c.start[g + 1], c.weight[g]);
         }
         if (ct.size() > 0) flags[i] = sink->FromCounter(a, ct, &v);
+        block[i].assign(v.begin(), v.end());
         ct.Clear();
       }
     }, stop);
@@ -260,6 +276,7 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
     for (uint32_t i = 0; i < n; i++) {
       Status s = sink->Emit(first + i, block[i], flags[i]);
       if (!s.ok()) return s;
+      ReleaseLarge(&block[i]);
     }
   }
   return Status::Ok();
@@ -320,6 +337,7 @@ Status MergePairs(std::vector<std::unique_ptr<PairsReader>>& rs, uint32_t slots,
     for (uint32_t i = 0; i < n; i++) {
       Status s = sink->Emit(first + i, block[i], flags[i]);
       if (!s.ok()) return s;
+      ReleaseLarge(&block[i]);
     }
   }
   for (size_t r = 0; r < rs.size(); r++)

@@ -40,45 +40,12 @@ Status PostingsT<Key>::Open(const std::string& dir, const Manifest& m, const std
 
 namespace {
 
-// The key-table index of `key` in a segment, or -1. Chunk ids are hashes, spread evenly over the part's
-// range: interpolation finds a key in a few probes where a binary search over hundreds of millions of keys
-// takes ~30 (each a cache miss); after a few probes that do not converge, it finishes by bisection.
+// The key-table index of `key` in a segment, or -1 (also for a corrupt key block). The store finds the key
+// block by its directory and decodes that one block (an interpolation search over entry() decoded a whole key
+// block per probe).
 template <typename Key>
 int64_t FindKey(const postings::BasicSegment<Key>& seg, Key key) {
-  const uint64_t n = seg.num_keys();
-  if (n == 0) return -1;
-  uint64_t lo = 0, hi = n - 1;
-  Key klo = seg.entry(lo).key, khi = seg.entry(hi).key;
-  for (int step = 0; step < 6; step++) {
-    if (key < klo || key > khi) return -1;
-    if (key == klo) return int64_t(lo);
-    if (key == khi) return int64_t(hi);
-    if (hi - lo < 32) break;
-    const unsigned __int128 span = static_cast<unsigned __int128>(khi - klo);
-    uint64_t pos = lo + uint64_t((static_cast<unsigned __int128>(key - klo) * (hi - lo)) / span);
-    if (pos <= lo) pos = lo + 1;
-    if (pos >= hi) pos = hi - 1;
-    const Key k = seg.entry(pos).key;
-    if (k == key) return int64_t(pos);
-    if (k < key) {
-      lo = pos;
-      klo = k;
-    } else {
-      hi = pos;
-      khi = k;
-    }
-  }
-  // Bisection on [lo, hi] (both ends checked above).
-  while (hi - lo > 1) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    const Key k = seg.entry(mid).key;
-    if (k == key) return int64_t(mid);
-    if (k < key)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return -1;
+  return seg.Find(key);
 }
 
 }  // namespace

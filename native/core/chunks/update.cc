@@ -59,6 +59,8 @@ Status MergeSegmentsT(const PostingsT<Key>& post, const std::vector<uint8_t>& li
   if (!s.ok()) return s;
   const auto& kill = post.kill();
   std::vector<uint64_t> pos(segs.size(), 0);
+  std::vector<postings::BlockCursor<Key>> cur;
+  for (const auto* g : segs) cur.emplace_back(*g->seg);
   std::vector<uint32_t> docs, list;
   uint64_t steps = 0;
   for (;;) {
@@ -66,7 +68,7 @@ Status MergeSegmentsT(const PostingsT<Key>& post, const std::vector<uint8_t>& li
     Key key = 0;
     for (size_t i = 0; i < segs.size(); i++) {
       if (pos[i] >= segs[i]->seg->num_keys()) continue;
-      const Key k = segs[i]->seg->entry(pos[i]).key;
+      const Key k = cur[i].entry(pos[i]).key;
       if (!any || k < key) key = k;
       any = true;
     }
@@ -77,9 +79,9 @@ Status MergeSegmentsT(const PostingsT<Key>& post, const std::vector<uint8_t>& li
     }
     docs.clear();
     for (size_t i = 0; i < segs.size(); i++) {
-      if (pos[i] >= segs[i]->seg->num_keys() || segs[i]->seg->entry(pos[i]).key != key) continue;
+      if (pos[i] >= segs[i]->seg->num_keys() || cur[i].entry(pos[i]).key != key) continue;
       list.clear();
-      s = segs[i]->seg->Decode(pos[i], &list);
+      s = cur[i].Decode(pos[i], &list);
       if (!s.ok()) return s;
       pos[i]++;
       for (uint32_t id : list) {

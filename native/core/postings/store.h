@@ -230,6 +230,42 @@ class BasicSegment {
   uint32_t id_base_ = 0;
 };
 
+// Entries of one segment read in order (or near it): the key block of the last entry is kept decoded, where
+// entry() and Decode() decode a whole block of kBlockKeys keys for every entry they read. Not shared between
+// threads (one per thread).
+template <typename Key>
+class BlockCursor {
+ public:
+  explicit BlockCursor(const BasicSegment<Key>& seg) : seg_(&seg) {}
+  // As BasicSegment::entry(): count 0 when the entry's key block is corrupt.
+  BasicKeyEntry<Key> entry(uint64_t i) {
+    if (!Load(i).ok()) return BasicKeyEntry<Key>{0, 0, 0};
+    const size_t j = size_t(i % kBlockKeys);
+    return BasicKeyEntry<Key>{blk_.keys[j], blk_.counts[j], blk_.offsets[j]};
+  }
+  // As BasicSegment::Decode(): appends the list of entry i (ascending ids) to out.
+  Status Decode(uint64_t i, std::vector<uint32_t>* out) {
+    Status s = Load(i);
+    if (!s.ok()) return s;
+    return seg_->DecodeList(blk_, size_t(i % kBlockKeys), out);
+  }
+
+ private:
+  Status Load(uint64_t i) {
+    if (i >= seg_->num_keys()) return Status(Code::kInternal, "key index out of range");
+    const uint64_t b = i / kBlockKeys;
+    if (b != block_) {
+      block_ = b;
+      status_ = seg_->ReadBlock(b, &blk_);
+    }
+    return status_;
+  }
+  const BasicSegment<Key>* seg_;
+  typename BasicSegment<Key>::Block blk_;
+  uint64_t block_ = ~uint64_t(0);
+  Status status_;
+};
+
 template <typename Key>
 class BasicPostingIndex {
  public:
