@@ -31,17 +31,6 @@ void Put64(std::vector<uint8_t>* p, uint64_t v) {
   p->insert(p->end(), b, b + 8);
 }
 
-uint64_t DoubleBits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-double BitsDouble(uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-}
-
 // Writes header + payload atomically.
 Status WriteWhole(const std::string& path, const char kind[4], uint32_t flags, uint64_t p0, uint64_t p1,
                   const std::vector<uint8_t>& payload) {

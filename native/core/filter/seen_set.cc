@@ -28,17 +28,6 @@ constexpr double kRateDiscount = 2.0 / 3.0;
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 
-uint64_t DoubleBits(double d) {
-  uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-double BitsDouble(uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-}
-
 // Position of a key in a stage: the block (multiply-shift range reduction of the high bits of the stage
 // hash) and k bit positions inside it (ForPositions below).
 // Zeroed, cache-line aligned memory for `blocks` 64-byte blocks.

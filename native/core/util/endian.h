@@ -1,6 +1,7 @@
 // Fixed byte-order loads and stores for file formats (independent of the host's byte order).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 namespace neardup {
 
@@ -24,6 +25,17 @@ inline uint64_t LoadBe64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
   return v;
+}
+// A double's IEEE-754 bits, for storing it with StoreLe64 (and back).
+inline uint64_t DoubleBits(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+inline double BitsDouble(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
 }
 
 }  // namespace neardup
