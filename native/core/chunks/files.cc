@@ -31,6 +31,13 @@ void Put64(std::vector<uint8_t>* p, uint64_t v) {
   p->insert(p->end(), b, b + 8);
 }
 
+// Reads a whole file written by WriteWhole and checks its header (kind, version, checksums).
+Status ReadWhole(const std::string& path, const char kind[4], std::string* raw, io::FileHeader* h) {
+  Status s = io::ReadFile(path, raw);
+  if (!s.ok()) return s;
+  return io::DecodeHeader(reinterpret_cast<const uint8_t*>(raw->data()), raw->size(), kind, kFormatVersion, true, path, h);
+}
+
 // Writes header + payload atomically.
 Status WriteWhole(const std::string& path, const char kind[4], uint32_t flags, uint64_t p0, uint64_t p1,
                   const std::vector<uint8_t>& payload) {
@@ -183,12 +190,10 @@ Status WriteManifest(const std::string& path, const Manifest& m) {
 
 Status ReadManifest(const std::string& path, Manifest* out) {
   std::string raw;
-  Status s = io::ReadFile(path, &raw);
+  io::FileHeader h;
+  Status s = ReadWhole(path, kManifestKind, &raw, &h);
   if (!s.ok()) return s;
   const uint8_t* d = reinterpret_cast<const uint8_t*>(raw.data());
-  io::FileHeader h;
-  s = io::DecodeHeader(d, raw.size(), kManifestKind, kFormatVersion, true, path, &h);
-  if (!s.ok()) return s;
   const uint8_t* p = d + io::kHeaderSize;
   const size_t n = raw.size() - io::kHeaderSize;
   constexpr size_t kFixed = 88;
@@ -359,12 +364,10 @@ Status Directory::Save(const std::string& path) const {
 Status Directory::Load(const std::string& path, bool verify) {
   (void)verify;  // the directory is always read whole and checked (it is small next to the records)
   std::string raw;
-  Status s = io::ReadFile(path, &raw);
+  io::FileHeader h;
+  Status s = ReadWhole(path, kDirectoryKind, &raw, &h);
   if (!s.ok()) return s;
   const uint8_t* d = reinterpret_cast<const uint8_t*>(raw.data());
-  io::FileHeader h;
-  s = io::DecodeHeader(d, raw.size(), kDirectoryKind, kFormatVersion, true, path, &h);
-  if (!s.ok()) return s;
   const uint8_t* p = d + io::kHeaderSize;
   const uint64_t size = raw.size() - io::kHeaderSize;
   const uint64_t at = io::kHeaderSize;
