@@ -240,8 +240,16 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
 // lists do not each keep the largest list they ever held (at 1M documents that alone exceeded --memory).
 constexpr size_t kKeepCapacity = 1024;
 
-void ReleaseLarge(std::vector<TopEntry>* v) {
-  if (v->capacity() > kKeepCapacity) std::vector<TopEntry>().swap(*v);
+// Emits the n results of the block starting at document `first`, in id order, releasing large lists.
+Status EmitBlock(Sink* sink, uint32_t first, uint32_t n, std::vector<std::vector<TopEntry>>* block,
+                 const std::vector<uint8_t>& flags) {
+  for (uint32_t i = 0; i < n; i++) {
+    Status s = sink->Emit(first + i, (*block)[i], flags[i]);
+    if (!s.ok()) return s;
+    std::vector<TopEntry>& v = (*block)[i];
+    if (v.capacity() > kKeepCapacity) std::vector<TopEntry>().swap(v);
+  }
+  return Status::Ok();
 }
 
 Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool>* stop) {
@@ -273,11 +281,8 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
       }
     }, stop);
     if (stop && stop->load()) return Cancelled();
-    for (uint32_t i = 0; i < n; i++) {
-      Status s = sink->Emit(first + i, block[i], flags[i]);
-      if (!s.ok()) return s;
-      ReleaseLarge(&block[i]);
-    }
+    Status s = EmitBlock(sink, first, n, &block, flags);
+    if (!s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -334,11 +339,8 @@ Status MergePairs(std::vector<std::unique_ptr<PairsReader>>& rs, uint32_t slots,
       for (size_t i = b; i < e; i++) flags[i] = block[i].empty() ? 1 : sink->Process(first + uint32_t(i), &block[i]);
     }, stop);
     if (stop && stop->load()) return Cancelled();
-    for (uint32_t i = 0; i < n; i++) {
-      Status s = sink->Emit(first + i, block[i], flags[i]);
-      if (!s.ok()) return s;
-      ReleaseLarge(&block[i]);
-    }
+    Status s = EmitBlock(sink, first, n, &block, flags);
+    if (!s.ok()) return s;
   }
   for (size_t r = 0; r < rs.size(); r++)
     if (cur[r].has) return CorruptAt(rs[r]->path(), 0, "document " + std::to_string(cur[r].a) + " is beyond the index");
