@@ -1,6 +1,7 @@
 // Full runs: chunking into the per-document table, the parts' segments, and the counting of shared chunks
-// per range of the chunk-id space (CSR of the shared chunk ids, transposed, document at a time), either
-// straight into top lists or into partial pair files that are summed per document.
+// (CSR of the shared chunk ids, transposed, document at a time) straight into top lists. A CSR that does not
+// fit the budget is built range by range of the chunk-id space into spill files that are mapped for the
+// counting; the parts of a staged build count into partial pair files that are summed per document.
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -8,6 +9,7 @@
 #include "chunks/index.h"
 #include "chunks/internal.h"
 #include "hash/fast64.h"
+#include "io/file.h"
 #include "io/os.h"
 #include "io/temp_names.h"
 #include "parallel/pool.h"
@@ -135,7 +137,7 @@ struct EntryRange {
 // Key-table ranges of one segment whose shared lists (keys of two documents or more) fit the budget.
 template <typename Key>
 std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint32_t slots, uint64_t memory) {
-  const uint64_t fixed = 16 * (uint64_t(slots) + 1);
+  const uint64_t fixed = 16 * (uint64_t(slots) + 1) + 8 * uint64_t(slots) * parallel::MaxSlots();
   std::vector<EntryRange> out;
   uint64_t begin = 0, cost = 0;
   const uint64_t n = seg.num_keys();
@@ -143,7 +145,8 @@ std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint3
   for (uint64_t i = 0; i < n; i++) {
     const uint32_t c = cur.entry(i).count;
     if (c < 2) continue;
-    const uint64_t add = uint64_t(c) * 8 + 24;  // the list and its transpose; per key its start and hash
+    // the list and its grouped copy (or transpose); per key its index, start, hash, order, group start and weight
+    const uint64_t add = uint64_t(c) * 8 + 44;
     if (memory && cost > 0 && fixed + cost + add > memory) {
       out.push_back({begin, i});
       begin = i;
@@ -159,16 +162,29 @@ std::vector<EntryRange> PlanRanges(const postings::BasicSegment<Key>& seg, uint3
 // `weight[g]` (the chunks of a copied passage or of a stock phrase all have one list: a document then adds
 // its partners once per group, not once per chunk). Group g's documents are docs[start[g] .. start[g + 1]);
 // document a's groups are group_of[doc_start[a] .. doc_start[a + 1]).
+struct CsrView {
+  const uint64_t* start = nullptr;
+  const uint64_t* doc_start = nullptr;
+  const uint32_t* docs = nullptr;
+  const uint32_t* weight = nullptr;
+  const uint32_t* group_of = nullptr;
+};
+
 struct Csr {
   std::vector<uint64_t> start, doc_start;
   std::vector<uint32_t> docs, weight, group_of;
+  CsrView View() const { return {start.data(), doc_start.data(), docs.data(), weight.data(), group_of.data()}; }
 };
 
 template <typename Key>
 Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t slots, const std::atomic<bool>* stop,
-               Csr* c) {
+               Csr* c, bool transpose = true) {
   std::vector<uint64_t> idx, key_start{0};
   postings::BlockCursor<Key> cur(seg);
+  size_t shared = 0;
+  for (uint64_t i = r.begin; i < r.end; i++) shared += cur.entry(i).count >= 2;
+  idx.reserve(shared);  // exactly: growth by doubling would hold up to twice the budget's estimate
+  key_start.reserve(shared + 1);
   for (uint64_t i = r.begin; i < r.end; i++) {
     const uint32_t n = cur.entry(i).count;
     if (n < 2) continue;
@@ -214,6 +230,10 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
   c->start.assign(1, 0);
   c->docs.clear();
   c->weight.clear();
+  // upper bounds (no two lists equal): pages never written are never resident, and nothing is copied to grow
+  c->docs.reserve(docs.size());
+  c->start.reserve(order.size() + 1);
+  c->weight.reserve(order.size());
   for (size_t i = 0; i < order.size();) {
     const uint32_t k = order[i];
     size_t j = i + 1;
@@ -224,6 +244,7 @@ Status LoadCsr(const postings::BasicSegment<Key>& seg, EntryRange r, uint32_t sl
     i = j;
   }
   std::vector<uint32_t>().swap(docs);
+  if (!transpose) return Status::Ok();
   c->doc_start.assign(size_t(slots) + 1, 0);
   for (uint32_t a : c->docs) c->doc_start[a + 1]++;
   for (size_t a = 0; a < slots; a++) c->doc_start[a + 1] += c->doc_start[a];
@@ -252,7 +273,7 @@ Status EmitBlock(Sink* sink, uint32_t first, uint32_t n, std::vector<std::vector
   return Status::Ok();
 }
 
-Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool>* stop) {
+Status CountCsr(const CsrView& c, uint32_t slots, Sink* sink, const std::atomic<bool>* stop) {
   const size_t nslots = parallel::MaxSlots();
   std::vector<std::unique_ptr<Counter>> counters(nslots);
   // per thread: the candidates a counter yields before the sink selects from them (every document the
@@ -273,7 +294,7 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
         ct.Exclude(a);
         for (uint64_t j = c.doc_start[a]; j < c.doc_start[a + 1]; j++) {
           const uint32_t g = c.group_of[j];
-          ct.AddRange(c.docs.data() + c.start[g], c.docs.data() + c.start[g + 1], c.weight[g]);
+          ct.AddRange(c.docs + c.start[g], c.docs + c.start[g + 1], c.weight[g]);
         }
         if (ct.size() > 0) flags[i] = sink->FromCounter(a, ct, &v);
         block[i].assign(v.begin(), v.end());
@@ -285,6 +306,107 @@ Status CountCsr(const Csr& c, uint32_t slots, Sink* sink, const std::atomic<bool
     if (!s.ok()) return s;
   }
   return Status::Ok();
+}
+
+// A CSR too large for the budget: each range's groups are built in memory (LoadCsr without the transpose) and
+// appended to spill files; the transpose is then written in passes over document ranges whose part of it fits
+// the budget. The counting reads the four arrays through read-only maps (page cache, not the process's
+// memory); only doc_start (8 bytes per document) stays in memory.
+struct SpilledCsr {
+  io::MappedFile docs, weight, start, group_of;
+  std::vector<uint64_t> doc_start;
+  CsrView View() const {
+    return {reinterpret_cast<const uint64_t*>(start.data()), doc_start.data(),
+            reinterpret_cast<const uint32_t*>(docs.data()), reinterpret_cast<const uint32_t*>(weight.data()),
+            reinterpret_cast<const uint32_t*>(group_of.data())};
+  }
+};
+
+// A spill file written in pieces, then closed and mapped.
+class SpillArray {
+ public:
+  ~SpillArray() {
+    if (fd_ != io::os::kNoFd) io::os::CloseQuietly(fd_);
+  }
+  Status Create(const std::string& path) {
+    path_ = path;
+    return io::os::CreateExclusive(path, 0600, &fd_);
+  }
+  Status Write(const void* data, size_t n) { return n ? io::os::WriteAll(fd_, path_, data, n) : Status::Ok(); }
+  Status Map(io::MappedFile* out) {
+    Status s = io::os::Close(fd_, path_);
+    fd_ = io::os::kNoFd;
+    return s.ok() ? out->Open(path_) : s;
+  }
+
+ private:
+  io::os::Fd fd_ = io::os::kNoFd;
+  std::string path_;
+};
+
+template <typename Key>
+Status SpillCsr(const postings::BasicSegment<Key>& seg, const std::vector<EntryRange>& ranges, uint32_t slots,
+                uint64_t memory, const std::string& spill, const std::atomic<bool>* stop, SpilledCsr* out) {
+  SpillArray docs_f, weight_f, start_f, group_f;
+  Status s = docs_f.Create(spill + "/csr-docs");
+  if (s.ok()) s = weight_f.Create(spill + "/csr-weight");
+  if (s.ok()) s = start_f.Create(spill + "/csr-start");
+  if (s.ok()) s = group_f.Create(spill + "/csr-groups");
+  if (!s.ok()) return s;
+  std::vector<uint64_t>& doc_start = out->doc_start;
+  doc_start.assign(size_t(slots) + 1, 0);
+  uint64_t posts = 0, groups = 0;
+  const uint64_t zero = 0;
+  s = start_f.Write(&zero, 8);
+  std::vector<uint64_t> shifted;
+  for (size_t r = 0; s.ok() && r < ranges.size(); r++) {
+    Csr c;
+    s = LoadCsr(seg, ranges[r], slots, stop, &c, false);
+    if (!s.ok()) return s;
+    if (uint64_t(groups) + c.weight.size() > UINT32_MAX)
+      return Status(Code::kInvalidArgument, "'" + seg.path() + "': more than 2^32 - 1 groups of shared chunks");
+    s = docs_f.Write(c.docs.data(), c.docs.size() * 4);
+    if (s.ok()) s = weight_f.Write(c.weight.data(), c.weight.size() * 4);
+    shifted.resize(c.weight.size());
+    for (size_t g = 0; g < c.weight.size(); g++) shifted[g] = posts + c.start[g + 1];
+    if (s.ok()) s = start_f.Write(shifted.data(), shifted.size() * 8);
+    for (uint32_t a : c.docs) doc_start[a + 1]++;
+    posts += c.docs.size();
+    groups += c.weight.size();
+  }
+  std::vector<uint64_t>().swap(shifted);
+  io::os::ReleaseFreeMemory();
+  if (s.ok()) s = docs_f.Map(&out->docs);
+  if (s.ok()) s = weight_f.Map(&out->weight);
+  if (s.ok()) s = start_f.Map(&out->start);
+  if (!s.ok()) return s;
+  for (size_t a = 0; a < slots; a++) doc_start[a + 1] += doc_start[a];
+  // The transpose, a document range at a time: each pass reads every group's list and keeps the entries of
+  // its documents (the passes' buffer is at most a quarter of the budget, one document's entries at least).
+  const CsrView v = out->View();
+  const uint64_t cap = std::max<uint64_t>(memory / 16, 1);  // entries of 4 bytes
+  std::vector<uint32_t> buf;
+  std::vector<uint64_t> pos;
+  for (uint32_t d0 = 0; d0 < slots;) {
+    uint32_t d1 = d0 + 1;
+    while (d1 < slots && doc_start[d1 + 1] - doc_start[d0] <= cap) d1++;
+    const uint64_t base = doc_start[d0];
+    buf.resize(doc_start[d1] - base);
+    pos.assign(doc_start.begin() + d0, doc_start.begin() + d1);
+    if (!buf.empty()) {
+      for (uint64_t g = 0; g < groups; g++) {
+        if (stop && (g & 0xFFFF) == 0 && stop->load()) return Cancelled();
+        for (uint64_t j = v.start[g]; j < v.start[g + 1]; j++) {
+          const uint32_t a = v.docs[j];
+          if (a >= d0 && a < d1) buf[pos[a - d0]++ - base] = uint32_t(g);
+        }
+      }
+      s = group_f.Write(buf.data(), buf.size() * 4);
+      if (!s.ok()) return s;
+    }
+    d0 = d1;
+  }
+  return group_f.Map(&out->group_of);
 }
 
 // Sums pair files per document (each file's lists ascending by document) into the sink.
@@ -438,8 +560,18 @@ Status CountPartT(const State& st, const std::string& seg_path, uint32_t part, c
   Status s = seg.Open(seg_path, false);
   if (!s.ok()) return s;
   const uint32_t slots = uint32_t(st.directory().slots());
-  const auto ranges = PlanRanges(seg, slots, o.memory);
-  *was_direct = direct_ok && ranges.size() == 1;
+  // Half the budget for the lists of a range: loading one holds its decoded lists, their hashes and the
+  // grouped copy at once, and the counters (8 bytes per document and thread) come on top.
+  const auto ranges = PlanRanges(seg, slots, o.memory / 2);
+  *was_direct = direct_ok;
+  if (direct_ok && ranges.size() > 1) {
+    SpilledCsr c;
+    StepTimer timer;
+    s = SpillCsr(seg, ranges, slots, o.memory, spill, o.stop, &c);
+    if (!s.ok()) return s;
+    timer.Step("shared lists spilled, mapped");
+    return CountCsr(c.View(), slots, direct, o.stop);
+  }
   PairsInfo info;
   info.build_id = st.manifest().build_id;
   info.part = part;
@@ -452,14 +584,14 @@ Status CountPartT(const State& st, const std::string& seg_path, uint32_t part, c
     s = LoadCsr(seg, ranges[r], slots, o.stop, &c);
     if (!s.ok()) return s;
     timer.Step("shared lists loaded");
-    if (*was_direct) return CountCsr(c, slots, direct, o.stop);
+    if (*was_direct) return CountCsr(c.View(), slots, direct, o.stop);
     const std::string path = spill + "/range-" + std::to_string(part) + "-" + std::to_string(r) + ".ckp";
     PairsWriter w;
     s = w.Open(path, info);
     if (!s.ok()) return s;
     pair_paths->push_back(path);
     PairsSink sink(&w);
-    s = CountCsr(c, slots, &sink, o.stop);
+    s = CountCsr(c.View(), slots, &sink, o.stop);
     if (s.ok()) s = w.Commit();
     if (!s.ok()) return s;
   }
@@ -648,6 +780,16 @@ Status Builder::FinishDocs() {
   return Status::Ok();
 }
 
+// The part of --memory the posting build and the counting may use: the directory (held twice while
+// counting: the state's and the copy the top lists go into) and a reserve for the runtime (Node itself is
+// ~50 MiB) and what reading the input left behind come off first (a quarter of the budget at least remains).
+// Measured: 171 MiB anonymous before the posting build of 300k documents, the directory 27 MiB of it.
+static uint64_t WorkingBudget(uint64_t memory, const Directory& d) {
+  if (memory == 0) return 0;
+  const uint64_t fixed = 2 * d.MemoryBytes() + (uint64_t(192) << 20);
+  return memory / 4 * 3 > fixed ? memory - fixed : memory / 4;
+}
+
 Status Builder::Finish(std::shared_ptr<State>* pending) {
   StepTimer timer;
   Status s = FinishDocs();
@@ -656,14 +798,17 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
   Staged sg;
   s = OpenStaged(path_, &sg);
   if (!s.ok()) return s;
+  RunOptions o = o_;
+  o.memory = WorkingBudget(o_.memory, sg.st->directory());
   const uint32_t parts = p_.parts;
   for (uint32_t p = 0; p < parts; p++) {
-    s = BuildPart(*sg.st, p, path_ + "/" + SegmentName(p, sg.first_seg + p), o_);
+    s = BuildPart(*sg.st, p, path_ + "/" + SegmentName(p, sg.first_seg + p), o);
     if (!s.ok()) return s;
   }
+  io::os::ReleaseFreeMemory();  // the posting build's pair chunks, before the counting allocates
   timer.Step("segments built");
   io::SpillDir spill;
-  s = spill.Create(TmpOf(path_, o_));
+  s = spill.Create(TmpOf(path_, o));
   if (!s.ok()) return s;
   std::vector<std::string> pairs;
   bool direct = false;
@@ -674,7 +819,7 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
     s = w.Open(path_ + "/" + TopsName(tops_file), kTopRecords, 8);
     if (!s.ok()) return s;
     TopSink sink(p_, d.get(), &w, tops_file);
-    s = CountPart(*sg.st, path_ + "/" + SegmentName(0, sg.first_seg), 0, o_, true, &sink, spill.path(), &pairs, &direct);
+    s = CountPart(*sg.st, path_ + "/" + SegmentName(0, sg.first_seg), 0, o, true, &sink, spill.path(), &pairs, &direct);
     if (!s.ok()) return s;
     if (direct) {
       s = w.Commit();
@@ -687,13 +832,13 @@ Status Builder::Finish(std::shared_ptr<State>* pending) {
     w.Abort();
   } else {
     for (uint32_t p = 0; p < parts; p++) {
-      s = CountPart(*sg.st, path_ + "/" + SegmentName(p, sg.first_seg + p), p, o_, false, nullptr, spill.path(), &pairs,
+      s = CountPart(*sg.st, path_ + "/" + SegmentName(p, sg.first_seg + p), p, o, false, nullptr, spill.path(), &pairs,
                     &direct);
       if (!s.ok()) return s;
     }
   }
   timer.Step("counted into pairs files");
-  s = FinishFromPairs(sg, pairs, o_, pending);
+  s = FinishFromPairs(sg, pairs, o, pending);
   timer.Step("pairs summed, top lists");
   return s;
 }

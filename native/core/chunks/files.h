@@ -127,6 +127,11 @@ class Directory {
   uint32_t rank(uint32_t id) const { return rank_[id]; }
   // The live ids in rank order (by_rank()[rank(id)] == id).
   const std::vector<uint32_t>& by_rank() const { return by_rank_; }
+  // Bytes it holds (what a run's memory budget must leave for it).
+  uint64_t MemoryBytes() const {
+    return entries_.capacity() * sizeof(DocEntry) + ext_off_.capacity() * 8 + heap_.capacity() +
+           (order_.capacity() + rank_.capacity() + by_rank_.capacity()) * 4;
+  }
 
   // Building: Reset, then Append ids 0, 1, ... in order (free slots with a dead entry and an empty id), then
   // Seal (orders the live ids; fails on a repeated external id, naming it).

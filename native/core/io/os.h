@@ -89,6 +89,11 @@ void SyncDir(const std::string& dir);
 // Removes a file; false when it could not be removed (e.g. it does not exist).
 bool RemoveFile(const std::string& path);
 
+// Gives the allocator's free memory back to the system (glibc keeps freed small blocks in the process, so a
+// phase that freed a large budget in small pieces would still count against the next phase's). Best effort;
+// a no-op where the allocator has no such call.
+void ReleaseFreeMemory();
+
 // The id of this process (used to name temporary files).
 uint64_t ProcessId();
 // The folder part of a path ("." when there is none); '/' on every system, '\\' too on Windows.

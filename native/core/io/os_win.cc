@@ -306,6 +306,8 @@ bool RemoveFile(const std::string& path) {
   return Wide(path, &w) && DeleteFileW(w.c_str()) != 0;
 }
 
+void ReleaseFreeMemory() {}
+
 uint64_t ProcessId() { return static_cast<uint64_t>(GetCurrentProcessId()); }
 
 size_t BaseNameStart(const std::string& path) {
