@@ -277,6 +277,15 @@ export interface TableChanges {
   rowShared: Uint32Array;
 }
 
+/** Indexes of the row changes by (doc, other). */
+function rowOrder(doc: Uint32Array, other: Uint32Array): Uint32Array {
+  const keys = new BigUint64Array(doc.length);
+  for (let i = 0; i < doc.length; i++) keys[i] = (BigInt(doc[i]) << 32n) | BigInt(other[i]);
+  const order = new Uint32Array(doc.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  return order.sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : 0));
+}
+
 /** Applies an incremental run's changes to DIR's table in one transaction (meta.generation included). */
 export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c: TableChanges,
                                        hook?: (stage: 'table') => void): Promise<void> {
@@ -285,6 +294,7 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
+    db.pragma('cache_size = -65536');  // 64 MiB of pages: the changes of one run touch many leaves
     db.exec('BEGIN IMMEDIATE');
     const delPairs = db.prepare('DELETE FROM pairs WHERE doc = ?');
     const delDoc = db.prepare('DELETE FROM documents WHERE n = ?');
@@ -300,10 +310,14 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
       new BulkInsert(db, 'INSERT INTO pairs (doc, other, shared)', 3));
     const delRow = db.prepare('DELETE FROM pairs WHERE doc = ? AND other = ?');
     const setRow = db.prepare('INSERT OR REPLACE INTO pairs (doc, other, shared) VALUES (?, ?, ?)');
-    for (let i = 0; i < c.rowDoc.length; i++) {
+    // In key order: neighbouring changes then touch the same B-tree pages (random order cost 3 s for 168k
+    // changes at 1M documents). One change per (doc, other), so the order does not change the result.
+    const order = rowOrder(c.rowDoc, c.rowOther);
+    for (let n = 0; n < order.length; n++) {
+      const i = order[n];
       if (c.rowShared[i] === 0) delRow.run(c.rowDoc[i], c.rowOther[i]);
       else setRow.run(c.rowDoc[i], c.rowOther[i], c.rowShared[i]);
-      if ((i & 65535) === 65535) await yieldToLoop();
+      if ((n & 65535) === 65535) await yieldToLoop();
     }
     db.prepare("UPDATE meta SET value = ? WHERE key = 'generation'").run(pending.info().generation);
     db.exec('COMMIT');

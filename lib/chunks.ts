@@ -304,6 +304,7 @@ export class ChunkIndex {
     if (o.compact !== undefined && typeof o.compact !== 'boolean') throw invalidArgument(TypeError, 'Expected compact to be a boolean');
     this.live();
     const release = acquireLock(this.dir);
+    const step = stepTimer();
     try {
       const c = consistentState(this.dir, true);
       if (c.generation !== this.ix.info().generation || c.which !== 'MANIFEST' || this.ix.info().generation !== c.generation) {
@@ -312,6 +313,7 @@ export class ChunkIndex {
         this.ix = fresh;
       }
       removeUnreferenced(this.dir, this.ix.files());
+      step('js: index opened');
       const updater = nativeSync(() => native.createChunkUpdater(this.ix, run.memory, run.tmp));
       const r = await withClose(updater, async (u) => {
         let count = 0;
@@ -322,6 +324,7 @@ export class ChunkIndex {
           o.onProgress?.({ documents: count, stage: 'chunks' });
         }
         throwIfAborted(run.signal);
+        step('js: changes read');
         o.onProgress?.({ documents: count, stage: 'similarity' });
         return nativeCall(u.prepare(o.compact === true));
       });
@@ -335,7 +338,9 @@ export class ChunkIndex {
       try {
         crashPoint('update-prepared');
         o.onProgress?.({ documents: r.upserted.length + r.rowDoc.length, stage: 'table' });
+        step('js: similarity (native)');
         await writeUpdateTable(this.dir, pending, r, () => crashPoint('update-in-table'));
+        step(`js: table (${r.rowDoc.length} row changes)`);
         crashPoint('update-committed-table');
         nativeSync(() => native.chunkIndexCommit(this.dir));
       } catch (e) {
@@ -345,6 +350,7 @@ export class ChunkIndex {
       this.ix.close();
       this.ix = pending;
       removeUnreferenced(this.dir, pending.files());
+      step('js: committed');
       return summary;
     } finally {
       release();
@@ -448,6 +454,23 @@ function parseIds(heap: Buffer, offsets: Uint32Array): DocId[] {
   const out: DocId[] = new Array(offsets.length - 1);
   for (let i = 0; i + 1 < offsets.length; i++) out[i] = JSON.parse(heap.toString('utf8', offsets[i], offsets[i + 1])) as DocId;
   return out;
+}
+
+/**
+ * NEARDUP_CHUNKS_TIMING=1 (bench/): the steps of a run on the JavaScript side (reading, the SQLite table),
+ * printed on stderr in the format the native steps use.
+ */
+function stepTimer(): (what: string) => void {
+  if (!process.env.NEARDUP_CHUNKS_TIMING) return () => undefined;
+  let wall = process.hrtime.bigint();
+  let cpu = process.cpuUsage();
+  return (what) => {
+    const c = process.cpuUsage(cpu);
+    const w = Number(process.hrtime.bigint() - wall) / 1e9;
+    process.stderr.write(`chunks: ${what.padEnd(28)} ${w.toFixed(2).padStart(8)} s wall ${((c.user + c.system) / 1e6).toFixed(2).padStart(8)} s cpu\n`);
+    wall = process.hrtime.bigint();
+    cpu = process.cpuUsage();
+  };
 }
 
 /** Test hook: NEARDUP_TEST_CRASH=<point> kills the process there (SIGKILL: no cleanup at all). */

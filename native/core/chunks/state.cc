@@ -70,7 +70,6 @@ Status PostingsT<Key>::Lookup(uint64_t key, std::vector<uint32_t>* out, std::vec
       out->push_back(id);
     }
   }
-  if (segs.size() > 1) std::sort(out->begin(), out->end());
   return Status::Ok();
 }
 
