@@ -760,6 +760,9 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
   // windows, runOffsets, qBegin, qEnd, dBegin, dEnd, runWindows }>: query i's matches are
   // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]).
+  // The windows of nominated documents kept across the queries of one call (20 bytes per window).
+  static constexpr size_t kQueryCacheBytes = size_t(256) << 20;
+
   Napi::Value QueryPassages(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
@@ -788,12 +791,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    Status err;
                    std::mutex em;
                    const postings::TextFn fn = ts->Fn();
+                   postings::WindowsCache cache(kQueryCacheBytes);
                    parallel::ParallelFor(d.n, 1, slots, [&](size_t b, size_t e, size_t) {
                      postings::Blotter bl(bo);
                      postings::Windows qw;
                      for (size_t i = b; i < e; i++) {
                        postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
-                       Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i]);
+                       Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
                        if (!st.ok()) {
                          std::lock_guard<std::mutex> g(em);
                          err = st;

@@ -428,6 +428,31 @@ TEST(aligned_runs_and_passages) {
   std::vector<QueryMatch> m;
   EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &m).ok());
   EXPECT(q.size() == 0 || (!m.empty() && m[0].doc == 3));
+  // A cache shared by many queries (and one too small to keep everything) gives the uncached results.
+  auto same = [](const std::vector<QueryMatch>& a, const std::vector<QueryMatch>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+      if (a[i].doc != b[i].doc || a[i].windows != b[i].windows || a[i].spans.size() != b[i].spans.size()) return false;
+      for (size_t k = 0; k < a[i].spans.size(); k++) {
+        const QuerySpan &x = a[i].spans[k], &y = b[i].spans[k];
+        if (x.windows != y.windows || x.q_begin != y.q_begin || x.q_end != y.q_end || x.d_begin != y.d_begin || x.d_end != y.d_end)
+          return false;
+      }
+    }
+    return true;
+  };
+  WindowsCache big(size_t(1) << 20), tiny(200);
+  size_t matched = 0;
+  for (int d = 0; d < 40; d++) {
+    WindowsOf(&bl, reinterpret_cast<const uint8_t*>(texts[d].data()), texts[d].size(), &q);
+    std::vector<QueryMatch> plain, cached, capped;
+    EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &plain).ok());
+    EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &cached, &big).ok());
+    EXPECT(QueryPassages(ix, q, bo, fn, 1, 1000, &capped, &tiny).ok());
+    EXPECT(same(plain, cached) && same(plain, capped));
+    matched += plain.size();
+  }
+  EXPECT(matched > 40);
   RmRf(dir);
 }
 

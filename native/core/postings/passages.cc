@@ -23,14 +23,27 @@ void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out) {
   }
 }
 
+namespace {
+void SortedIndex(const uint32_t* y, size_t ny, std::vector<std::pair<uint32_t, uint32_t>>* idx) {
+  idx->resize(ny);  // (blot, position) of y, sorted
+  for (size_t j = 0; j < ny; j++) (*idx)[j] = {y[j], uint32_t(j)};
+  std::sort(idx->begin(), idx->end());
+}
+}  // namespace
+
 void AlignedRuns(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny, std::vector<Run>* out) {
+  std::vector<std::pair<uint32_t, uint32_t>> idx;
+  SortedIndex(y, ny, &idx);
+  AlignedRunsSorted(x, nx, y, ny, idx.data(), out);
+}
+
+void AlignedRunsSorted(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny,
+                       const std::pair<uint32_t, uint32_t>* idx, std::vector<Run>* out) {
   out->clear();
-  std::vector<std::pair<uint32_t, uint32_t>> idx(ny);  // (blot, position) of y, sorted
-  for (size_t j = 0; j < ny; j++) idx[j] = {y[j], uint32_t(j)};
-  std::sort(idx.begin(), idx.end());
+  const auto* end = idx + ny;
   for (size_t i = 0; i < nx; i++) {
-    auto k = std::lower_bound(idx.begin(), idx.end(), std::make_pair(x[i], uint32_t(0)));
-    for (size_t c = 0; k != idx.end() && k->first == x[i] && c < kMaxRepeat; ++k, ++c) {
+    auto k = std::lower_bound(idx, end, std::make_pair(x[i], uint32_t(0)));
+    for (size_t c = 0; k != end && k->first == x[i] && c < kMaxRepeat; ++k, ++c) {
       const size_t j = k->second;
       if (i > 0 && j > 0 && x[i - 1] == y[j - 1]) continue;  // not the start of its run
       size_t len = 1;
@@ -215,8 +228,31 @@ Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys
 
 // -------------------------------------------------------------------------------------------- query
 
+Status WindowsCache::Get(uint32_t d, const TextFn& text, Blotter* bl, std::shared_ptr<const Entry>* out) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = map_.find(d);
+    if (it != map_.end()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+  }
+  const uint8_t* t = nullptr;
+  size_t n = 0;
+  Status s = text(d, &t, &n);
+  if (!s.ok()) return s;
+  auto e = std::make_shared<Entry>();
+  WindowsOf(bl, t, n, &e->w);
+  SortedIndex(e->w.blots.data(), e->w.size(), &e->idx);
+  const size_t bytes = e->w.size() * 20 + 64;
+  *out = e;
+  std::lock_guard<std::mutex> g(mu_);
+  if (bytes_ + bytes <= cap_ && map_.emplace(d, e).second) bytes_ += bytes;
+  return Status::Ok();
+}
+
 Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
-                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out) {
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, WindowsCache* cache) {
   out->clear();
   std::vector<uint32_t> blots(q.blots), cands, list;
   std::sort(blots.begin(), blots.end());
@@ -229,16 +265,16 @@ Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions
   std::sort(cands.begin(), cands.end());
   cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
   Blotter bl(bo);
-  Windows w;
+  WindowsCache local(0);  // keeps nothing: each document blotted for this query only
+  WindowsCache* wc = cache ? cache : &local;
+  std::shared_ptr<const WindowsCache::Entry> e;
   std::vector<Run> runs;
   std::vector<uint8_t> seen(q.size());
   for (uint32_t d : cands) {
-    const uint8_t* t = nullptr;
-    size_t n = 0;
-    Status s = text(d, &t, &n);
+    Status s = wc->Get(d, text, &bl, &e);
     if (!s.ok()) return s;
-    WindowsOf(&bl, t, n, &w);
-    AlignedRuns(q.blots.data(), q.size(), w.blots.data(), w.size(), &runs);
+    const Windows& w = e->w;
+    AlignedRunsSorted(q.blots.data(), q.size(), w.blots.data(), w.size(), e->idx.data(), &runs);
     if (runs.empty() || runs.size() < min_passages) continue;
     std::fill(seen.begin(), seen.end(), 0);
     QueryMatch m;

@@ -13,6 +13,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "postings/blot.h"
@@ -43,6 +46,9 @@ struct Run {
 // through any window), which bounds the work on documents made of one repeated line.
 constexpr size_t kMaxRepeat = 16;
 void AlignedRuns(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny, std::vector<Run>* out);
+// The same with y's (blot, position) pairs already sorted (`idx`, ny of them).
+void AlignedRunsSorted(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny,
+                       const std::pair<uint32_t, uint32_t>* idx, std::vector<Run>* out);
 
 // Bytes of the union of the ranges [begin[r.first], end[r.last]] of the runs' windows on one side.
 uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w);
@@ -75,11 +81,32 @@ struct QueryMatch {
   uint32_t windows = 0;          // query windows inside the runs
 };
 
+// The windows of indexed documents (and their sorted index for AlignedRunsSorted), kept across the queries
+// of one batch: a document nominated by several queries is blotted once. Thread-safe. Keeps at most
+// `cap_bytes` of them (20 bytes per window); beyond that documents are blotted each time, not kept.
+class WindowsCache {
+ public:
+  struct Entry {
+    Windows w;
+    std::vector<std::pair<uint32_t, uint32_t>> idx;
+  };
+  explicit WindowsCache(size_t cap_bytes) : cap_(cap_bytes) {}
+  // Document d's entry (from the cache, or computed with `bl` and kept while under the cap).
+  Status Get(uint32_t d, const TextFn& text, Blotter* bl, std::shared_ptr<const Entry>* out);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<uint32_t, std::shared_ptr<const Entry>> map_;
+  size_t cap_, bytes_ = 0;
+};
+
 // The indexed documents sharing at least min_passages aligned runs with the query's windows q, most
 // shared windows first (then most passages, then doc id). Documents are nominated by the query's windows
 // held by at most max_docs documents; their runs are then computed on all windows.
+// cache: shared by the queries of a batch (nullptr: none).
 Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
-                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out);
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out,
+                     WindowsCache* cache = nullptr);
 
 // -------------------------------------------------------------------------------------------- pairs
 
