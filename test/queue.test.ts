@@ -65,9 +65,9 @@ function stopWorkers(): Promise<void> {
   return Promise.all(all.map((w) => new Promise<void>((resolve) => { w.once('exit', () => resolve()); w.kill('SIGTERM'); }))).then(() => undefined);
 }
 
-function submit(work: string, opts: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function submit(work: string, opts: string[], extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [MAIN, 'dedup', ...INPUTS, ...opts, ...OUTS.flatMap((o) => [`--${o}`, `q.${o}`]), '--work', work, '--redis', url, '--queue', 'test', '--shards', '2'],
+    const p = spawn(process.execPath, [MAIN, 'dedup', ...INPUTS, ...opts, ...OUTS.flatMap((o) => [`--${o}`, `q.${o}`]), '--work', work, '--redis', url, '--queue', 'test', '--shards', '2', ...extra],
       { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '', stderr = '';
     p.stdout.on('data', (d) => { stdout += d; });
@@ -96,12 +96,26 @@ test.before(async () => {
   fs.writeFileSync(path.join(dir, 'a.jsonl'), lines.slice(0, 300).join('\n') + '\n');
   fs.writeFileSync(path.join(dir, 'b.jsonl'), lines.slice(300, 600).join('\n') + '\n');
   fs.writeFileSync(path.join(dir, 'c.jsonl'), [...lines.slice(600, 900), ...lines.slice(50, 120)].join('\n') + '\n');
-  const port = await freePort();
   fs.mkdirSync(path.join(dir, 'redis'));
+  await startRedis(await freePort());
+});
+
+async function startRedis(port: number): Promise<void> {
   redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', path.join(dir, 'redis'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(redis, /Ready to accept connections/, 'redis-server');
   url = `redis://127.0.0.1:${port}`;
-});
+}
+
+/** Waits until WORK/paused-STAGE-0 names the worker that holds that task; returns its pid. */
+async function pausedTask(work: string, stage: string): Promise<number> {
+  const marker = path.join(work, `paused-${stage}-0`);
+  const t0 = Date.now();
+  while (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8') === '') {
+    assert.ok(Date.now() - t0 < 60_000, `no worker started ${stage} 0/2`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Number(fs.readFileSync(marker, 'utf8'));
+}
 
 test.after(async () => {
   await stopWorkers();
@@ -127,6 +141,9 @@ test('1 and 2 worker processes: dedup --redis writes the single-process outputs 
     const ref = reference(opts);
     same(`2 workers ${opts.join(' ')}`, ref, await submit(`w2${opts.join('')}`, opts));
   }
+  await startWorker();
+  const ref = reference([]);
+  same('3 workers', ref, await submit('w3', []));
   await stopWorkers();
 });
 
@@ -140,13 +157,7 @@ test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outp
     await startWorker(env);
     await startWorker(env);
     const run = submit(work, []);
-    const marker = path.join(work, `paused-${stage}-0`);
-    const t0 = Date.now();
-    while (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8') === '') {
-      assert.ok(Date.now() - t0 < 60_000, `no worker started ${stage} 0/2`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const pid = Number(fs.readFileSync(marker, 'utf8'));
+    const pid = await pausedTask(work, stage);
     const victim = workers.find((w) => w.pid === pid)!;
     assert.ok(victim, 'the paused task runs in one of our workers');
     victim.kill('SIGKILL');
@@ -154,6 +165,26 @@ test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outp
     same(`killed in ${stage}`, ref, await run);
     await stopWorkers();
   }
+});
+
+test('Redis going away mid-run: the submitter fails naming Redis; rerun once it is back: the same outputs', async () => {
+  if (!haveRedis) return;
+  const ref = reference([]);
+  const work = path.join(dir, 'wk-redis-lost');
+  await startWorker({ NEARDUP_TEST_PAUSE: 'buckets:3000' });
+  const run = submit(work, [], ['--redis-wait', '2']);
+  await pausedTask(work, 'buckets');
+  const port = Number(new URL(url).port);
+  const r = redis!;
+  await new Promise<void>((resolve) => { r.once('exit', () => resolve()); r.kill('SIGKILL'); });
+  const t0 = Date.now();
+  const failed = await Promise.race([run, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the submitter still waits 60 s after Redis went away')), 60_000).unref())]);
+  assert.is.not(failed.code, 0, 'the submitter must fail while Redis is away');
+  assert.match(failed.stderr, /lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+/);
+  assert.ok(Date.now() - t0 < 30_000, `the submitter took ${Date.now() - t0} ms to give up (--redis-wait 2)`);
+  await startRedis(port);  // empty: the jobs of the first run are gone
+  same('rerun after Redis came back', ref, await submit(work, []));
+  await stopWorkers();
 });
 
 test.run();

@@ -98,44 +98,69 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
   }
 }
 
-/** Submits the plan in `work` stage by stage and waits; returns every task's report. */
-export async function submitDedup(url: string, work: string, queue: string): Promise<StageReport[]> {
+/**
+ * Submits the plan in `work` stage by stage and waits; returns every task's report. A connection to Redis lost
+ * for more than `waitMs` (the clients keep reconnecting meanwhile) fails the run with ERR_NEARDUP_IO, naming
+ * Redis: the stage outputs already written stay, and rerunning the command submits the stages again.
+ */
+export async function submitDedup(url: string, work: string, queue: string, waitMs = 30_000): Promise<StageReport[]> {
   const { FlowProducer, QueueEvents } = await bullmq();
   const connection = redisConnection(url);
   const events = new QueueEvents(queue, { connection });
   const flow = new FlowProducer({ connection });
+  // The clients report each failed reconnection as an error (every second or two while Redis is away): an
+  // outage is a run of errors without a 5 s gap; one longer than waitMs gives up.
   let lost: Error | undefined;
-  const onError = (e: Error) => { lost ??= e; };
+  let since = 0, last = 0;
+  let giveUp: (e: Error) => void = () => undefined;
+  const gaveUp = new Promise<never>((_, reject) => { giveUp = reject; });
+  gaveUp.catch(() => undefined);
+  const onError = (e: Error) => {
+    const now = Date.now();
+    if (!lost || now - last > 5000) since = now;
+    lost = e;
+    last = now;
+  };
+  const clock = setInterval(() => {
+    if (!lost) return;
+    const now = Date.now();
+    if (now - last > 5000) lost = undefined;
+    else if (now - since > waitMs) {
+      giveUp(new NeardupError('ERR_NEARDUP_IO', `lost the connection to Redis at ${url} for ${Math.round((now - since) / 1000)} s ` +
+        `(${lost.message}); the stage outputs written so far are kept: rerun the same command to submit the stages again`));
+    }
+  }, 250);
   events.on('error', onError);
   flow.on('error', onError);
   const reports: StageReport[] = [];
   try {
-    await events.waitUntilReady();
+    await Promise.race([events.waitUntilReady(), gaveUp]);
     const plan = loadPlan(work).plan;
     for (const { stage, shards } of stageGraph(plan)) {
-      const tree = await flow.add({
+      const tree = await Promise.race([flow.add({
         name: 'barrier', queueName: queue, data: { work, stage },
         children: Array.from({ length: shards }, (_, shard) => ({
           name: 'task', queueName: queue, data: { work, stage, shard } satisfies TaskData,
           opts: { attempts: 3, backoff: { type: 'fixed', delay: 200 }, failParentOnFailure: true },
         })),
-      });
+      }), gaveUp]);
       if (process.stderr.isTTY) process.stderr.write(`neardup dedup: stage ${stage}: ${shards} task(s) submitted\n`);
       let result: StageReport[];
       try {
-        result = await tree.job.waitUntilFinished(events) as StageReport[];
+        result = await Promise.race([tree.job.waitUntilFinished(events), gaveUp]) as StageReport[];
       } catch (e) {
+        if (e instanceof NeardupError) throw e;
         throw new NeardupError('ERR_NEARDUP_IO', `stage ${stage} failed: ${(e as Error).message}`);
       }
-      if (lost) throw lost;
       result.sort((a, b) => Number(a.shard.split('/')[0]) - Number(b.shard.split('/')[0]));
       reports.push(...result);
     }
-  } catch (e) {
-    if (lost && !(e instanceof NeardupError)) throw new NeardupError('ERR_NEARDUP_IO', `lost the connection to Redis at ${url}: ${lost.message}; rerun the same command to restart the stages`);
-    throw e;
   } finally {
-    await Promise.allSettled([events.close(), flow.close()]);
+    clearInterval(clock);
+    // closing waits for pending commands; a Redis that is gone would hold it forever
+    const closing = Promise.allSettled([events.close(), flow.close()]);
+    if (lost) await Promise.race([closing, new Promise((r) => setTimeout(r, 1000))]);
+    else await closing;
   }
   return reports;
 }

@@ -12,7 +12,7 @@ import {
 
 export const STAGED_OPTIONS = {
   work: { type: 'string' }, shards: { type: 'string' }, 'band-shards': { type: 'string' }, redis: { type: 'string' },
-  queue: { type: 'string' },
+  queue: { type: 'string' }, 'redis-wait': { type: 'string' },
 } as const;
 
 export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run
@@ -20,7 +20,9 @@ export const STAGED_USAGE = `  --work DIR                run as sharded stages i
   --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
   --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
                             (redis://host:port) and wait (needs --work on a folder the workers share)
-  --queue NAME              the BullMQ queue (default neardup)`;
+  --queue NAME              the BullMQ queue (default neardup)
+  --redis-wait SECONDS      how long a lost Redis may stay away before the run fails (default 30; then
+                            rerun the same command: the stages start again, their outputs are idempotent)`;
 
 /** The plan of a dedup command line (dedup's options, inputs and outputs). */
 export function buildPlan(values: Record<string, unknown>, positionals: string[]): StagePlan {
@@ -82,7 +84,8 @@ export async function runStagedDedup(values: Record<string, unknown>, positional
   let reports: StageReport[];
   if (values.redis !== undefined) {
     const { submitDedup } = await import('./queue.js');
-    reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue));
+    const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+    reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
   } else {
     reports = await runStagesLocally(work);
   }
