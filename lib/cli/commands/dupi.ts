@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../../errors';
 import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
+import { defaultBuildMemory } from '../../postings';
 import { Output, UsageError, type Command } from '../common';
 import { checkFiles } from '../files';
 
@@ -73,7 +74,7 @@ const docLine = (d: DupiDoc) => `\t${d.Path} ${d.Start}:${d.End}\n`;
 async function runIndex(root: string, args: string[]): Promise<number> {
   const { values: f, rest } = goFlags(args, { n: 'int', s: 'int', t: 'int', c: 'string', a: 'bool', v: 'bool', memory: 'string', tmp: 'string' });
   if (f.help) return usageOut();
-  const memory = f.memory === undefined ? 0 : parseSize(String(f.memory));
+  let memory = f.memory === undefined ? -1 : parseSize(String(f.memory));
   let ix: DupiIndex;
   if (f.a) {
     ix = await DupiIndex.open(root);
@@ -84,6 +85,7 @@ async function runIndex(root: string, args: string[]): Promise<number> {
   try {
     const files: string[] = [];
     for (const p of rest) files.push(...dupiWalk(p));
+    if (memory < 0) memory = defaultBuildMemory(files.reduce((n, file) => n + fs.statSync(file).size, 0));
     await ix.add(files, { memory, tmp: f.tmp === undefined ? undefined : String(f.tmp) });
   } finally {
     ix.close();
@@ -267,7 +269,8 @@ else ~/.dupi.
 
 Differences from dupi: extract -json prints one JSON array (dupi prints one array per blot, back to back,
 which is not valid JSON); unblot groups and like results are in ascending document order (dupi: random);
--memory caps the index build's memory (the result does not depend on it).`;
+-memory caps the index build's memory (default: twice the input, between 64M and 1G; dupi holds it all
+in memory); the result does not depend on it.`;
 
 function usageOut(): number {
   process.stdout.write(USAGE + '\n');

@@ -1,6 +1,7 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
+import * as fs from 'node:fs';
 import { PassageIndex } from '../../passages';
-import { memorySplit } from '../../postings';
+import { defaultBuildMemory, memorySplit } from '../../postings';
 import { displayName, idValue, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { checkFiles } from '../files';
@@ -21,8 +22,8 @@ Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin) or Parquet, one doc
 
 index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
          --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build:
-         input batches and (blot, doc) pairs, spilled to sorted runs beyond; the index does not depend
-         on it), --tmp DIR (spill files), --no-merge (keep the new segment apart).
+         input batches and (blot, doc) pairs, spilled to sorted runs beyond; default twice the input,
+         between 64M and 1G; the index does not depend on it), --tmp DIR (spill files), --no-merge (keep the new segment apart).
 extract  prints the passages shared by the most documents first, one JSON line each:
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
@@ -42,6 +43,20 @@ const INPUT = {
   'id-field': { type: 'string' as const },
   'on-bad-line': { type: 'string' as const },
 };
+
+/** Bytes of the input files (0 when one is stdin or cannot be read: the reader reports that). */
+function inputSize(files: string[]): number {
+  let n = 0;
+  for (const f of files) {
+    try {
+      if (f === '-') return 0;
+      n += fs.statSync(f).size;
+    } catch {
+      return 0;
+    }
+  }
+  return n;
+}
 
 /** The documents of the inputs, in batches: each with its id (the --id-field value, or "FILE:LINE") and UTF-8 text. */
 async function* readDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
@@ -80,7 +95,7 @@ export const passagesCommand: Command = {
       if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
       const seqLen = r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000);
       const hash = r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered');
-      const memory = r.values.memory === undefined ? 0 : parseSize(String(r.values.memory));
+      const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
       const files = r.positionals;
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
       const progress = new Progress('neardup passages index');
