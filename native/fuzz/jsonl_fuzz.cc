@@ -2,8 +2,9 @@
 // zstd stream decoder on the same bytes. The first byte picks the fields (text or meta.content, with or
 // without an id). Invariants: a line is accepted only if all of it is valid UTF-8 and the extracted text is
 // valid UTF-8 no longer than the line; a bad line appends nothing and has a reason; the batch parser over
-// the input (one or two segments, any line limit) gives exactly the per-line results; the zstd decoder never
-// grows its output by more than the bound it was given (plus one step) and never crashes on garbage.
+// the input (one or two segments, any line limit) gives exactly the per-line results; the zstd decoder (one,
+// reset between inputs) never grows its output by more than the bound it was given (plus one step) and never
+// crashes on garbage.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -81,8 +82,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
 
-  // zstd: arbitrary bytes as a stream, in two pieces, with a small output bound
-  io::ZstdStream z;
+  // zstd: arbitrary bytes as a stream, in two pieces, with a small output bound; for half of the inputs (bit 6
+  // of the first byte: each Feed allocates a 132 KB output buffer, which under ASan is a fresh mapping and
+  // dominated the run time), on one decoder reset between inputs (Reset must forget the previous input).
+  if ((k & 0x40) == 0) return 0;
+  static io::ZstdStream z;
+  z.Reset();
   RawBuffer<uint8_t> part;
   size_t total = 0;
   for (const auto& s : segs) {

@@ -229,6 +229,21 @@ TEST(zstd_round_trip_frames_and_errors) {
   size_t used = 0;
   EXPECT(t.Feed(z.data(), z.size() / 3, &used, size_t(64) << 20, &o2, "x").ok());
   EXPECT(!t.Finish("in.zst").ok());
+  // Reset forgets the truncated frame: the same decoder then reads a whole new stream
+  t.Reset();
+  EXPECT(t.Finish("in.zst").ok());
+  std::vector<uint8_t> again;
+  used = 0;
+  while (used < z.size()) {
+    EXPECT(t.Feed(z.data(), z.size(), &used, size_t(64) << 20, &o2, "x").ok());
+    again.insert(again.end(), o2.data(), o2.data() + o2.size());
+  }
+  for (int i = 0; i < 4 && o2.size() > 0; i++) {  // what the last step kept back
+    EXPECT(t.Feed(z.data(), z.size(), &used, size_t(64) << 20, &o2, "x").ok());
+    again.insert(again.end(), o2.data(), o2.data() + o2.size());
+  }
+  EXPECT(t.Finish("x").ok());
+  EXPECT(std::string(again.begin(), again.end()) == data);
   std::vector<uint8_t> bad = z;
   for (size_t i = 20; i < 200; i++) bad[i] ^= 0x5A;
   std::vector<uint8_t> o3;

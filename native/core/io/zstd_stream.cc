@@ -47,6 +47,11 @@ Status ZstdStream::Feed(const uint8_t* in, size_t n, size_t* consumed, size_t ma
   return Status::Ok();
 }
 
+void ZstdStream::Reset() {
+  ZSTD_DCtx_reset(static_cast<ZSTD_DStream*>(ctx_), ZSTD_reset_session_only);
+  mid_frame_ = false;
+}
+
 Status ZstdStream::Finish(const std::string& what) const {
   if (mid_frame_) return Status(Code::kCorrupt, Prefix(what) + "the zstd data ends inside a frame (a truncated file?)");
   return Status::Ok();

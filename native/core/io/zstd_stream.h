@@ -30,6 +30,8 @@ class ZstdStream {
               const std::string& what);
   // At the end of the input: Corrupt when the last frame is incomplete (a truncated file).
   Status Finish(const std::string& what) const;
+  // Forgets the stream so far (a new input), keeping the decoder's memory.
+  void Reset();
 
  private:
   void* ctx_;
