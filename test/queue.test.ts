@@ -167,6 +167,28 @@ test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outp
   }
 });
 
+test('similar build --parts 3 --redis: parts counted by 2 worker processes, the table of a local build', async () => {
+  if (!haveRedis) return;
+  const top = (index: string) => {
+    const r = spawnSync(process.execPath, [MAIN, 'similar', 'top', '--index', index], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28 });
+    assert.is(r.status, 0, r.stderr);
+    return r.stdout;
+  };
+  const build = (index: string, extra: string[]) => spawnSync(process.execPath, [MAIN, 'similar', 'build', 'a.jsonl', 'b.jsonl', '--index', index, '--k', '20', ...extra],
+    { cwd: dir, encoding: 'utf8' });
+  const local = build('sim-local', []);
+  assert.is(local.status, 0, local.stderr);
+  await startWorker();
+  await startWorker();
+  const queued = build('sim-queued', ['--parts', '3', '--redis', url, '--queue', 'test']);
+  assert.is(queued.status, 0, queued.stderr);
+  const want = top('sim-local');
+  assert.ok(want.split('\n').length > 300, 'the corpus has similar documents');
+  assert.is(top('sim-queued'), want);
+  assert.equal(fs.readdirSync(path.join(dir, 'sim-queued')).filter((f) => /^pairs-/.test(f)), [], 'the parts\' pairs files are removed');
+  await stopWorkers();
+});
+
 test('Redis going away mid-run: the submitter fails naming Redis; rerun once it is back: the same outputs', async () => {
   if (!haveRedis) return;
   const ref = reference([]);

@@ -1,5 +1,6 @@
 // The dedup stages on BullMQ (Redis): `neardup worker --redis URL` serves stage tasks, `neardup dedup --work
-// DIR --redis URL` submits them stage by stage, each stage as a flow (a barrier parent over its shard tasks,
+// DIR --redis URL` submits them stage by stage (and `neardup similar build --parts P --redis URL` the parts of a
+// chunk-similarity build: one task per range of the chunk-id space, as Kasprzak et al. distribute it), each stage as a flow (a barrier parent over its shard tasks,
 // so the next stage starts only when every shard of this one has completed) and waits. Tasks are retried
 // (attempts, and BullMQ's stalled-job recovery when a worker dies: its lock expires and another worker takes
 // the task again); stage outputs are atomic and idempotent, so a rerun of a task is harmless. bullmq is an
@@ -41,6 +42,17 @@ interface TaskData {
   shard: number;
 }
 
+/** A part of a prepared chunk-similarity build (lib/chunks.ts stages.part): its pairs file goes to `out`. */
+interface SimilarPartData {
+  kind: 'similar-part';
+  index: string;
+  part: number;
+  parts: number;
+  out: string;
+  memory?: number;
+  tmp?: string;
+}
+
 export interface WorkerOptions {
   queue: string;
   concurrency: number;
@@ -70,6 +82,14 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
   const { Worker } = await bullmq();
   const worker = new Worker(o.queue, async (job) => {
     if (job.name === 'barrier') return Object.values(await job.getChildrenValues());
+    if ((job.data as SimilarPartData).kind === 'similar-part') {
+      const p = job.data as SimilarPartData;
+      await testPause({ work: p.index, stage: 'similar-part' as StageName, shard: p.part });
+      const { stages } = await import('../chunks.js');
+      const t0 = Date.now();
+      const out = await stages.part(p.index, p.part, { parts: p.parts, out: p.out, memory: p.memory, tmp: p.tmp });
+      return { stage: 'similar-part', shard: `${p.part}/${p.parts}`, out, seconds: (Date.now() - t0) / 1000 };
+    }
     const d = job.data as TaskData;
     await testPause(d);
     return runStage(d.work, d.stage, d.shard);
@@ -99,17 +119,16 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
 }
 
 /**
- * Submits the plan in `work` stage by stage and waits; returns every task's report. A connection to Redis lost
- * for more than `waitMs` (the clients keep reconnecting meanwhile) fails the run with ERR_NEARDUP_IO, naming
- * Redis: the stage outputs already written stay, and rerunning the command submits the stages again.
+ * The submitter's clients and its watch over the connection. The clients report each failed reconnection as an
+ * error (every second or two while Redis is away): an outage is a run of errors without a 5 s gap; one longer
+ * than waitMs makes `guard` reject with ERR_NEARDUP_IO naming Redis (the outputs written so far are kept, and
+ * rerunning the command submits the tasks again: they are idempotent).
  */
-export async function submitDedup(url: string, work: string, queue: string, waitMs = 30_000): Promise<StageReport[]> {
+async function submitter(url: string, queue: string, waitMs: number) {
   const { FlowProducer, QueueEvents } = await bullmq();
   const connection = redisConnection(url);
   const events = new QueueEvents(queue, { connection });
   const flow = new FlowProducer({ connection });
-  // The clients report each failed reconnection as an error (every second or two while Redis is away): an
-  // outage is a run of errors without a 5 s gap; one longer than waitMs gives up.
   let lost: Error | undefined;
   let since = 0, last = 0;
   let giveUp: (e: Error) => void = () => undefined;
@@ -127,40 +146,78 @@ export async function submitDedup(url: string, work: string, queue: string, wait
     if (now - last > 5000) lost = undefined;
     else if (now - since > waitMs) {
       giveUp(new NeardupError('ERR_NEARDUP_IO', `lost the connection to Redis at ${url} for ${Math.round((now - since) / 1000)} s ` +
-        `(${lost.message}); the stage outputs written so far are kept: rerun the same command to submit the stages again`));
+        `(${lost.message}); the outputs written so far are kept: rerun the same command to submit the tasks again`));
     }
   }, 250);
   events.on('error', onError);
   flow.on('error', onError);
+  return {
+    events, flow,
+    guard: <T>(p: Promise<T>): Promise<T> => Promise.race([p, gaveUp]),
+    async close(): Promise<void> {
+      clearInterval(clock);
+      // closing waits for pending commands; a Redis that is gone would hold it forever
+      const closing = Promise.allSettled([events.close(), flow.close()]);
+      if (lost) await Promise.race([closing, new Promise((r) => setTimeout(r, 1000))]);
+      else await closing;
+    },
+  };
+}
+
+/** Runs the tasks as one flow (a barrier parent over them) and waits for all; returns their results. */
+async function runFlow<T>(sub: Awaited<ReturnType<typeof submitter>>, queue: string, what: string, barrier: object,
+                          tasks: object[]): Promise<T[]> {
+  const tree = await sub.guard(sub.flow.add({
+    name: 'barrier', queueName: queue, data: barrier,
+    children: tasks.map((data) => ({
+      name: 'task', queueName: queue, data,
+      opts: { attempts: 3, backoff: { type: 'fixed', delay: 200 }, failParentOnFailure: true },
+    })),
+  }));
+  if (process.stderr.isTTY) process.stderr.write(`neardup: ${what}: ${tasks.length} task(s) submitted\n`);
+  try {
+    return await sub.guard(tree.job.waitUntilFinished(sub.events)) as T[];
+  } catch (e) {
+    if (e instanceof NeardupError) throw e;
+    throw new NeardupError('ERR_NEARDUP_IO', `${what} failed: ${(e as Error).message}`);
+  }
+}
+
+/** Submits the plan in `work` stage by stage and waits; returns every task's report. */
+export async function submitDedup(url: string, work: string, queue: string, waitMs = 30_000): Promise<StageReport[]> {
+  const sub = await submitter(url, queue, waitMs);
   const reports: StageReport[] = [];
   try {
-    await Promise.race([events.waitUntilReady(), gaveUp]);
+    await sub.guard(sub.events.waitUntilReady());
     const plan = loadPlan(work).plan;
     for (const { stage, shards } of stageGraph(plan)) {
-      const tree = await Promise.race([flow.add({
-        name: 'barrier', queueName: queue, data: { work, stage },
-        children: Array.from({ length: shards }, (_, shard) => ({
-          name: 'task', queueName: queue, data: { work, stage, shard } satisfies TaskData,
-          opts: { attempts: 3, backoff: { type: 'fixed', delay: 200 }, failParentOnFailure: true },
-        })),
-      }), gaveUp]);
-      if (process.stderr.isTTY) process.stderr.write(`neardup dedup: stage ${stage}: ${shards} task(s) submitted\n`);
-      let result: StageReport[];
-      try {
-        result = await Promise.race([tree.job.waitUntilFinished(events), gaveUp]) as StageReport[];
-      } catch (e) {
-        if (e instanceof NeardupError) throw e;
-        throw new NeardupError('ERR_NEARDUP_IO', `stage ${stage} failed: ${(e as Error).message}`);
-      }
+      const tasks = Array.from({ length: shards }, (_, shard) => ({ work, stage, shard } satisfies TaskData));
+      const result = await runFlow<StageReport>(sub, queue, `stage ${stage}`, { work, stage }, tasks);
       result.sort((a, b) => Number(a.shard.split('/')[0]) - Number(b.shard.split('/')[0]));
       reports.push(...result);
     }
   } finally {
-    clearInterval(clock);
-    // closing waits for pending commands; a Redis that is gone would hold it forever
-    const closing = Promise.allSettled([events.close(), flow.close()]);
-    if (lost) await Promise.race([closing, new Promise((r) => setTimeout(r, 1000))]);
-    else await closing;
+    await sub.close();
   }
   return reports;
+}
+
+/**
+ * Submits the parts of a prepared chunk-similarity build in `index` (stages.prepare done) and waits; returns
+ * the pairs files, in part order, for stages.finish.
+ */
+export async function submitSimilarParts(url: string, index: string, parts: number, o: { memory?: number; tmp?: string },
+                                         queue: string, waitMs = 30_000): Promise<string[]> {
+  const sub = await submitter(url, queue, waitMs);
+  try {
+    await sub.guard(sub.events.waitUntilReady());
+    const tasks = Array.from({ length: parts }, (_, part) => ({
+      kind: 'similar-part', index, part, parts, out: path.join(index, `pairs-${part}.ckp`),
+      ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: o.tmp } : {}),
+    } satisfies SimilarPartData));
+    await runFlow(sub, queue, 'similar parts', { index, kind: 'similar-parts' }, tasks);
+    return tasks.map((t) => t.out);
+  } finally {
+    await sub.close();
+  }
 }

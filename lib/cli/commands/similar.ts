@@ -41,6 +41,10 @@ build     the index of the documents in DIR (which must not hold one).
   --short whole|none    a text shorter than n words: one chunk of all of it (default) or none
   --seed N              seed of the chunk hash (default 0)
   --parts P             split the chunk-id space into P ranges indexed and counted on their own (default 1)
+  --redis URL           with --parts: count the parts in 'neardup worker' processes through BullMQ on this
+                        Redis (workers on other machines must see DIR at the same path); --queue NAME
+                        (default neardup), --redis-wait SECONDS (default 30: how long a lost Redis may stay
+                        away before the run fails). The same table as a local build (docs/scale.md).
 update    applies the lines to the index: a new id adds its document, a known id replaces it, "text": null
           deletes it (the last line of an id wins). Gives the table a build of the final documents gives.
   --compact             rewrite the index files now (otherwise done when they pile up)
@@ -60,6 +64,7 @@ const INPUT = {
   'on-bad-line': { type: 'string' as const },
 };
 const RUN = { index: { type: 'string' as const }, memory: { type: 'string' as const }, tmp: { type: 'string' as const } };
+const QUEUE = { redis: { type: 'string' as const }, queue: { type: 'string' as const }, 'redis-wait': { type: 'string' as const } };
 const BUILD = {
   n: { type: 'string' as const }, bits: { type: 'string' as const }, k: { type: 'string' as const },
   'min-similarity': { type: 'string' as const }, 'min-shared': { type: 'string' as const }, split: { type: 'string' as const },
@@ -199,9 +204,11 @@ function reportSkipped(skipped: { count: number }): void {
 }
 
 async function runBuild(args: string[], staged: boolean): Promise<number> {
-  const r = parse(args, { ...INPUT, ...RUN, ...BUILD });
+  const r = parse(args, { ...INPUT, ...RUN, ...BUILD, ...(staged ? {} : QUEUE) });
   if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
   const dir = indexDir(r.values);
+  if (r.values.redis === undefined && (r.values.queue !== undefined || r.values['redis-wait'] !== undefined))
+    throw new UsageError('--queue and --redis-wait go with --redis URL');
   const spec = inputSpec(r.values, r.positionals, false, false);
   const options = { ...buildOptions(r.values), ...runOptions(r.values) };
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
@@ -213,6 +220,17 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
     const onProgress = (p: { documents: number; stage: string }) => progress.update({ docs: p.documents, extra: p.stage });
     if (staged) {
       await stages.prepare(dir, docs, { ...options, onProgress });
+    } else if (r.values.redis !== undefined) {
+      // prepare here, the parts on the workers, finish here (docs/scale.md)
+      const parts = options.parts ?? 1;
+      await stages.prepare(dir, docs, { ...options, onProgress });
+      const { submitSimilarParts } = await import('../queue.js');
+      const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
+      const pairs = await submitSimilarParts(String(r.values.redis), path.resolve(dir), parts,
+        { memory: options.memory, tmp: options.tmp === undefined ? undefined : path.resolve(options.tmp) },
+        r.values.queue === undefined ? 'neardup' : String(r.values.queue), wait * 1000);
+      (await stages.finish(dir, pairs, runOptions(r.values))).close();
+      for (const f of pairs) fs.rmSync(f, { force: true });
     } else {
       const ix = await ChunkIndex.build(dir, docs, { ...options, onProgress });
       ix.close();
