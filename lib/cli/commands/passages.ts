@@ -44,6 +44,9 @@ const INPUT = {
   'on-bad-line': { type: 'string' as const },
 };
 
+/** Queries per native call of `passages query` (they share the call's cache of the nominated documents' windows). */
+const QUERY_GROUP = 16;
+
 /** Bytes of the input files (0 when one is stdin or cannot be read: the reader reports that). */
 function inputSize(files: string[]): number {
   let n = 0;
@@ -142,9 +145,15 @@ export const passagesCommand: Command = {
       checkFiles({ inputs: files.length ? files : ['-'], outputs: [], stdout: true });
       const ix = await PassageIndex.open(dir);
       try {
-        for await (const docs of readDocs(files, r.values)) {
-          const res = await ix.query(docs.map((d) => d.text), { minShared, maxDocs });
-          for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
+        for await (const batch of readDocs(files, r.values)) {
+          // a few queries per call: their results (every span's text) are held until written, and one
+          // query against a large index can match thousands of documents (10 GB corpus: ~10 MB of output
+          // per query)
+          for (let at = 0; at < batch.length; at += QUERY_GROUP) {
+            const docs = batch.slice(at, at + QUERY_GROUP);
+            const res = await ix.query(docs.map((d) => d.text), { minShared, maxDocs });
+            for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
+          }
         }
       } finally {
         ix.close();
