@@ -1,10 +1,10 @@
 // The dedup stages on BullMQ (Redis): `neardup worker --redis URL` serves stage tasks, `neardup dedup --work
-// DIR --redis URL` submits them stage by stage (and `neardup similar build --parts P --redis URL` the parts of a
-// chunk-similarity build: one task per range of the chunk-id space, as Kasprzak et al. distribute it), each stage as a flow (a barrier parent over its shard tasks,
-// so the next stage starts only when every shard of this one has completed) and waits. Tasks are retried
-// (attempts, and BullMQ's stalled-job recovery when a worker dies: its lock expires and another worker takes
-// the task again); stage outputs are atomic and idempotent, so a rerun of a task is harmless. bullmq is an
-// optional dependency: only this mode loads it.
+// DIR --redis URL` submits them stage by stage, each stage as a flow (a barrier parent over its shard tasks, so
+// the next stage starts only when every shard of this one has completed) and waits; `neardup similar build
+// --parts P --redis URL` submits the parts of a chunk-similarity build the same way (one task per range of the
+// chunk-id space, as Kasprzak et al. distribute it). Tasks are retried (attempts, and BullMQ's stalled-job
+// recovery when a worker dies: its lock expires and another worker takes the task again); outputs are atomic
+// and idempotent, so a rerun of a task is harmless. bullmq is an optional dependency: only this mode loads it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../errors';
