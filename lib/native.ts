@@ -381,6 +381,8 @@ export interface NativeBinding {
   murmur3MinSeq(keys: TextInput, firstSeed: number, count: number): Uint32Array;
   /** Sets (and returns) the largest result ArrayBuffer; NEARDUP_TEST_MAX_RESULT_BYTES caps it (tests). */
   setMaxResultBytes(maxBytes?: number): number;
+  /** Stops the native work of this environment between chunks (the CLI's SIGINT/SIGTERM, just before exit). */
+  interrupt(): void;
   /** The checked header of a signature file, from its first min(64, fileSize) bytes (readSignatureFile). */
   signatureFileHeader(head: Uint8Array, fileSize: number, name: string): {
     format: 'neardup' | 'doubri'; count: number; numPerm: number; profile: number;

@@ -369,6 +369,35 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
   });
 }
 
+test('SIGTERM in the middle of a long native step (the counting of similar build): exit 143 within seconds', async () => {
+  const dir = freshDir();
+  // 40,000 documents of 8 out of 60 stock sentences each: every document shares chunks with thousands of
+  // others, so the counting is one native call of many seconds
+  let seed = 7;
+  const rnd = () => { seed = (seed * 48271) % 2147483647; return seed / 2147483647; };
+  const stock = Array.from({ length: 60 }, (_, i) => Array.from({ length: 14 }, (_, w) => `w${(i * 131 + w * 17) % 997}x${w}`).join(' '));
+  const lines: string[] = [];
+  for (let i = 0; i < 40000; i++) {
+    const parts: string[] = [`doc${i}`];
+    for (let k = 0; k < 8; k++) parts.push(stock[Math.floor(rnd() * stock.length)]);
+    lines.push(JSON.stringify({ id: i, text: parts.join(' . ') }));
+  }
+  fs.writeFileSync(path.join(dir, 'd.jsonl'), lines.join('\n') + '\n');
+  const child = spawn(process.execPath, [...ARGV, 'similar', 'build', 'd.jsonl', '--index', 'ix', '--k', '10'],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NEARDUP_CHUNKS_TIMING: '1' } });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const closed = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+  assert.ok(await waitFor(() => /shared lists (loaded|spilled)/.test(stderr), 120000), `the run got to the counting: ${stderr}`);
+  const t0 = Date.now();
+  child.kill('SIGTERM');
+  const code = await closed;
+  const took = Date.now() - t0;
+  assert.is(code, 143, stderr);
+  assert.not.match(stderr, /counted/, 'the counting was stopped, not finished');
+  assert.ok(took < 3000, `exited ${took} ms after SIGTERM`);
+});
+
 test('SIGINT while the addon writes minhash -o: exit 130, its temporary file removed, the old file kept', async () => {
   const dir = freshDir();
   fs.writeFileSync(path.join(dir, 'd.jsonl'), corpus(60000));

@@ -266,6 +266,9 @@ export function installCleanup(): void {
   if (installed) return;
   installed = true;
   const on = (code: number) => () => {
+    // running native work would otherwise finish its step before the process may exit (minutes, for the
+    // counting of a large chunk-similarity build)
+    try { native.interrupt(); } catch { /* best effort */ }
     cleanupNow();
     process.exit(code);
   };

@@ -162,12 +162,22 @@ Napi::Value RunSync(Napi::Env env, const std::function<Status()>& run,
   return resolve(env);
 }
 
+// interrupt(): raises `closing` now, from a SIGINT/SIGTERM handler about to exit. Node lets running thread-pool
+// work finish before the process exits; with the flag raised, every loop that polls it (between chunks of a
+// parallel loop) stops at once instead of finishing a step that can take minutes. Work queued after it is
+// rejected: the process is exiting.
+Napi::Value Interrupt(const Napi::CallbackInfo& info) {
+  State(info.Env())->closing.store(true);
+  return info.Env().Undefined();
+}
+
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   auto* data = new InstanceData();
   env.SetInstanceData<InstanceData>(data);
   if (const char* cap = std::getenv("NEARDUP_TEST_MAX_RESULT_BYTES"); cap != nullptr && *cap != '\0')
     data->state->max_result_bytes.store(std::min<uint64_t>(data->state->max_result_bytes.load(), std::strtoull(cap, nullptr, 10)));
   exports.Set("setMaxResultBytes", Napi::Function::New(env, SetMaxResultBytes, "setMaxResultBytes"));
+  exports.Set("interrupt", Napi::Function::New(env, Interrupt, "interrupt"));
   // The hook owns its own reference: it may run before or after the instance data is finalized.
   napi_add_env_cleanup_hook(
       env,
