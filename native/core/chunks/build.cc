@@ -12,6 +12,7 @@
 #include "io/file.h"
 #include "io/os.h"
 #include "io/temp_names.h"
+#include "minhash/spill.h"
 #include "parallel/pool.h"
 #include "util/endian.h"
 
@@ -311,8 +312,10 @@ Status CountCsr(const CsrView& c, uint32_t slots, Sink* sink, const std::atomic<
 // A CSR too large for the budget: each range's groups are built in memory (LoadCsr without the transpose) and
 // appended to spill files; the transpose is then written in passes over document ranges whose part of it fits
 // the budget. The counting reads the four arrays through read-only maps (page cache, not the process's
-// memory); only doc_start (8 bytes per document) stays in memory.
+// memory); only doc_start (8 bytes per document) stays in memory. The files are removed after their maps
+// are gone (members are destroyed in reverse order).
 struct SpilledCsr {
+  lsh::TempFile docs_f, weight_f, start_f, group_f;
   io::MappedFile docs, weight, start, group_of;
   std::vector<uint64_t> doc_start;
   CsrView View() const {
@@ -322,42 +325,26 @@ struct SpilledCsr {
   }
 };
 
-// A spill file written in pieces, then closed and mapped.
-class SpillArray {
- public:
-  ~SpillArray() {
-    if (fd_ != io::os::kNoFd) io::os::CloseQuietly(fd_);
-  }
-  Status Create(const std::string& path) {
-    path_ = path;
-    return io::os::CreateExclusive(path, 0600, &fd_);
-  }
-  Status Write(const void* data, size_t n) { return n ? io::os::WriteAll(fd_, path_, data, n) : Status::Ok(); }
-  Status Map(io::MappedFile* out) {
-    Status s = io::os::Close(fd_, path_);
-    fd_ = io::os::kNoFd;
-    return s.ok() ? out->Open(path_) : s;
-  }
-
- private:
-  io::os::Fd fd_ = io::os::kNoFd;
-  std::string path_;
-};
+// Closes a spill file written in pieces and maps it.
+Status MapSpill(lsh::TempFile* f, io::MappedFile* out) {
+  Status s = f->Finish();
+  return s.ok() ? out->Open(f->path()) : s;
+}
 
 template <typename Key>
 Status SpillCsr(const postings::BasicSegment<Key>& seg, const std::vector<EntryRange>& ranges, uint32_t slots,
                 uint64_t memory, const std::string& spill, const std::atomic<bool>* stop, SpilledCsr* out) {
-  SpillArray docs_f, weight_f, start_f, group_f;
-  Status s = docs_f.Create(spill + "/csr-docs");
-  if (s.ok()) s = weight_f.Create(spill + "/csr-weight");
-  if (s.ok()) s = start_f.Create(spill + "/csr-start");
-  if (s.ok()) s = group_f.Create(spill + "/csr-groups");
+  lsh::TempFile &docs_f = out->docs_f, &weight_f = out->weight_f, &start_f = out->start_f, &group_f = out->group_f;
+  Status s = docs_f.Create(spill, "csr-docs");
+  if (s.ok()) s = weight_f.Create(spill, "csr-weight");
+  if (s.ok()) s = start_f.Create(spill, "csr-start");
+  if (s.ok()) s = group_f.Create(spill, "csr-groups");
   if (!s.ok()) return s;
   std::vector<uint64_t>& doc_start = out->doc_start;
   doc_start.assign(size_t(slots) + 1, 0);
   uint64_t posts = 0, groups = 0;
   const uint64_t zero = 0;
-  s = start_f.Write(&zero, 8);
+  s = start_f.Append(&zero, 8);
   std::vector<uint64_t> shifted;
   for (size_t r = 0; s.ok() && r < ranges.size(); r++) {
     Csr c;
@@ -365,20 +352,20 @@ Status SpillCsr(const postings::BasicSegment<Key>& seg, const std::vector<EntryR
     if (!s.ok()) return s;
     if (uint64_t(groups) + c.weight.size() > UINT32_MAX)
       return Status(Code::kInvalidArgument, "'" + seg.path() + "': more than 2^32 - 1 groups of shared chunks");
-    s = docs_f.Write(c.docs.data(), c.docs.size() * 4);
-    if (s.ok()) s = weight_f.Write(c.weight.data(), c.weight.size() * 4);
+    s = docs_f.Append(c.docs.data(), c.docs.size() * 4);
+    if (s.ok()) s = weight_f.Append(c.weight.data(), c.weight.size() * 4);
     shifted.resize(c.weight.size());
     for (size_t g = 0; g < c.weight.size(); g++) shifted[g] = posts + c.start[g + 1];
-    if (s.ok()) s = start_f.Write(shifted.data(), shifted.size() * 8);
+    if (s.ok()) s = start_f.Append(shifted.data(), shifted.size() * 8);
     for (uint32_t a : c.docs) doc_start[a + 1]++;
     posts += c.docs.size();
     groups += c.weight.size();
   }
   std::vector<uint64_t>().swap(shifted);
   io::os::ReleaseFreeMemory();
-  if (s.ok()) s = docs_f.Map(&out->docs);
-  if (s.ok()) s = weight_f.Map(&out->weight);
-  if (s.ok()) s = start_f.Map(&out->start);
+  if (s.ok()) s = MapSpill(&docs_f, &out->docs);
+  if (s.ok()) s = MapSpill(&weight_f, &out->weight);
+  if (s.ok()) s = MapSpill(&start_f, &out->start);
   if (!s.ok()) return s;
   for (size_t a = 0; a < slots; a++) doc_start[a + 1] += doc_start[a];
   // The transpose, a document range at a time: each pass reads every group's list and keeps the entries of
@@ -401,12 +388,12 @@ Status SpillCsr(const postings::BasicSegment<Key>& seg, const std::vector<EntryR
           if (a >= d0 && a < d1) buf[pos[a - d0]++ - base] = uint32_t(g);
         }
       }
-      s = group_f.Write(buf.data(), buf.size() * 4);
+      s = group_f.Append(buf.data(), buf.size() * 4);
       if (!s.ok()) return s;
     }
     d0 = d1;
   }
-  return group_f.Map(&out->group_of);
+  return MapSpill(&group_f, &out->group_of);
 }
 
 // Sums pair files per document (each file's lists ascending by document) into the sink.
