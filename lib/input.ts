@@ -345,7 +345,7 @@ function splitLines(segments: Buffer[]): Buffer[] {
 // Documents
 
 /** The total size of the inputs when every one is a regular file (else undefined: no fraction). */
-function inputSize(files: string[]): number | undefined {
+export function inputSize(files: string[]): number | undefined {
   let total = 0;
   for (const f of files) {
     if (f === '-') return undefined;

@@ -300,12 +300,12 @@ export class PostingIndex {
  * The whole process then stays under caps from 512 MiB up; below, Node and the pipeline come on top.
  */
 /**
- * @internal The default memory cap of an index build over `inputBytes` of input (0: unknown, e.g. stdin): twice
+ * @internal The default memory cap of an index build over `inputBytes` of input (undefined: unknown, e.g. stdin): twice
  * the input, between 64 MiB and 1 GiB. Small inputs then stay far below an all-in-memory build (measured on the
  * whole SpamAssassin corpus, 32.5 MB in 6,046 files, in bench/RESULTS-postings.md), and large ones are bounded
  * by default.
  */
-export function defaultBuildMemory(inputBytes: number): number {
+export function defaultBuildMemory(inputBytes: number | undefined): number {
   if (!inputBytes) return 1 << 30;
   return Math.min(1 << 30, Math.max(64 << 20, 2 * inputBytes));
 }

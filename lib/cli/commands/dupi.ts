@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../../errors';
 import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
 import { defaultBuildMemory } from '../../postings';
+import { inputSize } from '../../input';
 import { Output, UsageError, type Command } from '../common';
 import { checkFiles } from '../files';
 
@@ -85,7 +86,7 @@ async function runIndex(root: string, args: string[]): Promise<number> {
   try {
     const files: string[] = [];
     for (const p of rest) files.push(...dupiWalk(p));
-    if (memory < 0) memory = defaultBuildMemory(files.reduce((n, file) => n + fs.statSync(file).size, 0));
+    if (memory < 0) memory = defaultBuildMemory(inputSize(files));
     await ix.add(files, { memory, tmp: f.tmp === undefined ? undefined : String(f.tmp) });
   } finally {
     ix.close();

@@ -1,8 +1,7 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
-import * as fs from 'node:fs';
 import { PassageIndex } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
-import { displayName, idValue, readDocuments } from '../../input';
+import { displayName, idValue, inputSize, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { checkFiles } from '../files';
 import { Progress } from '../progress';
@@ -46,20 +45,6 @@ const INPUT = {
 
 /** Queries per native call of `passages query` (they share the call's cache of the nominated documents' windows). */
 const QUERY_GROUP = 16;
-
-/** Bytes of the input files (0 when one is stdin or cannot be read: the reader reports that). */
-function inputSize(files: string[]): number {
-  let n = 0;
-  for (const f of files) {
-    try {
-      if (f === '-') return 0;
-      n += fs.statSync(f).size;
-    } catch {
-      return 0;
-    }
-  }
-  return n;
-}
 
 /** The documents of the inputs, in batches: each with its id (the --id-field value, or "FILE:LINE") and UTF-8 text. */
 async function* readDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
