@@ -65,10 +65,10 @@ export interface WorkerOptions {
  * WORK/paused-STAGE-SHARD (holding this worker's pid) and wait MS before working, so that a test can kill
  * the worker in the middle of the task.
  */
-async function testPause(d: TaskData): Promise<void> {
-  const m = /^(\w+):(\d+)$/.exec(process.env.NEARDUP_TEST_PAUSE ?? '');
-  if (!m || m[1] !== d.stage) return;
-  const marker = path.join(d.work, `paused-${d.stage}-${d.shard}`);
+async function testPause(work: string, stage: string, shard: number): Promise<void> {
+  const m = /^([\w-]+):(\d+)$/.exec(process.env.NEARDUP_TEST_PAUSE ?? '');
+  if (!m || m[1] !== stage) return;
+  const marker = path.join(work, `paused-${stage}-${shard}`);
   try {
     fs.writeFileSync(marker, String(process.pid), { flag: 'wx' });
   } catch {
@@ -84,14 +84,14 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
     if (job.name === 'barrier') return Object.values(await job.getChildrenValues());
     if ((job.data as SimilarPartData).kind === 'similar-part') {
       const p = job.data as SimilarPartData;
-      await testPause({ work: p.index, stage: 'similar-part' as StageName, shard: p.part });
+      await testPause(p.index, 'similar-part', p.part);
       const { stages } = await import('../chunks.js');
       const t0 = Date.now();
       const out = await stages.part(p.index, p.part, { parts: p.parts, out: p.out, memory: p.memory, tmp: p.tmp });
       return { stage: 'similar-part', shard: `${p.part}/${p.parts}`, out, seconds: (Date.now() - t0) / 1000 };
     }
     const d = job.data as TaskData;
-    await testPause(d);
+    await testPause(d.work, d.stage, d.shard);
     return runStage(d.work, d.stage, d.shard);
   }, {
     connection: redisConnection(url), concurrency: o.concurrency, lockDuration: o.lockDuration,

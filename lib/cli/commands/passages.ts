@@ -22,7 +22,8 @@ Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin) or Parquet, one doc
 index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
          --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build:
          input batches and (blot, doc) pairs, spilled to sorted runs beyond; default twice the input,
-         between 64M and 1G; the index does not depend on it), --tmp DIR (spill files), --no-merge (keep the new segment apart).
+         between 64M and 1G; the index does not depend on it), --tmp DIR (spill files), --no-merge
+         (keep the new segment apart).
 extract  prints the passages shared by the most documents first, one JSON line each:
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
