@@ -531,12 +531,12 @@ TEST(lookups_agree_with_the_store) {
     auto st = Build(root + "/b" + std::to_string(bits), c, p);
     const auto& seg_ref = st->manifest().segments.at(0);
     const std::string path = root + "/b" + std::to_string(bits) + "/" + SegmentName(0, seg_ref.file);
-    std::vector<uint32_t> got, want, scratch;
+    std::vector<uint32_t> got, want;
     auto check = [&](auto& seg, uint64_t key) {
       want.clear();
       const int64_t i = seg.Find(static_cast<decltype(seg.entry(0).key)>(key));
       if (i >= 0) EXPECT(seg.Decode(uint64_t(i), &want).ok());
-      EXPECT(st->postings().Lookup(key, &got, &scratch).ok());
+      EXPECT(st->postings().Lookup(key, &got).ok());
       EXPECT(got == want);
     };
     auto run = [&](auto& seg) {

@@ -49,8 +49,7 @@ class Postings {
   virtual ~Postings() = default;
   // Live documents holding `key` into *out (replaced): ascending within each segment, the segments one after
   // another (the counting needs no order; sorting them cost the incremental run seconds at 1M documents).
-  // scratch: reused decode buffer.
-  virtual Status Lookup(uint64_t key, std::vector<uint32_t>* out, std::vector<uint32_t>* scratch) const = 0;
+  virtual Status Lookup(uint64_t key, std::vector<uint32_t>* out) const = 0;
   virtual size_t num_segments() const = 0;
 };
 
@@ -143,7 +142,7 @@ class Counter {
   }
 
  private:
-  std::vector<uint32_t> cnt_, touched_, list_, scratch_;
+  std::vector<uint32_t> cnt_, touched_, list_;
   size_t n_ = 0;
   uint32_t excluded_ = UINT32_MAX;
 };

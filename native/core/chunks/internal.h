@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,10 +23,11 @@ class PostingsT : public Postings {
   struct Seg {
     uint32_t gen = 0;
     std::unique_ptr<postings::BasicSegment<Key>> seg;
+    const uint64_t* accept = nullptr;  // bit per id: live and not killed for this gen (accept_)
   };
   Status Open(const std::string& dir, const Manifest& m, const std::vector<uint32_t>* kill,
               const std::vector<uint8_t>* live, bool verify);
-  Status Lookup(uint64_t key, std::vector<uint32_t>* out, std::vector<uint32_t>* scratch) const override;
+  Status Lookup(uint64_t key, std::vector<uint32_t>* out) const override;
   size_t num_segments() const override { return count_; }
   const std::vector<Seg>& part(uint32_t p) const { return parts_[p]; }
   const std::vector<uint32_t>& kill() const { return *kill_; }
@@ -35,6 +37,9 @@ class PostingsT : public Postings {
   const std::vector<uint32_t>* kill_ = nullptr;
   const std::vector<uint8_t>* live_ = nullptr;
   std::vector<std::vector<Seg>> parts_;
+  // By segment generation: the ids whose postings count there, a bit each (1M documents: 128 KB, which
+  // the caches hold, where the kill and live arrays they come from take 5 MB).
+  std::map<uint32_t, std::vector<uint64_t>> accept_;
   size_t count_ = 0;
 };
 

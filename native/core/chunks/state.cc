@@ -23,6 +23,7 @@ Status PostingsT<Key>::Open(const std::string& dir, const Manifest& m, const std
   live_ = live;
   parts_.clear();
   parts_.resize(m.params.parts);
+  accept_.clear();
   for (const auto& r : m.segments) {
     Seg g;
     g.gen = r.gen;
@@ -32,43 +33,48 @@ Status PostingsT<Key>::Open(const std::string& dir, const Manifest& m, const std
     if (g.seg->num_posts() != r.posts)
       return Status(Code::kCorrupt, "'" + g.seg->path() + "' holds " + std::to_string(g.seg->num_posts()) +
                                         " postings, the manifest says " + std::to_string(r.posts));
+    auto a = accept_.find(r.gen);
+    if (a == accept_.end()) {
+      std::vector<uint64_t> bits((live->size() + 63) / 64, 0);
+      for (size_t id = 0; id < live->size(); id++)
+        if ((*live)[id] && (*kill)[id] < r.gen) bits[id >> 6] |= uint64_t(1) << (id & 63);
+      a = accept_.emplace(r.gen, std::move(bits)).first;
+    }
+    g.accept = a->second.data();
     parts_[r.part].push_back(std::move(g));
     count_++;
   }
   return Status::Ok();
 }
 
-namespace {
-
-// The key-table index of `key` in a segment, or -1 (also for a corrupt key block). The store finds the key
-// block by its directory and decodes that one block (an interpolation search over entry() decoded a whole key
-// block per probe).
 template <typename Key>
-int64_t FindKey(const postings::BasicSegment<Key>& seg, Key key) {
-  return seg.Find(key);
-}
-
-}  // namespace
-
-template <typename Key>
-Status PostingsT<Key>::Lookup(uint64_t key, std::vector<uint32_t>* out, std::vector<uint32_t>* scratch) const {
+Status PostingsT<Key>::Lookup(uint64_t key, std::vector<uint32_t>* out) const {
   out->clear();
   const auto& segs = parts_[PartOf(bits_, parts_n_, key)];
+  const uint32_t* kill = kill_->data();
+  const size_t slots = live_->size();
   for (const auto& g : segs) {
-    const int64_t i = FindKey(*g.seg, static_cast<Key>(key));
-    if (i < 0) continue;
-    scratch->clear();
-    Status s = g.seg->Decode(uint64_t(i), scratch);
+    // The store finds the key block by its directory and decodes that block once, then the list.
+    const size_t at = out->size();
+    Status s = g.seg->FindList(static_cast<Key>(key), out);
     if (!s.ok()) return s;
-    for (uint32_t id : *scratch) {
-      if (id >= live_->size())
+    uint32_t* ids = out->data();
+    const uint64_t* accept = g.accept;
+    size_t w = at;
+    for (size_t r = at, end = out->size(); r < end; r++) {
+      const uint32_t id = ids[r];
+      if (id < slots && (accept[id >> 6] >> (id & 63) & 1)) {
+        ids[w++] = id;
+        continue;
+      }
+      // Killed (skipped), or an error to report.
+      if (id >= slots)
         return Status(Code::kCorrupt, "'" + g.seg->path() + "': document " + std::to_string(id) + " is beyond the index");
-      if ((*kill_)[id] >= g.gen) continue;
-      if (!(*live_)[id])
-        return Status(Code::kCorrupt, "'" + g.seg->path() + "': posting of document " + std::to_string(id) +
-                                          ", which is not in the index");
-      out->push_back(id);
+      if (kill[id] >= g.gen) continue;
+      return Status(Code::kCorrupt, "'" + g.seg->path() + "': posting of document " + std::to_string(id) +
+                                        ", which is not in the index");
     }
+    out->resize(w);
   }
   return Status::Ok();
 }
@@ -175,7 +181,7 @@ Status State::Top(uint32_t id, std::vector<TopEntry>* out) const {
     TopEntry& t = (*out)[i];
     t.other = LoadLe32(items + 8 * size_t(i));
     t.shared = LoadLe32(items + 8 * size_t(i) + 4);
-    if (t.other >= d_->slots() || t.other == id || !d_->entry(t.other).live() || t.shared == 0)
+    if (t.other >= live_.size() || t.other == id || !live_[t.other] || t.shared == 0)
       return CorruptAt(f.path(), e.top_off + 8 + 8 * uint64_t(i), "bad entry in the top list of document " + std::to_string(id));
   }
   if (n && ((*out)[n - 1].other != e.tail_other || (*out)[n - 1].shared != e.tail_shared))
@@ -264,7 +270,7 @@ bool TopOfCounter(const IndexParams& p, const Directory& d, uint32_t owner_chunk
 Status Counter::CountLookup(const Postings& p, const std::vector<uint64_t>& chunks, int64_t self) {
   if (self >= 0) Exclude(uint32_t(self));
   for (uint64_t k : chunks) {
-    Status s = p.Lookup(k, &list_, &scratch_);
+    Status s = p.Lookup(k, &list_);
     if (!s.ok()) return s;
     AddRange(list_.data(), list_.data() + list_.size());
   }

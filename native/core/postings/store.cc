@@ -1,6 +1,7 @@
 #include "postings/store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <queue>
 
@@ -701,7 +702,34 @@ Status BasicSegment<Key>::DecodeList(const Block& block, size_t j, std::vector<u
 template <typename Key>
 int64_t BasicSegment<Key>::BlockOf(Key key) const {
   if (num_blocks_ == 0 || key < DirKey(0)) return -1;
-  uint64_t lo = 0, hi = num_blocks_;  // the last block whose first key is <= key
+  uint64_t lo = 0, hi = num_blocks_;  // the last block whose first key is <= key: DirKey(lo) <= key < DirKey(hi)
+  if (num_blocks_ > 64) {
+    // Keys are hashes, spread evenly: interpolation lands within about sqrt(span) blocks of the answer, so a
+    // window of that width around the guess (two probes) shrinks the span to its square root; two rounds,
+    // then bisection (which alone takes ~log2(blocks) probes into a directory far larger than the caches).
+    // Uneven keys only cost the probes: each probe still narrows [lo, hi).
+    if (DirKey(num_blocks_ - 1) <= key) return int64_t(num_blocks_ - 1);
+    hi = num_blocks_ - 1;
+    for (int round = 0; round < 2 && hi - lo > 64; round++) {
+      const Key kl = DirKey(lo), kh = DirKey(hi);
+      const uint64_t span = hi - lo;
+      const double f = double(key - kl) / double(kh - kl);
+      const uint64_t g = lo + std::min(span - 1, uint64_t(f * double(span)));
+      const uint64_t w = uint64_t(std::sqrt(double(span))) + 2;
+      const uint64_t a = g > lo + w ? g - w : lo + 1;
+      if (DirKey(a) > key) {
+        hi = a;
+        continue;
+      }
+      lo = a;
+      const uint64_t b = g + w < hi ? g + w : hi - 1;
+      if (b <= lo) continue;
+      if (DirKey(b) > key)
+        hi = b;
+      else
+        lo = b;
+    }
+  }
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
     if (DirKey(mid) <= key)
