@@ -288,7 +288,7 @@ function rowOrder(doc: Uint32Array, other: Uint32Array): Uint32Array {
 
 /** Applies an incremental run's changes to DIR's table in one transaction (meta.generation included). */
 export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c: TableChanges,
-                                       hook?: (stage: 'table') => void): Promise<void> {
+                                       hook?: (stage: 'table') => void, step: (what: string) => void = () => undefined): Promise<void> {
   const file = path.join(dir, DB_NAME);
   const db = openDb(file, { fileMustExist: true });
   try {
@@ -306,8 +306,10 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
       }
     }
     hook?.('table');
+    step('js: table: rows of changed ids deleted');
     await writeRows(db, pending, c.upserted, new BulkInsert(db, 'INSERT INTO documents (n, id, chunks)', 3),
       new BulkInsert(db, 'INSERT INTO pairs (doc, other, shared)', 3));
+    step('js: table: their new rows');
     const delRow = db.prepare('DELETE FROM pairs WHERE doc = ? AND other = ?');
     const setRow = db.prepare('INSERT OR REPLACE INTO pairs (doc, other, shared) VALUES (?, ?, ?)');
     // In key order: neighbouring changes then touch the same B-tree pages (random order cost 3 s for 168k
@@ -320,7 +322,9 @@ export async function writeUpdateTable(dir: string, pending: NativeChunkIndex, c
       if ((n & 65535) === 65535) await yieldToLoop();
     }
     db.prepare("UPDATE meta SET value = ? WHERE key = 'generation'").run(pending.info().generation);
+    step('js: table: row changes');
     db.exec('COMMIT');
+    step('js: table: committed');
   } catch (e) {
     if (db.inTransaction) db.exec('ROLLBACK');
     throw dbError(file, e);

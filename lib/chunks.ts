@@ -339,7 +339,7 @@ export class ChunkIndex {
         crashPoint('update-prepared');
         o.onProgress?.({ documents: r.upserted.length + r.rowDoc.length, stage: 'table' });
         step('js: similarity (native)');
-        await writeUpdateTable(this.dir, pending, r, () => crashPoint('update-in-table'));
+        await writeUpdateTable(this.dir, pending, r, () => crashPoint('update-in-table'), step);
         step(`js: table (${r.rowDoc.length} row changes)`);
         crashPoint('update-committed-table');
         nativeSync(() => native.chunkIndexCommit(this.dir));
