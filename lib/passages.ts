@@ -9,6 +9,7 @@
 //   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
 // A run writes its batch files and its postings segment before passages.json (temporary name + rename).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { NeardupError, invalidArgument } from './errors';
 import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
@@ -84,6 +85,20 @@ interface DocTable {
   texts: { files: string[]; file: Uint32Array; offset: Float64Array; length: Uint32Array };
 }
 
+/** Passages' documents (occurrences) and text bytes read from the native extract at a time. */
+const EXTRACT_CHUNK = 16384;
+const EXTRACT_CHUNK_BYTES = 8 << 20;
+
+/**
+ * @internal The native share of a whole-process memory cap for extract (bytes, 0 = none): the cap minus what
+ * the process holds anyway (Node itself, ~64 MiB; the document table, ~100 bytes a document; two chunks of
+ * output on their way), a quarter of the cap at least.
+ */
+export function extractMemory(memory: number, docs: number): number {
+  if (!memory) return 0;
+  return Math.max(Math.floor(memory / 4), memory - (64 << 20) - 100 * docs - 4 * EXTRACT_CHUNK_BYTES);
+}
+
 export class PassageIndex {
   private table?: DocTable;
   private fds = new Map<number, number>();
@@ -137,6 +152,11 @@ export class PassageIndex {
   /** Documents indexed. */
   get size(): number {
     return this.meta.batches.reduce((s, b) => s + b.count, 0);
+  }
+
+  /** Bytes of the indexed documents' texts (the texts files). */
+  get textBytes(): number {
+    return this.meta.batches.reduce((s, b) => s + fs.statSync(path.join(this.dir, b.texts)).size, 0);
   }
 
   /** Reads the document lists (ids and text locations) once, when a search needs them. */
@@ -274,37 +294,40 @@ export class PassageIndex {
    * Passages shared by the most documents first: maximal runs of consecutive windows held by the same set
    * of documents, each window by at least max(minDocs, round(mean + sigma * sd)) documents (dupi's cut-off:
    * mean and sd over the counts of the indexed windows). Then longest first. Each document's first
-   * occurrence of the passage is given, with its exact text.
+   * occurrence of the passage is given, with its exact text. The passages are computed natively within
+   * about `memory` bytes (default 0: no cap), spilling sorted runs into `tmp` (default the system's
+   * temporary folder) beyond it, then read a chunk at a time; they do not depend on the cap.
    */
-  async *extract(options: { sigma?: number; minDocs?: number; limit?: number } = {}): AsyncGenerator<Passage> {
+  async *extract(options: { sigma?: number; minDocs?: number; limit?: number; memory?: number; tmp?: string } = {}): AsyncGenerator<Passage> {
     const o = optionsObject(options);
     if (o.sigma !== undefined) expectNumber(o.sigma, 'sigma', -1e6, 1e6);
     if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
     if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
-    const { keys, counts } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
-    let sum = 0;
-    for (let i = 0; i < counts.length; i++) sum += counts[i];
-    const mean = counts.length ? sum / counts.length : 0;
-    let sos = 0;
-    for (let i = 0; i < counts.length; i++) sos += (counts[i] - mean) * (counts[i] - mean);
-    const sd = counts.length ? Math.sqrt(sos / counts.length) : 0;
-    const threshold = Math.max(options.minDocs ?? 2, 1, Math.round(mean + (options.sigma ?? 2) * sd));
-    const chosen: number[] = [];
-    for (let i = 0; i < keys.length; i++) if (counts[i] >= threshold) chosen.push(keys[i]);
-    if (chosen.length === 0) return;
+    if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (this.size === 0 || options.limit === 0) return;
     const table = this.docTable();
-    const r = await this.ix.extractPassages(Uint32Array.from(chosen), table.texts, this.blotOptions);
-    const limit = Math.min(options.limit ?? Infinity, r.windows.length);
-    const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
-    let at = 0;
-    for (let i = 0; i < limit; i++) {
-      const docs: PassageDoc[] = [];
-      for (let k = r.docOffsets[i]; k < r.docOffsets[i + 1]; k++) {
-        const n = r.docs[k], len = r.ends[k] - r.begins[k];
-        docs.push({ id: table.ids[n], begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
-        at += len;
+    const start = await this.ix.extractStart(options.sigma ?? 2, options.minDocs ?? 2, options.memory ?? 0, options.tmp ?? os.tmpdir(),
+      table.texts, this.blotOptions);
+    let left = options.limit ?? Infinity;
+    try {
+      for (let done = false; !done && left > 0;) {
+        const r = await this.ix.extractNext(start.cursor, Math.min(EXTRACT_CHUNK, left), EXTRACT_CHUNK_BYTES);
+        done = r.done;
+        const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
+        let at = 0;
+        for (let i = 0; i < r.windows.length && left > 0; i++, left--) {
+          const docs: PassageDoc[] = [];
+          for (let k = r.docOffsets[i]; k < r.docOffsets[i + 1]; k++) {
+            const n = r.docs[k], len = r.ends[k] - r.begins[k];
+            docs.push({ id: table.ids[n], begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
+            at += len;
+          }
+          yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+        }
       }
-      yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+    } finally {
+      this.ix.extractEnd(start.cursor);
     }
   }
 

@@ -249,9 +249,22 @@ export class PostingIndex {
     return nativeCall(this.n.keyCounts());
   }
 
-  /** @internal Passages of the chosen keys (PassageIndex.extract; native/core/postings/passages.h). */
-  extractPassages(keys: Uint32Array, texts: TextSourceArg, blotOptions: BlotOptions) {
-    return nativeCall(this.n.extractPassages(keys, texts, blotOptions));
+  /**
+   * @internal Starts an extract (PassageIndex.extract; native/core/postings/passages.h, PassageExtractor):
+   * dupi's cut-off and every passage, computed within `memory` bytes (0: no cap) spilling into `tmp`.
+   */
+  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: TextSourceArg, blotOptions: BlotOptions) {
+    return nativeCall(this.n.extractStart(sigma, minDocs, memory, tmp, texts, blotOptions));
+  }
+
+  /** @internal The next passages of an extract (about maxOccurrences documents and maxTextBytes of text). */
+  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number) {
+    return nativeCall(this.n.extractNext(cursor, maxOccurrences, maxTextBytes));
+  }
+
+  /** @internal Ends an extract: frees its passages and removes its spill files. */
+  extractEnd(cursor: number): void {
+    this.n.extractEnd(cursor);
   }
 
   /** @internal Passages shared with query texts (PassageIndex.query). */

@@ -175,7 +175,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
 // TypeScript-private helpers (on the prototype at run time)
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
-  'packKeys', 'extractPassages', 'queryPassages', 'passagePairs', 'dupiOrder']);
+  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'queryPassages', 'passagePairs', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <memory>
 #include <shared_mutex>
@@ -133,6 +134,9 @@ struct IndexState : Closable {
   postings::PostingIndex64 ix64;
   std::unique_ptr<postings::PostingIndex::Appender> app32;
   std::unique_ptr<postings::PostingIndex64::Appender> app64;
+  std::mutex cursor_mu;  // the open extracts (PostingIndexObject::ExtractStart)
+  std::map<uint32_t, std::shared_ptr<struct ExtractCursor>> cursors;
+  uint32_t next_cursor = 0;
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
@@ -299,6 +303,13 @@ struct TextSource {
   }
 };
 
+// An extract in progress: its passages (spilled beyond the cap) and the texts they are read from.
+struct ExtractCursor {
+  std::mutex mu;
+  std::shared_ptr<TextSource> texts;
+  postings::PassageExtractor x;
+};
+
 std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
   if (!v.IsObject()) ThrowTypeError(env, "Expected texts to be { files, file, offset, length }");
   Napi::Object o = v.As<Napi::Object>();
@@ -336,7 +347,9 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
                         InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
-                        InstanceMethod("extractPassages", &PostingIndexObject::ExtractPassages),
+                        InstanceMethod("extractStart", &PostingIndexObject::ExtractStart),
+                        InstanceMethod("extractNext", &PostingIndexObject::ExtractNext),
+                        InstanceMethod("extractEnd", &PostingIndexObject::ExtractEnd),
                         InstanceMethod("queryPassages", &PostingIndexObject::QueryPassages),
                         InstanceMethod("passagePairs", &PostingIndexObject::PassagePairs),
                         InstanceMethod("info", &PostingIndexObject::Info),
@@ -705,56 +718,137 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // extractPassages(keys, texts, blotOptions) -> Promise<{ windows, firstBlot, docOffsets, docs, begins, ends }>
-  // (postings::ExtractPassages; passage i's documents are docs[docOffsets[i] .. docOffsets[i + 1])).
-  Napi::Value ExtractPassages(const Napi::CallbackInfo& info) {
+  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions) -> Promise<{ cursor, threshold, keys,
+  // mean, sd }>: computes dupi's cut-off and every passage in bounded memory (postings::PassageExtractor,
+  // spilling into tmpDir beyond `memory`; 0 = no cap); extractNext(cursor, ...) then reads them in order and
+  // extractEnd(cursor) frees them (and removes the spill files).
+  Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "extractPassages");
-    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
-    auto ts = ReadTextSource(env, info[1]);
-    const BlotOptions bo = ReadBlotOptions(env, info[2]);
-    auto res = std::make_shared<std::vector<postings::Passage>>();
-    auto text = std::make_shared<std::vector<uint8_t>>();  // the occurrences' texts, back to back
+    Need32(env, s, "extractStart");
+    if (!info[0].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
+    const double sigma = info[0].As<Napi::Number>().DoubleValue();
+    const uint64_t min_docs = ToUint64(env, info[1], "minDocs");
+    const uint64_t memory = ToUint64(env, info[2], "memory");
+    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    auto ts = ReadTextSource(env, info[4]);
+    const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    auto cur = std::make_shared<ExtractCursor>();
+    cur->texts = ts;
+    auto cut = std::make_shared<postings::CutOff>();
+    uint32_t id;
+    {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      id = ++s->next_cursor;
+      s->cursors[id] = cur;
+    }
     return Queue(env,
-                 [s, keys, ts, bo, res, text](const std::atomic<bool>* stop) {
+                 [s, cur, cut, sigma, min_docs, memory, tmp, bo](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   Status r = ts->Open();
+                   Status r = cur->texts->Open();
                    if (!r.ok()) return r;
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   const postings::TextFn fn = ts->Fn();
-                   r = postings::ExtractPassages(s->ix32, *keys, bo, fn, parallel::MaxSlots(), stop, res.get());
-                   for (size_t i = 0; i < res->size() && r.ok(); i++) {
-                     for (const auto& o : (*res)[i].docs) {
-                       const uint8_t* t = nullptr;
-                       size_t n = 0;
-                       r = fn(o.doc, &t, &n);
-                       if (!r.ok()) break;
-                       if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
-                       text->insert(text->end(), t + o.begin, t + o.end);
-                     }
-                   }
-                   return r;
+                   r = postings::ExtractCutOff(s->ix32, sigma, min_docs, stop, cut.get());
+                   if (!r.ok()) return r;
+                   postings::ExtractOptions o;
+                   o.memory = memory;
+                   o.tmp_dir = tmp;
+                   o.slots = parallel::MaxSlots();
+                   return cur->x.Start(s->ix32, cut->threshold, bo, cur->texts->Fn(), o, stop);
                  },
-                 [res, text](Napi::Env env) {
-                   std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
-                   for (const auto& p : *res) {
-                     windows.push_back(p.windows);
-                     first.push_back(p.first_blot);
-                     for (const auto& o : p.docs) docs.push_back(o.doc), begins.push_back(o.begin), ends.push_back(o.end);
-                     offs.push_back(uint32_t(docs.size()));
-                   }
+                 [id, cut, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
-                   o.Set("windows", U32Array(env, std::move(windows)));
-                   o.Set("firstBlot", U32Array(env, std::move(first)));
-                   o.Set("docOffsets", U32Array(env, std::move(offs)));
-                   o.Set("docs", U32Array(env, std::move(docs)));
-                   o.Set("begins", U32Array(env, std::move(begins)));
-                   o.Set("ends", U32Array(env, std::move(ends)));
-                   const size_t n = text->size();
-                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(*text)), 0));
+                   o.Set("cursor", double(id));
+                   o.Set("threshold", double(cut->threshold));
+                   o.Set("keys", double(cut->keys));
+                   o.Set("mean", cut->mean);
+                   o.Set("sd", cut->sd);
+                   const auto& c = cur->x.counters();
+                   o.Set("chosenKeys", double(c.chosen_keys));
+                   o.Set("passages", double(c.passages));
+                   o.Set("spilledBytes", double(c.spilled_bytes));
+                   o.Set("peakBytes", double(cur->x.peak_bytes()));
                    return o;
                  });
+  }
+
+  // extractNext(cursor, maxOccurrences, maxTextBytes) -> Promise<{ done, windows, firstBlot, docOffsets, docs,
+  // begins, ends, text }>: the next passages (passage i's documents are docs[docOffsets[i] ..
+  // docOffsets[i + 1]), their texts back to back in text), up to about maxOccurrences occurrences and
+  // maxTextBytes of text (at least one passage); done once none is left.
+  Napi::Value ExtractNext(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    std::shared_ptr<ExtractCursor> cur = CursorOf(env, s, info[0]);
+    const uint64_t max_occ = std::max<uint64_t>(1, ToUint64(env, info[1], "maxOccurrences"));
+    const uint64_t max_text = std::max<uint64_t>(1, ToUint64(env, info[2], "maxTextBytes"));
+    struct Out {
+      bool done = false;
+      std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+      std::vector<uint8_t> text;
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [cur, out, max_occ, max_text](const std::atomic<bool>* stop) {
+                   std::lock_guard<std::mutex> g(cur->mu);  // one read at a time
+                   const postings::TextFn fn = cur->texts->Fn();
+                   std::vector<postings::Passage> ps;
+                   uint64_t occ = 0;
+                   while (!out->done && occ < max_occ && out->text.size() < max_text) {
+                     if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                     ps.clear();
+                     Status r = cur->x.Next(1, &ps, &out->done);
+                     if (!r.ok()) return r;
+                     for (const auto& p : ps) {
+                       out->windows.push_back(p.windows);
+                       out->first.push_back(p.first_blot);
+                       for (const auto& o : p.docs) {
+                         const uint8_t* t = nullptr;
+                         size_t n = 0;
+                         r = fn(o.doc, &t, &n);
+                         if (!r.ok()) return r;
+                         if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
+                         out->text.insert(out->text.end(), t + o.begin, t + o.end);
+                         out->docs.push_back(o.doc), out->begins.push_back(o.begin), out->ends.push_back(o.end);
+                       }
+                       occ += p.docs.size();
+                       out->offs.push_back(uint32_t(out->docs.size()));
+                     }
+                   }
+                   return Status::Ok();
+                 },
+                 [out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("done", out->done);
+                   o.Set("windows", U32Array(env, std::move(out->windows)));
+                   o.Set("firstBlot", U32Array(env, std::move(out->first)));
+                   o.Set("docOffsets", U32Array(env, std::move(out->offs)));
+                   o.Set("docs", U32Array(env, std::move(out->docs)));
+                   o.Set("begins", U32Array(env, std::move(out->begins)));
+                   o.Set("ends", U32Array(env, std::move(out->ends)));
+                   const size_t n = out->text.size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
+                   return o;
+                 });
+  }
+
+  // extractEnd(cursor): frees an extract's passages and removes its spill files (once a running
+  // extractNext on it has finished).
+  Napi::Value ExtractEnd(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!state) return env.Undefined();
+    const uint32_t id = uint32_t(ToUint64(env, info[0], "cursor"));
+    std::lock_guard<std::mutex> g(state->cursor_mu);
+    state->cursors.erase(id);
+    return env.Undefined();
+  }
+
+  static std::shared_ptr<ExtractCursor> CursorOf(Napi::Env env, const StatePtr& s, const Napi::Value& v) {
+    const uint64_t id = ToUint64(env, v, "cursor");
+    std::lock_guard<std::mutex> g(s->cursor_mu);
+    auto it = s->cursors.find(uint32_t(id));
+    if (id > 0xffffffffu || it == s->cursors.end()) ThrowRangeError(env, "no such extract cursor (ended, or never started)");
+    return it->second;
   }
 
   // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
@@ -935,6 +1029,10 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (state) {
+      std::lock_guard<std::mutex> g(state->cursor_mu);
+      state->cursors.clear();  // their spill files go (a running extractNext keeps its cursor until it ends)
+    }
     CloseState(&state);
     return info.Env().Undefined();
   }
