@@ -97,6 +97,30 @@ for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2
   });
 }
 
+test('extract under a tiny memory cap (every sort spilled, the key table in partitions) == without a cap', async () => {
+  const docs = corpus(7, 80);
+  const p = await build('capped', docs, 3, 2, false);
+  const spill = path.join(dir, 'spill');
+  fs.mkdirSync(spill);
+  try {
+    for (const [sigma, minDocs] of [[0, 2], [-1, 2], [1, 3]] as const) {
+      const free = [], capped = [], limited = [];
+      for await (const x of p.extract({ sigma, minDocs })) free.push(x);
+      for await (const x of p.extract({ sigma, minDocs, memory: 1, tmp: spill })) capped.push(x);
+      for await (const x of p.extract({ sigma, minDocs, memory: 1, tmp: spill, limit: 5 })) limited.push(x);
+      assert.ok(free.length > 5);
+      assert.equal(capped, free, `sigma ${sigma} minDocs ${minDocs}`);
+      assert.equal(limited, free.slice(0, 5));
+      assert.equal(fs.readdirSync(spill), [], 'the spill folder is removed');
+    }
+    // an extract left before its end removes its spill files too
+    for await (const x of p.extract({ sigma: 0, memory: 1, tmp: spill })) { assert.ok(x); break; }
+    assert.equal(fs.readdirSync(spill), []);
+  } finally {
+    p.close();
+  }
+});
+
 test('the documented example: a quoted paragraph is one passage in extract, query and pairs', async () => {
   const shared = 'the committee agreed that the proposal should be sent back to the working group for another review';
   const docs = [`Dear all, ${shared}. Thanks.`, `Minutes: ${shared}; next meeting Monday.`, 'An unrelated note about lunch plans.', `FWD: ${shared.toUpperCase()}`];

@@ -393,7 +393,7 @@ Status PassageExtractor::Impl::Run(
 
   // (2) key -> set (the smallest key of equal lists), in partitions of sets that fit half the cap.
   size_t parts = 1;
-  const uint64_t table_cap = std::max<uint64_t>(m / 2, 4096);  // a floor: not one pass per key under a tiny cap
+  const uint64_t table_cap = std::max<uint64_t>(m / 2, 1024);  // a floor: not one pass per key under a tiny cap
   if (m)
     while (KeySetTable::CapacityFor((counters.chosen_keys + parts - 1) / parts) * sizeof(uint64_t) > table_cap) parts++;
   counters.partitions = parts;
