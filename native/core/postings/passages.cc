@@ -437,8 +437,6 @@ Status PassageExtractor::Impl::Run(
   // (3) the runs of each document holding chosen keys, one pass per partition.
   SpillSorter<RunRec, RunRecLess> runs(m / 2, dir, "extract-runs");
   const size_t slots = std::max<size_t>(1, o.slots);
-  std::vector<std::unique_ptr<Blotter>> blotters(slots);
-  std::vector<Windows> wins(slots);
   std::vector<std::vector<RunRec>> part(slots);
   std::vector<uint32_t> batch;
   constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
@@ -455,8 +453,6 @@ Status PassageExtractor::Impl::Run(
       }
       if (!s.ok()) return s;
     }
-    Status err;
-    std::mutex em;
     for (uint32_t d0 = 0; d0 < ix.next_id();) {
       // a batch of documents holding chosen keys: about kBatchBytes of text
       batch.clear();
@@ -472,41 +468,26 @@ Status PassageExtractor::Impl::Run(
         bytes += n + 64;
       }
       d0 = d;
-      parallel::ParallelFor(batch.size(), 4, slots, [&](size_t b, size_t e, size_t slot) {
-        if (!blotters[slot]) blotters[slot] = std::make_unique<Blotter>(bo);
-        for (size_t di = b; di < e; di++) {
-          const uint8_t* t = nullptr;
-          size_t n = 0;
-          Status st = text(batch[di], &t, &n);
-          if (!st.ok()) {
-            std::lock_guard<std::mutex> g(em);
-            if (err.ok()) err = st;
-            return;
+      s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
+        std::vector<RunRec>& out = part[slot];
+        const size_t first = out.size();
+        for (size_t i = 0; i < w.size();) {
+          uint32_t set = 0, next = 0;
+          if (!table.Get(w.blots[i], &set)) {
+            i++;
+            continue;
           }
-          Windows& w = wins[slot];
-          WindowsOf(blotters[slot].get(), t, n, &w);
-          std::vector<RunRec>& out = part[slot];
-          const size_t first = out.size();
-          for (size_t i = 0; i < w.size();) {
-            uint32_t set = 0, next = 0;
-            if (!table.Get(w.blots[i], &set)) {
-              i++;
-              continue;
-            }
-            size_t j = i + 1;
-            while (j < w.size() && table.Get(w.blots[j], &next) && next == set) j++;
-            out.push_back(RunRec{set, uint32_t(j - i), SeqHash(&w.blots[i], j - i), w.blots[i], batch[di], w.begin[i],
-                                 w.end[j - 1]});
-            i = j;
-          }
-          // first occurrence of each run in this document
-          auto beg = out.begin() + long(first);
-          std::sort(beg, out.end(), RunRecLess());
-          out.erase(std::unique(beg, out.end(), [](const RunRec& x, const RunRec& y) { return x.SameRun(y); }), out.end());
+          size_t j = i + 1;
+          while (j < w.size() && table.Get(w.blots[j], &next) && next == set) j++;
+          out.push_back(RunRec{set, uint32_t(j - i), SeqHash(&w.blots[i], j - i), w.blots[i], doc, w.begin[i], w.end[j - 1]});
+          i = j;
         }
-      }, stop);
-      if (!err.ok()) return err;
-      if (stop && stop->load()) return Cancelled();
+        // first occurrence of each run in this document
+        auto beg = out.begin() + long(first);
+        std::sort(beg, out.end(), RunRecLess());
+        out.erase(std::unique(beg, out.end(), [](const RunRec& x, const RunRec& y) { return x.SameRun(y); }), out.end());
+      });
+      if (!s.ok()) return s;
       uint64_t scratch = 0;
       for (auto& v : part) {
         scratch += v.capacity() * sizeof(RunRec);
@@ -522,8 +503,6 @@ Status PassageExtractor::Impl::Run(
   table.Clear();
   pairs.reset();
   for (auto& v : part) std::vector<RunRec>().swap(v);
-  wins.clear();
-  blotters.clear();
   counters.records = runs.added();
   s = runs.Seal(stop);
   if (!s.ok()) return s;
