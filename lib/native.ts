@@ -242,14 +242,14 @@ export interface NativePostingIndex {
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,
-    blot: import('./postings').BlotOptions): Promise<{
+    blot: import('./postings').BlotOptions, ids?: { json: Uint8Array; offsets: Float64Array }): Promise<{
     cursor: number; threshold: number; keys: number; mean: number; sd: number; chosenKeys: number; passages: number;
     spilledBytes: number; peakBytes: number;
   }>;
-  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number): Promise<{
+  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines: boolean): Promise<{
     done: boolean; windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
     ends: Uint32Array; text: Uint8Array;
-  }>;
+  } | { done: boolean; passages: number; lines: Uint8Array }>;
   extractEnd(cursor: number): void;
   queryPassages(queries: TextInput, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
     matchOffsets: Uint32Array; doc: Uint32Array; windows: Uint32Array; runOffsets: Uint32Array;

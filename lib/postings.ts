@@ -253,13 +253,17 @@ export class PostingIndex {
    * @internal Starts an extract (PassageIndex.extract; native/core/postings/passages.h, PassageExtractor):
    * dupi's cut-off and every passage, computed within `memory` bytes (0: no cap) spilling into `tmp`.
    */
-  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: TextSourceArg, blotOptions: BlotOptions) {
-    return nativeCall(this.n.extractStart(sigma, minDocs, memory, tmp, texts, blotOptions));
+  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: TextSourceArg, blotOptions: BlotOptions,
+    ids?: { json: Uint8Array; offsets: Float64Array }) {
+    return nativeCall(this.n.extractStart(sigma, minDocs, memory, tmp, texts, blotOptions, ids));
   }
 
-  /** @internal The next passages of an extract (about maxOccurrences documents and maxTextBytes of text). */
-  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number) {
-    return nativeCall(this.n.extractNext(cursor, maxOccurrences, maxTextBytes));
+  /**
+   * @internal The next passages of an extract (about maxOccurrences documents and maxTextBytes of text): as
+   * arrays, or (lines, when started with ids) as formatted JSON lines.
+   */
+  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines = false) {
+    return nativeCall(this.n.extractNext(cursor, maxOccurrences, maxTextBytes, lines));
   }
 
   /** @internal Ends an extract: frees its passages and removes its spill files. */

@@ -1,6 +1,7 @@
 #include "posting_index.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -18,6 +19,7 @@
 #include "postings/blot.h"
 #include "postings/passages.h"
 #include "postings/store.h"
+#include "text/utf8.h"
 #include "texts.h"
 
 namespace neardup {
@@ -308,6 +310,10 @@ struct ExtractCursor {
   std::mutex mu;
   std::shared_ptr<TextSource> texts;
   postings::PassageExtractor x;
+  // The documents' ids as JSON texts (document d's: id_json[id_offs[d] .. id_offs[d + 1])), when the
+  // passages are read as formatted lines.
+  std::vector<uint8_t> id_json;
+  std::vector<uint64_t> id_offs;
 };
 
 std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
@@ -718,10 +724,12 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions) -> Promise<{ cursor, threshold, keys,
-  // mean, sd }>: computes dupi's cut-off and every passage in bounded memory (postings::PassageExtractor,
-  // spilling into tmpDir beyond `memory`; 0 = no cap); extractNext(cursor, ...) then reads them in order and
-  // extractEnd(cursor) frees them (and removes the spill files).
+  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions, ids?) -> Promise<{ cursor, threshold,
+  // keys, mean, sd, ... }>: computes dupi's cut-off and every passage in bounded memory
+  // (postings::PassageExtractor, spilling into tmpDir beyond `memory`; 0 = no cap); extractNext(cursor, ...)
+  // then reads them in order and extractEnd(cursor) frees them (and removes the spill files). ids:
+  // { json: Uint8Array, offsets: Float64Array } (document d's id as JSON text: json[offsets[d] ..
+  // offsets[d + 1])), needed to read formatted lines.
   Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
@@ -735,6 +743,25 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
+    if (info.Length() > 6 && !info[6].IsUndefined()) {
+      if (!info[6].IsObject()) ThrowTypeError(env, "Expected ids to be { json: Uint8Array, offsets: Float64Array }");
+      Napi::Object io = info[6].As<Napi::Object>();
+      Napi::Value j = io.Get("json"), of = io.Get("offsets");
+      if (!j.IsTypedArray() || j.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        ThrowTypeError(env, "Expected ids.json to be a Uint8Array");
+      if (!of.IsTypedArray() || of.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+        ThrowTypeError(env, "Expected ids.offsets to be a Float64Array");
+      Napi::Uint8Array ja = j.As<Napi::Uint8Array>();
+      Napi::Float64Array oa = of.As<Napi::Float64Array>();
+      if (oa.ElementLength() != ts->file.size() + 1) ThrowRangeError(env, "ids.offsets must have one entry per document, plus one");
+      cur->id_json.assign(ja.Data(), ja.Data() + ja.ElementLength());
+      for (size_t i = 0; i < oa.ElementLength(); i++) {
+        const double v = oa[i];
+        if (!(v >= 0 && v <= double(ja.ElementLength())) || (i > 0 && v < double(cur->id_offs.back())))
+          ThrowRangeError(env, "ids.offsets must ascend within ids.json");
+        cur->id_offs.push_back(uint64_t(v));
+      }
+    }
     auto cut = std::make_shared<postings::CutOff>();
     uint32_t id;
     {
@@ -772,16 +799,22 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // extractNext(cursor, maxOccurrences, maxTextBytes) -> Promise<{ done, windows, firstBlot, docOffsets, docs,
-  // begins, ends, text }>: the next passages (passage i's documents are docs[docOffsets[i] ..
+  // extractNext(cursor, maxOccurrences, maxTextBytes, lines) -> Promise<{ done, windows, firstBlot, docOffsets,
+  // docs, begins, ends, text }>: the next passages (passage i's documents are docs[docOffsets[i] ..
   // docOffsets[i + 1]), their texts back to back in text), up to about maxOccurrences occurrences and
-  // maxTextBytes of text (at least one passage); done once none is left.
+  // maxTextBytes of text (at least one passage); done once none is left. With lines (the cursor has ids):
+  // { done, passages, lines } instead, lines = the passages as JSON lines, byte for byte what
+  // JSON.stringify writes for PassageIndex.extract's objects.
   Napi::Value ExtractNext(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     std::shared_ptr<ExtractCursor> cur = CursorOf(env, s, info[0]);
     const uint64_t max_occ = std::max<uint64_t>(1, ToUint64(env, info[1], "maxOccurrences"));
     const uint64_t max_text = std::max<uint64_t>(1, ToUint64(env, info[2], "maxTextBytes"));
+    if (info.Length() > 3 && info[3].ToBoolean().Value()) {
+      if (cur->id_offs.empty()) ThrowTypeError(env, "this extract was started without ids: it cannot format lines");
+      return ExtractLines(env, cur, max_occ, max_text);
+    }
     struct Out {
       bool done = false;
       std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
@@ -828,6 +861,65 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.Set("ends", U32Array(env, std::move(out->ends)));
                    const size_t n = out->text.size();
                    o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
+                   return o;
+                 });
+  }
+
+  static Napi::Value ExtractLines(Napi::Env env, std::shared_ptr<ExtractCursor> cur, uint64_t max_occ, uint64_t max_bytes) {
+    struct Out {
+      bool done = false;
+      uint64_t passages = 0;
+      std::vector<uint8_t> lines;
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [cur, out, max_occ, max_bytes](const std::atomic<bool>* stop) {
+                   std::lock_guard<std::mutex> g(cur->mu);
+                   const postings::TextFn fn = cur->texts->Fn();
+                   std::vector<postings::Passage> ps;
+                   std::vector<uint8_t>& o = out->lines;
+                   uint64_t occ = 0;
+                   char num[96];
+                   while (!out->done && occ < max_occ && o.size() < max_bytes) {
+                     if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                     ps.clear();
+                     Status r = cur->x.Next(1, &ps, &out->done);
+                     if (!r.ok()) return r;
+                     for (const auto& p : ps) {
+                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%08x\",\"count\":%zu,\"windows\":%u,\"docs\":[", p.first_blot,
+                                             p.docs.size(), p.windows);
+                       o.insert(o.end(), num, num + k);
+                       for (size_t i = 0; i < p.docs.size(); i++) {
+                         const auto& x = p.docs[i];
+                         const uint8_t* t = nullptr;
+                         size_t n = 0;
+                         r = fn(x.doc, &t, &n);
+                         if (!r.ok()) return r;
+                         if (x.end > n || x.begin > x.end) return Status(Code::kInternal, "passage outside its document");
+                         if (size_t(x.doc) + 1 >= cur->id_offs.size()) return Status(Code::kInternal, "document without an id");
+                         static const char kId[] = "{\"id\":";
+                         if (i) o.push_back(',');
+                         o.insert(o.end(), kId, kId + 6);
+                         o.insert(o.end(), cur->id_json.begin() + long(cur->id_offs[x.doc]), cur->id_json.begin() + long(cur->id_offs[x.doc + 1]));
+                         k = std::snprintf(num, sizeof num, ",\"begin\":%u,\"end\":%u,\"text\":", x.begin, x.end);
+                         o.insert(o.end(), num, num + k);
+                         utf8::AppendJsonString(t + x.begin, x.end - x.begin, &o);
+                         o.push_back('}');
+                       }
+                       static const char kEnd[] = "]}\n";
+                       o.insert(o.end(), kEnd, kEnd + 3);
+                       occ += p.docs.size();
+                       out->passages++;
+                     }
+                   }
+                   return Status::Ok();
+                 },
+                 [out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("done", out->done);
+                   o.Set("passages", double(out->passages));
+                   const size_t n = out->lines.size();
+                   o.Set("lines", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->lines)), 0));
                    return o;
                  });
   }

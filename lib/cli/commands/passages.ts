@@ -120,8 +120,7 @@ export const passagesCommand: Command = {
       const unwatch = watchSpillFolders(tmp);
       try {
         const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
-        const it = ix.extract({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp });
-        for await (const p of it) await out.write(JSON.stringify(p) + '\n');
+        for await (const b of ix.extractLines({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp })) await out.writeBytes(b);
       } finally {
         ix.close();
         unwatch();
