@@ -219,6 +219,7 @@ export class PassageIndex {
     const json = Buffer.concat(idParts, idBytes);
     const id = (d: number) => JSON.parse(json.toString('utf8', idOffsets[d], idOffsets[d + 1])) as unknown;
     this.table = { id, ids: { json, offsets: idOffsets }, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length } };
+    this.ix.setDocIds(json, idOffsets);  // for the lines formatted natively
     return this.table;
   }
 
@@ -370,7 +371,7 @@ export class PassageIndex {
     if (this.size === 0 || options.limit === 0) return;
     const table = this.docTable();
     const start = await this.ix.extractStart(options.sigma ?? 2, options.minDocs ?? 2, options.memory ?? 0, options.tmp ?? os.tmpdir(),
-      table.texts, this.blotOptions, lines ? table.ids : undefined);
+      table.texts, this.blotOptions);
     let left = options.limit ?? Infinity;
     try {
       for (let done = false; !done && left > 0;) {
@@ -405,6 +406,7 @@ export class PassageIndex {
     if (texts.length === 0) return [];
     const table = this.docTable();
     const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
+    if ('lines' in r) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'lines where arrays were asked for');
     const out: QueryMatch[][] = [];
     const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
     let at = 0;
@@ -423,6 +425,24 @@ export class PassageIndex {
       out.push(matches);
     }
     return out;
+  }
+
+  /**
+   * query()'s matches as JSON, formatted natively: for each query text, the bytes of JSON.stringify of its
+   * QueryMatch array (no JavaScript object per match or span).
+   */
+  async queryLines(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<Buffer[]> {
+    expectArray(texts, 'texts');
+    texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
+    const o = optionsObject(options);
+    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
+    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
+    if (texts.length === 0) return [];
+    const table = this.docTable();
+    const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000, true);
+    if (!('lines' in r)) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'arrays where lines were asked for');
+    const all = Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);
+    return texts.map((_, i) => all.subarray(r.lineOffsets[i], r.lineOffsets[i + 1]));
   }
 
   /**

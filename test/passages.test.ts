@@ -151,6 +151,15 @@ test('extractLines == JSON.stringify of extract, byte for byte (escapes, invalid
       }
       assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `sigma ${sigma} limit ${limit}`);
     }
+    // query's matches, formatted natively
+    const queries = [bytes[2], Buffer.concat([bytes[5], Buffer.from([0xc3]), bytes[9]]), Buffer.from('nothing here')];
+    for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 3]] as const) {
+      const objs = await p.query(queries, { minShared, maxDocs });
+      const lines = await p.queryLines(queries, { minShared, maxDocs });
+      assert.is(lines.length, queries.length);
+      objs.forEach((m, i) => assert.is(lines[i].toString(), JSON.stringify(m), `query ${i} minShared ${minShared} maxDocs ${maxDocs}`));
+      assert.ok(objs[0].length > 0 && objs[2].length === 0);
+    }
   } finally {
     p.close();
   }

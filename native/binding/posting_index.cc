@@ -128,6 +128,17 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
 
 // ------------------------------------------------------------------------------------- PostingIndex
 
+// The indexed documents' ids as JSON texts (document d's: json[offs[d] .. offs[d + 1])), for the passage
+// functions that format their output lines natively (setDocIds).
+struct IdTable {
+  std::vector<uint8_t> json;
+  std::vector<uint64_t> offs;
+  size_t size() const { return offs.empty() ? 0 : offs.size() - 1; }
+  void Append(uint32_t d, std::vector<uint8_t>* out) const {
+    out->insert(out->end(), json.begin() + long(offs[d]), json.begin() + long(offs[d + 1]));
+  }
+};
+
 // An index of 32- or 64-bit keys (fixed when it was created), and its open streaming append, if any.
 struct IndexState : Closable {
   std::shared_mutex mu;  // edits exclusive; lookups shared
@@ -136,9 +147,10 @@ struct IndexState : Closable {
   postings::PostingIndex64 ix64;
   std::unique_ptr<postings::PostingIndex::Appender> app32;
   std::unique_ptr<postings::PostingIndex64::Appender> app64;
-  std::mutex cursor_mu;  // the open extracts (PostingIndexObject::ExtractStart)
+  std::mutex cursor_mu;  // the open extracts (PostingIndexObject::ExtractStart) and the ids
   std::map<uint32_t, std::shared_ptr<struct ExtractCursor>> cursors;
   uint32_t next_cursor = 0;
+  std::shared_ptr<const IdTable> ids;
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
@@ -310,10 +322,7 @@ struct ExtractCursor {
   std::mutex mu;
   std::shared_ptr<TextSource> texts;
   postings::PassageExtractor x;
-  // The documents' ids as JSON texts (document d's: id_json[id_offs[d] .. id_offs[d + 1])), when the
-  // passages are read as formatted lines.
-  std::vector<uint8_t> id_json;
-  std::vector<uint64_t> id_offs;
+  std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
 };
 
 std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
@@ -353,6 +362,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
                         InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
+                        InstanceMethod("setDocIds", &PostingIndexObject::SetDocIds),
                         InstanceMethod("extractStart", &PostingIndexObject::ExtractStart),
                         InstanceMethod("extractNext", &PostingIndexObject::ExtractNext),
                         InstanceMethod("extractEnd", &PostingIndexObject::ExtractEnd),
@@ -724,12 +734,35 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions, ids?) -> Promise<{ cursor, threshold,
+  // setDocIds(json: Uint8Array, offsets: Float64Array): the documents' ids as JSON texts (document d's:
+  // json[offsets[d] .. offsets[d + 1])), copied, for the lines extractNext and queryPassages format.
+  Napi::Value SetDocIds(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Napi::Value j = info[0], of = info[1];
+    if (!j.IsTypedArray() || j.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      ThrowTypeError(env, "Expected json to be a Uint8Array");
+    if (!of.IsTypedArray() || of.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+      ThrowTypeError(env, "Expected offsets to be a Float64Array");
+    Napi::Uint8Array ja = j.As<Napi::Uint8Array>();
+    Napi::Float64Array oa = of.As<Napi::Float64Array>();
+    auto t = std::make_shared<IdTable>();
+    t->json.assign(ja.Data(), ja.Data() + ja.ElementLength());
+    for (size_t i = 0; i < oa.ElementLength(); i++) {
+      const double v = oa[i];
+      if (!(v >= 0 && v <= double(ja.ElementLength())) || (i > 0 && v < double(t->offs.back())))
+        ThrowRangeError(env, "offsets must ascend within json");
+      t->offs.push_back(uint64_t(v));
+    }
+    std::lock_guard<std::mutex> g(s->cursor_mu);
+    s->ids = std::move(t);
+    return env.Undefined();
+  }
+
+  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions) -> Promise<{ cursor, threshold,
   // keys, mean, sd, ... }>: computes dupi's cut-off and every passage in bounded memory
   // (postings::PassageExtractor, spilling into tmpDir beyond `memory`; 0 = no cap); extractNext(cursor, ...)
-  // then reads them in order and extractEnd(cursor) frees them (and removes the spill files). ids:
-  // { json: Uint8Array, offsets: Float64Array } (document d's id as JSON text: json[offsets[d] ..
-  // offsets[d + 1])), needed to read formatted lines.
+  // then reads them in order and extractEnd(cursor) frees them (and removes the spill files).
   Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
@@ -743,24 +776,9 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
-    if (info.Length() > 6 && !info[6].IsUndefined()) {
-      if (!info[6].IsObject()) ThrowTypeError(env, "Expected ids to be { json: Uint8Array, offsets: Float64Array }");
-      Napi::Object io = info[6].As<Napi::Object>();
-      Napi::Value j = io.Get("json"), of = io.Get("offsets");
-      if (!j.IsTypedArray() || j.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        ThrowTypeError(env, "Expected ids.json to be a Uint8Array");
-      if (!of.IsTypedArray() || of.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-        ThrowTypeError(env, "Expected ids.offsets to be a Float64Array");
-      Napi::Uint8Array ja = j.As<Napi::Uint8Array>();
-      Napi::Float64Array oa = of.As<Napi::Float64Array>();
-      if (oa.ElementLength() != ts->file.size() + 1) ThrowRangeError(env, "ids.offsets must have one entry per document, plus one");
-      cur->id_json.assign(ja.Data(), ja.Data() + ja.ElementLength());
-      for (size_t i = 0; i < oa.ElementLength(); i++) {
-        const double v = oa[i];
-        if (!(v >= 0 && v <= double(ja.ElementLength())) || (i > 0 && v < double(cur->id_offs.back())))
-          ThrowRangeError(env, "ids.offsets must ascend within ids.json");
-        cur->id_offs.push_back(uint64_t(v));
-      }
+    {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      cur->ids = s->ids;
     }
     auto cut = std::make_shared<postings::CutOff>();
     uint32_t id;
@@ -812,7 +830,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const uint64_t max_occ = std::max<uint64_t>(1, ToUint64(env, info[1], "maxOccurrences"));
     const uint64_t max_text = std::max<uint64_t>(1, ToUint64(env, info[2], "maxTextBytes"));
     if (info.Length() > 3 && info[3].ToBoolean().Value()) {
-      if (cur->id_offs.empty()) ThrowTypeError(env, "this extract was started without ids: it cannot format lines");
+      if (!cur->ids || cur->ids->size() < cur->texts->file.size())
+        ThrowTypeError(env, "this extract was started without the documents' ids (setDocIds): it cannot format lines");
       return ExtractLines(env, cur, max_occ, max_text);
     }
     struct Out {
@@ -896,11 +915,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                          r = fn(x.doc, &t, &n);
                          if (!r.ok()) return r;
                          if (x.end > n || x.begin > x.end) return Status(Code::kInternal, "passage outside its document");
-                         if (size_t(x.doc) + 1 >= cur->id_offs.size()) return Status(Code::kInternal, "document without an id");
+                         if (x.doc >= cur->ids->size()) return Status(Code::kInternal, "document without an id");
                          static const char kId[] = "{\"id\":";
                          if (i) o.push_back(',');
                          o.insert(o.end(), kId, kId + 6);
-                         o.insert(o.end(), cur->id_json.begin() + long(cur->id_offs[x.doc]), cur->id_json.begin() + long(cur->id_offs[x.doc + 1]));
+                         cur->ids->Append(x.doc, &o);
                          k = std::snprintf(num, sizeof num, ",\"begin\":%u,\"end\":%u,\"text\":", x.begin, x.end);
                          o.insert(o.end(), num, num + k);
                          utf8::AppendJsonString(t + x.begin, x.end - x.begin, &o);
@@ -943,9 +962,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return it->second;
   }
 
-  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
+  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs, lines) -> Promise<{ matchOffsets, doc,
   // windows, runOffsets, qBegin, qEnd, dBegin, dEnd, runWindows }>: query i's matches are
-  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]).
+  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]). With lines
+  // (after setDocIds): { lines, lineOffsets } instead, query i's matches formatted as the JSON array of
+  // PassageIndex.query's objects in lines[lineOffsets[i] .. lineOffsets[i + 1]).
   // The windows of nominated documents kept across the queries of one call (20 bytes per window).
   static constexpr size_t kQueryCacheBytes = size_t(256) << 20;
 
@@ -960,13 +981,21 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    std::shared_ptr<const IdTable> ids;
+    if (info.Length() > 5 && info[5].ToBoolean().Value()) {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      ids = s->ids;
+      if (!ids || ids->size() < ts->file.size()) ThrowTypeError(env, "the documents' ids were not set (setDocIds): no lines can be formatted");
+    }
     struct Out {
       std::vector<uint32_t> moffs{0}, doc, windows, roffs{0}, qb, qe, db, de, rw;
       std::vector<uint8_t> text;  // each run's text in the indexed document, back to back
+      std::vector<uint8_t> lines;  // or each query's matches as a JSON array, back to back
+      std::vector<double> line_offs{0};
     };
     auto out = std::make_shared<Out>();
     return Queue(env,
-                 [s, q, ts, bo, min_passages, max_docs, out](const std::atomic<bool>* stop) {
+                 [s, q, ts, bo, min_passages, max_docs, out, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
                    Status r = ts->Open();
                    if (!r.ok()) return r;
@@ -993,6 +1022,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    }, stop);
                    if (!err.ok()) return err;
                    if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   if (ids) return FormatMatches(m, fn, *ids, &out->lines, &out->line_offs);
                    for (size_t i = 0; i < d.n; i++) {
                      for (size_t k = 0; k < m[i].size(); k++) {
                        const auto& x = m[i][k];
@@ -1017,8 +1047,16 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    }
                    return Status::Ok();
                  },
-                 [q, out](Napi::Env env) {
+                 [q, out, ids](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
+                   if (ids) {
+                     const size_t n = out->lines.size();
+                     o.Set("lines", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->lines)), 0));
+                     Napi::Float64Array lo = Napi::Float64Array::New(env, out->line_offs.size());
+                     std::copy(out->line_offs.begin(), out->line_offs.end(), lo.Data());
+                     o.Set("lineOffsets", lo);
+                     return o;
+                   }
                    o.Set("matchOffsets", U32Array(env, std::move(out->moffs)));
                    o.Set("doc", U32Array(env, std::move(out->doc)));
                    o.Set("windows", U32Array(env, std::move(out->windows)));
@@ -1032,6 +1070,43 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
                    return o;
                  });
+  }
+
+  // Each query's matches as the JSON array PassageIndex.query's objects stringify to:
+  // [{"id","passages","windows","spans":[{"windows","query":[b,e],"doc":[b,e],"text"}]}], back to back.
+  static Status FormatMatches(const std::vector<std::vector<postings::QueryMatch>>& m, const postings::TextFn& fn,
+                              const IdTable& ids, std::vector<uint8_t>* o, std::vector<double>* offs) {
+    char num[128];
+    for (const auto& matches : m) {
+      o->push_back('[');
+      for (size_t k = 0; k < matches.size(); k++) {
+        const auto& x = matches[k];
+        const uint8_t* t = nullptr;
+        size_t tn = 0;
+        Status st = fn(x.doc, &t, &tn);
+        if (!st.ok()) return st;
+        if (x.doc >= ids.size()) return Status(Code::kInternal, "document without an id");
+        static const char kId[] = "{\"id\":";
+        if (k) o->push_back(',');
+        o->insert(o->end(), kId, kId + 6);
+        ids.Append(x.doc, o);
+        int n = std::snprintf(num, sizeof num, ",\"passages\":%zu,\"windows\":%u,\"spans\":[", x.spans.size(), x.windows);
+        o->insert(o->end(), num, num + n);
+        for (size_t j = 0; j < x.spans.size(); j++) {
+          const auto& sp = x.spans[j];
+          if (sp.d_end > tn || sp.d_begin > sp.d_end) return Status(Code::kInternal, "passage outside its document");
+          n = std::snprintf(num, sizeof num, "%s{\"windows\":%u,\"query\":[%u,%u],\"doc\":[%u,%u],\"text\":", j ? "," : "", sp.windows,
+                            sp.q_begin, sp.q_end, sp.d_begin, sp.d_end);
+          o->insert(o->end(), num, num + n);
+          utf8::AppendJsonString(t + sp.d_begin, sp.d_end - sp.d_begin, o);
+          o->push_back('}');
+        }
+        o->insert(o->end(), {']', '}'});
+      }
+      o->push_back(']');
+      offs->push_back(double(o->size()));
+    }
+    return Status::Ok();
   }
 
   // passagePairs(texts, blotOptions, minPassages, maxDocs) -> Promise<{ a, b, passages, windows, bytesA, bytesB }>

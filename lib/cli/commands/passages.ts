@@ -144,8 +144,12 @@ export const passagesCommand: Command = {
           // per query)
           for (let at = 0; at < batch.length; at += QUERY_GROUP) {
             const docs = batch.slice(at, at + QUERY_GROUP);
-            const res = await ix.query(docs.map((d) => d.text), { minShared, maxDocs });
-            for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
+            const res = await ix.queryLines(docs.map((d) => d.text), { minShared, maxDocs });
+            for (let i = 0; i < docs.length; i++) {
+              await out.write(`{"id":${JSON.stringify(docs[i].id)},"matches":`);
+              await out.writeBytes(res[i]);
+              await out.write('}\n');
+            }
           }
         }
       } finally {
