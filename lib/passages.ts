@@ -398,14 +398,9 @@ export class PassageIndex {
    * most maxDocs documents (default 1000).
    */
   async query(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<QueryMatch[][]> {
-    expectArray(texts, 'texts');
-    texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
-    const o = optionsObject(options);
-    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
-    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
-    if (texts.length === 0) return [];
     const table = this.docTable();
-    const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
+    const r = await this.queryNative(texts, options, false);
+    if (!r) return [];
     if ('lines' in r) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'lines where arrays were asked for');
     const out: QueryMatch[][] = [];
     const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
@@ -427,19 +422,24 @@ export class PassageIndex {
     return out;
   }
 
-  /**
-   * query()'s matches as JSON, formatted natively: for each query text, the bytes of JSON.stringify of its
-   * QueryMatch array (no JavaScript object per match or span).
-   */
-  async queryLines(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<Buffer[]> {
+  /** The native query of query() and queryLines() (undefined: no text). */
+  private async queryNative(texts: Buffer[], options: { minShared?: number; maxDocs?: number }, lines: boolean) {
     expectArray(texts, 'texts');
     texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
     const o = optionsObject(options);
     if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
     if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
-    if (texts.length === 0) return [];
-    const table = this.docTable();
-    const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000, true);
+    if (texts.length === 0) return undefined;
+    return this.ix.queryPassages(texts, this.docTable().texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000, lines);
+  }
+
+  /**
+   * query()'s matches as JSON, formatted natively: for each query text, the bytes of JSON.stringify of its
+   * QueryMatch array (no JavaScript object per match or span).
+   */
+  async queryLines(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<Buffer[]> {
+    const r = await this.queryNative(texts, options, true);
+    if (!r) return [];
     if (!('lines' in r)) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'arrays where lines were asked for');
     const all = Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);
     return texts.map((_, i) => all.subarray(r.lineOffsets[i], r.lineOffsets[i + 1]));

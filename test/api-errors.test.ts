@@ -175,7 +175,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'keyArray',
+const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
   'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'passagePairs', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
