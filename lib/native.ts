@@ -241,13 +241,22 @@ export interface NativePostingIndex {
   merge(): Promise<void>;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
-  extractPassages(keys: Uint32Array, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions): Promise<{
-    windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array; ends: Uint32Array; text: Uint8Array;
+  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,
+    blot: import('./postings').BlotOptions): Promise<{
+    cursor: number; threshold: number; keys: number; mean: number; sd: number; chosenKeys: number; passages: number;
+    spilledBytes: number; peakBytes: number;
   }>;
-  queryPassages(queries: TextInput, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
+  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines: boolean): Promise<{
+    done: boolean; windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
+    ends: Uint32Array; text: Uint8Array;
+  } | { done: boolean; passages: number; lines: Uint8Array }>;
+  extractEnd(cursor: number): void;
+  queryPassages(queries: TextInput, texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number,
+    lines: boolean): Promise<{
     matchOffsets: Uint32Array; doc: Uint32Array; windows: Uint32Array; runOffsets: Uint32Array;
     qBegin: Uint32Array; qEnd: Uint32Array; dBegin: Uint32Array; dEnd: Uint32Array; runWindows: Uint32Array; text: Uint8Array;
-  }>;
+  } | { lines: Uint8Array; lineOffsets: Float64Array }>;
+  setDocIds(json: Uint8Array, offsets: Float64Array): void;
   passagePairs(texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
     a: Uint32Array; b: Uint32Array; passages: Uint32Array; windows: Uint32Array; bytesA: Float64Array; bytesB: Float64Array;
   }>;

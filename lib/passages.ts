@@ -9,6 +9,7 @@
 //   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
 // A run writes its batch files and its postings segment before passages.json (temporary name + rename).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { NeardupError, invalidArgument } from './errors';
 import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
@@ -27,6 +28,19 @@ interface Meta {
   seqLen: number;
   hash: WindowHash;
   batches: Array<{ texts: string; docs: string; first: number; count: number }>;
+}
+
+export interface ExtractOptions {
+  /** dupi's cut-off: windows held by at least max(minDocs, round(mean + sigma * sd)) documents. Default 2. */
+  sigma?: number;
+  /** Default 2. */
+  minDocs?: number;
+  /** The first `limit` passages only. */
+  limit?: number;
+  /** Bytes of records the native extract holds before it spills sorted runs into `tmp` (0, the default: no cap). */
+  memory?: number;
+  /** Where the spill folder goes (default the system's temporary folder). */
+  tmp?: string;
 }
 
 export interface PassageDoc {
@@ -78,10 +92,25 @@ export interface QueryMatch {
   spans: QueryPassage[];
 }
 
-/** The documents' ids and where their texts are. */
+/** The documents' ids (as JSON texts: document n's is idJson[idOffsets[n] .. idOffsets[n + 1])) and where their texts are. */
 interface DocTable {
-  ids: unknown[];
+  id(n: number): unknown;
+  ids: { json: Uint8Array; offsets: Float64Array };
   texts: { files: string[]; file: Uint32Array; offset: Float64Array; length: Uint32Array };
+}
+
+/** Passages' documents (occurrences) and text bytes read from the native extract at a time. */
+const EXTRACT_CHUNK = 16384;
+const EXTRACT_CHUNK_BYTES = 8 << 20;
+
+/**
+ * @internal The native share of a whole-process memory cap for extract (bytes, 0 = none): the cap minus what
+ * the process holds anyway (Node itself, ~64 MiB; the document table and the native copy of its ids, ~120
+ * bytes a document; chunks of output on their way), a quarter of the cap at least.
+ */
+export function extractMemory(memory: number, docs: number): number {
+  if (!memory) return 0;
+  return Math.max(Math.floor(memory / 4), memory - (64 << 20) - 120 * docs - 4 * EXTRACT_CHUNK_BYTES);
 }
 
 export class PassageIndex {
@@ -139,18 +168,35 @@ export class PassageIndex {
     return this.meta.batches.reduce((s, b) => s + b.count, 0);
   }
 
+  /** Bytes of the indexed documents' texts (the texts files). */
+  get textBytes(): number {
+    return this.meta.batches.reduce((s, b) => s + fs.statSync(path.join(this.dir, b.texts)).size, 0);
+  }
+
   /** Reads the document lists (ids and text locations) once, when a search needs them. */
   private docTable(): DocTable {
     if (this.table) return this.table;
     const n = this.size;
-    const ids: unknown[] = new Array(n);
     const file = new Uint32Array(n), length = new Uint32Array(n);
-    const offset = new Float64Array(n);
+    const offset = new Float64Array(n), idOffsets = new Float64Array(n + 1);
+    const idParts: Buffer[] = [];
+    let idBytes = 0;
     this.meta.batches.forEach((b, k) => {
       const f = path.join(this.dir, b.docs);
-      const lines = fs.readFileSync(f, 'utf8').split('\n').filter(Boolean);
-      if (lines.length !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}: ${lines.length} documents, passages.json says ${b.count}`, { file: f });
-      lines.forEach((l, i) => {
+      const all = fs.readFileSync(f, 'utf8');
+      let lines = 0, pending: string[] = [];
+      const flush = () => {
+        const buf = Buffer.from(pending.join(''));
+        idParts.push(buf);
+        pending = [];
+      };
+      for (let at = 0; at < all.length;) {
+        let end = all.indexOf('\n', at);
+        if (end < 0) end = all.length;
+        const l = all.slice(at, end);
+        at = end + 1;
+        if (!l) continue;
+        const i = lines++;
         let d: { n: number; id: unknown; offset: number; length: number };
         try {
           d = JSON.parse(l);
@@ -158,13 +204,22 @@ export class PassageIndex {
           throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: ${(e as Error).message}`, { file: f, line: i + 1, cause: e });
         }
         if (d.n !== b.first + i) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: document number ${d.n}, expected ${b.first + i}`, { file: f, line: i + 1 });
-        ids[d.n] = d.id;
+        const idJson = JSON.stringify(d.id);
+        pending.push(idJson);
+        idBytes += Buffer.byteLength(idJson);
+        idOffsets[d.n + 1] = idBytes;
         file[d.n] = k;
         offset[d.n] = d.offset;
         length[d.n] = d.length;
-      });
+        if (pending.length >= 65536) flush();
+      }
+      flush();
+      if (lines !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}: ${lines} documents, passages.json says ${b.count}`, { file: f });
     });
-    this.table = { ids, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length } };
+    const json = Buffer.concat(idParts, idBytes);
+    const id = (d: number) => JSON.parse(json.toString('utf8', idOffsets[d], idOffsets[d + 1])) as unknown;
+    this.table = { id, ids: { json, offsets: idOffsets }, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length } };
+    this.ix.setDocIds(json, idOffsets);  // for the lines formatted natively
     return this.table;
   }
 
@@ -274,37 +329,65 @@ export class PassageIndex {
    * Passages shared by the most documents first: maximal runs of consecutive windows held by the same set
    * of documents, each window by at least max(minDocs, round(mean + sigma * sd)) documents (dupi's cut-off:
    * mean and sd over the counts of the indexed windows). Then longest first. Each document's first
-   * occurrence of the passage is given, with its exact text.
+   * occurrence of the passage is given, with its exact text. The passages are computed natively within
+   * about `memory` bytes (default 0: no cap), spilling sorted runs into `tmp` (default the system's
+   * temporary folder) beyond it, then read a chunk at a time; they do not depend on the cap.
    */
-  async *extract(options: { sigma?: number; minDocs?: number; limit?: number } = {}): AsyncGenerator<Passage> {
+  async *extract(options: ExtractOptions = {}): AsyncGenerator<Passage> {
+    const table = this.docTable();
+    for await (const r of this.extractChunks(options, false)) {
+      if (!('windows' in r)) continue;
+      const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
+      let at = 0;
+      for (let i = 0; i < r.windows.length; i++) {
+        const docs: PassageDoc[] = [];
+        for (let k = r.docOffsets[i]; k < r.docOffsets[i + 1]; k++) {
+          const n = r.docs[k], len = r.ends[k] - r.begins[k];
+          docs.push({ id: table.id(n), begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
+          at += len;
+        }
+        yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+      }
+    }
+  }
+
+  /**
+   * The passages of extract() as JSON lines, formatted natively (byte for byte JSON.stringify of extract's
+   * objects, one per line), a chunk of a few MiB at a time: no JavaScript object per passage.
+   */
+  async *extractLines(options: ExtractOptions = {}): AsyncGenerator<Buffer> {
+    for await (const r of this.extractChunks(options, true)) {
+      if ('lines' in r) yield Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);
+    }
+  }
+
+  private async *extractChunks(options: ExtractOptions, lines: boolean) {
     const o = optionsObject(options);
     if (o.sigma !== undefined) expectNumber(o.sigma, 'sigma', -1e6, 1e6);
     if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
     if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
-    const { keys, counts } = (await this.ix.keyCounts()) as { keys: Uint32Array; counts: Uint32Array };
-    let sum = 0;
-    for (let i = 0; i < counts.length; i++) sum += counts[i];
-    const mean = counts.length ? sum / counts.length : 0;
-    let sos = 0;
-    for (let i = 0; i < counts.length; i++) sos += (counts[i] - mean) * (counts[i] - mean);
-    const sd = counts.length ? Math.sqrt(sos / counts.length) : 0;
-    const threshold = Math.max(options.minDocs ?? 2, 1, Math.round(mean + (options.sigma ?? 2) * sd));
-    const chosen: number[] = [];
-    for (let i = 0; i < keys.length; i++) if (counts[i] >= threshold) chosen.push(keys[i]);
-    if (chosen.length === 0) return;
+    if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (this.size === 0 || options.limit === 0) return;
     const table = this.docTable();
-    const r = await this.ix.extractPassages(Uint32Array.from(chosen), table.texts, this.blotOptions);
-    const limit = Math.min(options.limit ?? Infinity, r.windows.length);
-    const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
-    let at = 0;
-    for (let i = 0; i < limit; i++) {
-      const docs: PassageDoc[] = [];
-      for (let k = r.docOffsets[i]; k < r.docOffsets[i + 1]; k++) {
-        const n = r.docs[k], len = r.ends[k] - r.begins[k];
-        docs.push({ id: table.ids[n], begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
-        at += len;
+    const start = await this.ix.extractStart(options.sigma ?? 2, options.minDocs ?? 2, options.memory ?? 0, options.tmp ?? os.tmpdir(),
+      table.texts, this.blotOptions);
+    let left = options.limit ?? Infinity;
+    try {
+      for (let done = false; !done && left > 0;) {
+        // at most `left` passages: each has at least one document
+        const r = await this.ix.extractNext(start.cursor, Math.min(EXTRACT_CHUNK, left), EXTRACT_CHUNK_BYTES, lines);
+        done = r.done;
+        if ('lines' in r) {
+          left -= r.passages;
+        } else {
+          if (r.windows.length > left) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'more passages than asked for');
+          left -= r.windows.length;
+        }
+        yield r;
       }
-      yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+    } finally {
+      this.ix.extractEnd(start.cursor);
     }
   }
 
@@ -315,14 +398,10 @@ export class PassageIndex {
    * most maxDocs documents (default 1000).
    */
   async query(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<QueryMatch[][]> {
-    expectArray(texts, 'texts');
-    texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
-    const o = optionsObject(options);
-    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
-    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
-    if (texts.length === 0) return [];
     const table = this.docTable();
-    const r = await this.ix.queryPassages(texts, table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
+    const r = await this.queryNative(texts, options, false);
+    if (!r) return [];
+    if ('lines' in r) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'lines where arrays were asked for');
     const out: QueryMatch[][] = [];
     const text = Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
     let at = 0;
@@ -336,11 +415,34 @@ export class PassageIndex {
           spans.push({ windows: r.runWindows[k], query: [r.qBegin[k], r.qEnd[k]], doc: [r.dBegin[k], r.dEnd[k]], text: text.toString('utf8', at, at + len) });
           at += len;
         }
-        matches.push({ id: table.ids[n], passages: spans.length, windows: r.windows[m], spans });
+        matches.push({ id: table.id(n), passages: spans.length, windows: r.windows[m], spans });
       }
       out.push(matches);
     }
     return out;
+  }
+
+  /** The native query of query() and queryLines() (undefined: no text). */
+  private async queryNative(texts: Buffer[], options: { minShared?: number; maxDocs?: number }, lines: boolean) {
+    expectArray(texts, 'texts');
+    texts.forEach((t, i) => { if (!(t instanceof Uint8Array)) throw invalidArgument(TypeError, `Expected texts[${i}] to be a Buffer`); });
+    const o = optionsObject(options);
+    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
+    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
+    if (texts.length === 0) return undefined;
+    return this.ix.queryPassages(texts, this.docTable().texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000, lines);
+  }
+
+  /**
+   * query()'s matches as JSON, formatted natively: for each query text, the bytes of JSON.stringify of its
+   * QueryMatch array (no JavaScript object per match or span).
+   */
+  async queryLines(texts: Buffer[], options: { minShared?: number; maxDocs?: number } = {}): Promise<Buffer[]> {
+    const r = await this.queryNative(texts, options, true);
+    if (!r) return [];
+    if (!('lines' in r)) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'arrays where lines were asked for');
+    const all = Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);
+    return texts.map((_, i) => all.subarray(r.lineOffsets[i], r.lineOffsets[i + 1]));
   }
 
   /**
@@ -358,7 +460,7 @@ export class PassageIndex {
     for (let i = 0; i < r.a.length; i++) {
       const la = table.texts.length[r.a[i]], lb = table.texts.length[r.b[i]];
       out.push({
-        a: table.ids[r.a[i]], b: table.ids[r.b[i]], passages: r.passages[i], windows: r.windows[i],
+        a: table.id(r.a[i]), b: table.id(r.b[i]), passages: r.passages[i], windows: r.windows[i],
         coverA: la ? r.bytesA[i] / la : 0, coverB: lb ? r.bytesB[i] / lb : 0,
       });
     }

@@ -249,14 +249,38 @@ export class PostingIndex {
     return nativeCall(this.n.keyCounts());
   }
 
-  /** @internal Passages of the chosen keys (PassageIndex.extract; native/core/postings/passages.h). */
-  extractPassages(keys: Uint32Array, texts: TextSourceArg, blotOptions: BlotOptions) {
-    return nativeCall(this.n.extractPassages(keys, texts, blotOptions));
+  /**
+   * @internal Starts an extract (PassageIndex.extract; native/core/postings/passages.h, PassageExtractor):
+   * dupi's cut-off and every passage, computed within `memory` bytes (0: no cap) spilling into `tmp`.
+   */
+  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: TextSourceArg, blotOptions: BlotOptions) {
+    return nativeCall(this.n.extractStart(sigma, minDocs, memory, tmp, texts, blotOptions));
+  }
+
+  /**
+   * @internal The documents' ids as JSON texts (document d's: json[offsets[d] .. offsets[d + 1])), copied, for
+   * the lines that extractNext and queryPassages format natively.
+   */
+  setDocIds(json: Uint8Array, offsets: Float64Array): void {
+    nativeSync(() => this.n.setDocIds(json, offsets));
+  }
+
+  /**
+   * @internal The next passages of an extract (about maxOccurrences documents and maxTextBytes of text): as
+   * arrays, or (lines, after setDocIds) as formatted JSON lines.
+   */
+  extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines = false) {
+    return nativeCall(this.n.extractNext(cursor, maxOccurrences, maxTextBytes, lines));
+  }
+
+  /** @internal Ends an extract: frees its passages and removes its spill files. */
+  extractEnd(cursor: number): void {
+    this.n.extractEnd(cursor);
   }
 
   /** @internal Passages shared with query texts (PassageIndex.query). */
-  queryPassages(texts: TextInput, source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
-    return nativeCall(this.n.queryPassages(texts, source, blotOptions, minPassages, maxDocs));
+  queryPassages(texts: TextInput, source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number, lines = false) {
+    return nativeCall(this.n.queryPassages(texts, source, blotOptions, minPassages, maxDocs, lines));
   }
 
   /** @internal The pairwise passage summary (PassageIndex.pairs). */

@@ -157,8 +157,10 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     open: () => [() => PassageIndex.open(bad.notString), () => PassageIndex.open(dir, 5 as never), () => PassageIndex.open(dir, {}, 'yes' as never)],
     add: (p: neardup.PassageIndex) => [() => p.add(bad.notArray as never), () => p.add([{ id: 1, text: 'x' as never }]), () => p.add([], { memory: -1 })],
     text: (p: neardup.PassageIndex) => [() => p.text(-1), () => p.text('x' as never)],
-    extract: (p: neardup.PassageIndex) => [() => p.extract({ minDocs: -1 }), () => p.extract(5 as never)],
+    extract: (p: neardup.PassageIndex) => [() => p.extract({ minDocs: -1 }), () => p.extract(5 as never), () => p.extract({ memory: -1 }), () => p.extract({ tmp: 5 as never })],
+    extractLines: (p: neardup.PassageIndex) => [() => p.extractLines({ minDocs: -1 }), () => p.extractLines(5 as never), () => p.extractLines({ memory: 0.5 })],
     query: (p: neardup.PassageIndex) => [() => p.query(bad.notArray as never), () => p.query(['x' as never]), () => p.query([], { minShared: 0 })],
+    queryLines: (p: neardup.PassageIndex) => [() => p.queryLines(bad.notArray as never), () => p.queryLines(['x' as never]), () => p.queryLines([], { maxDocs: 0 })],
     pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never)],
     addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
@@ -173,9 +175,9 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   },
 };
 // TypeScript-private helpers (on the prototype at run time)
-const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'keyArray',
+const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
-  'packKeys', 'extractPassages', 'queryPassages', 'passagePairs', 'dupiOrder']);
+  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'passagePairs', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 

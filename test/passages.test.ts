@@ -97,6 +97,74 @@ for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2
   });
 }
 
+test('extract under a tiny memory cap (every sort spilled, the key table in partitions) == without a cap', async () => {
+  const docs = corpus(7, 80);
+  const p = await build('capped', docs, 3, 2, false);
+  const spill = path.join(dir, 'spill');
+  fs.mkdirSync(spill);
+  try {
+    for (const [sigma, minDocs] of [[0, 2], [-1, 2], [1, 3]] as const) {
+      const free = [], capped = [], limited = [];
+      for await (const x of p.extract({ sigma, minDocs })) free.push(x);
+      for await (const x of p.extract({ sigma, minDocs, memory: 1, tmp: spill })) capped.push(x);
+      for await (const x of p.extract({ sigma, minDocs, memory: 1, tmp: spill, limit: 5 })) limited.push(x);
+      assert.ok(free.length > 5);
+      assert.equal(capped, free, `sigma ${sigma} minDocs ${minDocs}`);
+      assert.equal(limited, free.slice(0, 5));
+      assert.equal(fs.readdirSync(spill), [], 'the spill folder is removed');
+    }
+    // an extract left before its end removes its spill files too
+    for await (const x of p.extract({ sigma: 0, memory: 1, tmp: spill })) { assert.ok(x); break; }
+    assert.equal(fs.readdirSync(spill), []);
+  } finally {
+    p.close();
+  }
+});
+
+test('extractLines == JSON.stringify of extract, byte for byte (escapes, invalid UTF-8, any id)', async () => {
+  const r = rng(11);
+  const junk = ['"', '\\', '\n', '\t', '\u0001', '\u001f', '\u007f', '\u2028', 'é', '😀', '</script>', '\b\f\r'];
+  const bytes: Buffer[] = [];
+  const base = corpus(12, 40);
+  base.forEach((t, i) => {
+    const parts = t.split(' ').map((w) => Buffer.from(r() < 0.2 ? w + pick(r, junk) : w));
+    // invalid UTF-8 between words: lone continuation bytes, a cut sequence, an overlong form, a surrogate
+    const bad = [Buffer.from([0x80]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0xff])];
+    const out: Buffer[] = [];
+    for (const w of parts) out.push(w, r() < 0.1 ? pick(r, bad) : Buffer.from(' '));
+    bytes.push(Buffer.concat(out));
+    void i;
+  });
+  const ids: unknown[] = bytes.map((_, i) => [i, `d"${i}\\`, `é${i}\n`, { k: i }, -i * 1.5, null][i % 6]);
+  const p = await PassageIndex.open(path.join(dir, 'lines'), { seqLen: 3 }, true);
+  try {
+    await p.add(bytes.map((text, i) => ({ id: ids[i], text })));
+    for (const [sigma, limit] of [[0, undefined], [-1, 7], [1, undefined]] as const) {
+      let want = '';
+      for await (const x of p.extract({ sigma, limit })) want += JSON.stringify(x) + '\n';
+      const got: Buffer[] = [];
+      for await (const b of p.extractLines({ sigma, limit, memory: 1, tmp: dir })) got.push(b);
+      assert.ok(want.length > 1000);
+      if (sigma === 0) {
+        for (const x of ['\ufffd', '\\"', '\\\\', '\\n', '\\u0001', '\\u001f', '\u2028', '😀', '\\b'])
+          assert.ok(want.includes(x), `the passages hold ${JSON.stringify(x)}`);
+      }
+      assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `sigma ${sigma} limit ${limit}`);
+    }
+    // query's matches, formatted natively
+    const queries = [bytes[2], Buffer.concat([bytes[5], Buffer.from([0xc3]), bytes[9]]), Buffer.from('nothing here')];
+    for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 3]] as const) {
+      const objs = await p.query(queries, { minShared, maxDocs });
+      const lines = await p.queryLines(queries, { minShared, maxDocs });
+      assert.is(lines.length, queries.length);
+      objs.forEach((m, i) => assert.is(lines[i].toString(), JSON.stringify(m), `query ${i} minShared ${minShared} maxDocs ${maxDocs}`));
+      assert.ok(objs[0].length > 0 && objs[2].length === 0);
+    }
+  } finally {
+    p.close();
+  }
+});
+
 test('the documented example: a quoted paragraph is one passage in extract, query and pairs', async () => {
   const shared = 'the committee agreed that the proposal should be sent back to the working group for another review';
   const docs = [`Dear all, ${shared}. Thanks.`, `Minutes: ${shared}; next meeting Monday.`, 'An unrelated note about lunch plans.', `FWD: ${shared.toUpperCase()}`];

@@ -1,8 +1,10 @@
 #include "posting_index.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <memory>
 #include <shared_mutex>
@@ -17,6 +19,7 @@
 #include "postings/blot.h"
 #include "postings/passages.h"
 #include "postings/store.h"
+#include "text/utf8.h"
 #include "texts.h"
 
 namespace neardup {
@@ -125,6 +128,17 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
 
 // ------------------------------------------------------------------------------------- PostingIndex
 
+// The indexed documents' ids as JSON texts (document d's: json[offs[d] .. offs[d + 1])), for the passage
+// functions that format their output lines natively (setDocIds).
+struct IdTable {
+  std::vector<uint8_t> json;
+  std::vector<uint64_t> offs;
+  size_t size() const { return offs.empty() ? 0 : offs.size() - 1; }
+  void Append(uint32_t d, std::vector<uint8_t>* out) const {
+    out->insert(out->end(), json.begin() + long(offs[d]), json.begin() + long(offs[d + 1]));
+  }
+};
+
 // An index of 32- or 64-bit keys (fixed when it was created), and its open streaming append, if any.
 struct IndexState : Closable {
   std::shared_mutex mu;  // edits exclusive; lookups shared
@@ -133,6 +147,10 @@ struct IndexState : Closable {
   postings::PostingIndex64 ix64;
   std::unique_ptr<postings::PostingIndex::Appender> app32;
   std::unique_ptr<postings::PostingIndex64::Appender> app64;
+  std::mutex cursor_mu;  // the open extracts (PostingIndexObject::ExtractStart) and the ids
+  std::map<uint32_t, std::shared_ptr<struct ExtractCursor>> cursors;
+  uint32_t next_cursor = 0;
+  std::shared_ptr<const IdTable> ids;
 };
 using StatePtr = std::shared_ptr<IndexState>;
 
@@ -299,6 +317,14 @@ struct TextSource {
   }
 };
 
+// An extract in progress: its passages (spilled beyond the cap) and the texts they are read from.
+struct ExtractCursor {
+  std::mutex mu;
+  std::shared_ptr<TextSource> texts;
+  postings::PassageExtractor x;
+  std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
+};
+
 std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
   if (!v.IsObject()) ThrowTypeError(env, "Expected texts to be { files, file, offset, length }");
   Napi::Object o = v.As<Napi::Object>();
@@ -336,7 +362,10 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
                         InstanceMethod("dupiOrder", &PostingIndexObject::DupiOrder),
-                        InstanceMethod("extractPassages", &PostingIndexObject::ExtractPassages),
+                        InstanceMethod("setDocIds", &PostingIndexObject::SetDocIds),
+                        InstanceMethod("extractStart", &PostingIndexObject::ExtractStart),
+                        InstanceMethod("extractNext", &PostingIndexObject::ExtractNext),
+                        InstanceMethod("extractEnd", &PostingIndexObject::ExtractEnd),
                         InstanceMethod("queryPassages", &PostingIndexObject::QueryPassages),
                         InstanceMethod("passagePairs", &PostingIndexObject::PassagePairs),
                         InstanceMethod("info", &PostingIndexObject::Info),
@@ -705,61 +734,239 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // extractPassages(keys, texts, blotOptions) -> Promise<{ windows, firstBlot, docOffsets, docs, begins, ends }>
-  // (postings::ExtractPassages; passage i's documents are docs[docOffsets[i] .. docOffsets[i + 1])).
-  Napi::Value ExtractPassages(const Napi::CallbackInfo& info) {
+  // setDocIds(json: Uint8Array, offsets: Float64Array): the documents' ids as JSON texts (document d's:
+  // json[offsets[d] .. offsets[d + 1])), copied, for the lines extractNext and queryPassages format.
+  Napi::Value SetDocIds(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "extractPassages");
-    auto keys = std::make_shared<std::vector<uint32_t>>(U32Arg(env, info[0], "keys"));
-    auto ts = ReadTextSource(env, info[1]);
-    const BlotOptions bo = ReadBlotOptions(env, info[2]);
-    auto res = std::make_shared<std::vector<postings::Passage>>();
-    auto text = std::make_shared<std::vector<uint8_t>>();  // the occurrences' texts, back to back
+    Napi::Value j = info[0], of = info[1];
+    if (!j.IsTypedArray() || j.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      ThrowTypeError(env, "Expected json to be a Uint8Array");
+    if (!of.IsTypedArray() || of.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+      ThrowTypeError(env, "Expected offsets to be a Float64Array");
+    Napi::Uint8Array ja = j.As<Napi::Uint8Array>();
+    Napi::Float64Array oa = of.As<Napi::Float64Array>();
+    auto t = std::make_shared<IdTable>();
+    t->json.assign(ja.Data(), ja.Data() + ja.ElementLength());
+    for (size_t i = 0; i < oa.ElementLength(); i++) {
+      const double v = oa[i];
+      if (!(v >= 0 && v <= double(ja.ElementLength())) || (i > 0 && v < double(t->offs.back())))
+        ThrowRangeError(env, "offsets must ascend within json");
+      t->offs.push_back(uint64_t(v));
+    }
+    std::lock_guard<std::mutex> g(s->cursor_mu);
+    s->ids = std::move(t);
+    return env.Undefined();
+  }
+
+  // extractStart(sigma, minDocs, memory, tmpDir, texts, blotOptions) -> Promise<{ cursor, threshold,
+  // keys, mean, sd, ... }>: computes dupi's cut-off and every passage in bounded memory
+  // (postings::PassageExtractor, spilling into tmpDir beyond `memory`; 0 = no cap); extractNext(cursor, ...)
+  // then reads them in order and extractEnd(cursor) frees them (and removes the spill files).
+  Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    Need32(env, s, "extractStart");
+    if (!info[0].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
+    const double sigma = info[0].As<Napi::Number>().DoubleValue();
+    const uint64_t min_docs = ToUint64(env, info[1], "minDocs");
+    const uint64_t memory = ToUint64(env, info[2], "memory");
+    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    auto ts = ReadTextSource(env, info[4]);
+    const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    auto cur = std::make_shared<ExtractCursor>();
+    cur->texts = ts;
+    {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      cur->ids = s->ids;
+    }
+    auto cut = std::make_shared<postings::CutOff>();
+    uint32_t id;
+    {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      id = ++s->next_cursor;
+      s->cursors[id] = cur;
+    }
     return Queue(env,
-                 [s, keys, ts, bo, res, text](const std::atomic<bool>* stop) {
+                 [s, cur, cut, sigma, min_docs, memory, tmp, bo](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   Status r = ts->Open();
+                   Status r = cur->texts->Open();
                    if (!r.ok()) return r;
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   const postings::TextFn fn = ts->Fn();
-                   r = postings::ExtractPassages(s->ix32, *keys, bo, fn, parallel::MaxSlots(), stop, res.get());
-                   for (size_t i = 0; i < res->size() && r.ok(); i++) {
-                     for (const auto& o : (*res)[i].docs) {
-                       const uint8_t* t = nullptr;
-                       size_t n = 0;
-                       r = fn(o.doc, &t, &n);
-                       if (!r.ok()) break;
-                       if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
-                       text->insert(text->end(), t + o.begin, t + o.end);
-                     }
-                   }
-                   return r;
+                   r = postings::ExtractCutOff(s->ix32, sigma, min_docs, stop, cut.get());
+                   if (!r.ok()) return r;
+                   postings::ExtractOptions o;
+                   o.memory = memory;
+                   o.tmp_dir = tmp;
+                   o.slots = parallel::MaxSlots();
+                   return cur->x.Start(s->ix32, cut->threshold, bo, cur->texts->Fn(), o, stop);
                  },
-                 [res, text](Napi::Env env) {
-                   std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
-                   for (const auto& p : *res) {
-                     windows.push_back(p.windows);
-                     first.push_back(p.first_blot);
-                     for (const auto& o : p.docs) docs.push_back(o.doc), begins.push_back(o.begin), ends.push_back(o.end);
-                     offs.push_back(uint32_t(docs.size()));
-                   }
+                 [id, cut, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
-                   o.Set("windows", U32Array(env, std::move(windows)));
-                   o.Set("firstBlot", U32Array(env, std::move(first)));
-                   o.Set("docOffsets", U32Array(env, std::move(offs)));
-                   o.Set("docs", U32Array(env, std::move(docs)));
-                   o.Set("begins", U32Array(env, std::move(begins)));
-                   o.Set("ends", U32Array(env, std::move(ends)));
-                   const size_t n = text->size();
-                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(*text)), 0));
+                   o.Set("cursor", double(id));
+                   o.Set("threshold", double(cut->threshold));
+                   o.Set("keys", double(cut->keys));
+                   o.Set("mean", cut->mean);
+                   o.Set("sd", cut->sd);
+                   const auto& c = cur->x.counters();
+                   o.Set("chosenKeys", double(c.chosen_keys));
+                   o.Set("passages", double(c.passages));
+                   o.Set("spilledBytes", double(c.spilled_bytes));
+                   o.Set("peakBytes", double(cur->x.peak_bytes()));
                    return o;
                  });
   }
 
-  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs) -> Promise<{ matchOffsets, doc,
+  // extractNext(cursor, maxOccurrences, maxTextBytes, lines) -> Promise<{ done, windows, firstBlot, docOffsets,
+  // docs, begins, ends, text }>: the next passages (passage i's documents are docs[docOffsets[i] ..
+  // docOffsets[i + 1]), their texts back to back in text), up to about maxOccurrences occurrences and
+  // maxTextBytes of text (at least one passage); done once none is left. With lines (the cursor has ids):
+  // { done, passages, lines } instead, lines = the passages as JSON lines, byte for byte what
+  // JSON.stringify writes for PassageIndex.extract's objects.
+  Napi::Value ExtractNext(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    std::shared_ptr<ExtractCursor> cur = CursorOf(env, s, info[0]);
+    const uint64_t max_occ = std::max<uint64_t>(1, ToUint64(env, info[1], "maxOccurrences"));
+    const uint64_t max_text = std::max<uint64_t>(1, ToUint64(env, info[2], "maxTextBytes"));
+    if (info.Length() > 3 && info[3].ToBoolean().Value()) {
+      if (!cur->ids || cur->ids->size() < cur->texts->file.size())
+        ThrowTypeError(env, "this extract was started without the documents' ids (setDocIds): it cannot format lines");
+      return ExtractLines(env, cur, max_occ, max_text);
+    }
+    struct Out {
+      bool done = false;
+      std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+      std::vector<uint8_t> text;
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [cur, out, max_occ, max_text](const std::atomic<bool>* stop) {
+                   std::lock_guard<std::mutex> g(cur->mu);  // one read at a time
+                   const postings::TextFn fn = cur->texts->Fn();
+                   std::vector<postings::Passage> ps;
+                   uint64_t occ = 0;
+                   while (!out->done && occ < max_occ && out->text.size() < max_text) {
+                     if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                     ps.clear();
+                     Status r = cur->x.Next(1, &ps, &out->done);
+                     if (!r.ok()) return r;
+                     for (const auto& p : ps) {
+                       out->windows.push_back(p.windows);
+                       out->first.push_back(p.first_blot);
+                       for (const auto& o : p.docs) {
+                         const uint8_t* t = nullptr;
+                         size_t n = 0;
+                         r = fn(o.doc, &t, &n);
+                         if (!r.ok()) return r;
+                         if (o.end > n || o.begin > o.end) return Status(Code::kInternal, "passage outside its document");
+                         out->text.insert(out->text.end(), t + o.begin, t + o.end);
+                         out->docs.push_back(o.doc), out->begins.push_back(o.begin), out->ends.push_back(o.end);
+                       }
+                       occ += p.docs.size();
+                       out->offs.push_back(uint32_t(out->docs.size()));
+                     }
+                   }
+                   return Status::Ok();
+                 },
+                 [out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("done", out->done);
+                   o.Set("windows", U32Array(env, std::move(out->windows)));
+                   o.Set("firstBlot", U32Array(env, std::move(out->first)));
+                   o.Set("docOffsets", U32Array(env, std::move(out->offs)));
+                   o.Set("docs", U32Array(env, std::move(out->docs)));
+                   o.Set("begins", U32Array(env, std::move(out->begins)));
+                   o.Set("ends", U32Array(env, std::move(out->ends)));
+                   const size_t n = out->text.size();
+                   o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
+                   return o;
+                 });
+  }
+
+  static Napi::Value ExtractLines(Napi::Env env, std::shared_ptr<ExtractCursor> cur, uint64_t max_occ, uint64_t max_bytes) {
+    struct Out {
+      bool done = false;
+      uint64_t passages = 0;
+      std::vector<uint8_t> lines;
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [cur, out, max_occ, max_bytes](const std::atomic<bool>* stop) {
+                   std::lock_guard<std::mutex> g(cur->mu);
+                   const postings::TextFn fn = cur->texts->Fn();
+                   std::vector<postings::Passage> ps;
+                   std::vector<uint8_t>& o = out->lines;
+                   uint64_t occ = 0;
+                   char num[96];
+                   while (!out->done && occ < max_occ && o.size() < max_bytes) {
+                     if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                     ps.clear();
+                     Status r = cur->x.Next(1, &ps, &out->done);
+                     if (!r.ok()) return r;
+                     for (const auto& p : ps) {
+                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%08x\",\"count\":%zu,\"windows\":%u,\"docs\":[", p.first_blot,
+                                             p.docs.size(), p.windows);
+                       o.insert(o.end(), num, num + k);
+                       for (size_t i = 0; i < p.docs.size(); i++) {
+                         const auto& x = p.docs[i];
+                         const uint8_t* t = nullptr;
+                         size_t n = 0;
+                         r = fn(x.doc, &t, &n);
+                         if (!r.ok()) return r;
+                         if (x.end > n || x.begin > x.end) return Status(Code::kInternal, "passage outside its document");
+                         if (x.doc >= cur->ids->size()) return Status(Code::kInternal, "document without an id");
+                         static const char kId[] = "{\"id\":";
+                         if (i) o.push_back(',');
+                         o.insert(o.end(), kId, kId + 6);
+                         cur->ids->Append(x.doc, &o);
+                         k = std::snprintf(num, sizeof num, ",\"begin\":%u,\"end\":%u,\"text\":", x.begin, x.end);
+                         o.insert(o.end(), num, num + k);
+                         utf8::AppendJsonString(t + x.begin, x.end - x.begin, &o);
+                         o.push_back('}');
+                       }
+                       static const char kEnd[] = "]}\n";
+                       o.insert(o.end(), kEnd, kEnd + 3);
+                       occ += p.docs.size();
+                       out->passages++;
+                     }
+                   }
+                   return Status::Ok();
+                 },
+                 [out](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("done", out->done);
+                   o.Set("passages", double(out->passages));
+                   const size_t n = out->lines.size();
+                   o.Set("lines", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->lines)), 0));
+                   return o;
+                 });
+  }
+
+  // extractEnd(cursor): frees an extract's passages and removes its spill files (once a running
+  // extractNext on it has finished).
+  Napi::Value ExtractEnd(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!state) return env.Undefined();
+    const uint32_t id = uint32_t(ToUint64(env, info[0], "cursor"));
+    std::lock_guard<std::mutex> g(state->cursor_mu);
+    state->cursors.erase(id);
+    return env.Undefined();
+  }
+
+  static std::shared_ptr<ExtractCursor> CursorOf(Napi::Env env, const StatePtr& s, const Napi::Value& v) {
+    const uint64_t id = ToUint64(env, v, "cursor");
+    std::lock_guard<std::mutex> g(s->cursor_mu);
+    auto it = s->cursors.find(uint32_t(id));
+    if (id > 0xffffffffu || it == s->cursors.end()) ThrowRangeError(env, "no such extract cursor (ended, or never started)");
+    return it->second;
+  }
+
+  // queryPassages(queryTexts, texts, blotOptions, minPassages, maxDocs, lines) -> Promise<{ matchOffsets, doc,
   // windows, runOffsets, qBegin, qEnd, dBegin, dEnd, runWindows }>: query i's matches are
-  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]).
+  // [matchOffsets[i], matchOffsets[i + 1]), match m's runs [runOffsets[m], runOffsets[m + 1]). With lines
+  // (after setDocIds): { lines, lineOffsets } instead, query i's matches formatted as the JSON array of
+  // PassageIndex.query's objects in lines[lineOffsets[i] .. lineOffsets[i + 1]).
   // The windows of nominated documents kept across the queries of one call (20 bytes per window).
   static constexpr size_t kQueryCacheBytes = size_t(256) << 20;
 
@@ -774,13 +981,21 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
+    std::shared_ptr<const IdTable> ids;
+    if (info.Length() > 5 && info[5].ToBoolean().Value()) {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      ids = s->ids;
+      if (!ids || ids->size() < ts->file.size()) ThrowTypeError(env, "the documents' ids were not set (setDocIds): no lines can be formatted");
+    }
     struct Out {
       std::vector<uint32_t> moffs{0}, doc, windows, roffs{0}, qb, qe, db, de, rw;
       std::vector<uint8_t> text;  // each run's text in the indexed document, back to back
+      std::vector<uint8_t> lines;  // or each query's matches as a JSON array, back to back
+      std::vector<double> line_offs{0};
     };
     auto out = std::make_shared<Out>();
     return Queue(env,
-                 [s, q, ts, bo, min_passages, max_docs, out](const std::atomic<bool>* stop) {
+                 [s, q, ts, bo, min_passages, max_docs, out, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
                    Status r = ts->Open();
                    if (!r.ok()) return r;
@@ -807,6 +1022,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    }, stop);
                    if (!err.ok()) return err;
                    if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   if (ids) return FormatMatches(m, fn, *ids, &out->lines, &out->line_offs);
                    for (size_t i = 0; i < d.n; i++) {
                      for (size_t k = 0; k < m[i].size(); k++) {
                        const auto& x = m[i][k];
@@ -831,8 +1047,16 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    }
                    return Status::Ok();
                  },
-                 [q, out](Napi::Env env) {
+                 [q, out, ids](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
+                   if (ids) {
+                     const size_t n = out->lines.size();
+                     o.Set("lines", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->lines)), 0));
+                     Napi::Float64Array lo = Napi::Float64Array::New(env, out->line_offs.size());
+                     std::copy(out->line_offs.begin(), out->line_offs.end(), lo.Data());
+                     o.Set("lineOffsets", lo);
+                     return o;
+                   }
                    o.Set("matchOffsets", U32Array(env, std::move(out->moffs)));
                    o.Set("doc", U32Array(env, std::move(out->doc)));
                    o.Set("windows", U32Array(env, std::move(out->windows)));
@@ -846,6 +1070,43 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.Set("text", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out->text)), 0));
                    return o;
                  });
+  }
+
+  // Each query's matches as the JSON array PassageIndex.query's objects stringify to:
+  // [{"id","passages","windows","spans":[{"windows","query":[b,e],"doc":[b,e],"text"}]}], back to back.
+  static Status FormatMatches(const std::vector<std::vector<postings::QueryMatch>>& m, const postings::TextFn& fn,
+                              const IdTable& ids, std::vector<uint8_t>* o, std::vector<double>* offs) {
+    char num[128];
+    for (const auto& matches : m) {
+      o->push_back('[');
+      for (size_t k = 0; k < matches.size(); k++) {
+        const auto& x = matches[k];
+        const uint8_t* t = nullptr;
+        size_t tn = 0;
+        Status st = fn(x.doc, &t, &tn);
+        if (!st.ok()) return st;
+        if (x.doc >= ids.size()) return Status(Code::kInternal, "document without an id");
+        static const char kId[] = "{\"id\":";
+        if (k) o->push_back(',');
+        o->insert(o->end(), kId, kId + 6);
+        ids.Append(x.doc, o);
+        int n = std::snprintf(num, sizeof num, ",\"passages\":%zu,\"windows\":%u,\"spans\":[", x.spans.size(), x.windows);
+        o->insert(o->end(), num, num + n);
+        for (size_t j = 0; j < x.spans.size(); j++) {
+          const auto& sp = x.spans[j];
+          if (sp.d_end > tn || sp.d_begin > sp.d_end) return Status(Code::kInternal, "passage outside its document");
+          n = std::snprintf(num, sizeof num, "%s{\"windows\":%u,\"query\":[%u,%u],\"doc\":[%u,%u],\"text\":", j ? "," : "", sp.windows,
+                            sp.q_begin, sp.q_end, sp.d_begin, sp.d_end);
+          o->insert(o->end(), num, num + n);
+          utf8::AppendJsonString(t + sp.d_begin, sp.d_end - sp.d_begin, o);
+          o->push_back('}');
+        }
+        o->insert(o->end(), {']', '}'});
+      }
+      o->push_back(']');
+      offs->push_back(double(o->size()));
+    }
+    return Status::Ok();
   }
 
   // passagePairs(texts, blotOptions, minPassages, maxDocs) -> Promise<{ a, b, passages, windows, bytesA, bytesB }>
@@ -935,6 +1196,10 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (state) {
+      std::lock_guard<std::mutex> g(state->cursor_mu);
+      state->cursors.clear();  // their spill files go (a running extractNext keeps its cursor until it ends)
+    }
     CloseState(&state);
     return info.Env().Undefined();
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -418,6 +419,41 @@ TEST(aligned_runs_and_passages) {
   std::vector<Passage> ps;
   EXPECT(ExtractPassages(ix, all, bo, fn, 2, nullptr, &ps).ok());
   EXPECT(!ps.empty());
+  // The bounded extract (cut-off 2, the keys above) gives the same passages whatever its cap: a tiny cap
+  // spills every sort, splits the key -> set table into partitions and keeps the occurrences in a file.
+  auto same_passages = [](const std::vector<Passage>& a, const std::vector<Passage>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); i++) {
+      if (a[i].windows != b[i].windows || a[i].first_blot != b[i].first_blot || a[i].docs.size() != b[i].docs.size()) return false;
+      for (size_t k = 0; k < a[i].docs.size(); k++)
+        if (a[i].docs[k].doc != b[i].docs[k].doc || a[i].docs[k].begin != b[i].docs[k].begin || a[i].docs[k].end != b[i].docs[k].end)
+          return false;
+    }
+    return true;
+  };
+  for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(40000), uint64_t(1) << 30}) {
+    PassageExtractor x;
+    ExtractOptions eo;
+    eo.memory = memory;
+    eo.tmp_dir = dir;
+    eo.slots = 2;
+    EXPECT(x.Start(ix, 2, bo, fn, eo, nullptr).ok());
+    std::vector<Passage> got;
+    for (bool done = false; !done;) EXPECT(x.Next(3, &got, &done).ok());
+    EXPECT(same_passages(got, ps));
+    EXPECT(x.counters().passages == ps.size() && x.counters().chosen_keys == all.size());
+    if (memory == 1) EXPECT(x.counters().spilled_bytes > 0 && x.counters().partitions > 1);
+    if (memory == 0 || memory == (uint64_t(1) << 30)) EXPECT(x.counters().spilled_bytes == 0 && x.counters().partitions == 1);
+  }
+  {  // the spill folders went with their extractors
+    size_t spill = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      spill += e.path().filename().string().rfind("neardup-spill-", 0) == 0;
+    EXPECT(spill == 0);
+  }
+  CutOff cut;
+  EXPECT(ExtractCutOff(ix, 0, 2, nullptr, &cut).ok());
+  EXPECT(cut.keys > 0 && cut.threshold >= 2 && cut.mean >= 1);
   for (const auto& p : ps)
     for (const auto& o : p.docs) EXPECT(o.begin < o.end && o.end <= texts[o.doc].size());
   std::vector<PairSummary> pairs;

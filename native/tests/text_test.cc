@@ -46,6 +46,26 @@ TEST(utf8_maximal_subparts) {
   EXPECT_EQ(utf8::FirstInvalid(reinterpret_cast<const uint8_t*>("abcdefghij\xFF"), 11), 10u);
 }
 
+TEST(json_string_as_javascript_writes_it) {
+  auto js = [](const std::string& in) {
+    std::vector<uint8_t> out;
+    utf8::AppendJsonString(reinterpret_cast<const uint8_t*>(in.data()), in.size(), &out);
+    return std::string(out.begin(), out.end());
+  };
+  EXPECT(js("") == "\"\"");
+  EXPECT(js("plain text ~") == "\"plain text ~\"");
+  EXPECT(js("q\"b\\s/") == "\"q\\\"b\\\\s/\"");
+  EXPECT(js("\b\t\n\f\r") == "\"\\b\\t\\n\\f\\r\"");
+  EXPECT(js(std::string("\x00\x01\x1f\x7f", 4)) == "\"\\u0000\\u0001\\u001f\x7f\"");
+  EXPECT(js("h\xC3\xA9 \xE2\x80\xA8 \xF0\x9F\x98\x80") == "\"h\xC3\xA9 \xE2\x80\xA8 \xF0\x9F\x98\x80\"");  // kept as UTF-8
+  // invalid bytes: one U+FFFD per maximal subpart, as Buffer.toString('utf8')
+  EXPECT(js("a\x80" "b") == "\"a\xEF\xBF\xBD" "b\"");
+  EXPECT(js("\xE2\x82z") == "\"\xEF\xBF\xBDz\"");
+  EXPECT(js("\xC0\xAF") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT(js("\xED\xA0\x80") == "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT(js("\xF0\x9F\x98") == "\"\xEF\xBF\xBD\"");
+}
+
 TEST(classes_and_lower) {
   EXPECT(text::IsSpace(' ') && text::IsSpace(0x85) && text::IsSpace(0x3000) && text::IsSpace(0x1f));
   EXPECT(!text::IsSpace(0xFEFF) && !text::IsSpace('a'));

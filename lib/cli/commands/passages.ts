@@ -1,14 +1,15 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
-import { PassageIndex } from '../../passages';
+import * as os from 'node:os';
+import { PassageIndex, extractMemory } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
 import { displayName, idValue, inputSize, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
-import { checkFiles } from '../files';
+import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
-       neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N]
+       neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N] [--memory SIZE] [--tmp DIR]
        neardup passages query DIR [--min-shared N] [--max-docs M] [options] [FILE...]
        neardup passages pairs DIR [--min-shared N] [--max-docs M]
 
@@ -28,7 +29,9 @@ extract  prints the passages shared by the most documents first, one JSON line e
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
          window by at least max(--min-docs (2), round(mean + S*sd)) documents (dupi's cut-off; --sigma
-         default 2).
+         default 2). --memory SIZE caps the records extract holds (sorted runs spill into --tmp DIR,
+         default the system's temporary folder; the output does not depend on it); default twice the
+         indexed text, between 64M and 1G. --limit N: the first N passages only.
 query    for each input document: {"id","matches":[{"id","passages","windows","spans":[{"windows",
          "query":[b,e],"doc":[b,e],"text"}]}]}: the indexed documents sharing at least --min-shared (1)
          passages (maximal runs of equal consecutive windows), most shared windows first.
@@ -104,19 +107,23 @@ export const passagesCommand: Command = {
       return 0;
     }
     if (verb === 'extract') {
-      const r = parse(rest, { sigma: { type: 'string' }, 'min-docs': { type: 'string' }, limit: { type: 'string' } });
+      const r = parse(rest, {
+        sigma: { type: 'string' }, 'min-docs': { type: 'string' }, limit: { type: 'string' }, memory: { type: 'string' }, tmp: { type: 'string' },
+      });
       if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
       if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
+      const sigma = floatOption('sigma', r.values.sigma, 2, 0, 1e6);
+      const minDocs = intOption('min-docs', r.values['min-docs'], 2, 2, 2 ** 32 - 1);
+      const limit = r.values.limit === undefined ? undefined : intOption('limit', r.values.limit, 0, 0, 2 ** 53);
       const ix = await PassageIndex.open(r.positionals[0]);
+      const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
+      const unwatch = watchSpillFolders(tmp);
       try {
-        const it = ix.extract({
-          sigma: floatOption('sigma', r.values.sigma, 2, 0, 1e6),
-          minDocs: intOption('min-docs', r.values['min-docs'], 2, 2, 2 ** 32 - 1),
-          limit: r.values.limit === undefined ? undefined : intOption('limit', r.values.limit, 0, 0, 2 ** 53),
-        });
-        for await (const p of it) await out.write(JSON.stringify(p) + '\n');
+        const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
+        for await (const b of ix.extractLines({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp })) await out.writeBytes(b);
       } finally {
         ix.close();
+        unwatch();
       }
       await out.flush();
       return 0;
@@ -137,8 +144,12 @@ export const passagesCommand: Command = {
           // per query)
           for (let at = 0; at < batch.length; at += QUERY_GROUP) {
             const docs = batch.slice(at, at + QUERY_GROUP);
-            const res = await ix.query(docs.map((d) => d.text), { minShared, maxDocs });
-            for (let i = 0; i < docs.length; i++) await out.write(JSON.stringify({ id: docs[i].id, matches: res[i] }) + '\n');
+            const res = await ix.queryLines(docs.map((d) => d.text), { minShared, maxDocs });
+            for (let i = 0; i < docs.length; i++) {
+              await out.write(`{"id":${JSON.stringify(docs[i].id)},"matches":`);
+              await out.writeBytes(res[i]);
+              await out.write('}\n');
+            }
           }
         }
       } finally {

@@ -1,12 +1,16 @@
 #include "postings/passages.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "io/file.h"
+#include "io/temp_names.h"
 #include "parallel/pool.h"
+#include "postings/spill_sort.h"
 
 namespace neardup {
 namespace postings {
@@ -82,8 +86,6 @@ uint64_t SeqHash(const uint32_t* b, size_t n) {
   return h;
 }
 
-uint64_t ListHash(const std::vector<uint32_t>& v) { return SeqHash(v.data(), v.size()); }
-
 Status Cancelled() { return Status(Code::kCancelled, "cancelled"); }
 
 // Blots the documents on the pool: visit(slot, doc, windows) for each, in parallel (one Blotter and one
@@ -130,100 +132,472 @@ uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& 
 
 // ------------------------------------------------------------------------------------------ extract
 
+namespace {
+
+uint64_t SeqHash2(const uint32_t* b, size_t n) {  // a second, independent hash of a list
+  uint64_t h = 0xC2B2AE3D27D4EB4Full + n;
+  for (size_t i = 0; i < n; i++) {
+    h = (h + b[i]) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+// A chosen key and the 128-bit hash of its list: sorted by hash, keys with equal lists are adjacent.
+struct HashedKey {
+  uint64_t h1, h2;
+  uint32_t key, pad;
+};
+struct HashedKeyLess {
+  bool operator()(const HashedKey& x, const HashedKey& y) const {
+    if (x.h1 != y.h1) return x.h1 < y.h1;
+    if (x.h2 != y.h2) return x.h2 < y.h2;
+    return x.key < y.key;
+  }
+};
+
+// One run of windows with one set in one document (its first occurrence there).
+struct RunRec {
+  uint32_t set, len;
+  uint64_t hash;
+  uint32_t first_blot, doc, begin, end;
+  bool SameRun(const RunRec& o) const { return set == o.set && len == o.len && hash == o.hash && first_blot == o.first_blot; }
+};
+struct RunRecLess {
+  bool operator()(const RunRec& x, const RunRec& y) const {
+    if (x.set != y.set) return x.set < y.set;
+    if (x.len != y.len) return x.len < y.len;
+    if (x.hash != y.hash) return x.hash < y.hash;
+    if (x.first_blot != y.first_blot) return x.first_blot < y.first_blot;
+    if (x.doc != y.doc) return x.doc < y.doc;
+    return x.begin < y.begin;
+  }
+};
+
+// A passage in output order; its occurrences are [at, at + count) of the occurrence store.
+struct Head {
+  uint32_t count, windows, first_blot, first_doc, first_begin, pad;
+  uint64_t at;
+};
+struct HeadLess {
+  bool operator()(const Head& x, const Head& y) const {
+    if (x.count != y.count) return x.count > y.count;
+    if (x.windows != y.windows) return x.windows > y.windows;
+    if (x.first_blot != y.first_blot) return x.first_blot < y.first_blot;
+    if (x.first_doc != y.first_doc) return x.first_doc < y.first_doc;
+    return x.first_begin < y.first_begin;
+  }
+};
+
+// key -> set, open addressing. An entry is key << 32 | set; a set is the smallest key with its list, so
+// set <= key, and the value 1 (key 0, set 1) marks an empty slot.
+class KeySetTable {
+ public:
+  static constexpr uint64_t kEmpty = 1;
+  static uint64_t CapacityFor(uint64_t n) {
+    uint64_t c = 16;
+    while (c < 2 * n) c <<= 1;
+    return c;
+  }
+  void Reset(uint64_t n) {
+    const uint64_t cap = CapacityFor(n);
+    bits_ = 0;
+    while ((uint64_t(1) << bits_) < cap) bits_++;
+    slots_.assign(cap, kEmpty);
+  }
+  void Clear() { std::vector<uint64_t>().swap(slots_); }
+  void Put(uint32_t key, uint32_t set) {
+    for (uint64_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == kEmpty || uint32_t(slots_[i] >> 32) == key) {
+        slots_[i] = uint64_t(key) << 32 | set;
+        return;
+      }
+    }
+  }
+  // The set of key, or false.
+  bool Get(uint32_t key, uint32_t* set) const {
+    for (uint64_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      const uint64_t v = slots_[i];
+      if (v == kEmpty) return false;
+      if (uint32_t(v >> 32) == key) {
+        *set = uint32_t(v);
+        return true;
+      }
+    }
+  }
+  uint64_t bytes() const { return slots_.capacity() * sizeof(uint64_t); }
+
+ private:
+  uint64_t Home(uint32_t key) const { return (uint64_t(key) * 0x9E3779B97F4A7C15ull) >> (64 - bits_); }
+  std::vector<uint64_t> slots_;
+  unsigned bits_ = 4;
+};
+
+uint32_t PartitionOf(uint32_t set, size_t parts) {
+  return parts == 1 ? 0 : uint32_t(((uint64_t(set) * 0xD6E8FEB86659FD93ull) >> 32) % parts);
+}
+
+// Calls fn(key, list) for every live key with at least `min` documents, ascending (only those lists are
+// decoded when the index is one segment without tombstones).
+Status ForEachFrequent(const PostingIndex& ix, uint64_t min, const std::atomic<bool>* stop,
+                       const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const Segment& seg = ix.segment(0);
+    Segment::Block blk;
+    std::vector<uint32_t> list;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      if (stop && stop->load()) return Cancelled();
+      Status s = seg.ReadBlock(b, &blk);
+      if (!s.ok()) return s;
+      for (size_t j = 0; j < blk.n; j++) {
+        if (blk.counts[j] < min) continue;
+        list.clear();
+        s = seg.DecodeList(blk, j, &list);
+        if (s.ok()) s = fn(blk.keys[j], list);
+        if (!s.ok()) return s;
+      }
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
+    if (stop && stop->load()) return Cancelled();
+    return d.size() >= min ? fn(k, d) : Status::Ok();
+  });
+}
+
+// Calls fn(count) for every live key, ascending (from the key blocks alone when the index is one segment
+// without tombstones).
+Status ForEachCount(const PostingIndex& ix, const std::atomic<bool>* stop, const std::function<void(uint32_t)>& fn) {
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const Segment& seg = ix.segment(0);
+    Segment::Block blk;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      if (stop && stop->load()) return Cancelled();
+      Status s = seg.ReadBlock(b, &blk);
+      if (!s.ok()) return s;
+      for (size_t j = 0; j < blk.n; j++) fn(blk.counts[j]);
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](uint32_t, const std::vector<uint32_t>& d) {
+    fn(uint32_t(d.size()));
+    return stop && stop->load() ? Cancelled() : Status::Ok();
+  });
+}
+
+}  // namespace
+
+Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out) {
+  *out = CutOff();
+  double sum = 0;
+  uint64_t n = 0;
+  Status s = ForEachCount(ix, stop, [&](uint32_t c) {
+    sum += c;
+    n++;
+  });
+  if (!s.ok()) return s;
+  const double mean = n ? sum / double(n) : 0;
+  double sos = 0;
+  if (n) s = ForEachCount(ix, stop, [&](uint32_t c) { sos += (c - mean) * (c - mean); });
+  if (!s.ok()) return s;
+  out->keys = n;
+  out->posts = uint64_t(sum);
+  out->mean = mean;
+  out->sd = n ? std::sqrt(sos / double(n)) : 0;
+  const double x = mean + sigma * out->sd;  // Math.round: halves up (x >= 0 here matters only)
+  const double r = x < 1 ? 1 : std::round(x);
+  uint64_t t = std::max<uint64_t>(min_docs, 1);
+  if (r > double(t)) t = r >= 18446744073709551615.0 ? ~uint64_t(0) : uint64_t(r);
+  out->threshold = t;
+  return Status::Ok();
+}
+
+struct PassageExtractor::Impl {
+  ExtractCounters counters;
+  uint64_t peak = 0;
+  io::SpillDir spill;
+  std::string dir;  // the spill folder once created
+  std::vector<Occurrence> occ_mem;  // the occurrence store in memory, or
+  std::unique_ptr<SpillFile> occ_file;  // in a file (then mapped)
+  io::MappedFile occ_map;
+  const Occurrence* occ = nullptr;
+  std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
+  bool started = false;
+
+  void Held(uint64_t b) { peak = std::max(peak, b); }
+  Status Dir(const std::string& parent) {
+    if (!dir.empty()) return Status::Ok();
+    Status s = spill.Create(parent);
+    if (s.ok()) dir = spill.path();
+    return s;
+  }
+  Status Run(const PostingIndex& ix, const std::function<Status(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>&)>& chosen,
+             const BlotOptions& bo, const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop);
+};
+
+PassageExtractor::PassageExtractor() : impl_(new Impl) {}
+PassageExtractor::~PassageExtractor() = default;
+const ExtractCounters& PassageExtractor::counters() const { return impl_->counters; }
+uint64_t PassageExtractor::peak_bytes() const { return impl_->peak; }
+
+Status PassageExtractor::Start(const PostingIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
+                               const ExtractOptions& o, const std::atomic<bool>* stop) {
+  return impl_->Run(ix, [&](const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
+    return ForEachFrequent(ix, threshold, stop, fn);
+  }, bo, text, o, stop);
+}
+
+Status PassageExtractor::StartKeys(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+                                   const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop) {
+  return impl_->Run(ix, [&](const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
+    std::vector<uint32_t> list;
+    for (uint32_t k : keys) {
+      if (stop && stop->load()) return Cancelled();
+      Status s = ix.Lookup(k, &list);
+      if (s.ok() && !list.empty()) s = fn(k, list);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }, bo, text, o, stop);
+}
+
+Status PassageExtractor::Impl::Run(
+    const PostingIndex& ix, const std::function<Status(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>&)>& chosen,
+    const BlotOptions& bo, const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop) {
+  if (started) return Status(Code::kInternal, "the extractor was started already");
+  started = true;
+  const uint64_t m = o.memory;
+  const std::string parent = o.tmp_dir;
+  // A cap gets a spill folder (removed with the extractor; it holds files only when the records outgrow it).
+  auto need_dir = [&]() { return m ? Dir(parent) : Status::Ok(); };
+
+  // (1) the chosen keys by list hash; the documents holding them.
+  std::vector<uint64_t> docmap((uint64_t(ix.next_id()) + 63) / 64, 0);
+  Status s = need_dir();
+  if (!s.ok()) return s;
+  SpillSorter<HashedKey, HashedKeyLess> by_hash(m / 2, dir, "extract-keys");
+  s = chosen([&](uint32_t key, const std::vector<uint32_t>& list) {
+    for (uint32_t d : list)
+      if (d < ix.next_id()) docmap[d / 64] |= uint64_t(1) << (d % 64);
+    counters.chosen_keys++;
+    Held(by_hash.held_bytes());
+    return by_hash.Add(HashedKey{SeqHash(list.data(), list.size()), SeqHash2(list.data(), list.size()), key, 0});
+  });
+  if (s.ok()) s = by_hash.Seal(stop);
+  if (!s.ok()) return s;
+  for (uint64_t w : docmap) counters.docs += uint64_t(__builtin_popcountll(w));
+  if (counters.chosen_keys == 0) {
+    heads = std::make_unique<SpillSorter<Head, HeadLess>>(0, dir, "extract-heads");
+    return heads->Seal(stop);
+  }
+
+  // (2) key -> set (the smallest key of equal lists), in partitions of sets that fit half the cap.
+  size_t parts = 1;
+  const uint64_t table_cap = std::max<uint64_t>(m / 2, 1024);  // a floor: not one pass per key under a tiny cap
+  if (m)
+    while (KeySetTable::CapacityFor((counters.chosen_keys + parts - 1) / parts) * sizeof(uint64_t) > table_cap) parts++;
+  counters.partitions = parts;
+  KeySetTable table;
+  std::unique_ptr<SpillFile> pairs;  // (key, set) pairs when there are several partitions
+  if (parts == 1) {
+    table.Reset(counters.chosen_keys);
+  } else {
+    pairs = std::make_unique<SpillFile>();
+    s = pairs->Create(dir, "extract-sets");
+    if (!s.ok()) return s;
+  }
+  {
+    HashedKey x{}, first{};
+    bool more = true;
+    for (bool any = false;;) {
+      s = by_hash.Next(&x, &more);
+      if (!s.ok()) return s;
+      if (!more) break;
+      if (!any || x.h1 != first.h1 || x.h2 != first.h2) {
+        first = x;
+        any = true;
+        counters.sets++;
+      }
+      Held(by_hash.held_bytes() + table.bytes());
+      if (parts == 1) {
+        table.Put(x.key, first.key);
+      } else {
+        const uint32_t ks[2] = {x.key, first.key};
+        s = pairs->Write(ks, sizeof ks);
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  if (pairs) {
+    counters.spilled_bytes += pairs->size();
+    s = pairs->Flush();
+    if (!s.ok()) return s;
+  }
+
+  // (3) the runs of each document holding chosen keys, one pass per partition.
+  SpillSorter<RunRec, RunRecLess> runs(m / 2, dir, "extract-runs");
+  const size_t slots = std::max<size_t>(1, o.slots);
+  std::vector<std::vector<RunRec>> part(slots);
+  std::vector<uint32_t> batch;
+  constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
+  for (size_t p = 0; p < parts; p++) {
+    if (parts > 1) {
+      table.Reset((counters.chosen_keys + parts - 1) / parts);
+      s = pairs->Rewind();
+      uint32_t ks[2 * 4096];
+      for (size_t got = 0; s.ok();) {
+        s = pairs->Read(ks, sizeof ks, &got);
+        if (!s.ok() || got == 0) break;
+        for (size_t i = 0; i < got / 8; i++)
+          if (PartitionOf(ks[2 * i + 1], parts) == p) table.Put(ks[2 * i], ks[2 * i + 1]);
+      }
+      if (!s.ok()) return s;
+    }
+    for (uint32_t d0 = 0; d0 < ix.next_id();) {
+      // a batch of documents holding chosen keys: about kBatchBytes of text
+      batch.clear();
+      uint64_t bytes = 0;
+      uint32_t d = d0;
+      for (; d < ix.next_id() && bytes < kBatchBytes; d++) {
+        if (!(docmap[d / 64] >> (d % 64) & 1)) continue;
+        const uint8_t* t = nullptr;
+        size_t n = 0;
+        s = text(d, &t, &n);
+        if (!s.ok()) return s;
+        batch.push_back(d);
+        bytes += n + 64;
+      }
+      d0 = d;
+      s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
+        std::vector<RunRec>& out = part[slot];
+        const size_t first = out.size();
+        for (size_t i = 0; i < w.size();) {
+          uint32_t set = 0, next = 0;
+          if (!table.Get(w.blots[i], &set)) {
+            i++;
+            continue;
+          }
+          size_t j = i + 1;
+          while (j < w.size() && table.Get(w.blots[j], &next) && next == set) j++;
+          out.push_back(RunRec{set, uint32_t(j - i), SeqHash(&w.blots[i], j - i), w.blots[i], doc, w.begin[i], w.end[j - 1]});
+          i = j;
+        }
+        // first occurrence of each run in this document
+        auto beg = out.begin() + long(first);
+        std::sort(beg, out.end(), RunRecLess());
+        out.erase(std::unique(beg, out.end(), [](const RunRec& x, const RunRec& y) { return x.SameRun(y); }), out.end());
+      });
+      if (!s.ok()) return s;
+      uint64_t scratch = 0;
+      for (auto& v : part) {
+        scratch += v.capacity() * sizeof(RunRec);
+        for (const RunRec& r : v) {
+          s = runs.Add(r);
+          if (!s.ok()) return s;
+        }
+        v.clear();
+      }
+      Held(runs.held_bytes() + table.bytes() + scratch);
+    }
+  }
+  table.Clear();
+  pairs.reset();
+  for (auto& v : part) std::vector<RunRec>().swap(v);
+  counters.records = runs.added();
+  s = runs.Seal(stop);
+  if (!s.ok()) return s;
+
+  // (4) passages: occurrences to the store, headers to the output sort.
+  heads = std::make_unique<SpillSorter<Head, HeadLess>>(m / 4, dir, "extract-heads");
+  const uint64_t occ_cap = m / 4 / sizeof(Occurrence);
+  RunRec r{}, first{};
+  bool more = true, open = false;
+  Head h{};
+  auto flush = [&]() -> Status {
+    if (!open) return Status::Ok();
+    counters.passages++;
+    return heads->Add(h);
+  };
+  auto put = [&](const Occurrence& x) -> Status {
+    counters.occurrences++;
+    if (!occ_file) {
+      occ_mem.push_back(x);
+      if (!m || occ_mem.size() < occ_cap) return Status::Ok();
+      occ_file = std::make_unique<SpillFile>();
+      Status st = occ_file->Create(dir, "extract-occurrences");
+      if (st.ok()) st = occ_file->Write(occ_mem.data(), occ_mem.size() * sizeof(Occurrence));
+      std::vector<Occurrence>().swap(occ_mem);
+      return st;
+    }
+    return occ_file->Write(&x, sizeof x);
+  };
+  for (;;) {
+    s = runs.Next(&r, &more);
+    if (!s.ok()) return s;
+    if (!more) break;
+    if (!open || !r.SameRun(first)) {
+      s = flush();
+      if (!s.ok()) return s;
+      first = r;
+      open = true;
+      h = Head{0, r.len, r.first_blot, r.doc, r.begin, 0, counters.occurrences};
+      Held(runs.held_bytes() + heads->held_bytes() + occ_mem.capacity() * sizeof(Occurrence));
+    }
+    h.count++;
+    s = put(Occurrence{r.doc, r.begin, r.end});
+    if (!s.ok()) return s;
+  }
+  s = flush();
+  if (s.ok()) s = heads->Seal(stop);
+  if (!s.ok()) return s;
+  counters.spilled_bytes += runs.spilled_bytes() + by_hash.spilled_bytes() + heads->spilled_bytes();
+  if (occ_file) {
+    counters.spilled_bytes += occ_file->size();
+    s = occ_file->Flush();
+    if (s.ok()) s = occ_map.Open(occ_file->path());
+    if (!s.ok()) return s;
+    if (occ_map.size() != counters.occurrences * sizeof(Occurrence))
+      return Status(Code::kIo, "the temporary file '" + occ_file->path() + "' was cut short");
+    occ = reinterpret_cast<const Occurrence*>(occ_map.data());
+  } else {
+    occ = occ_mem.data();
+  }
+  return Status::Ok();
+}
+
+Status PassageExtractor::Next(size_t max_occurrences, std::vector<Passage>* out, bool* done) {
+  Impl& im = *impl_;
+  *done = false;
+  if (!im.heads) return Status(Code::kInternal, "the extractor was not started");
+  size_t got = 0;
+  do {
+    Head h;
+    bool more = true;
+    Status s = im.heads->Next(&h, &more);
+    if (!s.ok()) return s;
+    if (!more) {
+      *done = true;
+      return Status::Ok();
+    }
+    Passage p;
+    p.windows = h.windows;
+    p.first_blot = h.first_blot;
+    p.docs.assign(im.occ + h.at, im.occ + h.at + h.count);
+    got += h.count;
+    out->push_back(std::move(p));
+  } while (got < max_occurrences);
+  return Status::Ok();
+}
+
 Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
                        const TextFn& text, size_t slots, const std::atomic<bool>* stop, std::vector<Passage>* out) {
   out->clear();
-  // Document sets: equal lists get one set id.
-  std::unordered_map<uint32_t, uint32_t> set_of;  // key -> set id
-  std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash;  // list hash -> set ids
-  std::vector<std::vector<uint32_t>> sets;
-  std::vector<uint32_t> docs, list;
-  set_of.reserve(keys.size());
-  for (uint32_t k : keys) {
-    if (stop && stop->load()) return Cancelled();
-    Status s = ix.Lookup(k, &list);
-    if (!s.ok()) return s;
-    if (list.empty()) continue;
-    auto& cands = by_hash[ListHash(list)];
-    uint32_t id = uint32_t(sets.size());
-    for (uint32_t c : cands)
-      if (sets[c] == list) id = c;
-    if (id == sets.size()) {
-      cands.push_back(id);
-      sets.push_back(list);
-      docs.insert(docs.end(), list.begin(), list.end());
-    }
-    set_of[k] = id;
-  }
-  std::sort(docs.begin(), docs.end());
-  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-
-  // Runs of windows with one set, in every document involved (first occurrence of each run per document).
-  struct Rec {
-    uint32_t set, len, first_blot;
-    uint64_t hash;
-    uint32_t doc, begin, end;
-    bool operator<(const Rec& o) const {
-      if (set != o.set) return set < o.set;
-      if (len != o.len) return len < o.len;
-      if (hash != o.hash) return hash < o.hash;
-      if (first_blot != o.first_blot) return first_blot < o.first_blot;
-      if (doc != o.doc) return doc < o.doc;
-      return begin < o.begin;
-    }
-    bool SameRun(const Rec& o) const { return set == o.set && len == o.len && hash == o.hash && first_blot == o.first_blot; }
-  };
-  std::vector<std::vector<Rec>> part(slots);
-  Status st = ForEachWindows(docs, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
-    const size_t first = part[slot].size();
-    for (size_t i = 0; i < w.size();) {
-      auto it = set_of.find(w.blots[i]);
-      if (it == set_of.end()) {
-        i++;
-        continue;
-      }
-      size_t j = i + 1;
-      while (j < w.size()) {
-        auto jt = set_of.find(w.blots[j]);
-        if (jt == set_of.end() || jt->second != it->second) break;
-        j++;
-      }
-      part[slot].push_back(Rec{it->second, uint32_t(j - i), w.blots[i], SeqHash(&w.blots[i], j - i), doc,
-                               w.begin[i], w.end[j - 1]});
-      i = j;
-    }
-    // first occurrence per run in this document
-    auto beg = part[slot].begin() + first;
-    std::sort(beg, part[slot].end());  // a run's occurrences in this document by position
-    part[slot].erase(std::unique(beg, part[slot].end(), [](const Rec& x, const Rec& y) { return x.SameRun(y); }),
-                     part[slot].end());
-  });
-  if (!st.ok()) return st;
-  std::vector<Rec> all;
-  for (auto& p : part) {
-    all.insert(all.end(), p.begin(), p.end());
-    std::vector<Rec>().swap(p);
-  }
-  std::sort(all.begin(), all.end());
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    Passage p;
-    p.windows = all[i].len;
-    p.first_blot = all[i].first_blot;
-    while (j < all.size() && all[j].SameRun(all[i])) {
-      p.docs.push_back(Occurrence{all[j].doc, all[j].begin, all[j].end});
-      j++;
-    }
-    out->push_back(std::move(p));
-    i = j;
-  }
-  std::sort(out->begin(), out->end(), [](const Passage& x, const Passage& y) {
-    if (x.docs.size() != y.docs.size()) return x.docs.size() > y.docs.size();
-    if (x.windows != y.windows) return x.windows > y.windows;
-    if (x.first_blot != y.first_blot) return x.first_blot < y.first_blot;
-    return x.docs[0].doc < y.docs[0].doc;
-  });
-  return Status::Ok();
+  PassageExtractor x;
+  ExtractOptions o;
+  o.slots = slots;
+  Status s = x.StartKeys(ix, keys, bo, text, o, stop);
+  for (bool done = false; s.ok() && !done;) s = x.Next(size_t(1) << 20, out, &done);
+  return s;
 }
 
 // -------------------------------------------------------------------------------------------- query

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -65,9 +66,64 @@ struct Passage {
 };
 
 // Passages whose windows are each held by at least `threshold` live documents, most documents first
-// (then most windows, then first blot, then first document). `keys`: every such key (ascending).
+// (then most windows, then first blot, then first document and its first byte). `keys`: every such key
+// (ascending). All of them in memory (PassageExtractor bounds the memory).
 Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
                        const TextFn& text, size_t slots, const std::atomic<bool>* stop, std::vector<Passage>* out);
+
+// dupi's cut-off over the counts of the live keys: mean and standard deviation (population) of the counts,
+// threshold = max(min_docs, 1, round(mean + sigma * sd)) (the same operations, in the same order, as the
+// TypeScript reference: sums in ascending key order).
+struct CutOff {
+  uint64_t keys = 0, posts = 0;
+  double mean = 0, sd = 0;
+  uint64_t threshold = 1;
+};
+Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out);
+
+struct ExtractOptions {
+  uint64_t memory = 0;   // cap on the records held (0: none); the passages do not depend on it
+  std::string tmp_dir;   // where the spill folder goes when the records outgrow `memory`
+  size_t slots = 1;      // blotting threads
+};
+
+struct ExtractCounters {
+  uint64_t chosen_keys = 0, sets = 0, docs = 0, records = 0, passages = 0, occurrences = 0;
+  uint64_t spilled_bytes = 0;  // written to run files (all sorts) and the occurrence file
+  size_t partitions = 0;       // passes over the documents (the key -> set table split to fit the cap)
+};
+
+// The passages of ExtractPassages in bounded memory, read in order a chunk at a time. Start() works in
+// passes, each keeping at most about `memory` bytes of records (plus a document bitmap and one batch of
+// blotted documents): (1) the chosen keys' lists are hashed (128 bits) and sorted by hash, so keys with
+// equal lists get one set (its smallest key); (2) a key -> set table (split by set into partitions when it
+// would take more than half the cap: each partition is one more pass over the documents, a passage having
+// one set) drives one pass over the documents holding chosen keys, in id order, which records each
+// document's runs (set, windows, blot-sequence hash, first blot, doc, byte range); (3) the records sorted
+// by run give the passages: their occurrences go to a store (a file past a quarter of the cap), their
+// headers (count, windows, first blot, first doc and byte) to a sort in output order, read by Next().
+// Spill files live in one folder under tmp_dir, removed with the extractor.
+class PassageExtractor {
+ public:
+  PassageExtractor();
+  ~PassageExtractor();
+  // Passages of the live keys with at least `threshold` documents.
+  Status Start(const PostingIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
+               const ExtractOptions& o, const std::atomic<bool>* stop);
+  // Passages of the given keys (ascending).
+  Status StartKeys(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+                   const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop);
+  // Appends the next passages in order to out, until at least max_occurrences occurrences were appended
+  // (at least one passage) or the end; *done when no passage is left.
+  Status Next(size_t max_occurrences, std::vector<Passage>* out, bool* done);
+  const ExtractCounters& counters() const;
+  // The most bytes of records, tables and buffers held at once (not counting the blotting scratch).
+  uint64_t peak_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // -------------------------------------------------------------------------------------------- query
 

@@ -70,5 +70,43 @@ bool CountIfValid(const uint8_t* p, size_t n, size_t* count) {
   return true;
 }
 
+void AppendJsonString(const uint8_t* p, size_t n, std::vector<uint8_t>* out) {
+  static const char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  const uint8_t* end = p + n;
+  while (p < end) {
+    const uint8_t* run = p;  // printable ASCII other than '"' and '\\' is copied as it is
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    out->insert(out->end(), run, p);
+    if (p == end) break;
+    const uint8_t b = *p;
+    if (b < 0x80) {
+      out->push_back('\\');
+      switch (b) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '\b': out->push_back('b'); break;
+        case '\t': out->push_back('t'); break;
+        case '\n': out->push_back('n'); break;
+        case '\f': out->push_back('f'); break;
+        case '\r': out->push_back('r'); break;
+        default:
+          out->insert(out->end(), {'u', '0', '0', uint8_t(kHex[b >> 4]), uint8_t(kHex[b & 15])});
+      }
+      p++;
+      continue;
+    }
+    uint32_t cp = 0;
+    bool valid = false;
+    const size_t k = Decode(p, end, &cp, &valid);
+    if (valid)
+      out->insert(out->end(), p, p + k);
+    else
+      out->insert(out->end(), {0xEF, 0xBF, 0xBD});
+    p += k;
+  }
+  out->push_back('"');
+}
+
 }  // namespace utf8
 }  // namespace neardup

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace neardup {
 namespace utf8 {
@@ -86,6 +87,11 @@ inline size_t Encode(uint32_t cp, uint8_t* out) {
   out[3] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
   return 4;
 }
+
+// Appends JSON.stringify(Buffer.toString('utf8') of the bytes) as UTF-8: the bytes decoded as above
+// (invalid ones as U+FFFD), quoted, with '"', '\\' and the controls below U+0020 escaped as JavaScript
+// does (\b \t \n \f \r, else \u00xx in lower-case hex).
+void AppendJsonString(const uint8_t* p, size_t n, std::vector<uint8_t>* out);
 
 // True when every byte is < 0x80.
 bool IsAscii(const uint8_t* p, size_t n);
