@@ -143,8 +143,8 @@ export interface NativeLshDedup {
   add(texts: TextInput, valid?: Uint8Array, keys?: string[]): Promise<void>;
   /** Enters documents by band keys (n x b) computed elsewhere; texts for verify 'exact', signatures for estimates. */
   addKeys(keys: BigUint64Array, valid: Uint8Array | null, texts: TextInput | null, signatures: Uint32Array | null): Promise<void>;
-  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered. */
-  sign(texts: TextInput, valid?: Uint8Array): Promise<{ signatures: Uint32Array; keys: BigUint64Array }>;
+  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered; crcs: each text's CRC-32C too. */
+  sign(texts: TextInput, valid?: Uint8Array | null, crcs?: boolean): Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }>;
   finish(): Promise<NativeDedupResult>;
   keyConflicts(max: number): Promise<{ doc: number; other: number; key: string }[]>;
   saveIndex(path: string, metadata: string): Promise<{ entries: number }>;

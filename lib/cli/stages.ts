@@ -326,7 +326,7 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   let textBytes = 0;
   try {
     if (texts) await texts.write(Buffer.alloc(HEADER));
-    type Signed = { batch: DocumentBatch; valid: Uint8Array; len: Uint32Array; signed: Promise<{ signatures: Uint32Array; keys: BigUint64Array }> };
+    type Signed = { batch: DocumentBatch; valid: Uint8Array; len: Uint32Array; signed: Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }> };
     const take = async ({ batch, valid: v, len, signed }: Signed) => {
       const r = await signed;
       for (let k = 0; k < m; k++) {
@@ -337,10 +337,8 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
       valid.push(v);
       if (texts) {
         const off = batch.packed.offsets, data = batch.packed.data;
-        const c = new Uint32Array(batch.count);
-        for (let d = 0; d < batch.count; d++) if (len[d] > 0) c[d] = native.crc32c(data.subarray(off[d], off[d + 1])) >>> 0;
         lens.push(len);
-        crcs.push(c);
+        crcs.push(r.crcs!);
         const bytes = off[batch.count] - off[0];
         textBytes += bytes;
         await texts.write(Buffer.from(data.buffer, data.byteOffset + off[0], bytes));
@@ -358,7 +356,7 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
           if (len[d] > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len[d], { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
         }
         const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
-        const signed = nativeCall(handle.sign(batch.packed, batch.valid));
+        const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
         signed.catch(() => undefined);  // awaited in take()
         pending.push({ batch, valid: v, len, signed });
         meta.files[batch.fileIndex].format = batch.format;

@@ -143,18 +143,24 @@ class SignWorker : public PromiseWorker {
   SignWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
   TextBatch texts;
   std::vector<uint8_t> valid;
+  bool crcs = false;
 
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
     if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
-    return st_->dedup->Sign(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop(), &sigs_, &keys_);
+    return st_->dedup->Sign(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop(), &sigs_, &keys_,
+                            crcs ? &crcs_ : nullptr);
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
     const size_t nv = sigs_.size() / 4, nk = keys_.size();
     o.Set("signatures", Napi::Uint32Array::New(env, nv, ToArrayBuffer(env, std::move(sigs_)), 0));
     o.Set("keys", Napi::TypedArrayOf<uint64_t>::New(env, nk, ToArrayBuffer(env, std::move(keys_)), 0, napi_biguint64_array));
+    if (crcs) {
+      const size_t nc = crcs_.size();
+      o.Set("crcs", Napi::Uint32Array::New(env, nc, ToArrayBuffer(env, std::move(crcs_)), 0));
+    }
     return o;
   }
 
@@ -163,6 +169,7 @@ class SignWorker : public PromiseWorker {
   size_t slots_;
   std::vector<uint8_t> sigs_;
   std::vector<uint64_t> keys_;
+  std::vector<uint32_t> crcs_;
 };
 
 class FinishWorker : public PromiseWorker {
@@ -585,7 +592,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     return w->QueueAndGetPromise();
   }
 
-  // sign(texts, valid?): { signatures: Uint32Array n x numPerm, keys: BigUint64Array n x b }; adds nothing.
+  // sign(texts, valid?, crcs?: boolean): { signatures: Uint32Array n x numPerm, keys: BigUint64Array n x b,
+  // crcs?: Uint32Array n (each text's CRC-32C) }; adds nothing.
   Napi::Value Sign(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto* w = new SignWorker(env, LiveState(env, st_, "dedup session"));
@@ -595,6 +603,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
       if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
+    w->crcs = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
     guard.release();
     return w->QueueAndGetPromise();
   }

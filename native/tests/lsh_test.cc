@@ -731,7 +731,10 @@ TEST(stage_texts_decide_as_the_session) {
       files.push_back(sf);
       sigs.emplace_back();
       std::vector<uint64_t> keys;
-      EXPECT(signer.Sign(docs.slice(cuts[f], cuts[f + 1] - cuts[f]), valid.data() + cuts[f], 2, nullptr, &sigs.back(), &keys).ok());
+      std::vector<uint32_t> crcs;
+      EXPECT(signer.Sign(docs.slice(cuts[f], cuts[f + 1] - cuts[f]), valid.data() + cuts[f], 2, nullptr, &sigs.back(), &keys, &crcs).ok());
+      EXPECT_EQ(crcs.size(), cuts[f + 1] - cuts[f]);
+      for (size_t d = cuts[f]; d < cuts[f + 1]; d++) EXPECT_EQ(crcs[d - cuts[f]], Crc32c(texts[d].data(), texts[d].size()));
     }
     for (size_t f = 0; f < 3; f++) ss.Add(cuts[f], cuts[f + 1] - cuts[f], sigs[f].data());
     for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(3000)}) {

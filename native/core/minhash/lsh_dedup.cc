@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "hash/crc32c.h"
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/os.h"
@@ -64,8 +65,8 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
 }
 
 Status Dedup::Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
-                   std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
-  return SignBatch(docs, valid, false, slots, stop, sigs, keys);
+                   std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys, std::vector<uint32_t>* crcs) {
+  return SignBatch(docs, valid, false, slots, stop, sigs, keys, crcs);
 }
 
 Status Dedup::AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts,
@@ -78,7 +79,8 @@ Status Dedup::AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const
 }
 
 Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
-                        const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
+                        const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys,
+                        std::vector<uint32_t>* crcs) {
   const Params& p = o_.params;
   if (p.value_bytes != 4 || plan_->k() != p.num_perm)
     return Status(Code::kInvalidArgument, "the signing options do not match the LSH parameters (numPerm, 32-bit values)");
@@ -87,6 +89,7 @@ Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts
   const size_t sb = p.signature_bytes();
   sigs->resize(n * sb);
   keys->resize(n * p.b);
+  if (crcs) crcs->assign(n, 0);
   if (signers_.size() < slots) signers_.resize(slots);
   // Each document is shingled once, signed and cut into band keys. Small chunks (~32 per thread, at most 16
   // documents) balance uneven documents and keep the wait at the end of each batch short. Item 0 keeps the
@@ -103,6 +106,7 @@ Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts
     }
     for (size_t i = b - 1; i < e - 1; i++) {
       uint8_t* sig = sigs->data() + i * sb;
+      if (crcs) (*crcs)[i] = Crc32c(docs.ptr[i], docs.len[i]);
       if (valid && !valid[i]) {
         std::memset(sig, 0xff, sb);  // never compared: a skipped line is in no bucket
         std::fill_n(keys->data() + i * p.b, p.b, ~uint64_t(0));

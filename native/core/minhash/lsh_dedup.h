@@ -125,8 +125,9 @@ class Dedup {
                    const std::atomic<bool>* stop);
   // Signs n documents as Add does, without adding them: n x num_perm values and n x b band keys (the
   // sharded signatures stage). A skipped document (valid[i] = 0) gets all-ones values and keys it never uses.
+  // crcs (nullable): each text's CRC-32C (skipped documents too), taken while its bytes are in cache.
   Status Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
-              std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
+              std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys, std::vector<uint32_t>* crcs = nullptr);
   // Adds n documents by their band keys (n x params.b, computed elsewhere: the buckets stage gives the keys
   // of a range of bands); `sigs` (n x signature_bytes) is needed when estimates are (pairs or
   // Verify::kEstimate), `texts` for Verify::kExact.
@@ -141,7 +142,8 @@ class Dedup {
 
  private:
   Status SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
-                   const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
+                   const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys,
+                   std::vector<uint32_t>* crcs = nullptr);
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
   Status Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
                 size_t slots, const std::atomic<bool>* stop);
