@@ -468,20 +468,19 @@ interface BucketGroups {
   runs: number;
 }
 
-function readBuckets(lp: LoadedPlan, k: number): BucketGroups {
-  const file = bktName(lp.work, k);
-  const what = `buckets shard ${k}/${lp.plan.bandShards}`;
-  const f = readStageFile(file, 'BKPR', lp.id, what);
-  const p = f.payload;
+/** A stage file whose payload starts with `fields` f64 counts: the counts, the rest, and the error for sizes that do not add up. */
+function readCounted(file: string, kind: string, lp: LoadedPlan, what: string, fields: number) {
+  const f = readStageFile(file, kind, lp.id, what);
   const corrupt = () => new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: section sizes do not add up`, { file });
-  if (p.length < 40) throw corrupt();
-  const t = typed(Float64Array, p.subarray(0, 40));
-  const [nc, ng, ngd] = Array.from(t.subarray(0, 3));
-  if (nc !== f.params[0] || p.length !== 40 + ng * 8 + ngd * 4) throw corrupt();
-  return {
-    candidates: nc, groupEnds: typed(BigUint64Array, p.subarray(40, 40 + ng * 8)), groupDocs: typed(Uint32Array, p.subarray(40 + ng * 8)),
-    spilled: t[3], runs: t[4],
-  };
+  if (f.payload.length < fields * 8) throw corrupt();
+  return { params: f.params, counts: Array.from(typed(Float64Array, f.payload.subarray(0, fields * 8))), rest: f.payload.subarray(fields * 8), corrupt };
+}
+
+function readBuckets(lp: LoadedPlan, k: number): BucketGroups {
+  const { params, counts: [nc, ng, ngd, spilled, runs], rest, corrupt } =
+    readCounted(bktName(lp.work, k), 'BKPR', lp, `buckets shard ${k}/${lp.plan.bandShards}`, 5);
+  if (nc !== params[0] || rest.length !== ng * 8 + ngd * 4) throw corrupt();
+  return { candidates: nc, groupEnds: typed(BigUint64Array, rest.subarray(0, ng * 8)), groupDocs: typed(Uint32Array, rest.subarray(ng * 8)), spilled, runs };
 }
 
 // ---- verify ----
@@ -569,16 +568,10 @@ interface VerifiedPairs {
 }
 
 function readVerified(lp: LoadedPlan, i: number): VerifiedPairs {
-  const file = vfyName(lp.work, i);
-  const what = `verify shard ${i}/${lp.plan.shards}`;
-  const f = readStageFile(file, 'VFPR', lp.id, what);
-  const p = f.payload;
-  const corrupt = () => new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: section sizes do not add up`, { file });
-  if (p.length < 32) throw corrupt();
-  const [nc, np, ne, nx] = Array.from(typed(Float64Array, p.subarray(0, 32)));
-  if (nc !== f.params[0] || np !== f.params[1] || (ne !== 0 && ne !== np) || (nx !== 0 && nx !== np) || p.length !== 32 + np * 8 + ne * 4 + nx * 4) throw corrupt();
-  let at = 32;
-  const take = (bytes: number) => p.subarray(at, (at += bytes));
+  const { params, counts: [nc, np, ne, nx], rest, corrupt } = readCounted(vfyName(lp.work, i), 'VFPR', lp, `verify shard ${i}/${lp.plan.shards}`, 4);
+  if (nc !== params[0] || np !== params[1] || (ne !== 0 && ne !== np) || (nx !== 0 && nx !== np) || rest.length !== np * 8 + ne * 4 + nx * 4) throw corrupt();
+  let at = 0;
+  const take = (bytes: number) => rest.subarray(at, (at += bytes));
   return {
     candidates: nc, pairA: typed(Uint32Array, take(np * 4)), pairB: typed(Uint32Array, take(np * 4)),
     est: typed(Float32Array, take(ne * 4)), exact: typed(Float32Array, take(nx * 4)),
