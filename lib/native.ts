@@ -123,13 +123,28 @@ export interface NativeDedupResult {
   candidates: BigUint64Array;
 }
 
+export interface NativeVerifiedPairs {
+  pairA: Uint32Array;
+  pairB: Uint32Array;
+  /** With signatures. */
+  pairEstimate: Float32Array;
+  /** verify 'exact'. */
+  pairExact: Float32Array;
+  /** Distinct candidate pairs decided. */
+  candidatePairs: number;
+  /** Text bytes read (a text read again for another block counts again). */
+  textBytes: number;
+  verifyDocs: number;
+  verifySets: number;
+}
+
 export interface NativeLshDedup {
   /** Signs the documents on the pool and enters them in order; keys: their ids (an index with string keys). */
   add(texts: TextInput, valid?: Uint8Array, keys?: string[]): Promise<void>;
   /** Enters documents by band keys (n x b) computed elsewhere; texts for verify 'exact', signatures for estimates. */
   addKeys(keys: BigUint64Array, valid: Uint8Array | null, texts: TextInput | null, signatures: Uint32Array | null): Promise<void>;
-  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered. */
-  sign(texts: TextInput, valid?: Uint8Array): Promise<{ signatures: Uint32Array; keys: BigUint64Array }>;
+  /** Signatures (n x numPerm) and band keys (n x b) of documents, nothing entered; crcs: each text's CRC-32C too. */
+  sign(texts: TextInput, valid?: Uint8Array | null, crcs?: boolean): Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }>;
   finish(): Promise<NativeDedupResult>;
   keyConflicts(max: number): Promise<{ doc: number; other: number; key: string }[]>;
   saveIndex(path: string, metadata: string): Promise<{ entries: number }>;
@@ -362,6 +377,14 @@ export interface NativeBinding {
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
   LshIndex: NativeLshIndexClass;
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
+  /**
+   * The staged dedup's verify stage: the candidate lists merged (each pair once) and decided as a session decides
+   * them; texts read in place from the signatures stage's files (after `textSkip` header bytes, default 64), each
+   * checked against its CRC-32C; signatures (per shard, ascending) for estimates. The kept pairs, sorted.
+   */
+  verifyPairs(options: NativeDedupOptions & { textSkip?: number }, candidates: BigUint64Array[],
+              texts: { path: string; first: number; lengths: Uint32Array; crcs: Uint32Array }[] | null,
+              signatures: { first: number; data: Uint32Array }[] | null): Promise<NativeVerifiedPairs>;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   lshOptimalParamAsync(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): Promise<{ b: number; r: number }>;
   doubriSelf(hashFiles: string[], indexPrefix: string): Promise<NativeDoubriStats[]>;

@@ -25,6 +25,7 @@
       "native/core/minhash/lsh_file.cc",
       "native/core/minhash/lsh_dedup.cc",
       "native/core/minhash/lsh_dedup_index.cc",
+      "native/core/minhash/pair_verify.cc",
       "native/core/minhash/spill.cc",
       "native/core/minhash/shingle_set.cc",
       "native/core/simhash/fingerprint.cc",

@@ -150,7 +150,7 @@ test('1 and 2 worker processes: dedup --redis writes the single-process outputs 
 test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outputs identical', async () => {
   if (!haveRedis) return;
   const ref = reference([]);
-  for (const stage of ['signatures', 'buckets', 'clusters']) {
+  for (const stage of ['signatures', 'buckets', 'verify', 'clusters']) {
     const work = path.join(dir, `wk-${stage}`);
     // both workers pause in the first run of each task of the stage; the one holding shard 0 is killed
     const env = { NEARDUP_TEST_PAUSE: `${stage}:4000` };

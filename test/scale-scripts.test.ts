@@ -78,7 +78,7 @@ test('Slurm: slurm-submit.sh chains the job arrays; each task is slurm-task.sh w
   const opts = fs.readFileSync(log, 'utf8');
   assert.match(opts, /--array=0-2\n/);
   assert.match(opts, /--array=0-1\n/);
-  assert.is(opts.match(/--dependency=afterok:\d+/g)?.length, 4, 'every stage after the first waits for the one before');
+  assert.is(opts.match(/--dependency=afterok:\d+/g)?.length, 5, 'every stage after the first waits for the one before');
 });
 
 test('Kubernetes: k8s-run.sh applies one Indexed Job per stage; each pod runs with its completion index', () => {

@@ -57,7 +57,8 @@ for (const [name, opts, ns] of [
       const got = JSON.parse(ok([...base, ...OUTS.flatMap((o) => [`--${o}`, `s.${o}`]), '--work', 'w', '--shards', String(n), '--band-shards', String(m)]));
       for (const o of OUTS) assert.ok(read(`ref.${o}`).equals(read(`s.${o}`)), `${name} N=${n}: --${o} differs`);
       for (const k of COUNTS) assert.equal(got[k], ref[k], `${name} N=${n}: summary ${k}`);
-      assert.is(got.stages.length, 2 * n + m + 2);
+      assert.is(got.stages.length, 3 * n + m + 2);
+      assert.equal(got.stages.filter((x: { stage: string }) => x.stage === 'verify').length, n);
       assert.equal(fs.readdirSync(path.join(dir, 'w')).filter((f) => f.includes('neardup-tmp')), [], 'no temporary files left');
     }
   });
@@ -70,6 +71,7 @@ test('separate stage processes, --kept-dir and --kept x.gz: the same files as de
   ok(['dedup-stage', 'plan', '--work', 'w3', '--shards', '3', '--band-shards', '2', ...opts, '--kept-dir', 'kd', ...INPUTS]);
   for (let i = 0; i < 3; i++) ok(['dedup-stage', 'signatures', '--work', 'w3', '--shard', `${i}/3`]);
   for (let k = 0; k < 2; k++) ok(['dedup-stage', 'buckets', '--work', 'w3', '--shard', `${k}/2`]);
+  for (let i = 2; i >= 0; i--) ok(['dedup-stage', 'verify', '--work', 'w3', '--shard', `${i}/3`]);
   ok(['dedup-stage', 'clusters', '--work', 'w3']);
   for (let i = 2; i >= 0; i--) ok(['dedup-stage', 'filter', '--work', 'w3', '--shard', `${i}/3`]);
   ok(['dedup-stage', 'kept', '--work', 'w3']);
@@ -77,9 +79,10 @@ test('separate stage processes, --kept-dir and --kept x.gz: the same files as de
   assert.equal(fs.readdirSync(path.join(dir, 'kd')).sort(), fs.readdirSync(path.join(dir, 'kref')).sort());
   for (const f of fs.readdirSync(path.join(dir, 'kref'))) assert.ok(read(`kd/${f}`).equals(read(`kref/${f}`)), `--kept-dir ${f}`);
   // a rerun of a stage rewrites the same bytes
-  const before = read('w3/bkt-1.pairs');
+  const before = ['w3/bkt-1.pairs', 'w3/bkt-1.cand-0', 'w3/vfy-1.pairs'].map(read);
   ok(['dedup-stage', 'buckets', '--work', 'w3', '--shard', '1/2']);
-  assert.ok(before.equals(read('w3/bkt-1.pairs')));
+  ok(['dedup-stage', 'verify', '--work', 'w3', '--shard', '1/3']);
+  assert.ok(before[0].equals(read('w3/bkt-1.pairs')) && before[1].equals(read('w3/bkt-1.cand-0')) && before[2].equals(read('w3/vfy-1.pairs')));
   // --kept x.gz: parts joined and compressed as dedup does
   ok(['dedup', ...INPUTS, '--on-bad-line', 'skip', '--kept', 'ref.gz']);
   ok(['dedup', ...INPUTS, '--on-bad-line', 'skip', '--kept', 's.gz', '--work', 'w4', '--shards', '2']);
@@ -137,8 +140,30 @@ test('a missing or corrupt stage input fails naming the shard and the file; shar
   assert.match(r.stderr, /sig-1\.keys-0' is corrupt: 40 bytes, shorter than the 64-byte header/);
   fs.writeFileSync(keys, good);
   ok(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
+  r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
+  assert.match(r.stderr, /buckets shard 1\/2: '.*bkt-1\.cand-0' is missing/);
+  ok(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '1/2']);
+  // verify reads the texts in place, each checked against its CRC: a flipped byte in a text it reads, a short file
+  const texts = path.join(dir, 'w5', 'sig-0.texts');
+  const goodTexts = fs.readFileSync(texts);
+  const flipped = Buffer.from(goodTexts);
+  // line 120 of a.jsonl is copied at the end of c.jsonl (shard 1): a candidate pair verify shard 0 reads
+  const docs = fs.readFileSync(path.join(dir, 'w5', 'sig-0.docs'));
+  const n0 = Number(docs.readBigUInt64LE(40));
+  let off120 = 64;
+  for (let d = 0; d < 120; d++) off120 += docs.readUInt32LE(64 + n0 + 4 * d);
+  flipped[off120 + 5] ^= 1;
+  fs.writeFileSync(texts, flipped);
+  r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
+  assert.is.not(r.status, 0);
+  assert.match(r.stderr, /sig-0\.texts' is corrupt: the text of document \d+ \(offset \d+, \d+ bytes\) fails its checksum/);
+  fs.writeFileSync(texts, goodTexts.subarray(0, goodTexts.length - 5));
+  r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
+  assert.match(r.stderr, /signatures shard 0\/2: '.*sig-0\.texts' is corrupt: payload of \d+ bytes, the header says \d+/);
+  fs.writeFileSync(texts, goodTexts);
+  ok(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
   r = cli(['dedup-stage', 'clusters', '--work', 'w5']);
-  assert.match(r.stderr, /buckets shard 1\/2: '.*bkt-1\.pairs' is missing/);
+  assert.match(r.stderr, /verify shard 1\/2: '.*vfy-1\.pairs' is missing/);
   assert.not.ok(fs.existsSync(path.join(dir, 'f5')), 'nothing written downstream of a failure');
   r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '1/3']);
   assert.match(r.stderr, /the plan has 2 buckets shards/);

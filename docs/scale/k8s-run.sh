@@ -10,7 +10,7 @@ export WORK IMAGE PVC NEARDUP=${NEARDUP:-neardup}
 M=${M:-$N}
 $NEARDUP dedup-stage plan --work "$WORK" --shards "$N" --band-shards "$M" "$@"
 M=$(node -e 'process.stdout.write(String(require(process.argv[1]).bandShards))' "$WORK/plan.json")  # at most the bands
-for spec in "signatures $N" "buckets $M" "clusters 1" "filter $N" "kept 1"; do
+for spec in "signatures $N" "buckets $M" "verify $N" "clusters 1" "filter $N" "kept 1"; do
   set -- $spec
   export STAGE=$1 COUNT=$2
   kubectl delete job "neardup-dedup-$STAGE" --ignore-not-found >/dev/null

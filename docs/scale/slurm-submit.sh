@@ -10,7 +10,7 @@ M=${M:-$N}
 ${NEARDUP:-neardup} dedup-stage plan --work "$WORK" --shards "$N" --band-shards "$M" "$@"
 M=$(node -e 'process.stdout.write(String(require(process.argv[1]).bandShards))' "$WORK/plan.json")  # at most the bands
 after=()
-for spec in "signatures $N" "buckets $M" "clusters 1" "filter $N" "kept 1"; do
+for spec in "signatures $N" "buckets $M" "verify $N" "clusters 1" "filter $N" "kept 1"; do
   set -- $spec
   jid=$(sbatch --parsable --export=ALL "${after[@]}" --array=0-$(($2 - 1)) "$here/slurm-task.sh" "$1" "$2")
   after=(--dependency=afterok:${jid%%;*})

@@ -393,6 +393,18 @@ export class OutputFile {
     }
   }
 
+  /** Writes what is buffered, then `data` over the file's first bytes (a header known only at the end). */
+  async overwriteStart(data: Buffer): Promise<void> {
+    await this.flush();
+    if (this.kind === 'stdout') throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `${this.file}: cannot rewrite the start of stdout`);
+    try {
+      for (let at = 0; at < data.length;) at += fs.writeSync(this.fd, data, at, data.length - at, at);
+    } catch (e) {
+      this.abort();
+      throw ioError('cannot write', this.file, e);
+    }
+  }
+
   /** Writes what is buffered and puts the file in place (sync, mode, rename, sync of the folder). */
   async commit(): Promise<void> {
     await this.flush();

@@ -1,31 +1,35 @@
 // `neardup dedup` as independent, idempotent, shardable stages over a work folder (docs/scale.md):
 //
 //   plan        the run's options, inputs and outputs            -> plan.json
-//   signatures  input files of shard i/N -> band keys per band shard, validity and texts (--verify exact),
-//               signatures (estimates)                          -> sig-I.{meta,docs,sigs,keys-K}
-//   buckets     band shard k/M, from every signature shard -> candidate pairs, verified      -> bkt-K.pairs
-//   clusters    every band shard's pairs -> each document's representative, --flags/--clusters/--pairs
+//   signatures  input files of shard i/N -> band keys per band shard, validity, text lengths and CRCs, the
+//               texts (--verify exact), signatures (estimates)  -> sig-I.{meta,docs,texts,sigs,keys-K}
+//   buckets     band shard k/M, from every signature shard's keys -> its candidate pairs, cut by the shard of
+//               their first document                            -> bkt-K.cand-I, bkt-K.pairs
+//   verify      the candidate pairs whose first document is in shard i/N, from every band shard, each once
+//               -> the reported (verified) pairs                -> vfy-I.pairs
+//   clusters    every verify shard's pairs -> each document's representative, --flags/--clusters/--pairs
 //                                                                -> clusters.rep
 //   filter      input files of shard i/N -> their kept lines (--kept-dir files, or a part of --kept)
 //   kept        the parts -> --kept
 //
 // Each stage reads only finished files of the stages before it and writes its own outputs atomically
 // (temporary name + rename), so a stage can run anywhere, any number of times. The native engine does the
-// work: signing and band keys (LshDedup.sign), buckets, candidate pairs and their verification
-// (LshDedup.addKeys + finish over a range of bands); the clustering rule is the one dedup applies to the
-// same pairs (lsh_dedup.cc: KeptFromPairs, the bucket holder rule, union-find), so the outputs are those of
-// one `neardup dedup` run, byte for byte (tested).
+// work: signing and band keys (LshDedup.sign), buckets and candidate pairs (LshDedup.addKeys + finish over a
+// range of bands), and the decision on each pair (verifyPairs: the function a dedup session decides its pairs
+// with, over the texts the signatures stage wrote, read in place); the clustering rule is the one dedup applies
+// to the same pairs (lsh_dedup.cc: KeptFromPairs, the bucket holder rule, union-find), so the outputs are those
+// of one `neardup dedup` run, byte for byte (tested).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeCall, nativeSync } from '../errors';
 import { native, type NativeLshDedup } from '../native';
 import { resolveDedupOptions, dedupLimits, documentTooLarge, type DedupOptions } from '../dedup';
-import { readDocuments, type ReadDocumentsOptions } from '../input';
+import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../input';
 import { version } from '../version';
 import { CompressedOutput, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from './kept';
 import { OutputFile, writeLinesTo } from './files';
 
-export const STAGES = ['signatures', 'buckets', 'clusters', 'filter', 'kept'] as const;
+export const STAGES = ['signatures', 'buckets', 'verify', 'clusters', 'filter', 'kept'] as const;
 export type StageName = typeof STAGES[number];
 
 /** plan.json: everything a stage needs besides its shard. */
@@ -72,13 +76,16 @@ function header(kind: string, version: number, flags: number, params: [number, n
 
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
+/** The version of each stage file kind this build writes and reads. */
+const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 2, SGTX: 1, SGSG: 1, SGMT: 1, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
+
 /** Writes a stage file atomically: header (kind, flags = plan id, params) + the payload parts. */
 async function writeStageFile(file: string, kind: string, planId: number, params: [number, number], parts: ArrayBufferView[]): Promise<number> {
   const bufs = parts.map(bytesOf);
   const size = bufs.reduce((s, b) => s + b.length, 0);
   const out = OutputFile.open(file);
   try {
-    await out.write(header(kind, 1, planId, params, size, crc(bufs)));
+    await out.write(header(kind, VERSIONS[kind], planId, params, size, crc(bufs)));
     for (const b of bufs) await out.write(b);
     await out.commit();
   } finally {
@@ -92,32 +99,66 @@ interface StageFile {
   payload: Buffer;
 }
 
-/** `what` names the stage output in errors ("signatures shard 2/3"). */
+/** A stage input that is not there: the error names the stage that writes it. */
+function missing(file: string, what: string, e: unknown): NeardupError {
+  const code = (e as NodeJS.ErrnoException).code;
+  return new NeardupError('ERR_NEARDUP_IO',
+    `${what}: '${file}' ${code === 'ENOENT' ? 'is missing (run that stage first)' : `cannot be read: ${(e as Error).message}`}`, { file });
+}
+
+/**
+ * Checks a stage file's header (`data`: at least its first 64 bytes; `size`: the file's size) and returns
+ * its params and payload CRC. `what` names the stage output in errors ("signatures shard 2/3").
+ */
+function checkHeader(data: Buffer, size: number, file: string, kind: string, planId: number, what: string): { params: [number, number]; payloadCrc: number } {
+  const bad = (why: string, offset: number) =>
+    new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: ${why}`, { file, offset });
+  if (size < HEADER) throw bad(`${size} bytes, shorter than the 64-byte header`, 0);
+  if (!data.subarray(0, 8).equals(MAGIC)) throw bad('not a neardup file (magic)', 0);
+  if (data.toString('latin1', 8, 12) !== kind) throw bad(`kind '${data.toString('latin1', 8, 12)}', expected '${kind}'`, 8);
+  if (data.readUInt32LE(16) !== 0x01020304) throw bad('byte order mark', 16);
+  if ((native.crc32c(data.subarray(0, 60)) >>> 0) !== data.readUInt32LE(60)) throw bad('header checksum mismatch', 60);
+  if (data.readUInt32LE(12) !== VERSIONS[kind]) throw bad(`version ${data.readUInt32LE(12)}, this build reads ${VERSIONS[kind]} (rerun that stage)`, 12);
+  if (data.readUInt32LE(20) !== HEADER) throw bad('header size', 20);
+  if (data.readUInt32LE(56) !== 0) throw bad('reserved word', 56);
+  const payload = Number(data.readBigUInt64LE(24));
+  if (payload !== size - HEADER) throw bad(`payload of ${size - HEADER} bytes, the header says ${payload}`, 24);
+  if (data.readUInt32LE(36) !== planId)
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' was written for another plan (plan.json changed; rerun that stage)`, { file });
+  return { params: [Number(data.readBigUInt64LE(40)), Number(data.readBigUInt64LE(48))], payloadCrc: data.readUInt32LE(32) };
+}
+
+/** Reads a whole stage file and checks its header and payload CRC. */
 function readStageFile(file: string, kind: string, planId: number, what: string): StageFile {
   let data: Buffer;
   try {
     data = fs.readFileSync(file);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new NeardupError('ERR_NEARDUP_IO',
-      `${what}: '${file}' ${code === 'ENOENT' ? 'is missing (run that stage first)' : `cannot be read: ${(e as Error).message}`}`, { file });
+    throw missing(file, what, e);
   }
-  const bad = (why: string, offset: number) =>
-    new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: ${why}`, { file, offset });
-  if (data.length < HEADER) throw bad(`${data.length} bytes, shorter than the 64-byte header`, 0);
-  if (!data.subarray(0, 8).equals(MAGIC)) throw bad('not a neardup file (magic)', 0);
-  if (data.toString('latin1', 8, 12) !== kind) throw bad(`kind '${data.toString('latin1', 8, 12)}', expected '${kind}'`, 8);
-  if (data.readUInt32LE(16) !== 0x01020304) throw bad('byte order mark', 16);
-  if ((native.crc32c(data.subarray(0, 60)) >>> 0) !== data.readUInt32LE(60)) throw bad('header checksum mismatch', 60);
-  if (data.readUInt32LE(12) !== 1) throw bad(`version ${data.readUInt32LE(12)}, this build reads 1`, 12);
-  if (data.readUInt32LE(20) !== HEADER) throw bad('header size', 20);
-  const size = Number(data.readBigUInt64LE(24));
-  if (size !== data.length - HEADER) throw bad(`payload of ${data.length - HEADER} bytes, the header says ${size}`, 24);
+  const h = checkHeader(data, data.length, file, kind, planId, what);
   const payload = data.subarray(HEADER);
-  if ((native.crc32c(payload) >>> 0) !== data.readUInt32LE(32)) throw bad('payload checksum mismatch', 32);
-  if (data.readUInt32LE(36) !== planId)
-    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' was written for another plan (plan.json changed; rerun that stage)`, { file });
-  return { params: [Number(data.readBigUInt64LE(40)), Number(data.readBigUInt64LE(48))], payload };
+  if ((native.crc32c(payload) >>> 0) !== h.payloadCrc)
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: payload checksum mismatch`, { file, offset: 32 });
+  return { params: h.params, payload };
+}
+
+/** Checks the header of a stage file read in place by others (sig-I.texts): returns its params. */
+function statStageFile(file: string, kind: string, planId: number, what: string): [number, number] {
+  const head = Buffer.alloc(HEADER);
+  let size: number;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      size = fs.fstatSync(fd).size;
+      fs.readSync(fd, head, 0, HEADER, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    throw missing(file, what, e);
+  }
+  return checkHeader(head, size, file, kind, planId, what).params;
 }
 
 /** A typed array over a copy of bytes (aligned). */
@@ -187,6 +228,8 @@ export function shardBands(b: number, k: number, m: number): [number, number] {
 
 const sigName = (work: string, i: number, ext: string) => path.join(work, `sig-${i}.${ext}`);
 const bktName = (work: string, k: number) => path.join(work, `bkt-${k}.pairs`);
+const candName = (work: string, k: number, i: number) => path.join(work, `bkt-${k}.cand-${i}`);
+const vfyName = (work: string, i: number) => path.join(work, `vfy-${i}.pairs`);
 const repName = (work: string) => path.join(work, 'clusters.rep');
 export const keptPartName = (work: string, i: number) => path.join(work, `kept-${i}.part`);
 
@@ -206,6 +249,18 @@ function readMeta(lp: LoadedPlan, i: number): ShardMeta {
   return JSON.parse(f.payload.toString('utf8')) as ShardMeta;
 }
 
+/** Every signatures shard's meta, and the number of its first document. */
+function readMetas(lp: LoadedPlan): { metas: ShardMeta[]; first: number[]; documents: number } {
+  const metas: ShardMeta[] = [], first: number[] = [];
+  let documents = 0;
+  for (let i = 0; i < lp.plan.shards; i++) {
+    metas.push(readMeta(lp, i));
+    first.push(documents);
+    documents += metas[i].docs;
+  }
+  return { metas, first, documents };
+}
+
 /** What a stage did: bytes read and written (stage files; inputs and final outputs not counted). */
 export interface StageReport {
   stage: StageName;
@@ -215,7 +270,41 @@ export interface StageReport {
   seconds: number;
 }
 
+/** The tasks of a stage: input-file shards, band shards, or one. */
+export function stageShards(plan: StagePlan, stage: StageName): number {
+  return stage === 'buckets' ? plan.bandShards : stage === 'signatures' || stage === 'verify' || stage === 'filter' ? plan.shards : 1;
+}
+
 // ---- signatures ----
+
+/** sig-I.docs: validity, and with --verify exact each text's length and CRC-32C. */
+function readDocsFile(lp: LoadedPlan, i: number, n: number, exact: boolean): { valid: Uint8Array; lens?: Uint32Array; crcs?: Uint32Array; textBytes: number; size: number } {
+  const what = `signatures shard ${i}/${lp.plan.shards}`;
+  const file = sigName(lp.work, i, 'docs');
+  const df = readStageFile(file, 'SGDC', lp.id, what);
+  if (df.params[0] !== n || df.payload.length !== n + (exact ? 8 * n : 0))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' does not match its meta (${n} documents)`, { file });
+  const valid = df.payload.subarray(0, n);
+  if (!exact) return { valid, textBytes: 0, size: df.payload.length + HEADER };
+  const lens = typed(Uint32Array, df.payload.subarray(n, 5 * n)), crcs = typed(Uint32Array, df.payload.subarray(5 * n, 9 * n));
+  let textBytes = 0;
+  for (let d = 0; d < n; d++) textBytes += lens[d];
+  if (textBytes !== df.params[1])
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: its text lengths add up to ${textBytes}, the header says ${df.params[1]}`, { file });
+  return { valid, lens, crcs, textBytes, size: df.payload.length + HEADER };
+}
+
+/** Copies bands [b0, b1) of each document's b keys (n x b) out (u64 moved as two u32: no BigInt). */
+function bandRange(keys: BigUint64Array, n: number, b: number, b0: number, b1: number): BigUint64Array {
+  if (b0 === 0 && b1 === b) return keys;
+  const bk = b1 - b0;
+  const out = new BigUint64Array(n * bk);
+  const src = new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2), dst = new Uint32Array(out.buffer);
+  for (let d = 0, at = 0; d < n; d++) {
+    for (let x = 2 * (d * b + b0), end = 2 * (d * b + b1); x < end; x++) dst[at++] = src[x];
+  }
+  return out;
+}
 
 export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageReport> {
   const start = Date.now();
@@ -229,10 +318,35 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   const handle: NativeLshDedup = nativeSync(() => new native.LshDedup({ ...res.native, verify: 'none', pairs: false, memory: 0 }));
   const m = plan.bandShards, b = res.b;
   const keyParts: BigUint64Array[][] = Array.from({ length: m }, () => []);
-  const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], lens: Uint32Array[] = [], texts: Uint8Array[] = [];
+  const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], lens: Uint32Array[] = [], crcs: Uint32Array[] = [];
   const meta: ShardMeta = { docs: 0, bad: 0, bytes: 0, files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0 })) };
   const limits = dedupLimits({ profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
+  // --verify exact: the texts go to sig-I.texts as they are signed (header last), each with its CRC-32C
+  const texts = exact ? OutputFile.open(sigName(work, i, 'texts')) : undefined;
+  let textBytes = 0;
   try {
+    if (texts) await texts.write(Buffer.alloc(HEADER));
+    type Signed = { batch: DocumentBatch; valid: Uint8Array; len: Uint32Array; signed: Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }> };
+    const take = async ({ batch, valid: v, len, signed }: Signed) => {
+      const r = await signed;
+      for (let k = 0; k < m; k++) {
+        const [b0, b1] = shardBands(b, k, m);
+        keyParts[k].push(bandRange(r.keys, batch.count, b, b0, b1));
+      }
+      if (withSigs) sigParts.push(r.signatures);
+      valid.push(v);
+      if (texts) {
+        const off = batch.packed.offsets, data = batch.packed.data;
+        lens.push(len);
+        crcs.push(r.crcs!);
+        const bytes = off[batch.count] - off[0];
+        textBytes += bytes;
+        await texts.write(Buffer.from(data.buffer, data.byteOffset + off[0], bytes));
+        await texts.flush();  // written before the batch's buffers can go
+      }
+    };
+    // the next batch is read and parsed (native pool) while the pool signs the previous one
+    const pending: Signed[] = [];
     if (files.length) {
       for await (const batch of readDocuments(files, { ...plan.input, onProgress: (n) => { meta.bytes = n; } })) {
         const off = batch.packed.offsets;
@@ -242,36 +356,41 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
           if (len[d] > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len[d], { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
         }
         const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
-        const r = await nativeCall(handle.sign(batch.packed, batch.valid));
-        for (let k = 0; k < m; k++) {
-          const [b0, b1] = shardBands(b, k, m);
-          const part = new BigUint64Array(batch.count * (b1 - b0));
-          for (let d = 0, at = 0; d < batch.count; d++) for (let j = b0; j < b1; j++) part[at++] = r.keys[d * b + j];
-          keyParts[k].push(part);
-        }
-        if (withSigs) sigParts.push(r.signatures);
-        valid.push(v);
-        if (exact) {
-          lens.push(len);
-          texts.push(batch.packed.data.slice(off[0], off[batch.count]));  // a copy: batches may share buffers
-        }
+        const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
+        signed.catch(() => undefined);  // awaited in take()
+        pending.push({ batch, valid: v, len, signed });
         meta.files[batch.fileIndex].format = batch.format;
         meta.files[batch.fileIndex].compression = batch.compression;
         meta.files[batch.fileIndex].count += batch.count;
         meta.docs += batch.count;
         meta.bad += batch.bad.size;
+        if (pending.length >= 2) await take(pending.shift()!);
       }
     }
+    while (pending.length) await take(pending.shift()!);
+  } catch (e) {
+    texts?.abort();
+    throw e;
   } finally {
     handle.close();
   }
   let written = 0;
+  if (texts) {
+    try {
+      // the payload CRC of sig-I.texts is the CRC-32C of its texts' CRCs: any text is checked alone
+      const textCrcs = crcs.map(bytesOf);
+      await texts.overwriteStart(header('SGTX', VERSIONS.SGTX, lp.id, [meta.docs, textBytes], textBytes, crc(textCrcs)));
+      await texts.commit();
+    } finally {
+      texts.abort();
+    }
+    written += HEADER + textBytes;
+  }
   for (let k = 0; k < m; k++) {
     const [b0, b1] = shardBands(b, k, m);
     written += await writeStageFile(sigName(work, i, `keys-${k}`), 'SGKY', lp.id, [meta.docs, b1 - b0], keyParts[k]);
   }
-  const textBytes = texts.reduce((s, t) => s + t.length, 0);
-  written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, exact ? textBytes : 0], [...valid, ...(exact ? [...lens, ...texts] : [])]);
+  written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, textBytes], [...valid, ...(exact ? [...lens, ...crcs] : [])]);
   if (withSigs) written += await writeStageFile(sigName(work, i, 'sigs'), 'SGSG', lp.id, [meta.docs, res.numPerm], sigParts);
   // the meta last: it names what the shard holds
   written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
@@ -281,134 +400,182 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
 // ---- buckets ----
 
 /** Chunks of documents fed to the native session at once. */
-const CHUNK = 1 << 14;
+const CHUNK = 1 << 16;
+
+/** The first index of sorted (a << 32 | b) pairs whose a is >= doc. */
+function firstPairOf(cand: BigUint64Array, doc: number): number {
+  const key = BigInt(doc) << 32n;
+  let lo = 0, hi = cand.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cand[mid] < key) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
 
 export async function runBuckets(lp: LoadedPlan, k: number): Promise<StageReport> {
   const start = Date.now();
   const { plan, work } = lp;
   const o = planOptions(plan);
   const res = resolveDedupOptions(o);
-  const verify = res.settings.verify;
-  const withSigs = needsEstimates({ ...o, verify }, plan);
+  const { verify, clustering } = res.settings;
   const [b0, b1] = shardBands(res.b, k, plan.bandShards);
   const bk = b1 - b0;
   let read = 0;
+  // candidate pairs only: the verify stage decides them; unverified with doubri's rule, the large buckets too
+  const groups = verify === 'none' && clustering === 'kept';
   const handle: NativeLshDedup = nativeSync(() => new native.LshDedup({
-    ...res.native, b: bk, pairs: true, estimates: withSigs, candidates: true, maxPairs: Number.MAX_SAFE_INTEGER,
-    groups: verify === 'none' && res.settings.clustering === 'kept',
+    ...res.native, b: bk, verify: 'none', pairs: false, candidates: true, groups, clustering: groups ? 'kept' : 'components',
   }));
+  const { metas, first } = readMetas(lp);
   let r;
   try {
     for (let i = 0; i < plan.shards; i++) {
       const what = `signatures shard ${i}/${plan.shards}`;
-      const meta = readMeta(lp, i);
-      const n = meta.docs;
+      const n = metas[i].docs;
       const kf = readStageFile(sigName(work, i, `keys-${k}`), 'SGKY', lp.id, what);
       if (kf.params[0] !== n || kf.params[1] !== bk || kf.payload.length !== n * bk * 8)
         throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, i, `keys-${k}`)}' holds ${kf.params[0]} x ${kf.params[1]} keys, expected ${n} x ${bk}`);
       const keys = typed(BigUint64Array, kf.payload);
-      const df = readStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, what);
-      const textBytes = df.params[1];
-      if (df.params[0] !== n || df.payload.length !== n + (verify === 'exact' ? n * 4 + textBytes : 0))
-        throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, i, 'docs')}' does not match its meta (${n} documents)`);
-      const valid = df.payload.subarray(0, n);
-      const lens = verify === 'exact' ? typed(Uint32Array, df.payload.subarray(n, n + 4 * n)) : undefined;
-      const textData = df.payload.subarray(n + 4 * n);
-      let sigs: Uint32Array | undefined;
-      read += kf.payload.length + df.payload.length + 2 * HEADER;
-      if (withSigs) {
-        const sf = readStageFile(sigName(work, i, 'sigs'), 'SGSG', lp.id, what);
-        if (sf.params[0] !== n || sf.params[1] !== res.numPerm || sf.payload.length !== n * res.numPerm * 4)
-          throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, i, 'sigs')}' does not match its meta`);
-        sigs = typed(Uint32Array, sf.payload);
-        read += sf.payload.length + HEADER;
-      }
-      let textAt = 0;
+      const { valid, size } = readDocsFile(lp, i, n, verify === 'exact');
+      read += kf.payload.length + HEADER + size;
       for (let d0 = 0; d0 < n; d0 += CHUNK) {
         const d1 = Math.min(n, d0 + CHUNK);
-        let packed = null;
-        if (lens) {
-          const offsets = new Uint32Array(d1 - d0 + 1);
-          for (let d = d0; d < d1; d++) offsets[d - d0 + 1] = offsets[d - d0] + lens[d];
-          packed = { data: textData.subarray(textAt, textAt + offsets[d1 - d0]), offsets };
-          textAt += offsets[d1 - d0];
-        }
-        await nativeCall(handle.addKeys(keys.subarray(d0 * bk, d1 * bk), valid.subarray(d0, d1), packed,
-          sigs ? sigs.subarray(d0 * res.numPerm, d1 * res.numPerm) : null));
+        await nativeCall(handle.addKeys(keys.subarray(d0 * bk, d1 * bk), valid.subarray(d0, d1), null, null));
       }
     }
     r = await nativeCall(handle.finish());
   } finally {
     handle.close();
   }
-  const nk = r.pairA.length;
-  const table = new Float64Array([r.candidates.length, nk, r.pairEstimate.length, r.pairExact.length, r.groupEnds.length, r.groupDocs.length, r.spilledBytes, r.runs]);
-  const written = await writeStageFile(bktName(work, k), 'BKPR', lp.id, [r.candidates.length, nk],
-    [table, r.candidates, r.pairA, r.pairB, r.pairEstimate, r.pairExact, r.groupEnds, r.groupDocs]);
+  // the candidates cut by the signatures shard of their first document: verify shard i reads bkt-*.cand-i
+  let written = 0;
+  for (let i = 0; i < plan.shards; i++) {
+    const part = r.candidates.subarray(firstPairOf(r.candidates, first[i]), firstPairOf(r.candidates, first[i] + metas[i].docs));
+    written += await writeStageFile(candName(work, k, i), 'BKCD', lp.id, [part.length, 0], [part]);
+  }
+  const nc = r.candidates.length;
+  const table = new Float64Array([nc, r.groupEnds.length, r.groupDocs.length, r.spilledBytes, r.runs]);
+  written += await writeStageFile(bktName(work, k), 'BKPR', lp.id, [nc, 0], [table, r.groupEnds, r.groupDocs]);
   return { stage: 'buckets', shard: `${k}/${plan.bandShards}`, readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
 }
 
-interface BucketPairs {
-  /** candidates as (a, b) u32 pairs, sorted */
-  candA: Uint32Array;
-  candB: Uint32Array;
-  pairA: Uint32Array;
-  pairB: Uint32Array;
-  est: Float32Array;
-  exact: Float32Array;
+interface BucketGroups {
+  candidates: number;
   groupEnds: BigUint64Array;
   groupDocs: Uint32Array;
   spilled: number;
   runs: number;
 }
 
-function readBuckets(lp: LoadedPlan, k: number): BucketPairs {
-  const file = bktName(lp.work, k);
-  const what = `buckets shard ${k}/${lp.plan.bandShards}`;
-  const f = readStageFile(file, 'BKPR', lp.id, what);
-  const p = f.payload;
+/** A stage file whose payload starts with `fields` f64 counts: the counts, the rest, and the error for sizes that do not add up. */
+function readCounted(file: string, kind: string, lp: LoadedPlan, what: string, fields: number) {
+  const f = readStageFile(file, kind, lp.id, what);
   const corrupt = () => new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: section sizes do not add up`, { file });
-  if (p.length < 64) throw corrupt();
-  const t = typed(Float64Array, p.subarray(0, 64));
-  const [nc, nk, ne, nx, ng, ngd] = Array.from(t.subarray(0, 6));
-  if (nk !== f.params[1] || nc !== f.params[0] || (ne !== 0 && ne !== nk) || (nx !== 0 && nx !== nk) || p.length !== 64 + nc * 8 + nk * 8 + ne * 4 + nx * 4 + ng * 8 + ngd * 4) throw corrupt();
-  let at = 64;
-  const take = (bytes: number) => p.subarray(at, (at += bytes));
-  const cand = typed(Uint32Array, take(nc * 8));  // little-endian u64: b (low word), a (high word)
-  const candA = new Uint32Array(nc), candB = new Uint32Array(nc);
-  for (let i = 0; i < nc; i++) {
-    candB[i] = cand[2 * i];
-    candA[i] = cand[2 * i + 1];
-  }
-  return {
-    candA, candB, pairA: typed(Uint32Array, take(nk * 4)), pairB: typed(Uint32Array, take(nk * 4)), est: typed(Float32Array, take(ne * 4)),
-    exact: typed(Float32Array, take(nx * 4)), groupEnds: typed(BigUint64Array, take(ng * 8)), groupDocs: typed(Uint32Array, take(ngd * 4)),
-    spilled: t[6], runs: t[7],
-  };
+  if (f.payload.length < fields * 8) throw corrupt();
+  return { params: f.params, counts: Array.from(typed(Float64Array, f.payload.subarray(0, fields * 8))), rest: f.payload.subarray(fields * 8), corrupt };
 }
 
-/**
- * Merges sorted (a, b) lists, each pair once: calls emit(list, index) for the first occurrence of each
- * pair in (a, b) order.
- */
-function mergePairs(lists: { a: Uint32Array; b: Uint32Array }[], emit: (list: number, index: number) => void): void {
-  const at = lists.map(() => 0);
-  let lastA = -1, lastB = -1;
-  for (;;) {
-    let best = -1;
-    for (let l = 0; l < lists.length; l++) {
-      if (at[l] >= lists[l].a.length) continue;
-      if (best < 0) { best = l; continue; }
-      const a = lists[l].a[at[l]], ba = lists[best].a[at[best]];
-      if (a < ba || (a === ba && lists[l].b[at[l]] < lists[best].b[at[best]])) best = l;
-    }
-    if (best < 0) return;
-    const a = lists[best].a[at[best]], b = lists[best].b[at[best]];
-    if (a !== lastA || b !== lastB) emit(best, at[best]);
-    lastA = a;
-    lastB = b;
-    at[best]++;
+function readBuckets(lp: LoadedPlan, k: number): BucketGroups {
+  const { params, counts: [nc, ng, ngd, spilled, runs], rest, corrupt } =
+    readCounted(bktName(lp.work, k), 'BKPR', lp, `buckets shard ${k}/${lp.plan.bandShards}`, 5);
+  if (nc !== params[0] || rest.length !== ng * 8 + ngd * 4) throw corrupt();
+  return { candidates: nc, groupEnds: typed(BigUint64Array, rest.subarray(0, ng * 8)), groupDocs: typed(Uint32Array, rest.subarray(ng * 8)), spilled, runs };
+}
+
+// ---- verify ----
+
+export async function runVerify(lp: LoadedPlan, i: number): Promise<StageReport> {
+  const start = Date.now();
+  const { plan, work } = lp;
+  const o = planOptions(plan);
+  const res = resolveDedupOptions(o);
+  const verify = res.settings.verify;
+  const withSigs = needsEstimates({ ...o, verify }, plan);
+  const { metas, first } = readMetas(lp);
+  let read = 0;
+  // the candidate pairs whose first document is in shard i, from every band range
+  const cands: BigUint64Array[] = [];
+  for (let k = 0; k < plan.bandShards; k++) {
+    const file = candName(work, k, i);
+    const f = readStageFile(file, 'BKCD', lp.id, `buckets shard ${k}/${plan.bandShards}`);
+    if (f.payload.length !== f.params[0] * 8)
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `buckets shard ${k}/${plan.bandShards}: '${file}' is corrupt: ${f.payload.length} bytes for ${f.params[0]} pairs`, { file });
+    cands.push(typed(BigUint64Array, f.payload));
+    read += f.payload.length + HEADER;
   }
+  // the shards their documents are in (the first documents are in shard i; their partners in it or later)
+  const shards = new Set<number>();
+  if (cands.some((c) => c.length > 0)) {
+    shards.add(i);
+    const shardOf = (d: number) => {
+      let lo = i, hi = plan.shards - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (first[mid] <= d) lo = mid; else hi = mid - 1;
+      }
+      return lo;
+    };
+    for (const c of cands) {
+      const w = new Uint32Array(c.buffer, c.byteOffset, c.length * 2);  // b: the low word
+      for (let x = 0; x < c.length; x++) {
+        const s = shardOf(w[2 * x]);
+        if (!shards.has(s)) shards.add(s);
+      }
+    }
+  }
+  const used = [...shards].sort((a, b) => a - b);
+  let texts: { path: string; first: number; lengths: Uint32Array; crcs: Uint32Array }[] | null = null;
+  if (verify === 'exact') {
+    texts = [];
+    for (const s of used) {
+      const what = `signatures shard ${s}/${plan.shards}`;
+      const d = readDocsFile(lp, s, metas[s].docs, true);
+      read += d.size;
+      const file = sigName(work, s, 'texts');
+      const [n, bytes] = statStageFile(file, 'SGTX', lp.id, what);
+      if (n !== metas[s].docs || bytes !== d.textBytes)
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' holds ${n} documents, ${bytes} bytes of text; its docs file says ${metas[s].docs}, ${d.textBytes}`, { file });
+      texts.push({ path: file, first: first[s], lengths: d.lens!, crcs: d.crcs! });
+    }
+  }
+  let sigs: { first: number; data: Uint32Array }[] | null = null;
+  if (withSigs) {
+    sigs = [];
+    for (const s of used) {
+      const what = `signatures shard ${s}/${plan.shards}`;
+      const sf = readStageFile(sigName(work, s, 'sigs'), 'SGSG', lp.id, what);
+      if (sf.params[0] !== metas[s].docs || sf.params[1] !== res.numPerm || sf.payload.length !== metas[s].docs * res.numPerm * 4)
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, s, 'sigs')}' does not match its meta`);
+      sigs.push({ first: first[s], data: typed(Uint32Array, sf.payload) });
+      read += sf.payload.length + HEADER;
+    }
+  }
+  const r = await nativeCall(native.verifyPairs({ ...res.native, textSkip: HEADER }, cands, texts, sigs));
+  read += r.textBytes;
+  const np = r.pairA.length;
+  const table = new Float64Array([r.candidatePairs, np, r.pairEstimate.length, r.pairExact.length]);
+  const written = await writeStageFile(vfyName(work, i), 'VFPR', lp.id, [r.candidatePairs, np], [table, r.pairA, r.pairB, r.pairEstimate, r.pairExact]);
+  return { stage: 'verify', shard: `${i}/${plan.shards}`, readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
+}
+
+interface VerifiedPairs {
+  candidates: number;
+  pairA: Uint32Array;
+  pairB: Uint32Array;
+  est: Float32Array;
+  exact: Float32Array;
+}
+
+function readVerified(lp: LoadedPlan, i: number): VerifiedPairs {
+  const { params, counts: [nc, np, ne, nx], rest, corrupt } = readCounted(vfyName(lp.work, i), 'VFPR', lp, `verify shard ${i}/${lp.plan.shards}`, 4);
+  if (nc !== params[0] || np !== params[1] || (ne !== 0 && ne !== np) || (nx !== 0 && nx !== np) || rest.length !== np * 8 + ne * 4 + nx * 4) throw corrupt();
+  let at = 0;
+  const take = (bytes: number) => rest.subarray(at, (at += bytes));
+  return {
+    candidates: nc, pairA: typed(Uint32Array, take(np * 4)), pairB: typed(Uint32Array, take(np * 4)),
+    est: typed(Float32Array, take(ne * 4)), exact: typed(Float32Array, take(nx * 4)),
+  };
 }
 
 export interface ClustersSummary {
@@ -430,7 +597,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   const { plan, work } = lp;
   const o = planOptions(plan);
   const res = resolveDedupOptions(o);
-  const { verify, clustering } = res.settings;
+  const { clustering } = res.settings;
   let n = 0, bad = 0, bytes = 0, read = 0;
   for (let i = 0; i < plan.shards; i++) {
     const m = readMeta(lp, i);
@@ -438,22 +605,28 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
     bad += m.bad;
     bytes += m.bytes;
   }
-  const shards: BucketPairs[] = [];
+  const shards: BucketGroups[] = [];
   for (let k = 0; k < plan.bandShards; k++) {
     shards.push(readBuckets(lp, k));
     read += fs.statSync(bktName(work, k)).size;
   }
-  let candidates = 0;
-  mergePairs(shards.map((s) => ({ a: s.candA, b: s.candB })), () => { candidates++; });
-  // the reported pairs, each once, sorted by (a, b)
-  const keptIdx: [number, number][] = [];
-  mergePairs(shards.map((s) => ({ a: s.pairA, b: s.pairB })), (l, i) => { keptIdx.push([l, i]); });
-  const np = keptIdx.length;
+  // the reported pairs, each once, sorted by (a, b): the verify shards hold ascending ranges of a
+  const verified: VerifiedPairs[] = [];
+  for (let i = 0; i < plan.shards; i++) {
+    verified.push(readVerified(lp, i));
+    read += fs.statSync(vfyName(work, i)).size;
+  }
+  const candidates = verified.reduce((s, v) => s + v.candidates, 0);
+  const np = verified.reduce((s, v) => s + v.pairA.length, 0);
   const pa = new Uint32Array(np), pb = new Uint32Array(np);
-  for (let x = 0; x < np; x++) {
-    const [l, i] = keptIdx[x];
-    pa[x] = shards[l].pairA[i];
-    pb[x] = shards[l].pairB[i];
+  const est = new Float32Array(verified[0]?.est.length ? np : 0), exact = new Float32Array(verified[0]?.exact.length ? np : 0);
+  let at = 0;
+  for (const v of verified) {
+    pa.set(v.pairA, at);
+    pb.set(v.pairB, at);
+    if (est.length) est.set(v.est, at);
+    if (exact.length) exact.set(v.exact, at);
+    at += v.pairA.length;
   }
   const rep = new Uint32Array(n);
   for (let d = 0; d < n; d++) rep[d] = d;
@@ -540,10 +713,8 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   if (plan.outputs.clusters !== undefined) await writeLines(plan.outputs.clusters, n, (i) => `${rep[i]}\n`);
   if (plan.outputs.pairs !== undefined) {
     await writeLines(plan.outputs.pairs, np, (x) => {
-      const [l, i] = keptIdx[x];
-      const sh = shards[l];
-      const exact = sh.exact.length ? `, "exact": ${+sh.exact[i].toFixed(6)}` : '';
-      return `{"a": ${pa[x]}, "b": ${pb[x]}, "estimate": ${+sh.est[i].toFixed(6)}${exact}}\n`;
+      const ex = exact.length ? `, "exact": ${+exact[x].toFixed(6)}` : '';
+      return `{"a": ${pa[x]}, "b": ${pb[x]}, "estimate": ${+est[x].toFixed(6)}${ex}}\n`;
     });
   }
   const written = await writeStageFile(repName(work), 'CLRP', lp.id, [n, 0], [rep, Buffer.from(JSON.stringify(summary))]);
@@ -567,8 +738,7 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
   for (let s = 0; s < i; s++) first += readMeta(lp, s).docs;
   const meta = readMeta(lp, i);
   const what = `signatures shard ${i}/${plan.shards}`;
-  const df = readStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, what);
-  const valid = df.payload.subarray(0, meta.docs);
+  const { valid } = readDocsFile(lp, i, meta.docs, resolveDedupOptions(planOptions(plan)).settings.verify === 'exact');
   if (first + meta.docs > rep.length) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: its documents do not fit the clusters (${rep.length} documents)`);
   const inputs: KeptInput[] = [];
   let d = first;
@@ -637,12 +807,13 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
 /** Runs one stage task. */
 export async function runStage(work: string, stage: StageName, shard: number): Promise<StageReport> {
   const lp = loadPlan(work);
-  const count = stage === 'buckets' ? lp.plan.bandShards : stage === 'signatures' || stage === 'filter' ? lp.plan.shards : 1;
+  const count = stageShards(lp.plan, stage);
   if (!(shard >= 0 && shard < count))
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `stage ${stage}: shard ${shard} is out of range (the plan has ${count})`);
   switch (stage) {
     case 'signatures': return runSignatures(lp, shard);
     case 'buckets': return runBuckets(lp, shard);
+    case 'verify': return runVerify(lp, shard);
     case 'clusters': return runClusters(lp);
     case 'filter': return runFilter(lp, shard);
     case 'kept': return runKept(lp);
@@ -651,13 +822,7 @@ export async function runStage(work: string, stage: StageName, shard: number): P
 
 /** The stage graph in order: stage, shard count. */
 export function stageGraph(plan: StagePlan): { stage: StageName; shards: number }[] {
-  return [
-    { stage: 'signatures', shards: plan.shards },
-    { stage: 'buckets', shards: plan.bandShards },
-    { stage: 'clusters', shards: 1 },
-    { stage: 'filter', shards: plan.shards },
-    { stage: 'kept', shards: 1 },
-  ];
+  return STAGES.map((stage) => ({ stage, shards: stageShards(plan, stage) }));
 }
 
 export { version };

@@ -1,5 +1,6 @@
 #include "lsh_dedup.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "lsh_index.h"
 #include "minhash/lsh_dedup.h"
 #include "minhash/lsh_dedup_index.h"
+#include "minhash/pair_verify.h"
 #include "parallel/pool.h"
 #include "texts.h"
 
@@ -141,18 +143,24 @@ class SignWorker : public PromiseWorker {
   SignWorker(Napi::Env env, std::shared_ptr<DedupState> st) : PromiseWorker(env), st_(std::move(st)), slots_(parallel::MaxSlots()) {}
   TextBatch texts;
   std::vector<uint8_t> valid;
+  bool crcs = false;
 
  protected:
   Status Run() override {
     std::lock_guard<std::mutex> lock(st_->mu);
     if (st_->closed.load() || st_->finished || !st_->failed.ok()) return Unavailable(*st_);
-    return st_->dedup->Sign(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop(), &sigs_, &keys_);
+    return st_->dedup->Sign(texts.docs(), valid.empty() ? nullptr : valid.data(), slots_, stop(), &sigs_, &keys_,
+                            crcs ? &crcs_ : nullptr);
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object o = Napi::Object::New(env);
     const size_t nv = sigs_.size() / 4, nk = keys_.size();
     o.Set("signatures", Napi::Uint32Array::New(env, nv, ToArrayBuffer(env, std::move(sigs_)), 0));
     o.Set("keys", Napi::TypedArrayOf<uint64_t>::New(env, nk, ToArrayBuffer(env, std::move(keys_)), 0, napi_biguint64_array));
+    if (crcs) {
+      const size_t nc = crcs_.size();
+      o.Set("crcs", Napi::Uint32Array::New(env, nc, ToArrayBuffer(env, std::move(crcs_)), 0));
+    }
     return o;
   }
 
@@ -161,6 +169,7 @@ class SignWorker : public PromiseWorker {
   size_t slots_;
   std::vector<uint8_t> sigs_;
   std::vector<uint64_t> keys_;
+  std::vector<uint32_t> crcs_;
 };
 
 class FinishWorker : public PromiseWorker {
@@ -309,6 +318,163 @@ class SaveIndexWorker : public PromiseWorker {
   uint64_t entries_ = 0;
 };
 
+// The session options of new LshDedup({...}) and verifyPairs({...}) (the index aside).
+lsh::DedupOptions ParseDedupOptions(Napi::Env env, const Napi::Object& o) {
+  lsh::DedupOptions d;
+  d.params.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
+  d.params.value_bytes = 4;
+  d.params.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
+  d.params.b = GetUint32(o, "b", 0, 1, 1 << 16);
+  d.params.r = GetUint32(o, "r", 0, 1, 1 << 16);
+  const minhash::Profile mp = d.params.profile == lsh::Profile::kDatasketch ? minhash::Profile::kDatasketch
+                              : d.params.profile == lsh::Profile::kDoubri  ? minhash::Profile::kDoubriV1
+                                                                            : minhash::Profile::kFast;
+  d.minhash = minhash::DefaultConfig(mp);
+  d.minhash.num_perm = d.params.num_perm;
+  d.minhash.seed = GetUint64(o, "seed", d.minhash.seed);
+  ReadTextOptions(o, &d.minhash.text);
+  Napi::Value t = o.Get("threshold");
+  if (!t.IsUndefined()) {
+    if (!t.IsNumber()) ThrowTypeError(env, "Expected option 'threshold' to be a number");
+    d.threshold = t.As<Napi::Number>().DoubleValue();
+    if (!(d.threshold >= 0 && d.threshold <= 1)) ThrowRangeError(env, "threshold must be from 0 to 1");
+  }
+  d.verify = static_cast<lsh::Verify>(GetEnum(o, "verify", 0, {"none", "estimate", "exact"}));
+  d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
+  d.spill_texts = GetBool(o, "spillTexts", true);
+  d.want_pairs = GetBool(o, "pairs", false);
+  d.want_groups = GetBool(o, "groups", false);
+  d.want_estimates = GetBool(o, "estimates", true);
+  d.want_candidates = GetBool(o, "candidates", false);
+  d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
+  d.memory_bytes = GetUint64(o, "memory", 0);
+  Napi::Value tmp = o.Get("tmp");
+  if (!tmp.IsUndefined()) {
+    if (!tmp.IsString()) ThrowTypeError(env, "Expected option 'tmp' to be a string");
+    d.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
+  }
+  Status s = lsh::Validate(d.params);
+  if (s.ok()) s = minhash::ValidateConfig(d.minhash);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return d;
+}
+
+// verifyPairs(options, candidates: BigUint64Array[], texts: [{ path, first, lengths, crcs }] | null,
+//             signatures: [{ first, data: Uint32Array }] | null): the staged dedup's verify stage. The candidate
+// lists (a << 32 | b) are merged, each pair once, and decided as a session decides them (DecidePairs): texts
+// read in place from the signatures stage's files, checked text by text. Resolves to the kept pairs
+// { pairA, pairB, pairEstimate (with signatures), pairExact (verify 'exact') } and counts.
+class VerifyPairsWorker : public PromiseWorker {
+ public:
+  VerifyPairsWorker(Napi::Env env, lsh::DedupOptions o) : PromiseWorker(env), o_(std::move(o)), slots_(parallel::MaxSlots()) {}
+  std::vector<uint64_t> cand;
+  std::vector<lsh::StageTextFile> texts;
+  uint64_t text_skip = 64;
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> sigs;  // first document, signatures
+
+ protected:
+  Status Run() override {
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    lsh::ShardSignatures ss(o_.params.signature_bytes());
+    for (const auto& sh : sigs) ss.Add(sh.first, sh.second.size() / o_.params.signature_bytes(), sh.second.data());
+    for (uint64_t c : cand) {
+      const uint32_t a = static_cast<uint32_t>(c >> 32), b = static_cast<uint32_t>(c);
+      if (a >= b) return Status(Code::kInvalidArgument, "a candidate pair is not (a, b) with a < b");
+      if (!sigs.empty() && (!ss.Covers(a) || !ss.Covers(b)))
+        return Status(Code::kInvalidArgument, "document " + std::to_string(!ss.Covers(a) ? a : b) + " has no signature");
+    }
+    lsh::StageTexts st;
+    if (o_.verify == lsh::Verify::kExact) {
+      Status s = st.Open(std::move(texts), text_skip);
+      if (!s.ok()) return s;
+    }
+    lsh::PairDecisions dec;
+    Status s = lsh::DecidePairs(o_.params, o_.minhash.text, o_.verify, o_.threshold, o_.memory_bytes, cand,
+                                sigs.empty() ? nullptr : &ss, &st, slots_, stop(), &dec, &stats_);
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < cand.size(); i++) {
+      if (!dec.keep[i]) continue;
+      a_.push_back(static_cast<uint32_t>(cand[i] >> 32));
+      b_.push_back(static_cast<uint32_t>(cand[i]));
+      if (!dec.est.empty()) est_.push_back(dec.est[i]);
+      if (o_.verify == lsh::Verify::kExact) exact_.push_back(dec.exact[i]);
+    }
+    text_bytes_ = st.bytes_read();
+    return Status::Ok();
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object o = Napi::Object::New(env);
+    const size_t n = a_.size(), ne = est_.size(), nx = exact_.size();
+    o.Set("pairA", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(a_)), 0));
+    o.Set("pairB", Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(b_)), 0));
+    o.Set("pairEstimate", Napi::Float32Array::New(env, ne, ToArrayBuffer(env, std::move(est_)), 0));
+    o.Set("pairExact", Napi::Float32Array::New(env, nx, ToArrayBuffer(env, std::move(exact_)), 0));
+    o.Set("candidatePairs", double(cand.size()));
+    o.Set("textBytes", double(text_bytes_));
+    o.Set("verifyDocs", double(stats_.docs));
+    o.Set("verifySets", double(stats_.sets));
+    return o;
+  }
+
+ private:
+  lsh::DedupOptions o_;
+  size_t slots_;
+  std::vector<uint32_t> a_, b_;
+  std::vector<float> est_, exact_;
+  uint64_t text_bytes_ = 0;
+  lsh::VerifyStats stats_;
+};
+
+Napi::Value VerifyPairs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  lsh::DedupOptions d = ParseDedupOptions(env, OptionsObject(env, info[0], "options"));
+  auto w = std::make_unique<VerifyPairsWorker>(env, d);
+  if (!info[1].IsArray()) ThrowTypeError(env, "Expected candidates to be an array of BigUint64Array");
+  Napi::Array cl = info[1].As<Napi::Array>();
+  for (uint32_t i = 0; i < cl.Length(); i++) {
+    std::vector<uint64_t> c = CopyTyped<uint64_t>(env, cl.Get(i), napi_biguint64_array, "candidates[i] (BigUint64Array)");
+    w->cand.insert(w->cand.end(), c.begin(), c.end());
+  }
+  if (!info[2].IsUndefined() && !info[2].IsNull()) {
+    if (!info[2].IsArray()) ThrowTypeError(env, "Expected texts to be an array");
+    Napi::Array ta = info[2].As<Napi::Array>();
+    for (uint32_t i = 0; i < ta.Length(); i++) {
+      Napi::Object t = OptionsObject(env, ta.Get(i), "texts[i]");
+      lsh::StageTextFile f;
+      if (!t.Get("path").IsString()) ThrowTypeError(env, "Expected texts[i].path to be a string");
+      f.path = CheckPath(env, t.Get("path").As<Napi::String>().Utf8Value(), "texts[i].path");
+      f.first = GetUint64(t, "first", 0);
+      f.len = CopyTyped<uint32_t>(env, t.Get("lengths"), napi_uint32_array, "texts[i].lengths (Uint32Array)");
+      f.crc = CopyTyped<uint32_t>(env, t.Get("crcs"), napi_uint32_array, "texts[i].crcs (Uint32Array)");
+      if (f.crc.size() != f.len.size()) ThrowRangeError(env, "texts[i]: one CRC per length");
+      w->texts.push_back(std::move(f));
+    }
+    w->text_skip = GetUint64(OptionsObject(env, info[0], "options"), "textSkip", 64);
+  } else if (d.verify == lsh::Verify::kExact) {
+    ThrowTypeError(env, "verify 'exact' needs the texts");
+  }
+  if (!info[3].IsUndefined() && !info[3].IsNull()) {
+    if (!info[3].IsArray()) ThrowTypeError(env, "Expected signatures to be an array");
+    Napi::Array sa = info[3].As<Napi::Array>();
+    uint64_t next = 0;
+    for (uint32_t i = 0; i < sa.Length(); i++) {
+      Napi::Object t = OptionsObject(env, sa.Get(i), "signatures[i]");
+      const uint64_t first = GetUint64(t, "first", 0);
+      std::vector<uint32_t> v = CopyTyped<uint32_t>(env, t.Get("data"), napi_uint32_array, "signatures[i].data (Uint32Array)");
+      if (v.size() % d.params.num_perm) ThrowRangeError(env, "signatures[i].data must hold numPerm values per document");
+      if (i > 0 && first < next) ThrowRangeError(env, "signatures: document ranges must be ascending");
+      next = first + v.size() / d.params.num_perm;
+      std::vector<uint8_t> bytes(v.size() * 4);
+      std::memcpy(bytes.data(), v.data(), bytes.size());
+      w->sigs.emplace_back(first, std::move(bytes));
+    }
+  } else if (d.verify == lsh::Verify::kEstimate) {
+    ThrowTypeError(env, "verify 'estimate' needs the signatures");
+  }
+  return w.release()->QueueAndGetPromise();
+}
+
 class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -327,42 +493,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
   explicit LshDedupWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LshDedupWrap>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = OptionsObject(env, info[0], "options");
-    lsh::DedupOptions d;
-    d.params.profile = static_cast<lsh::Profile>(GetEnum(o, "profile", 0, {"fast", "datasketch", "doubri"}));
-    d.params.value_bytes = 4;
-    d.params.num_perm = GetUint32(o, "numPerm", 128, 1, 1 << 16);
-    d.params.b = GetUint32(o, "b", 0, 1, 1 << 16);
-    d.params.r = GetUint32(o, "r", 0, 1, 1 << 16);
-    const minhash::Profile mp = d.params.profile == lsh::Profile::kDatasketch ? minhash::Profile::kDatasketch
-                                : d.params.profile == lsh::Profile::kDoubri  ? minhash::Profile::kDoubriV1
-                                                                              : minhash::Profile::kFast;
-    d.minhash = minhash::DefaultConfig(mp);
-    d.minhash.num_perm = d.params.num_perm;
-    d.minhash.seed = GetUint64(o, "seed", d.minhash.seed);
-    ReadTextOptions(o, &d.minhash.text);
-    Napi::Value t = o.Get("threshold");
-    if (!t.IsUndefined()) {
-      if (!t.IsNumber()) ThrowTypeError(env, "Expected option 'threshold' to be a number");
-      d.threshold = t.As<Napi::Number>().DoubleValue();
-      if (!(d.threshold >= 0 && d.threshold <= 1)) ThrowRangeError(env, "threshold must be from 0 to 1");
-    }
-    d.verify = static_cast<lsh::Verify>(GetEnum(o, "verify", 0, {"none", "estimate", "exact"}));
-    d.clustering = static_cast<lsh::Clustering>(GetEnum(o, "clustering", 0, {"kept", "components"}));
-    d.spill_texts = GetBool(o, "spillTexts", true);
-    d.want_pairs = GetBool(o, "pairs", false);
-    d.want_groups = GetBool(o, "groups", false);
-    d.want_estimates = GetBool(o, "estimates", true);
-    d.want_candidates = GetBool(o, "candidates", false);
-    d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
-    d.memory_bytes = GetUint64(o, "memory", 0);
-    Napi::Value tmp = o.Get("tmp");
-    if (!tmp.IsUndefined()) {
-      if (!tmp.IsString()) ThrowTypeError(env, "Expected option 'tmp' to be a string");
-      d.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
-    }
-    Status s = lsh::Validate(d.params);
-    if (s.ok()) s = minhash::ValidateConfig(d.minhash);
-    if (!s.ok()) ThrowRangeError(env, s.message());
+    lsh::DedupOptions d = ParseDedupOptions(env, o);
+    Status s;
     b_ = d.params.b;
     num_perm_ = d.params.num_perm;
     st_ = std::make_shared<DedupState>();
@@ -460,7 +592,8 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
     return w->QueueAndGetPromise();
   }
 
-  // sign(texts, valid?): { signatures: Uint32Array n x numPerm, keys: BigUint64Array n x b }; adds nothing.
+  // sign(texts, valid?, crcs?: boolean): { signatures: Uint32Array n x numPerm, keys: BigUint64Array n x b,
+  // crcs?: Uint32Array n (each text's CRC-32C) }; adds nothing.
   Napi::Value Sign(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto* w = new SignWorker(env, LiveState(env, st_, "dedup session"));
@@ -470,6 +603,7 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
       w->valid = CopyTyped<uint8_t>(env, info[1], napi_uint8_array, "valid (Uint8Array)");
       if (w->valid.size() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
     }
+    w->crcs = info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
     guard.release();
     return w->QueueAndGetPromise();
   }
@@ -511,7 +645,10 @@ class LshDedupWrap : public Napi::ObjectWrap<LshDedupWrap> {
 
 }  // namespace
 
-void LshDedupBinding::Init(Napi::Env env, Napi::Object exports) { exports.Set("LshDedup", LshDedupWrap::Define(env)); }
+void LshDedupBinding::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("LshDedup", LshDedupWrap::Define(env));
+  exports.Set("verifyPairs", Napi::Function::New(env, VerifyPairs, "verifyPairs"));
+}
 
 }  // namespace binding
 }  // namespace neardup

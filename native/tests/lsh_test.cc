@@ -13,6 +13,8 @@
 #include "minhash/lsh.h"
 #include "minhash/lsh_dedup.h"
 #include "minhash/lsh_dedup_index.h"
+#include "minhash/pair_verify.h"
+#include "hash/crc32c.h"
 #include "minhash/shingle_set.h"
 #include "minhash/union_find.h"
 #include "text/shingle.h"
@@ -671,6 +673,120 @@ TEST(dedup_exact_at_the_threshold) {
     EXPECT_EQ(r.kept_pairs, t == 0.75 ? 1u : 0u);
     if (t == 0.75) EXPECT(r.pair_exact == std::vector<float>{0.75f});
     EXPECT(r.rep == (t == 0.75 ? std::vector<uint32_t>{0, 0, 2} : std::vector<uint32_t>{0, 1, 2}));
+  }
+}
+
+// The staged dedup's verification (DecidePairs over StageTexts, the texts read in place from shard files with a
+// header before them, and ShardSignatures) decides every candidate pair of a session as the session does: the same
+// kept pairs, exact values and estimates, for any budget. A text that fails its CRC, or a short file, is an error
+// naming the file.
+TEST(stage_texts_decide_as_the_session) {
+  std::mt19937 rng(23);
+  std::vector<std::string> texts;
+  std::vector<uint8_t> valid;
+  for (size_t i = 0; i < 400; i++) {
+    std::string t;
+    if (i > 3 && rng() % 2) {
+      const std::string& src = texts[i - 1 - rng() % std::min<size_t>(i, 30)];
+      for (char c : src) t += rng() % 30 ? c : static_cast<char>('a' + rng() % 26);
+    } else {
+      for (int w = 0; w < 20 + int(rng() % 50); w++) t += "w" + std::to_string(rng() % 60) + " ";
+    }
+    texts.push_back(t);
+    valid.push_back(i % 47 != 5);
+  }
+  for (lsh::Verify v : {lsh::Verify::kExact, lsh::Verify::kEstimate, lsh::Verify::kNone}) {
+    lsh::DedupOptions o = TextOptionsFor(0.7, 16, 3);
+    o.verify = v;
+    o.spill_texts = false;
+    o.want_candidates = true;
+    const lsh::DedupResult ref = RunTexts(o, texts, valid);
+    EXPECT(ref.kept_pairs > 20);
+    EXPECT_EQ(ref.candidates.size(), ref.candidate_pairs);
+    if (v == lsh::Verify::kExact) EXPECT(ref.kept_pairs < ref.candidate_pairs);
+    // the shards' files: a 64-byte header, then the texts (an invalid line has none); their signatures
+    char dir[] = "/tmp/neardup-stage-texts-XXXXXX";
+    EXPECT(mkdtemp(dir) != nullptr);
+    std::vector<lsh::StageTextFile> files;
+    std::vector<std::vector<uint8_t>> sigs;
+    lsh::ShardSignatures ss(o.params.signature_bytes());
+    lsh::Dedup signer(o);
+    EXPECT(signer.Init().ok());
+    DocsOf docs(texts);
+    const size_t cuts[] = {0, 150, 151, 400};
+    for (size_t f = 0; f + 1 < 4; f++) {
+      lsh::StageTextFile sf;
+      sf.path = std::string(dir) + "/t" + std::to_string(f);
+      sf.first = cuts[f];
+      std::string bytes(64, 'H');
+      for (size_t d = cuts[f]; d < cuts[f + 1]; d++) {
+        const std::string& t = valid[d] ? texts[d] : std::string();
+        sf.len.push_back(static_cast<uint32_t>(t.size()));
+        sf.crc.push_back(Crc32c(t.data(), t.size()));
+        bytes += t;
+      }
+      FILE* fp = std::fopen(sf.path.c_str(), "wb");
+      EXPECT(fp && std::fwrite(bytes.data(), 1, bytes.size(), fp) == bytes.size());
+      std::fclose(fp);
+      files.push_back(sf);
+      sigs.emplace_back();
+      std::vector<uint64_t> keys;
+      std::vector<uint32_t> crcs;
+      EXPECT(signer.Sign(docs.slice(cuts[f], cuts[f + 1] - cuts[f]), valid.data() + cuts[f], 2, nullptr, &sigs.back(), &keys, &crcs).ok());
+      EXPECT_EQ(crcs.size(), cuts[f + 1] - cuts[f]);
+      for (size_t d = cuts[f]; d < cuts[f + 1]; d++) EXPECT_EQ(crcs[d - cuts[f]], Crc32c(texts[d].data(), texts[d].size()));
+    }
+    for (size_t f = 0; f < 3; f++) ss.Add(cuts[f], cuts[f + 1] - cuts[f], sigs[f].data());
+    for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(3000)}) {
+      lsh::StageTexts st;
+      EXPECT(st.Open(files, 64).ok());
+      lsh::PairDecisions dec;
+      lsh::VerifyStats vs;
+      EXPECT(lsh::DecidePairs(o.params, o.minhash.text, v, o.threshold, memory, ref.candidates, &ss, &st, 2, nullptr, &dec, &vs).ok());
+      std::vector<uint32_t> a, b;
+      std::vector<float> est, exact;
+      for (size_t i = 0; i < ref.candidates.size(); i++) {
+        if (!dec.keep[i]) continue;
+        a.push_back(static_cast<uint32_t>(ref.candidates[i] >> 32));
+        b.push_back(static_cast<uint32_t>(ref.candidates[i]));
+        est.push_back(dec.est[i]);
+        if (v == lsh::Verify::kExact) exact.push_back(dec.exact[i]);
+      }
+      EXPECT(a == ref.pair_a);
+      EXPECT(b == ref.pair_b);
+      EXPECT(est == ref.pair_estimate);
+      EXPECT(exact == ref.pair_exact);
+      if (v == lsh::Verify::kExact) EXPECT(st.bytes_read() > 0);
+      else EXPECT_EQ(st.bytes_read(), 0u);
+    }
+    if (v == lsh::Verify::kExact) {
+      // a flipped byte in the text of a candidate's document
+      const uint32_t doc = static_cast<uint32_t>(ref.candidates[0]);
+      size_t f = doc >= 151 ? 2 : doc >= 150 ? 1 : 0;
+      uint64_t off = 64;
+      for (size_t d = cuts[f]; d < doc; d++) off += files[f].len[d - cuts[f]];
+      FILE* fp = std::fopen(files[f].path.c_str(), "r+b");
+      EXPECT(fp != nullptr);
+      std::fseek(fp, long(off + 2), SEEK_SET);
+      std::fputc(texts[doc][2] ^ 1, fp);
+      std::fclose(fp);
+      lsh::StageTexts st;
+      EXPECT(st.Open(files, 64).ok());
+      lsh::PairDecisions dec;
+      lsh::VerifyStats vs;
+      Status s = lsh::DecidePairs(o.params, o.minhash.text, v, o.threshold, 0, ref.candidates, &ss, &st, 2, nullptr, &dec, &vs);
+      EXPECT(s.code() == Code::kCorrupt);
+      EXPECT(s.message().find(files[f].path) != std::string::npos);
+      EXPECT(s.message().find("document " + std::to_string(doc) + " (offset " + std::to_string(off)) != std::string::npos);
+      // a short file
+      EXPECT_EQ(truncate(files[2].path.c_str(), 100), 0);
+      lsh::StageTexts short_st;
+      s = short_st.Open(files, 64);
+      EXPECT(s.code() == Code::kCorrupt);
+      EXPECT(s.message().find(files[2].path + "' is corrupt: 100 bytes") != std::string::npos);
+    }
+    for (const auto& f : files) unlink(f.path.c_str());
+    rmdir(dir);
   }
 }
 

@@ -5,7 +5,7 @@ import { UsageError, parse, type Command } from '../common';
 import { checkFiles } from '../files';
 import { DEDUP_OPTIONS } from './dedup';
 import { STAGED_OPTIONS, buildPlan, runStagesLocally, stagedSummary } from '../staged';
-import { STAGES, loadPlan, runStage, writePlan, type StageName } from '../stages';
+import { STAGES, loadPlan, runStage, stageShards, writePlan, type StageName } from '../stages';
 
 /** --shard I/N (0-based I) checked against the plan's count. */
 export function parseShard(v: unknown, expected: number, stage: string): number {
@@ -23,9 +23,9 @@ export function parseShard(v: unknown, expected: number, stage: string): number 
 
 export const dedupStageCommand: Command = {
   name: 'dedup-stage',
-  summary: 'one task of a sharded dedup (plan, signatures, buckets, clusters, filter, kept): docs/scale.md',
+  summary: 'one task of a sharded dedup (plan, signatures, buckets, verify, clusters, filter, kept): docs/scale.md',
   usage: `Usage: neardup dedup-stage plan --work DIR [--shards N] [--band-shards M] [dedup options] FILE...
-       neardup dedup-stage signatures|buckets|filter --work DIR --shard I/N
+       neardup dedup-stage signatures|buckets|verify|filter --work DIR --shard I/N
        neardup dedup-stage clusters|kept --work DIR
        neardup dedup-stage run --work DIR
 
@@ -35,8 +35,10 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
   plan         writes DIR/plan.json: inputs, options and outputs (dedup's options: --flags, --clusters,
                --pairs, --kept, --kept-dir, --verify, --fast, --threshold, ...)
   signatures   input-file shard I of N -> band keys by band range, validity, texts (--verify exact)
-  buckets      band range I of M, from every signatures shard -> candidate pairs, verified
-  clusters     every band range's pairs -> each line's representative; writes --flags/--clusters/--pairs
+  buckets      band range I of M, from every signatures shard -> candidate pairs, cut by input-file shard
+  verify       the candidate pairs of input-file shard I of N (their first line), from every band range
+               -> the reported pairs (verified: texts read in place from the signatures shards)
+  clusters     every verify shard's pairs -> each line's representative; writes --flags/--clusters/--pairs
   filter       input-file shard I of N -> its kept lines (--kept-dir files, or a part of --kept)
   kept         the filter parts -> --kept
   run          every task above in order, in this process; prints dedup's JSON summary
@@ -46,8 +48,8 @@ line: the stage, its shard, the bytes of stage files it read and wrote, and its 
 
 Options:
   --work DIR                the work folder (plan.json and the stage files)
-  --shard I/N               the task's shard (0-based I; N must match the plan: --shards for signatures
-                            and filter, --band-shards for buckets)
+  --shard I/N               the task's shard (0-based I; N must match the plan: --shards for signatures,
+                            verify and filter, --band-shards for buckets)
   --shards N                plan: input-file shards (default 1)
   --band-shards M           plan: band ranges (default N, at most the number of bands)
   -h, --help                this help`,
@@ -80,7 +82,7 @@ Options:
     if (!(STAGES as readonly string[]).includes(stage))
       throw new UsageError(`unknown stage '${stage}': plan, ${STAGES.join(', ')} or run`);
     const lp = loadPlan(work);
-    const count = stage === 'buckets' ? lp.plan.bandShards : stage === 'signatures' || stage === 'filter' ? lp.plan.shards : 1;
+    const count = stageShards(lp.plan, stage as StageName);
     const shard = parseShard(values.shard, count, stage);
     const r = await runStage(work, stage as StageName, shard);
     process.stdout.write(JSON.stringify({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3) }) + '\n');

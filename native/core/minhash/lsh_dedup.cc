@@ -5,10 +5,12 @@
 #include <cstring>
 #include <numeric>
 
+#include "hash/crc32c.h"
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/os.h"
 #include "minhash/lsh_dedup_index.h"
+#include "minhash/pair_verify.h"
 #include "minhash/shingle_set.h"
 #include "parallel/pool.h"
 #include "text/shingle.h"
@@ -63,8 +65,8 @@ Status Dedup::Add(const Docs& docs, const uint8_t* valid, size_t slots, const st
 }
 
 Status Dedup::Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
-                   std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
-  return SignBatch(docs, valid, false, slots, stop, sigs, keys);
+                   std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys, std::vector<uint32_t>* crcs) {
+  return SignBatch(docs, valid, false, slots, stop, sigs, keys, crcs);
 }
 
 Status Dedup::AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const uint8_t* valid, const Docs* texts,
@@ -77,7 +79,8 @@ Status Dedup::AddKeys(const uint64_t* keys, const uint8_t* sigs, size_t n, const
 }
 
 Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
-                        const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys) {
+                        const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys,
+                        std::vector<uint32_t>* crcs) {
   const Params& p = o_.params;
   if (p.value_bytes != 4 || plan_->k() != p.num_perm)
     return Status(Code::kInvalidArgument, "the signing options do not match the LSH parameters (numPerm, 32-bit values)");
@@ -86,6 +89,7 @@ Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts
   const size_t sb = p.signature_bytes();
   sigs->resize(n * sb);
   keys->resize(n * p.b);
+  if (crcs) crcs->assign(n, 0);
   if (signers_.size() < slots) signers_.resize(slots);
   // Each document is shingled once, signed and cut into band keys. Small chunks (~32 per thread, at most 16
   // documents) balance uneven documents and keep the wait at the end of each batch short. Item 0 keeps the
@@ -102,6 +106,7 @@ Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts
     }
     for (size_t i = b - 1; i < e - 1; i++) {
       uint8_t* sig = sigs->data() + i * sb;
+      if (crcs) (*crcs)[i] = Crc32c(docs.ptr[i], docs.len[i]);
       if (valid && !valid[i]) {
         std::memset(sig, 0xff, sb);  // never compared: a skipped line is in no bucket
         std::fill_n(keys->data() + i * p.b, p.b, ~uint64_t(0));
@@ -246,7 +251,7 @@ Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_
 Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
                          DedupResult* out) {
   const uint64_t n = docs_;
-  const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
+  const bool need_pairs = o_.want_pairs || o_.want_candidates || o_.verify != Verify::kNone;
   // Unverified doubri rule: decided from the buckets themselves (every member, however large the bucket).
   const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
   std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
@@ -312,186 +317,47 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
   return Status::Ok();
 }
 
-// Exact Jaccard of every candidate pair (a << 32 | b, sorted): keep[i] and, for kept pairs, exact[i].
-Status Dedup::VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const std::atomic<bool>* stop,
-                          std::vector<uint8_t>* keep, std::vector<float>* exact, DedupResult* out) {
-  const TextOptions& topt = o_.minhash.text;
-  const double t = o_.threshold;
-  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
-  // component of the candidate graph so that partners sit close together.
-  std::vector<uint32_t> docs;
-  docs.reserve(cand.size() * 2);
-  for (uint64_t c : cand) {
-    docs.push_back(static_cast<uint32_t>(c >> 32));
-    docs.push_back(static_cast<uint32_t>(c));
-  }
-  std::sort(docs.begin(), docs.end());
-  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-  const size_t m = docs.size();
-  auto dense = [&](uint32_t doc) {
-    return static_cast<uint32_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());
-  };
-  std::vector<uint32_t> pa(cand.size()), pb(cand.size());  // dense indexes of each pair
-  UnionFind uf(m);
-  for (size_t i = 0; i < cand.size(); i++) {
-    pa[i] = dense(static_cast<uint32_t>(cand[i] >> 32));
-    pb[i] = dense(static_cast<uint32_t>(cand[i]));
-    uf.Union(pa[i], pb[i]);
-  }
-  std::vector<uint32_t> order(m), rank(m);
-  {
-    std::vector<uint32_t> root;
-    uf.Roots(&root);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return root[x] < root[y]; });
-    for (size_t r = 0; r < m; r++) rank[order[r]] = static_cast<uint32_t>(r);
-  }
-  auto text_len = [&](uint32_t d) { return text_off_[docs[d] + 1] - text_off_[docs[d]]; };
-  auto bound = [&](uint32_t d) { return ShingleBoundOfLength(topt, text_len(d)); };
-  // Blocks of consecutive ranks whose sets fit the budget (at least one document each).
-  const uint64_t budget = std::max<uint64_t>((o_.memory_bytes ? o_.memory_bytes : kDefaultVerifyBytes) / 8, 1);
-  std::vector<uint32_t> block_start{0}, block_of(m);
-  uint64_t in_block = 0, largest_block = 0;
-  for (size_t r = 0; r < m; r++) {
-    const uint64_t b = bound(order[r]);
-    if (in_block > 0 && in_block + b > budget) {
-      block_start.push_back(static_cast<uint32_t>(r));
-      in_block = 0;
-    }
-    in_block += b;
-    largest_block = std::max(largest_block, in_block);
-    block_of[r] = static_cast<uint32_t>(block_start.size() - 1);
-  }
-  block_start.push_back(static_cast<uint32_t>(m));
-  const size_t blocks = m ? block_start.size() - 1 : 0;
-  // Pairs by (block of the lower rank, higher rank): a block's own pairs first, then those reaching a later
-  // block grouped by that later document.
-  struct Job {
-    uint32_t block, lo, hi, pair;
-  };
-  std::vector<Job> jobs(cand.size());
-  for (size_t i = 0; i < cand.size(); i++) {
-    const uint32_t ra = rank[pa[i]], rb = rank[pb[i]];
-    const uint32_t lo = std::min(ra, rb), hi = std::max(ra, rb);
-    jobs[i] = Job{block_of[lo], lo, hi, static_cast<uint32_t>(i)};
-  }
-  std::sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) {
-    return x.block != y.block ? x.block < y.block : x.hi != y.hi ? x.hi < y.hi : x.pair < y.pair;
-  });
-  std::vector<uint32_t>().swap(pa);
-  std::vector<uint32_t>().swap(pb);
-  std::vector<uint32_t>().swap(rank);
-
-  // Texts: in memory, or read back from their temporary file.
-  io::os::Fd fd = io::os::kNoFd;
-  if (text_file_) {
-    Status s = text_file_->Finish();
-    if (s.ok()) s = io::os::OpenRead(text_file_->path(), &fd);
-    if (!s.ok()) return s;
-  }
-  struct FdCloser {
-    io::os::Fd fd;
-    ~FdCloser() { io::os::CloseQuietly(fd); }
-  } closer{fd};
-  auto text_of = [&](uint32_t d, SetScratch* sc, const uint8_t** p) -> Status {
-    const uint64_t off = text_off_[docs[d]], len = text_len(d);
-    if (fd == io::os::kNoFd) {
-      *p = text_mem_.data() + off;
+// The session's texts (in memory, or read back from their temporary file) and signatures, for DecidePairs.
+class SessionTexts : public TextSource {
+ public:
+  SessionTexts(const std::vector<uint64_t>& off, const std::vector<uint8_t>& mem, const std::string& path, io::os::Fd fd)
+      : off_(off), mem_(mem), path_(path), fd_(fd) {}
+  uint64_t Length(uint32_t doc) const override { return off_[doc + 1] - off_[doc]; }
+  Status Text(uint32_t doc, SetScratch* sc, const uint8_t** p) const override {
+    const uint64_t off = off_[doc], len = Length(doc);
+    if (fd_ == io::os::kNoFd) {
+      *p = mem_.data() + off;
       return Status::Ok();
     }
     if (sc->text.size() < len) sc->text.resize(len);
     uint8_t* q = sc->text.data();
     for (uint64_t at = 0; at < len;) {
       size_t got = 0;
-      Status s = io::os::ReadAt(fd, text_file_->path(), off + at, q + at, static_cast<size_t>(len - at), &got);
+      Status s = io::os::ReadAt(fd_, path_, off + at, q + at, static_cast<size_t>(len - at), &got);
       if (!s.ok()) return s;
-      if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + text_file_->path() + "': truncated");
+      if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + path_ + "': truncated");
       at += got;
     }
     *p = q;
     return Status::Ok();
-  };
-
-  if (slots == 0) slots = 1;
-  std::vector<std::unique_ptr<SetScratch>> scratch(slots);
-  for (auto& sc : scratch) sc = std::make_unique<SetScratch>(topt);
-  RawBuffer<uint64_t> arena;
-  arena.Allocate(static_cast<size_t>(largest_block));
-  std::vector<uint64_t> at;   // per rank of the block: offset of its set in the arena
-  std::vector<uint32_t> size;  // and its size
-  keep->assign(cand.size(), 0);
-  exact->assign(cand.size(), 0.0f);
-  auto check = [&](uint32_t pair, const uint64_t* x, size_t nx, const uint64_t* y, size_t ny) {
-    double j;
-    if (JaccardAtLeast(x, nx, y, ny, t, &j)) {
-      (*keep)[pair] = 1;
-      (*exact)[pair] = static_cast<float>(j);
-    }
-  };
-  size_t next_job = 0;
-  for (size_t blk = 0; blk < blocks; blk++) {
-    const uint32_t first = block_start[blk], end = block_start[blk + 1];
-    at.assign(end - first + 1, 0);
-    for (uint32_t r = first; r < end; r++) at[r - first + 1] = at[r - first] + bound(order[r]);
-    size.assign(end - first, 0);
-    // The block's sets, built in parallel.
-    parallel::ParallelFor(end - first, 1, slots, [&](size_t b, size_t e, size_t slot) {
-      SetScratch& sc = *scratch[slot];
-      for (size_t x = b; x < e && sc.status.ok(); x++) {
-        const uint32_t d = order[first + x];
-        const uint8_t* p = nullptr;
-        sc.status = text_of(d, &sc, &p);
-        if (sc.status.ok()) size[x] = static_cast<uint32_t>(BuildSet(p, text_len(d), &sc, arena.data() + at[x]));
-      }
-    }, stop);
-    for (const auto& sc : scratch)
-      if (!sc->status.ok()) return sc->status;
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    out->verify_sets += end - first;
-    // Its own pairs.
-    size_t own_end = next_job;
-    while (own_end < jobs.size() && jobs[own_end].block == blk && jobs[own_end].hi < end) own_end++;
-    parallel::ParallelFor(own_end - next_job, 256, slots, [&](size_t b, size_t e, size_t) {
-      for (size_t x = next_job + b; x < next_job + e; x++) {
-        const Job& jb = jobs[x];
-        const size_t u = jb.lo - first, v = jb.hi - first;
-        check(jb.pair, arena.data() + at[u], size[u], arena.data() + at[v], size[v]);
-      }
-    }, stop);
-    // Pairs reaching later blocks: the later document's set is built once per block, in per-thread scratch.
-    const size_t cross_begin = own_end;
-    size_t cross_end = cross_begin;
-    while (cross_end < jobs.size() && jobs[cross_end].block == blk) cross_end++;
-    std::vector<size_t> groups;  // starts of runs of equal hi
-    for (size_t x = cross_begin; x < cross_end; x++)
-      if (x == cross_begin || jobs[x].hi != jobs[x - 1].hi) groups.push_back(x);
-    groups.push_back(cross_end);
-    parallel::ParallelFor(groups.size() - 1, 1, slots, [&](size_t b, size_t e, size_t slot) {
-      SetScratch& sc = *scratch[slot];
-      for (size_t g = b; g < e && sc.status.ok(); g++) {
-        const uint32_t d = order[jobs[groups[g]].hi];
-        const uint8_t* p = nullptr;
-        sc.status = text_of(d, &sc, &p);
-        if (!sc.status.ok()) break;
-        const uint64_t len = text_len(d);
-        if (sc.set.size() < ShingleBoundOfLength(topt, len)) sc.set.resize(ShingleBoundOfLength(topt, len));
-        const size_t ny = BuildSet(p, len, &sc, sc.set.data());
-        for (size_t x = groups[g]; x < groups[g + 1]; x++) {
-          const size_t u = jobs[x].lo - first;
-          check(jobs[x].pair, arena.data() + at[u], size[u], sc.set.data(), ny);
-        }
-      }
-    }, stop);
-    for (const auto& sc : scratch)
-      if (!sc->status.ok()) return sc->status;
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    out->verify_sets += groups.size() - 1;
-    next_job = cross_end;
   }
-  out->verify_docs = m;
-  out->verify_blocks = blocks;
-  return Status::Ok();
-}
+
+ private:
+  const std::vector<uint64_t>& off_;
+  const std::vector<uint8_t>& mem_;
+  const std::string& path_;
+  io::os::Fd fd_;
+};
+
+class FlatSignatures : public SignatureSource {
+ public:
+  FlatSignatures(const uint8_t* data, size_t sb) : data_(data), sb_(sb) {}
+  const uint8_t* Signature(uint32_t doc) const override { return data_ + uint64_t(doc) * sb_; }
+
+ private:
+  const uint8_t* data_;
+  size_t sb_;
+};
 
 // doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept
 // a it is paired with; a is decided before b, so one pass over the pairs sorted by b decides everything.
@@ -514,7 +380,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   if (!s.ok()) return s;
   const uint64_t n = docs_;
   UnionFind uf(o_.clustering == Clustering::kComponents ? n : 0);
-  const bool need_pairs = o_.want_pairs || o_.verify != Verify::kNone;
+  const bool need_pairs = o_.want_pairs || o_.want_candidates || o_.verify != Verify::kNone;
   const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
   if (o_.index) {
     // documents matching an entry of the prior index are dropped for it before the keep rule runs
@@ -531,32 +397,41 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   runs_.Clear();  // the buckets are read: their memory and files go before verification
   if (need_pairs) {
     out->candidate_pairs = cand.size();
-    // Signatures for the estimates: in memory, or the temporary file mapped.
-    std::vector<float> est(keep_sigs_ ? cand.size() : 0), exact;
-    std::vector<uint8_t> keep;
+    // Signatures for the estimates: in memory, or the temporary file mapped; texts in memory or read back.
+    io::MappedFile sig_map;
+    std::unique_ptr<FlatSignatures> sigs;
     if (keep_sigs_) {
-      io::MappedFile sig_map;
-      const uint8_t* sigs = sigs_mem_.data();
+      const uint8_t* data = sigs_mem_.data();
       if (sigs_file_) {
         s = sigs_file_->Finish();
         if (s.ok() && sigs_file_->size() > 0) s = sig_map.Open(sigs_file_->path());
         if (!s.ok()) return s;
-        sigs = sig_map.data();
+        data = sig_map.data();
       }
-      const size_t sb = o_.params.signature_bytes();
-      parallel::ParallelFor(cand.size(), 1024, slots, [&](size_t b, size_t e, size_t) {
-        for (size_t i = b; i < e; i++)
-          est[i] = static_cast<float>(EstimateJaccard(o_.params, sigs + (cand[i] >> 32) * sb, sigs + (cand[i] & 0xffffffffu) * sb));
-      }, stop);
-      if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+      sigs = std::make_unique<FlatSignatures>(data, o_.params.signature_bytes());
     }
-    if (o_.verify == Verify::kExact) {
-      s = VerifyExact(cand, slots, stop, &keep, &exact, out);
+    io::os::Fd fd = io::os::kNoFd;
+    if (o_.verify == Verify::kExact && text_file_) {
+      s = text_file_->Finish();
+      if (s.ok()) s = io::os::OpenRead(text_file_->path(), &fd);
       if (!s.ok()) return s;
-    } else {
-      keep.resize(cand.size());
-      for (size_t i = 0; i < cand.size(); i++) keep[i] = o_.verify == Verify::kNone || est[i] >= o_.threshold;
     }
+    struct FdCloser {
+      io::os::Fd fd;
+      ~FdCloser() { io::os::CloseQuietly(fd); }
+    } closer{fd};
+    static const std::string kNoPath;
+    SessionTexts texts(text_off_, text_mem_, text_file_ ? text_file_->path() : kNoPath, fd);
+    PairDecisions dec;
+    VerifyStats vs;
+    s = DecidePairs(o_.params, o_.minhash.text, o_.verify, o_.threshold, o_.memory_bytes, cand, sigs.get(), &texts, slots,
+                    stop, &dec, &vs);
+    if (!s.ok()) return s;
+    out->verify_docs = vs.docs;
+    out->verify_sets = vs.sets;
+    out->verify_blocks = vs.blocks;
+    const std::vector<uint8_t>& keep = dec.keep;
+    const std::vector<float>&est = dec.est, &exact = dec.exact;
     if (o_.want_pairs) {
       uint64_t reported = 0;
       for (uint8_t k : keep) reported += k;

@@ -7,11 +7,7 @@
 //                              clusters (doubri's keep rule, or connected components).
 //
 // Exact verification works on the candidates only: most documents share no band with any other and are never
-// shingled a second time. The documents of candidate pairs are taken in the order of the connected
-// components of the candidate graph (partners next to each other), in blocks whose shingle sets fit a
-// memory budget; each set (sorted distinct 64-bit shingle hashes) is built from the kept text once per block
-// and every pair is checked by one merge that stops as soon as the threshold is out of reach. The result is
-// the same whatever the budget: the same pairs, with the same exact Jaccard values.
+// shingled a second time (DecidePairs, pair_verify.h: the same function verifies the staged dedup's pairs).
 //
 // With an index (DedupOptions::index, lsh_dedup_index.h) each batch's band keys are also looked up in a saved
 // index, documents matching an indexed one (verified as the run's own pairs, from the texts kept here) are
@@ -90,7 +86,8 @@ struct DedupOptions {
   // (DedupResult::group_*), whose pairs alone do not carry doubri's rule (stage buckets, docs/scale.md).
   bool want_groups = false;
   bool want_estimates = true;   // want_pairs: with the signatures' estimates (false: pair_estimate stays empty)
-  bool want_candidates = false;  // DedupResult::candidates: every distinct candidate pair (verified or not)
+  bool want_candidates = false;  // DedupResult::candidates: every distinct candidate pair (verified or not; listed
+                                 // also without verification or pairs: the staged buckets stage)
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
   IndexHook* index = nullptr;  // against / into an index (lsh_dedup_index.h); outlives the session
 };
@@ -128,8 +125,9 @@ class Dedup {
                    const std::atomic<bool>* stop);
   // Signs n documents as Add does, without adding them: n x num_perm values and n x b band keys (the
   // sharded signatures stage). A skipped document (valid[i] = 0) gets all-ones values and keys it never uses.
+  // crcs (nullable): each text's CRC-32C (skipped documents too), taken while its bytes are in cache.
   Status Sign(const Docs& docs, const uint8_t* valid, size_t slots, const std::atomic<bool>* stop,
-              std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
+              std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys, std::vector<uint32_t>* crcs = nullptr);
   // Adds n documents by their band keys (n x params.b, computed elsewhere: the buckets stage gives the keys
   // of a range of bands); `sigs` (n x signature_bytes) is needed when estimates are (pairs or
   // Verify::kEstimate), `texts` for Verify::kExact.
@@ -144,15 +142,14 @@ class Dedup {
 
  private:
   Status SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts, size_t slots,
-                   const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys);
+                   const std::atomic<bool>* stop, std::vector<uint8_t>* sigs, std::vector<uint64_t>* keys,
+                   std::vector<uint32_t>* crcs = nullptr);
   Status Store(std::vector<uint8_t>* mem, TempFile* file, const void* data, size_t bytes);
   Status Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
                 size_t slots, const std::atomic<bool>* stop);
   Status StoreTexts(const Docs& docs, const uint8_t* valid);
   Status Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
                     DedupResult* out);
-  Status VerifyExact(const std::vector<uint64_t>& cand, size_t slots, const std::atomic<bool>* stop,
-                     std::vector<uint8_t>* keep, std::vector<float>* exact, DedupResult* out);
   void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
   friend class EngineDocs;
 
