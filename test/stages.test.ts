@@ -17,7 +17,7 @@ let dir = '';
 const INPUTS = ['a.jsonl', 'big.jsonl', 'empty.jsonl', 'b.jsonl.gz', 'c.jsonl'];
 
 function cli(args: string[]): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [MAIN, ...args], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000 });
+  return spawnSync(process.execPath, [MAIN, ...args], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 120_000, killSignal: 'SIGKILL' });
 }
 function ok(args: string[]): string {
   const r = cli(args);
