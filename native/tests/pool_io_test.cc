@@ -16,6 +16,7 @@
 #include "check.h"
 #include "io/file.h"
 #include "io/header.h"
+#include "io/os.h"
 #include "io/temp_names.h"
 #include "parallel/pool.h"
 
@@ -371,6 +372,25 @@ TEST(stale_entries_locks_ages_and_pids) {
   }
   for (const std::string& e : Entries(dir)) unlink((dir + "/" + e).c_str());
   EXPECT(rmdir(dir.c_str()) == 0);
+}
+
+// What the chunk builds subtract from --memory: the resident anonymous memory grows by what is touched.
+TEST(anonymous_memory_counts_touched_heap) {
+#if defined(__linux__)
+  const uint64_t before = io::os::AnonymousMemoryBytes();
+  EXPECT(before > 0);
+  const size_t n = size_t(64) << 20;
+  char* p = static_cast<char*>(std::malloc(n));
+  EXPECT(p != nullptr);
+  std::memset(p, 1, n);
+  const uint64_t after = io::os::AnonymousMemoryBytes();
+  EXPECT(after >= before + (uint64_t(48) << 20));
+  volatile char sink = p[n - 1];
+  (void)sink;
+  std::free(p);
+#else
+  EXPECT_EQ(io::os::AnonymousMemoryBytes(), 0u);
+#endif
 }
 
 TEST_MAIN("pool_io")

@@ -767,13 +767,18 @@ Status Builder::FinishDocs() {
   return Status::Ok();
 }
 
-// The part of --memory the posting build and the counting may use: the directory (held twice while
-// counting: the state's and the copy the top lists go into) and a reserve for the runtime (Node itself is
-// ~50 MiB) and what reading the input left behind come off first (a quarter of the budget at least remains).
-// Measured: 171 MiB anonymous before the posting build of 300k documents, the directory 27 MiB of it.
+// The part of --memory the posting build and the counting may use. What the process already holds comes off
+// first: where the system tells (Linux), the resident anonymous memory now (Node and its heap, what reading
+// the input left behind, the directory), plus a second directory (the copy the top lists go into while
+// counting) and a margin for the allocator and the threads' stacks; elsewhere an estimate (Node itself is
+// ~50 MiB; 171 MiB were measured before the posting build of 300k documents). A quarter of the budget at
+// least remains. The estimate alone let a 1M run on a loaded machine peak at 1,038 MiB under --memory 1G:
+// reading had left 253 MiB where 192 were reserved.
 static uint64_t WorkingBudget(uint64_t memory, const Directory& d) {
   if (memory == 0) return 0;
-  const uint64_t fixed = 2 * d.MemoryBytes() + (uint64_t(192) << 20);
+  const uint64_t held = io::os::AnonymousMemoryBytes();
+  const uint64_t fixed = held ? held + d.MemoryBytes() + (uint64_t(32) << 20)
+                              : 2 * d.MemoryBytes() + (uint64_t(192) << 20);
   return memory / 4 * 3 > fixed ? memory - fixed : memory / 4;
 }
 

@@ -94,6 +94,10 @@ bool RemoveFile(const std::string& path);
 // a no-op where the allocator has no such call.
 void ReleaseFreeMemory();
 
+// The process's resident anonymous memory in bytes (heap and stacks, not mapped files: what a --memory
+// budget bounds), or 0 where the system does not tell (then callers fall back to an estimate). Linux only.
+uint64_t AnonymousMemoryBytes();
+
 // The id of this process (used to name temporary files).
 uint64_t ProcessId();
 // The folder part of a path ("." when there is none); '/' on every system, '\\' too on Windows.

@@ -13,6 +13,7 @@
 #include <malloc.h>
 #endif
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -253,6 +254,21 @@ bool RemoveFile(const std::string& path) { return ::unlink(path.c_str()) == 0; }
 void ReleaseFreeMemory() {
 #if defined(__GLIBC__)
   ::malloc_trim(0);
+#endif
+}
+
+uint64_t AnonymousMemoryBytes() {
+#if defined(__linux__)
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "RssAnon: %llu kB", &kb) == 1;
+  std::fclose(f);
+  return found ? uint64_t(kb) << 10 : 0;
+#else
+  return 0;
 #endif
 }
 

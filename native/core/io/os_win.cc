@@ -308,6 +308,8 @@ bool RemoveFile(const std::string& path) {
 
 void ReleaseFreeMemory() {}
 
+uint64_t AnonymousMemoryBytes() { return 0; }
+
 uint64_t ProcessId() { return static_cast<uint64_t>(GetCurrentProcessId()); }
 
 size_t BaseNameStart(const std::string& path) {
