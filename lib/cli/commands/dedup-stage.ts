@@ -44,7 +44,7 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
   run          every task above in order, in this process; prints dedup's JSON summary
 
 The outputs equal those of 'neardup dedup' with the same options, for any N and M. Every stage prints a JSON
-line: the stage, its shard, the bytes of stage files it read and wrote, and its seconds.
+line: the stage, its shard, the bytes of stage files it read and wrote, its seconds and CPU seconds.
 
 Options:
   --work DIR                the work folder (plan.json and the stage files)
@@ -85,7 +85,7 @@ Options:
     const count = stageShards(lp.plan, stage as StageName);
     const shard = parseShard(values.shard, count, stage);
     const r = await runStage(work, stage as StageName, shard);
-    process.stdout.write(JSON.stringify({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3) }) + '\n');
+    process.stdout.write(JSON.stringify({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) }) + '\n');
     return 0;
   },
 };
