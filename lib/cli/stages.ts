@@ -1,8 +1,9 @@
 // `neardup dedup` as independent, idempotent, shardable stages over a work folder (docs/scale.md):
 //
 //   plan        the run's options, inputs and outputs            -> plan.json
-//   signatures  input files of shard i/N -> band keys per band shard, validity, text lengths and CRCs, the
-//               texts (--verify exact), signatures (estimates)  -> sig-I.{meta,docs,texts,sigs,keys-K}
+//   signatures  input files of shard i/N -> band keys per band shard, validity, where each text is with its
+//               lengths and CRC and the texts of inputs that cannot be read in place (--verify exact),
+//               signatures (estimates)                          -> sig-I.{meta,docs,locs,texts,sigs,keys-K}
 //   buckets     band shard k/M, from every signature shard's keys -> its candidate pairs, cut by the shard of
 //               their first document                            -> bkt-K.cand-I, bkt-K.pairs
 //   verify      the candidate pairs whose first document is in shard i/N, from every band shard, each once
@@ -16,7 +17,7 @@
 // (temporary name + rename), so a stage can run anywhere, any number of times. The native engine does the
 // work: signing and band keys (LshDedup.sign), buckets and candidate pairs (LshDedup.addKeys + finish over a
 // range of bands), and the decision on each pair (verifyPairs: the function a dedup session decides its pairs
-// with, over the texts the signatures stage wrote, read in place); the clustering rule is the one dedup applies
+// with, over the texts read in place: plain inputs' lines, or the signatures stage's copies); the clustering rule is the one dedup applies
 // to the same pairs (lsh_dedup.cc: KeptFromPairs, the bucket holder rule, union-find), so the outputs are those
 // of one `neardup dedup` run, byte for byte (tested).
 import * as fs from 'node:fs';
@@ -327,8 +328,12 @@ function readDocsFile(lp: LoadedPlan, i: number, n: number): { valid: Uint8Array
   return { valid: df.payload, size: df.payload.length + HEADER };
 }
 
-/** Records of sig-I.locs per block (docs/FORMAT.md section 13): a verify task reads only its documents' blocks. */
-const LOC_BLOCK = 1024;
+/**
+ * Records of sig-I.locs per block (docs/FORMAT.md section 13): a verify task reads only its documents' blocks.
+ * Small (1.25 KiB), so that a task whose partners are spread over every shard reads little more than their records;
+ * the table of block CRCs costs 4 bytes per 64 documents.
+ */
+const LOC_BLOCK = 64;
 const LOC_BYTES = 20;
 
 /** Copies bands [b0, b1) of each document's b keys (n x b) out (u64 moved as two u32: no BigInt). */

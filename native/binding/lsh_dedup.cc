@@ -389,15 +389,8 @@ class VerifyPairsWorker : public PromiseWorker {
     }
     lsh::StageDocs st;
     if (o_.verify == lsh::Verify::kExact) {
-      std::vector<uint32_t> docs;  // the documents of the pairs: only their records are read
-      docs.reserve(cand.size() * 2);
-      for (uint64_t c : cand) {
-        docs.push_back(static_cast<uint32_t>(c >> 32));
-        docs.push_back(static_cast<uint32_t>(c));
-      }
-      std::sort(docs.begin(), docs.end());
-      docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
-      Status s = st.Open(std::move(texts), docs, text_skip, field);
+      // only the records of the pairs' documents are read
+      Status s = st.Open(std::move(texts), lsh::PairDocuments(cand), text_skip, field);
       if (!s.ok()) return s;
     }
     lsh::PairDecisions dec;

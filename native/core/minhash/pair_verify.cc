@@ -12,11 +12,7 @@
 namespace neardup {
 namespace lsh {
 
-Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& texts, const TextOptions& topt,
-                        double t, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
-                        std::vector<uint8_t>* keep, std::vector<float>* exact, VerifyStats* stats) {
-  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
-  // component of the candidate graph so that partners sit close together.
+std::vector<uint32_t> PairDocuments(const std::vector<uint64_t>& cand) {
   std::vector<uint32_t> docs;
   docs.reserve(cand.size() * 2);
   for (uint64_t c : cand) {
@@ -25,6 +21,15 @@ Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& tex
   }
   std::sort(docs.begin(), docs.end());
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  return docs;
+}
+
+Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& texts, const TextOptions& topt,
+                        double t, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
+                        std::vector<uint8_t>* keep, std::vector<float>* exact, VerifyStats* stats) {
+  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
+  // component of the candidate graph so that partners sit close together.
+  const std::vector<uint32_t> docs = PairDocuments(cand);
   const size_t m = docs.size();
   auto dense = [&](uint32_t doc) {
     return static_cast<uint32_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());

@@ -1,6 +1,7 @@
 // The decision on candidate pairs, apart from where the texts and signatures live: a dedup session (Dedup::Finish,
 // its texts in memory or in its temporary file) and the staged dedup's verify stage (docs/scale.md: the texts
-// the signatures stage wrote, read in place by document) take it through the same function, so the verified
+// read in place by document, from plain inputs' lines or the signatures stage's copies) take it through the
+// same function, so the verified
 // pairs, their exact Jaccard values and their estimates are the same bytes.
 //
 // Exact verification works on the candidates only. The documents of candidate pairs are taken in the order of
@@ -41,6 +42,9 @@ class SignatureSource {
 struct VerifyStats {
   uint64_t docs = 0, sets = 0, blocks = 0;  // documents in candidate pairs, sets built, blocks
 };
+
+// The documents of candidate pairs (a << 32 | b): sorted, distinct.
+std::vector<uint32_t> PairDocuments(const std::vector<uint64_t>& cand);
 
 // Exact Jaccard of every candidate pair (a << 32 | b, sorted, distinct): keep[i] = J >= threshold and, for kept
 // pairs, exact[i] = J. memory_bytes: shingle sets held at once (0: kDefaultVerifyBytes).
