@@ -34,10 +34,12 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
 
   plan         writes DIR/plan.json: inputs, options and outputs (dedup's options: --flags, --clusters,
                --pairs, --kept, --kept-dir, --verify, --fast, --threshold, ...)
-  signatures   input-file shard I of N -> band keys by band range, validity, texts (--verify exact)
+  signatures   input-file shard I of N -> band keys by band range, validity, where each text is (--verify
+               exact; the texts of gzip, zstd and Parquet inputs are copied, plain JSONL is read again)
   buckets      band range I of M, from every signatures shard -> candidate pairs, cut by input-file shard
   verify       the candidate pairs of input-file shard I of N (their first line), from every band range
-               -> the reported pairs (verified: texts read in place from the signatures shards)
+               -> the reported pairs (verified: texts read in place, from the inputs' lines or the copies;
+               an input changed since the signatures stage is an error)
   clusters     every verify shard's pairs -> each line's representative; writes --flags/--clusters/--pairs
   filter       input-file shard I of N -> its kept lines (--kept-dir files, or a part of --kept)
   kept         the filter parts -> --kept
