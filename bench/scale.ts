@@ -5,9 +5,12 @@
 //   bullmq-1 / bullmq-2   the same through 1 / 2 `neardup worker` processes on a private redis-server
 // Reports wall seconds (median of --reps), the overhead ratio over `single`, CPU seconds of the submitting
 // process and of the worker processes, and the bytes each stage read and wrote (stage files; inputs and final
-// outputs not counted) with its task seconds. Checks that every run's flags equal single's. The corpus is
-// generated (bench/dedup-noisy-corpus.ts, 1000 MB) when FILE does not exist.
-//   node --import tsx bench/scale.ts [--corpus FILE] [--mb 1000] [--reps 1] [--shards 2]
+// outputs not counted) with its task seconds and CPU seconds, against the single run's phases (reading and
+// signing, finish, outputs: NEARDUP_DEDUP_TIMING), and the workers' CPU outside their tasks. Checks that every
+// run's flags equal single's. The corpus is generated (bench/dedup-noisy-corpus.ts, 1000 MB) when FILE does
+// not exist. --baseline DIR: the same modes also through another build (a checkout with dist/ and build/,
+// e.g. main), alternating with this one in each repetition (its modes are named base-*).
+//   node --import tsx bench/scale.ts [--corpus FILE] [--mb 1000] [--reps 1] [--shards 2] [--baseline DIR]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -23,6 +26,7 @@ const mb = Number(opt('mb', '1000'));
 const reps = Number(opt('reps', '1'));
 const shards = Number(opt('shards', '2'));
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
+const baseline = argv.includes('--baseline') ? path.join(path.resolve(opt('baseline', '')), 'dist', 'cli', 'main.js') : undefined;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-bench-scale-'));
 
 function cut(): string[] {
@@ -63,7 +67,7 @@ function waitFor(p: ChildProcess, re: RegExp): Promise<void> {
   });
 }
 
-interface Run { wall: number; cpu: number; workerCpu: number; summary: Record<string, unknown> }
+interface Run { wall: number; cpu: number; workerCpu: number; summary: Record<string, unknown>; phases: { phase: string; cpu_seconds: number }[] }
 
 /** CPU seconds (user + system) a live process has used so far (Linux /proc). */
 function cpuOf(pid: number): number {
@@ -71,13 +75,16 @@ function cpuOf(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;  // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-function runCli(args: string[]): Run {
+function runCli(main: string, args: string[]): Run {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, MAIN, ...args], { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, main, ...args],
+    { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, NEARDUP_DEDUP_TIMING: '1' } });
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   if (r.status !== 0) throw new Error(`neardup ${args.join(' ')}: ${r.stderr}`);
-  const [u, s] = r.stderr.trim().split('\n').pop()!.split(' ').map(Number);
-  return { wall, cpu: u + s, workerCpu: 0, summary: JSON.parse(r.stdout) as Record<string, unknown> };
+  const err = r.stderr.trim().split('\n');
+  const [u, s] = err.pop()!.split(' ').map(Number);
+  const phases = err.filter((l) => l.startsWith('{"phase"')).map((l) => JSON.parse(l) as { phase: string; cpu_seconds: number });
+  return { wall, cpu: u + s, workerCpu: 0, summary: JSON.parse(r.stdout) as Record<string, unknown>, phases };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -91,59 +98,89 @@ async function main() {
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', path.join(dir, 'redis'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(redis, /Ready to accept connections/);
   const url = `redis://127.0.0.1:${port}`;
-  const workers: ChildProcess[] = [];
-  const setWorkers = async (n: number) => {
-    while (workers.length < n) {
-      const w = spawn(process.execPath, [MAIN, 'worker', '--redis', url, '--queue', 'bench'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const workers: Record<string, ChildProcess[]> = {};
+  const allWorkers = () => Object.values(workers).flat();
+  const setWorkers = async (main: string, queue: string, n: number) => {
+    const ws = (workers[queue] ??= []);
+    while (ws.length < n) {
+      const w = spawn(process.execPath, [main, 'worker', '--redis', url, '--queue', queue], { stdio: ['ignore', 'pipe', 'pipe'] });
       await waitFor(w, /serving queue/);
-      workers.push(w);
+      ws.push(w);
     }
   };
-  const modes: Record<string, () => Promise<Run>> = {
-    single: async () => runCli(['dedup', ...files, '--flags', 'single.flags', '--kept-dir', 'single-kept']),
-    local: async () => runCli(['dedup', ...files, '--flags', 'local.flags', '--kept-dir', 'local-kept', '--work', 'w-local', '--shards', String(shards)]),
-    'bullmq-1': async () => { await setWorkers(1); return runCli(['dedup', ...files, '--flags', 'bullmq-1.flags', '--kept-dir', 'b1-kept', '--work', 'w-b1', '--shards', String(shards), '--redis', url, '--queue', 'bench']); },
-    'bullmq-2': async () => { await setWorkers(2); return runCli(['dedup', ...files, '--flags', 'bullmq-2.flags', '--kept-dir', 'b2-kept', '--work', 'w-b2', '--shards', String(shards), '--redis', url, '--queue', 'bench']); },
-  };
+  const modes: Record<string, () => Promise<Run>> = {};
+  for (const [prefix, main] of [['', MAIN], ...(baseline ? [['base-', baseline]] : [])] as [string, string][]) {
+    const q = `bench${prefix}`;
+    Object.assign(modes, {
+      [`${prefix}single`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}single.flags`, '--kept-dir', `${prefix}single-kept`]),
+      [`${prefix}local`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}local.flags`, '--kept-dir', `${prefix}local-kept`, '--work', `${prefix}w-local`, '--shards', String(shards)]),
+      [`${prefix}bullmq-1`]: async () => { await setWorkers(main, q, 1); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-1.flags`, '--kept-dir', `${prefix}b1-kept`, '--work', `${prefix}w-b1`, '--shards', String(shards), '--redis', url, '--queue', q]); },
+      [`${prefix}bullmq-2`]: async () => { await setWorkers(main, q, 2); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-2.flags`, '--kept-dir', `${prefix}b2-kept`, '--work', `${prefix}w-b2`, '--shards', String(shards), '--redis', url, '--queue', q]); },
+    });
+  }
+  // the modes alternate: this build's and the baseline's, mode by mode
+  const order = Object.keys(modes).filter((k) => !k.startsWith('base-')).flatMap((k) => (modes[`base-${k}`] ? [k, `base-${k}`] : [k]));
   const results: Record<string, Run[]> = {};
   try {
     for (let rep = 0; rep < reps; rep++) {
-      for (const [name, fn] of Object.entries(modes)) {
-        const before = workers.reduce((t, w) => t + cpuOf(w.pid!), 0);
-        const run = await fn();
-        run.workerCpu = workers.reduce((t, w) => t + cpuOf(w.pid!), 0) - before;
+      for (const name of order) {
+        const before = allWorkers().reduce((t, w) => t + cpuOf(w.pid!), 0);
+        const run = await modes[name]();
+        run.workerCpu = allWorkers().reduce((t, w) => t + cpuOf(w.pid!), 0) - before;
         (results[name] ??= []).push(run);
-        process.stderr.write(`${name} rep ${rep}: ${results[name].at(-1)!.wall.toFixed(1)} s\n`);
+        process.stderr.write(`${name} rep ${rep}: ${run.wall.toFixed(1)} s, ${(run.cpu + run.workerCpu).toFixed(1)} CPU-s\n`);
         if (name !== 'single') {
           if (!fs.readFileSync(path.join(dir, `${name}.flags`)).equals(fs.readFileSync(path.join(dir, 'single.flags')))) throw new Error(`${name}: flags differ from single`);
         }
       }
     }
   } finally {
-    for (const w of workers) w.kill('SIGTERM');
+    for (const w of allWorkers()) w.kill('SIGTERM');
     redis.kill('SIGTERM');
   }
   const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
-  const base = median(results.single.map((r) => r.wall));
   console.log(`# dedup, staged vs single process (${machine()}; load average at the start ${loadStart}, at the end ${load})\n`);
-  console.log(`${(bytes / 1e6).toFixed(0)} MB in 8 files, ${results.single[0].summary.documents} documents, defaults (verified), --shards ${shards}, ${reps} rep(s), median wall\n`);
-  const baseCpu = median(results.single.map((r) => r.cpu + r.workerCpu));
-  console.log('| mode | wall s (each rep) | wall / single | submitter CPU s | workers CPU s | total CPU s | CPU / single |');
+  console.log(`${(bytes / 1e6).toFixed(0)} MB in 8 files, ${results.single[0].summary.documents} documents, defaults (verified), --shards ${shards}, ${reps} rep(s), medians` +
+    `${baseline ? `; base-*: the build in ${path.dirname(path.dirname(path.dirname(baseline)))}, alternating with this one` : ''}\n`);
+  console.log('| mode | wall s (each rep) | wall / single | submitter CPU s | workers CPU s | total CPU s (each rep) | CPU / single |');
   console.log('|---|---|---|---|---|---|---|');
   for (const [name, rs] of Object.entries(results)) {
+    const single = results[name.startsWith('base-') ? 'base-single' : 'single'];
+    const base = median(single.map((r) => r.wall)), baseCpu = median(single.map((r) => r.cpu + r.workerCpu));
     const w = median(rs.map((r) => r.wall)), c = median(rs.map((r) => r.cpu + r.workerCpu));
     console.log(`| ${name} | ${w.toFixed(1)} (${rs.map((r) => r.wall.toFixed(1)).join(', ')}) | ${(w / base).toFixed(2)} | ${median(rs.map((r) => r.cpu)).toFixed(1)} | ` +
-      `${median(rs.map((r) => r.workerCpu)).toFixed(1)} | ${c.toFixed(1)} | ${(c / baseCpu).toFixed(2)} |`);
+      `${median(rs.map((r) => r.workerCpu)).toFixed(1)} | ${c.toFixed(1)} (${rs.map((r) => (r.cpu + r.workerCpu).toFixed(1)).join(', ')}) | ${(c / baseCpu).toFixed(2)} |`);
   }
-  const stages = (results.local[Math.floor(results.local.length / 2)].summary.stages as { stage: string; shard: string; read_bytes: number; written_bytes: number; seconds: number }[]);
-  console.log('\nStage files read and written (the local run of the middle repetition):\n\n| stage | tasks | read MB | written MB | task seconds (sum) |\n|---|---|---|---|---|');
-  const by = new Map<string, { n: number; r: number; w: number; s: number }>();
-  for (const s of stages) {
-    const e = by.get(s.stage) ?? { n: 0, r: 0, w: 0, s: 0 };
-    e.n++; e.r += s.read_bytes; e.w += s.written_bytes; e.s += s.seconds;
-    by.set(s.stage, e);
+  type Task = { stage: string; shard: string; read_bytes: number; written_bytes: number; seconds: number; cpu_seconds?: number };
+  const tasksOf = (r: Run) => r.summary.stages as Task[];
+  // the workers' CPU outside their tasks (BullMQ: polling, events, module loading), per run
+  for (const name of Object.keys(results).filter((k) => k.includes('bullmq') && !k.startsWith('base-'))) {
+    const outside = results[name].map((r) => r.workerCpu - tasksOf(r).reduce((t, x) => t + (x.cpu_seconds ?? 0), 0));
+    console.log(`\n${name}: workers' CPU outside their tasks: ${outside.map((x) => x.toFixed(2)).join(', ')} s (each rep)`);
   }
-  for (const [k, e] of by) console.log(`| ${k} | ${e.n} | ${(e.r / 1e6).toFixed(1)} | ${(e.w / 1e6).toFixed(1)} | ${e.s.toFixed(1)} |`);
+  for (const name of ['local', ...(baseline ? ['base-local'] : [])]) {
+    const mid = results[name][Math.floor(results[name].length / 2)];
+    console.log(`\nStage files read and written (the ${name} run of the middle repetition; CPU: median over the repetitions):\n\n| stage | tasks | read MB | written MB | task seconds (sum) | task CPU s (sum) |\n|---|---|---|---|---|---|`);
+    const by = new Map<string, { n: number; r: number; w: number; s: number }>();
+    for (const t of tasksOf(mid)) {
+      const e = by.get(t.stage) ?? { n: 0, r: 0, w: 0, s: 0 };
+      e.n++; e.r += t.read_bytes; e.w += t.written_bytes; e.s += t.seconds;
+      by.set(t.stage, e);
+    }
+    const cpuOfStage = (st: string) => median(results[name].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0)));
+    for (const [k, e] of by) console.log(`| ${k} | ${e.n} | ${(e.r / 1e6).toFixed(1)} | ${(e.w / 1e6).toFixed(1)} | ${e.s.toFixed(1)} | ${cpuOfStage(k).toFixed(2)} |`);
+  }
+  // the same tasks' CPU in the local process and in the workers (median over the repetitions)
+  const staged = Object.keys(results).filter((k) => !k.startsWith('base-') && k !== 'single');
+  console.log(`\nTask CPU s (sum over a stage's tasks, median over the repetitions):\n\n| stage | ${staged.join(' | ')} |\n|---|${staged.map(() => '---|').join('')}`);
+  for (const st of [...new Set(tasksOf(results.local[0]).map((t) => t.stage))]) {
+    const cells = staged.map((k) => median(results[k].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0))).toFixed(2));
+    console.log(`| ${st} | ${cells.join(' | ')} |`);
+  }
+  const phases = results.single.map((r) => r.phases);
+  if (phases.every((p) => p.length)) {
+    console.log('\nThe single run\'s phases (CPU s, median): ' + phases[0].map((p, k) => `${p.phase} ${median(phases.map((q) => q[k].cpu_seconds)).toFixed(2)}`).join(', '));
+  }
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

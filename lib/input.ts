@@ -47,6 +47,8 @@ export interface ReadDocumentsOptions {
   maxLineBytes?: number;
   /** Also give each line's raw bytes (JSONL only), for commands that rewrite lines. */
   raw?: boolean;
+  /** Also give where each line is in its file (DocumentBatch.lines), for plain JSONL files read by the addon. */
+  lines?: boolean;
   /**
    * Called after each batch with the input bytes consumed so far (uncompressed JSONL; Parquet: the text
    * bytes) and, when every input is a regular file, the fraction of the files read (0 to 1).
@@ -79,6 +81,11 @@ export interface DocumentBatch {
   ids?: DocumentIds;
   /** With `raw`: each line's bytes without its '\n' (JSONL). */
   raw?: Buffer[];
+  /**
+   * With `lines`, for a plain JSONL file (not compressed, a regular file): line i is the lineLen[i] bytes at file
+   * offset start + lineAt[i] (without its '\n'). Absent for other inputs.
+   */
+  lines?: { start: number; lineAt: Uint32Array; lineLen: Uint32Array };
   /** Input bytes of this batch (see onProgress). */
   bytes: number;
 }
@@ -423,7 +430,7 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
     if (opened.compression === 'none' && file !== '-' && !options.raw && isRegularFile(file)) {
       // a plain file: read and parsed natively, the JS thread only hands over the batches
       opened.stream?.destroy();
-      yield* readPlainFile(file, fileIndex, { field, idField, onBad, batchBytes, maxLine }, (bytes, fileBytes) => {
+      yield* readPlainFile(file, fileIndex, { field, idField, onBad, batchBytes, maxLine, lines: options.lines === true }, (bytes, fileBytes) => {
         consumed += bytes;
         options.onProgress?.(consumed, total ? Math.min(1, (before + fileBytes) / total) : total === 0 ? 1 : undefined);
       });
@@ -485,7 +492,7 @@ function jsonlBatch(r: NativeJsonlBatch, o: {
 /** Batches of a plain JSONL file read by the addon (JsonlFile): the next batch is read and parsed while this one is used. */
 async function* readPlainFile(
   file: string, fileIndex: number,
-  o: { field: string; idField?: string; onBad: OnBadLine; batchBytes: number; maxLine: number },
+  o: { field: string; idField?: string; onBad: OnBadLine; batchBytes: number; maxLine: number; lines: boolean },
   progress: (bytes: number, fileBytes: number) => void,
 ): AsyncGenerator<DocumentBatch> {
   let reader: InstanceType<typeof native.JsonlFile>;
@@ -495,7 +502,7 @@ async function* readPlainFile(
     throw readError(file, fromNative(e));
   }
   const next = () => {
-    const p = nativeCall(reader.next({ field: o.field, idField: o.idField, maxLineBytes: Math.min(o.maxLine, 0xffffffff), batchBytes: o.batchBytes }));
+    const p = nativeCall(reader.next({ field: o.field, idField: o.idField, maxLineBytes: Math.min(o.maxLine, 0xffffffff), batchBytes: o.batchBytes, lines: o.lines }));
     p.catch(() => undefined);  // awaited below
     return p;
   };
@@ -513,6 +520,7 @@ async function* readPlainFile(
       fileBytes += r.bytes;
       if (r.tooLong !== undefined || r.lines > 0) {
         const batch = jsonlBatch(r, { file, fileIndex, compression: 'none', firstLine: line, bytes: r.bytes, onBad: o.onBad, maxLine: o.maxLine });
+        if (r.lineAt) batch.lines = { start: r.start!, lineAt: r.lineAt, lineLen: r.lineLen! };
         line += r.lines;
         progress(r.bytes, fileBytes);
         yield batch;

@@ -359,7 +359,9 @@ export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
   JsonlFile: new (path: string) => {
-    next(options: { field?: string; idField?: string; maxLineBytes?: number; batchBytes?: number }): Promise<NativeJsonlBatch & { bytes: number; eof: boolean }>;
+    /** lines: also each line's place (file offset start + lineAt[i], lineLen[i] bytes without the '\n'). */
+    next(options: { field?: string; idField?: string; maxLineBytes?: number; batchBytes?: number; lines?: boolean }):
+      Promise<NativeJsonlBatch & { bytes: number; eof: boolean; start?: number; lineAt?: Uint32Array; lineLen?: Uint32Array }>;
     close(): void;
   };
   ZstdDecoder: new (name: string) => NativeZstdDecoder;
@@ -379,11 +381,16 @@ export interface NativeBinding {
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   /**
    * The staged dedup's verify stage: the candidate lists merged (each pair once) and decided as a session decides
-   * them; texts read in place from the signatures stage's files (after `textSkip` header bytes, default 64), each
-   * checked against its CRC-32C; signatures (per shard, ascending) for estimates. The kept pairs, sorted.
+   * them; texts read in place (per signatures shard: the records of its documents' blocks in `locs`, then each text
+   * from its plain input's line, parsed for `field`, or from the `texts` file, after `textSkip` header bytes,
+   * default 64), each checked against its CRC-32C; signatures (per shard, ascending) for estimates. The kept
+   * pairs, sorted.
    */
-  verifyPairs(options: NativeDedupOptions & { textSkip?: number }, candidates: BigUint64Array[],
-              texts: { path: string; first: number; lengths: Uint32Array; crcs: Uint32Array }[] | null,
+  verifyPairs(options: NativeDedupOptions & { textSkip?: number; field?: string }, candidates: BigUint64Array[],
+              texts: {
+                first: number; n: number; locs: string; locsCrc: number; block: number; texts: string | null; textsBytes: number;
+                inputs: { path: string; first: number; count: number; inPlace: boolean }[];
+              }[] | null,
               signatures: { first: number; data: Uint32Array }[] | null): Promise<NativeVerifiedPairs>;
   lshOptimalParam(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): { b: number; r: number };
   lshOptimalParamAsync(threshold: number, numPerm: number, fpWeight?: number, fnWeight?: number): Promise<{ b: number; r: number }>;

@@ -143,23 +143,36 @@ test('a missing or corrupt stage input fails naming the shard and the file; shar
   r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
   assert.match(r.stderr, /buckets shard 1\/2: '.*bkt-1\.cand-0' is missing/);
   ok(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '1/2']);
-  // verify reads the texts in place, each checked against its CRC: a flipped byte in a text it reads, a short file
-  const texts = path.join(dir, 'w5', 'sig-0.texts');
-  const goodTexts = fs.readFileSync(texts);
-  const flipped = Buffer.from(goodTexts);
-  // line 120 of a.jsonl is copied at the end of c.jsonl (shard 1): a candidate pair verify shard 0 reads
-  const docs = fs.readFileSync(path.join(dir, 'w5', 'sig-0.docs'));
-  const n0 = Number(docs.readBigUInt64LE(40));
-  let off120 = 64;
-  for (let d = 0; d < 120; d++) off120 += docs.readUInt32LE(64 + n0 + 4 * d);
-  flipped[off120 + 5] ^= 1;
-  fs.writeFileSync(texts, flipped);
+  // verify reads the records of its documents block by block (each block checked), then each text in place:
+  // from the line of a plain input (a.jsonl, c.jsonl), or from the texts a compressed input's shard copied
+  // (b.jsonl.gz); each text is checked against its CRC. Line 120 of a.jsonl (shard 0) is copied at the end of
+  // c.jsonl (shard 1): a candidate pair verify shard 0 reads.
+  const w5 = (f: string) => path.join(dir, 'w5', f);
+  assert.not.ok(fs.existsSync(w5('sig-0.texts')), 'plain inputs only: no texts copied');
+  assert.ok(fs.existsSync(w5('sig-1.texts')), 'the gzip input\'s texts are copied');
+  const locs = w5('sig-0.locs');
+  const goodLocs = fs.readFileSync(locs);
+  const badLocs = Buffer.from(goodLocs);
+  badLocs[64 + 120 * 20 + 9] ^= 1;
+  fs.writeFileSync(locs, badLocs);
   r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
   assert.is.not(r.status, 0);
-  assert.match(r.stderr, /sig-0\.texts' is corrupt: the text of document \d+ \(offset \d+, \d+ bytes\) fails its checksum/);
-  fs.writeFileSync(texts, goodTexts.subarray(0, goodTexts.length - 5));
+  // blocks of 64 records of 20 bytes (params[1] of the header): document 120 is in block 1
+  assert.is(Number(goodLocs.readBigUInt64LE(48)), 64);
+  assert.match(r.stderr, /sig-0\.locs' is corrupt: block 1 \(offset 1344\) fails its checksum/);
+  fs.writeFileSync(locs, goodLocs.subarray(0, goodLocs.length - 5));
   r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
-  assert.match(r.stderr, /signatures shard 0\/2: '.*sig-0\.texts' is corrupt: payload of \d+ bytes, the header says \d+/);
+  assert.match(r.stderr, /signatures shard 0\/2: '.*sig-0\.locs' is corrupt: payload of \d+ bytes, the header says \d+/);
+  fs.writeFileSync(locs, goodLocs);
+  // a copied text that fails its CRC (every text of the file flipped: verify shard 1 reads some of them)
+  const texts = w5('sig-1.texts');
+  const goodTexts = fs.readFileSync(texts);
+  const flipped = Buffer.from(goodTexts);
+  for (let x = 64; x < flipped.length; x++) flipped[x] ^= 1;
+  fs.writeFileSync(texts, flipped);
+  r = cli(['dedup-stage', 'verify', '--work', 'w5', '--shard', '1/2']);
+  assert.is.not(r.status, 0);
+  assert.match(r.stderr, /sig-1\.texts' is corrupt: the text of document \d+ \(offset \d+, \d+ bytes\) fails its checksum/);
   fs.writeFileSync(texts, goodTexts);
   ok(['dedup-stage', 'verify', '--work', 'w5', '--shard', '0/2']);
   r = cli(['dedup-stage', 'clusters', '--work', 'w5']);
@@ -173,6 +186,49 @@ test('a missing or corrupt stage input fails naming the shard and the file; shar
   ok(['dedup-stage', 'plan', '--work', 'w5', '--shards', '2', '--threshold', '0.7', '--flags', 'f5', ...INPUTS.filter((f) => f !== 'big.jsonl')]);
   r = cli(['dedup-stage', 'buckets', '--work', 'w5', '--shard', '0/2']);
   assert.match(r.stderr, /sig-0\.meta' was written for another plan/);
+});
+
+test('an input changed after the signatures stage fails verify and filter, naming the input (and the line)', () => {
+  // plain inputs are read again by verify (their lines) and filter: size and modification time are checked, and
+  // each line verify reads must still hold the text that was signed (its CRC)
+  const a = path.join(dir, 'x-a.jsonl'), c = path.join(dir, 'x-c.jsonl');
+  const goodA = read('a.jsonl');
+  fs.writeFileSync(a, goodA);
+  fs.copyFileSync(path.join(dir, 'c.jsonl'), c);
+  const when = new Date('2020-01-02T03:04:05Z');
+  fs.utimesSync(a, when, when);
+  ok(['dedup', 'x-a.jsonl', 'x-c.jsonl', '--flags', 'x.ref']);
+  ok(['dedup-stage', 'plan', '--work', 'w6', '--shards', '2', '--flags', 'x.s', 'x-a.jsonl', 'x-c.jsonl']);
+  for (const st of ['signatures', 'buckets']) for (let i = 0; i < 2; i++) ok(['dedup-stage', st, '--work', 'w6', '--shard', `${i}/2`]);
+  // the same size and time, another text on line 120 (document 120, paired with its copy at the end of c.jsonl)
+  const lines = goodA.toString('utf8').split('\n');
+  const off120 = Buffer.byteLength(lines.slice(0, 120).join('\n') + '\n');
+  const line = Buffer.from(lines[120]);
+  let at = line.indexOf('"text":"') + 8;
+  assert.ok(at > 8, 'the line has a text field');
+  while (!(line[at] >= 0x61 && line[at] <= 0x7a)) at++;  // a letter of the text
+  const changed = Buffer.from(goodA);
+  changed[off120 + at] = changed[off120 + at] === 0x78 ? 0x79 : 0x78;
+  fs.writeFileSync(a, changed);
+  fs.utimesSync(a, when, when);
+  let r = cli(['dedup-stage', 'verify', '--work', 'w6', '--shard', '0/2']);
+  assert.is.not(r.status, 0);
+  assert.match(r.stderr, new RegExp(`'${a.replace(/[.]/g, '\\.')}' has changed since the signatures stage: the line at offset ${off120} \\(document 120\\) no longer holds the text that was signed`));
+  // another size; then only another time
+  fs.appendFileSync(a, '{"text": "one more line"}\n');
+  r = cli(['dedup-stage', 'verify', '--work', 'w6', '--shard', '0/2']);
+  assert.match(r.stderr, /verify shard 0\/2: the input '.*x-a\.jsonl' has changed since the signatures stage \(\d+ bytes, was \d+\); rerun the stages from signatures/);
+  fs.writeFileSync(a, goodA);
+  r = cli(['dedup-stage', 'verify', '--work', 'w6', '--shard', '0/2']);
+  assert.match(r.stderr, /the input '.*x-a\.jsonl' has changed since the signatures stage \(modified\)/);
+  fs.utimesSync(a, when, when);
+  for (let i = 0; i < 2; i++) ok(['dedup-stage', 'verify', '--work', 'w6', '--shard', `${i}/2`]);
+  ok(['dedup-stage', 'clusters', '--work', 'w6']);
+  assert.ok(read('x.ref').equals(read('x.s')));
+  // filter reads every input again
+  fs.appendFileSync(c, '{"text": "late"}\n');
+  r = cli(['dedup-stage', 'filter', '--work', 'w6', '--shard', '1/2']);
+  assert.match(r.stderr, /filter shard 1\/2: the input '.*x-c\.jsonl' has changed since the signatures stage/);
 });
 
 test.run();

@@ -63,7 +63,7 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
     mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
     peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: s.spilled_bytes, runs: s.runs,
     shards: lp.plan.shards, band_shards: lp.plan.bandShards,
-    stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3) })),
+    stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
   };
 }
 

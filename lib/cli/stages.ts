@@ -1,8 +1,9 @@
 // `neardup dedup` as independent, idempotent, shardable stages over a work folder (docs/scale.md):
 //
 //   plan        the run's options, inputs and outputs            -> plan.json
-//   signatures  input files of shard i/N -> band keys per band shard, validity, text lengths and CRCs, the
-//               texts (--verify exact), signatures (estimates)  -> sig-I.{meta,docs,texts,sigs,keys-K}
+//   signatures  input files of shard i/N -> band keys per band shard, validity, where each text is with its
+//               lengths and CRC and the texts of inputs that cannot be read in place (--verify exact),
+//               signatures (estimates)                          -> sig-I.{meta,docs,locs,texts,sigs,keys-K}
 //   buckets     band shard k/M, from every signature shard's keys -> its candidate pairs, cut by the shard of
 //               their first document                            -> bkt-K.cand-I, bkt-K.pairs
 //   verify      the candidate pairs whose first document is in shard i/N, from every band shard, each once
@@ -16,7 +17,7 @@
 // (temporary name + rename), so a stage can run anywhere, any number of times. The native engine does the
 // work: signing and band keys (LshDedup.sign), buckets and candidate pairs (LshDedup.addKeys + finish over a
 // range of bands), and the decision on each pair (verifyPairs: the function a dedup session decides its pairs
-// with, over the texts the signatures stage wrote, read in place); the clustering rule is the one dedup applies
+// with, over the texts read in place: plain inputs' lines, or the signatures stage's copies); the clustering rule is the one dedup applies
 // to the same pairs (lsh_dedup.cc: KeptFromPairs, the bucket holder rule, union-find), so the outputs are those
 // of one `neardup dedup` run, byte for byte (tested).
 import * as fs from 'node:fs';
@@ -77,7 +78,7 @@ function header(kind: string, version: number, flags: number, params: [number, n
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 /** The version of each stage file kind this build writes and reads. */
-const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 2, SGTX: 1, SGSG: 1, SGMT: 1, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
+const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 3, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
 
 /** Writes a stage file atomically: header (kind, flags = plan id, params) + the payload parts. */
 async function writeStageFile(file: string, kind: string, planId: number, params: [number, number], parts: ArrayBufferView[]): Promise<number> {
@@ -143,8 +144,8 @@ function readStageFile(file: string, kind: string, planId: number, what: string)
   return { params: h.params, payload };
 }
 
-/** Checks the header of a stage file read in place by others (sig-I.texts): returns its params. */
-function statStageFile(file: string, kind: string, planId: number, what: string): [number, number] {
+/** Checks the header of a stage file read in place by others (sig-I.texts, sig-I.locs): its params and payload CRC. */
+function statStageFile(file: string, kind: string, planId: number, what: string): { params: [number, number]; payloadCrc: number } {
   const head = Buffer.alloc(HEADER);
   let size: number;
   try {
@@ -158,7 +159,7 @@ function statStageFile(file: string, kind: string, planId: number, what: string)
   } catch (e) {
     throw missing(file, what, e);
   }
-  return checkHeader(head, size, file, kind, planId, what).params;
+  return checkHeader(head, size, file, kind, planId, what);
 }
 
 /** A typed array over a copy of bytes (aligned). */
@@ -241,7 +242,45 @@ interface ShardMeta {
   docs: number;
   bad: number;
   bytes: number;
-  files: { file: string; format: KeptInput['format']; compression: KeptInput['compression']; count: number }[];
+  /** --verify exact: text bytes copied to sig-I.texts (the documents of inputs not read in place). */
+  textBytes: number;
+  files: ShardFile[];
+}
+
+interface ShardFile {
+  file: string;
+  format: KeptInput['format'];
+  compression: KeptInput['compression'];
+  count: number;
+  /** The input's size and modification time (ns, as a string) when the signatures stage read it. */
+  size: number;
+  mtimeNs: string;
+  /** --verify exact: its texts are read again from its lines (plain JSONL), not from sig-I.texts. */
+  inPlace: boolean;
+}
+
+/** An input's size and modification time now. */
+function inputStat(file: string): { size: number; mtimeNs: string } {
+  try {
+    const st = fs.statSync(file, { bigint: true });
+    return { size: Number(st.size), mtimeNs: String(st.mtimeNs) };
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot read the input '${file}': ${(e as Error).message}`, { file });
+  }
+}
+
+/**
+ * The inputs a later stage reads again (verify: the lines of plain inputs; filter: every input) must be those the
+ * signatures stage read: same size and modification time (each text read again is also checked by its CRC).
+ */
+function checkInputsUnchanged(files: ShardFile[], what: string): void {
+  for (const f of files) {
+    const now = inputStat(f.file);
+    if (now.size !== f.size || now.mtimeNs !== f.mtimeNs) {
+      throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `${what}: the input '${f.file}' has changed since the signatures stage ` +
+        `(${now.size !== f.size ? `${now.size} bytes, was ${f.size}` : 'modified'}); rerun the stages from signatures`, { file: f.file });
+    }
+  }
 }
 
 function readMeta(lp: LoadedPlan, i: number): ShardMeta {
@@ -268,6 +307,8 @@ export interface StageReport {
   readBytes: number;
   writtenBytes: number;
   seconds: number;
+  /** CPU seconds of this process (every thread) during the task: the task's own work when it runs alone. */
+  cpuSeconds?: number;
 }
 
 /** The tasks of a stage: input-file shards, band shards, or one. */
@@ -277,22 +318,23 @@ export function stageShards(plan: StagePlan, stage: StageName): number {
 
 // ---- signatures ----
 
-/** sig-I.docs: validity, and with --verify exact each text's length and CRC-32C. */
-function readDocsFile(lp: LoadedPlan, i: number, n: number, exact: boolean): { valid: Uint8Array; lens?: Uint32Array; crcs?: Uint32Array; textBytes: number; size: number } {
+/** sig-I.docs: each document's validity. */
+function readDocsFile(lp: LoadedPlan, i: number, n: number): { valid: Uint8Array; size: number } {
   const what = `signatures shard ${i}/${lp.plan.shards}`;
   const file = sigName(lp.work, i, 'docs');
   const df = readStageFile(file, 'SGDC', lp.id, what);
-  if (df.params[0] !== n || df.payload.length !== n + (exact ? 8 * n : 0))
+  if (df.params[0] !== n || df.payload.length !== n)
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' does not match its meta (${n} documents)`, { file });
-  const valid = df.payload.subarray(0, n);
-  if (!exact) return { valid, textBytes: 0, size: df.payload.length + HEADER };
-  const lens = typed(Uint32Array, df.payload.subarray(n, 5 * n)), crcs = typed(Uint32Array, df.payload.subarray(5 * n, 9 * n));
-  let textBytes = 0;
-  for (let d = 0; d < n; d++) textBytes += lens[d];
-  if (textBytes !== df.params[1])
-    throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: its text lengths add up to ${textBytes}, the header says ${df.params[1]}`, { file });
-  return { valid, lens, crcs, textBytes, size: df.payload.length + HEADER };
+  return { valid: df.payload, size: df.payload.length + HEADER };
 }
+
+/**
+ * Records of sig-I.locs per block (docs/FORMAT.md section 13): a verify task reads only its documents' blocks.
+ * Small (1.25 KiB), so that a task whose partners are spread over every shard reads little more than their records;
+ * the table of block CRCs costs 4 bytes per 64 documents.
+ */
+const LOC_BLOCK = 64;
+const LOC_BYTES = 20;
 
 /** Copies bands [b0, b1) of each document's b keys (n x b) out (u64 moved as two u32: no BigInt). */
 function bandRange(keys: BigUint64Array, n: number, b: number, b0: number, b1: number): BigUint64Array {
@@ -318,16 +360,19 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   const handle: NativeLshDedup = nativeSync(() => new native.LshDedup({ ...res.native, verify: 'none', pairs: false, memory: 0 }));
   const m = plan.bandShards, b = res.b;
   const keyParts: BigUint64Array[][] = Array.from({ length: m }, () => []);
-  const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], lens: Uint32Array[] = [], crcs: Uint32Array[] = [];
-  const meta: ShardMeta = { docs: 0, bad: 0, bytes: 0, files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0 })) };
+  const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], locs: Buffer[] = [], copiedCrcs: Uint32Array[] = [];
+  const meta: ShardMeta = {
+    docs: 0, bad: 0, bytes: 0, textBytes: 0,
+    files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0, ...inputStat(file), inPlace: false })),
+  };
   const limits = dedupLimits({ profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
-  // --verify exact: the texts go to sig-I.texts as they are signed (header last), each with its CRC-32C
-  const texts = exact ? OutputFile.open(sigName(work, i, 'texts')) : undefined;
-  let textBytes = 0;
+  // --verify exact: each document's record in sig-I.locs (where its text is, its lengths and CRC-32C). The texts
+  // of plain JSONL inputs stay where they are (verify reads their lines again); the others are copied to
+  // sig-I.texts as they are signed (header last).
+  let texts: OutputFile | undefined;
   try {
-    if (texts) await texts.write(Buffer.alloc(HEADER));
-    type Signed = { batch: DocumentBatch; valid: Uint8Array; len: Uint32Array; signed: Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }> };
-    const take = async ({ batch, valid: v, len, signed }: Signed) => {
+    type Signed = { batch: DocumentBatch; valid: Uint8Array; signed: Promise<{ signatures: Uint32Array; keys: BigUint64Array; crcs?: Uint32Array }> };
+    const take = async ({ batch, valid: v, signed }: Signed) => {
       const r = await signed;
       for (let k = 0; k < m; k++) {
         const [b0, b1] = shardBands(b, k, m);
@@ -335,39 +380,56 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
       }
       if (withSigs) sigParts.push(r.signatures);
       valid.push(v);
-      if (texts) {
-        const off = batch.packed.offsets, data = batch.packed.data;
-        lens.push(len);
-        crcs.push(r.crcs!);
-        const bytes = off[batch.count] - off[0];
-        textBytes += bytes;
-        await texts.write(Buffer.from(data.buffer, data.byteOffset + off[0], bytes));
-        await texts.flush();  // written before the batch's buffers can go
+      if (!exact) return;
+      const off = batch.packed.offsets, n = batch.count, lines = batch.lines;
+      const rec = Buffer.allocUnsafe(n * LOC_BYTES);
+      for (let d = 0; d < n; d++) {
+        const len = off[d + 1] - off[d];
+        const at = lines ? lines.start + lines.lineAt[d] : meta.textBytes + off[d] - off[0];
+        rec.writeUInt32LE(at % 0x100000000, d * LOC_BYTES);
+        rec.writeUInt32LE(Math.floor(at / 0x100000000), d * LOC_BYTES + 4);
+        rec.writeUInt32LE(lines ? lines.lineLen[d] : len, d * LOC_BYTES + 8);
+        rec.writeUInt32LE(len, d * LOC_BYTES + 12);
+        rec.writeUInt32LE(r.crcs![d], d * LOC_BYTES + 16);
       }
+      locs.push(rec);
+      if (lines) return;
+      if (!texts) {
+        texts = OutputFile.open(sigName(work, i, 'texts'));
+        await texts.write(Buffer.alloc(HEADER));
+      }
+      copiedCrcs.push(r.crcs!);
+      const data = batch.packed.data, bytes = off[n] - off[0];
+      meta.textBytes += bytes;
+      await texts.write(Buffer.from(data.buffer, data.byteOffset + off[0], bytes));
+      await texts.flush();  // written before the batch's buffers can go
     };
     // the next batch is read and parsed (native pool) while the pool signs the previous one
     const pending: Signed[] = [];
     if (files.length) {
-      for await (const batch of readDocuments(files, { ...plan.input, onProgress: (n) => { meta.bytes = n; } })) {
+      for await (const batch of readDocuments(files, { ...plan.input, lines: exact, onProgress: (n) => { meta.bytes = n; } })) {
         const off = batch.packed.offsets;
-        const len = new Uint32Array(batch.count);
         for (let d = 0; d < batch.count; d++) {
-          len[d] = off[d + 1] - off[d];
-          if (len[d] > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len[d], { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
+          const len = off[d + 1] - off[d];
+          if (len > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len, { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
         }
         const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
         const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
         signed.catch(() => undefined);  // awaited in take()
-        pending.push({ batch, valid: v, len, signed });
-        meta.files[batch.fileIndex].format = batch.format;
-        meta.files[batch.fileIndex].compression = batch.compression;
-        meta.files[batch.fileIndex].count += batch.count;
+        pending.push({ batch, valid: v, signed });
+        const f = meta.files[batch.fileIndex];
+        f.format = batch.format;
+        f.compression = batch.compression;
+        f.inPlace = exact && batch.lines !== undefined;
+        f.count += batch.count;
         meta.docs += batch.count;
         meta.bad += batch.bad.size;
         if (pending.length >= 2) await take(pending.shift()!);
       }
     }
     while (pending.length) await take(pending.shift()!);
+    // an input written to while it was read: its lines could not be found again
+    checkInputsUnchanged(meta.files, `signatures shard ${i}/${plan.shards}`);
   } catch (e) {
     texts?.abort();
     throw e;
@@ -378,19 +440,37 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   if (texts) {
     try {
       // the payload CRC of sig-I.texts is the CRC-32C of its texts' CRCs: any text is checked alone
-      const textCrcs = crcs.map(bytesOf);
-      await texts.overwriteStart(header('SGTX', VERSIONS.SGTX, lp.id, [meta.docs, textBytes], textBytes, crc(textCrcs)));
+      await texts.overwriteStart(header('SGTX', VERSIONS.SGTX, lp.id, [meta.docs, meta.textBytes], meta.textBytes, crc(copiedCrcs.map(bytesOf))));
       await texts.commit();
     } finally {
       texts.abort();
     }
-    written += HEADER + textBytes;
+    written += HEADER + meta.textBytes;
+  } else {
+    fs.rmSync(sigName(work, i, 'texts'), { force: true });  // of an earlier run
   }
   for (let k = 0; k < m; k++) {
     const [b0, b1] = shardBands(b, k, m);
     written += await writeStageFile(sigName(work, i, `keys-${k}`), 'SGKY', lp.id, [meta.docs, b1 - b0], keyParts[k]);
   }
-  written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, textBytes], [...valid, ...(exact ? [...lens, ...crcs] : [])]);
+  written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, 0], valid);
+  if (exact) {
+    // the records in blocks, each with its CRC-32C; the payload CRC is that of the block CRCs
+    const recs = Buffer.concat(locs, meta.docs * LOC_BYTES);
+    const blocks = new Uint32Array(Math.ceil(meta.docs / LOC_BLOCK));
+    for (let k = 0; k < blocks.length; k++) blocks[k] = native.crc32c(recs.subarray(k * LOC_BLOCK * LOC_BYTES, (k + 1) * LOC_BLOCK * LOC_BYTES)) >>> 0;
+    const table = bytesOf(blocks);
+    const out = OutputFile.open(sigName(work, i, 'locs'));
+    try {
+      await out.write(header('SGLC', VERSIONS.SGLC, lp.id, [meta.docs, LOC_BLOCK], recs.length + table.length, native.crc32c(table)));
+      await out.write(recs);
+      await out.write(table);
+      await out.commit();
+    } finally {
+      out.abort();
+    }
+    written += HEADER + recs.length + table.length;
+  }
   if (withSigs) written += await writeStageFile(sigName(work, i, 'sigs'), 'SGSG', lp.id, [meta.docs, res.numPerm], sigParts);
   // the meta last: it names what the shard holds
   written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
@@ -437,7 +517,7 @@ export async function runBuckets(lp: LoadedPlan, k: number): Promise<StageReport
       if (kf.params[0] !== n || kf.params[1] !== bk || kf.payload.length !== n * bk * 8)
         throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, i, `keys-${k}`)}' holds ${kf.params[0]} x ${kf.params[1]} keys, expected ${n} x ${bk}`);
       const keys = typed(BigUint64Array, kf.payload);
-      const { valid, size } = readDocsFile(lp, i, n, verify === 'exact');
+      const { valid, size } = readDocsFile(lp, i, n);
       read += kf.payload.length + HEADER + size;
       for (let d0 = 0; d0 < n; d0 += CHUNK) {
         const d1 = Math.min(n, d0 + CHUNK);
@@ -525,18 +605,34 @@ export async function runVerify(lp: LoadedPlan, i: number): Promise<StageReport>
     }
   }
   const used = [...shards].sort((a, b) => a - b);
-  let texts: { path: string; first: number; lengths: Uint32Array; crcs: Uint32Array }[] | null = null;
+  type Texts = NonNullable<Parameters<typeof native.verifyPairs>[2]>;
+  let texts: Texts | null = null;
   if (verify === 'exact') {
     texts = [];
     for (const s of used) {
       const what = `signatures shard ${s}/${plan.shards}`;
-      const d = readDocsFile(lp, s, metas[s].docs, true);
-      read += d.size;
-      const file = sigName(work, s, 'texts');
-      const [n, bytes] = statStageFile(file, 'SGTX', lp.id, what);
-      if (n !== metas[s].docs || bytes !== d.textBytes)
-        throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' holds ${n} documents, ${bytes} bytes of text; its docs file says ${metas[s].docs}, ${d.textBytes}`, { file });
-      texts.push({ path: file, first: first[s], lengths: d.lens!, crcs: d.crcs! });
+      const meta = metas[s];
+      const locs = sigName(work, s, 'locs');
+      const lh = statStageFile(locs, 'SGLC', lp.id, what);
+      if (lh.params[0] !== meta.docs || !(lh.params[1] >= 1))
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${locs}' holds ${lh.params[0]} records in blocks of ${lh.params[1]}; its meta says ${meta.docs} documents`, { file: locs });
+      read += HEADER;
+      let textsFile: string | null = null;
+      if (meta.textBytes > 0) {
+        textsFile = sigName(work, s, 'texts');
+        const [n, bytes] = statStageFile(textsFile, 'SGTX', lp.id, what).params;
+        if (n !== meta.docs || bytes !== meta.textBytes)
+          throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${textsFile}' holds ${n} documents, ${bytes} bytes of text; its meta says ${meta.docs}, ${meta.textBytes}`, { file: textsFile });
+        read += HEADER;
+      }
+      checkInputsUnchanged(meta.files.filter((f) => f.inPlace), `verify shard ${i}/${plan.shards}`);
+      let d = first[s];
+      const inputs = meta.files.map((f) => {
+        const inp = { path: f.file, first: d, count: f.count, inPlace: f.inPlace };
+        d += f.count;
+        return inp;
+      }).filter((f) => f.count > 0);
+      texts.push({ first: first[s], n: meta.docs, locs, locsCrc: lh.payloadCrc, block: lh.params[1], texts: textsFile, textsBytes: meta.textBytes, inputs });
     }
   }
   let sigs: { first: number; data: Uint32Array }[] | null = null;
@@ -551,7 +647,7 @@ export async function runVerify(lp: LoadedPlan, i: number): Promise<StageReport>
       read += sf.payload.length + HEADER;
     }
   }
-  const r = await nativeCall(native.verifyPairs({ ...res.native, textSkip: HEADER }, cands, texts, sigs));
+  const r = await nativeCall(native.verifyPairs({ ...res.native, textSkip: HEADER, field: plan.input.field }, cands, texts, sigs));
   read += r.textBytes;
   const np = r.pairA.length;
   const table = new Float64Array([r.candidatePairs, np, r.pairEstimate.length, r.pairExact.length]);
@@ -738,7 +834,8 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
   for (let s = 0; s < i; s++) first += readMeta(lp, s).docs;
   const meta = readMeta(lp, i);
   const what = `signatures shard ${i}/${plan.shards}`;
-  const { valid } = readDocsFile(lp, i, meta.docs, resolveDedupOptions(planOptions(plan)).settings.verify === 'exact');
+  const { valid } = readDocsFile(lp, i, meta.docs);
+  checkInputsUnchanged(meta.files, `filter shard ${i}/${plan.shards}`);
   if (first + meta.docs > rep.length) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: its documents do not fit the clusters (${rep.length} documents)`);
   const inputs: KeptInput[] = [];
   let d = first;
@@ -810,14 +907,20 @@ export async function runStage(work: string, stage: StageName, shard: number): P
   const count = stageShards(lp.plan, stage);
   if (!(shard >= 0 && shard < count))
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `stage ${stage}: shard ${shard} is out of range (the plan has ${count})`);
-  switch (stage) {
-    case 'signatures': return runSignatures(lp, shard);
-    case 'buckets': return runBuckets(lp, shard);
-    case 'verify': return runVerify(lp, shard);
-    case 'clusters': return runClusters(lp);
-    case 'filter': return runFilter(lp, shard);
-    case 'kept': return runKept(lp);
-  }
+  const cpu0 = process.cpuUsage();
+  const task = (): Promise<StageReport> => {
+    switch (stage) {
+      case 'signatures': return runSignatures(lp, shard);
+      case 'buckets': return runBuckets(lp, shard);
+      case 'verify': return runVerify(lp, shard);
+      case 'clusters': return runClusters(lp);
+      case 'filter': return runFilter(lp, shard);
+      case 'kept': return runKept(lp);
+    }
+  };
+  const r = await task();
+  const cpu = process.cpuUsage(cpu0);
+  return { ...r, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
 }
 
 /** The stage graph in order: stage, shard count. */

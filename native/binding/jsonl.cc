@@ -135,7 +135,7 @@ Napi::Value ParseJsonl(const Napi::CallbackInfo& info) {
   return w->QueueAndGetPromise();
 }
 
-// new JsonlFile(path): next({ field, idField, maxLineBytes, batchBytes }) -> Promise<batch & { bytes, eof }>:
+// new JsonlFile(path): next({ field, idField, maxLineBytes, batchBytes, lines }) -> Promise<batch & { bytes, eof }>:
 // the next whole lines of a plain file (io::LineReader: read into one reused buffer), parsed on the pool;
 // `bytes`: the file bytes they took. One call at a time; the file is closed when the object is collected or
 // close() is called (after a running call).
@@ -149,6 +149,7 @@ class FileWorker : public PromiseWorker {
   FileWorker(Napi::Env env, std::shared_ptr<FileState> st, const Napi::Value& options) : PromiseWorker(env), st_(std::move(st)) {
     opt_.Read(env, options);
     want_ = GetUint32(OptionsObject(env, options, "options"), "batchBytes", 16 << 20, 1, 1u << 30);
+    lines_ = GetBool(OptionsObject(env, options, "options"), "lines", false);
     slots_ = parallel::MaxSlots();
   }
   ~FileWorker() override { st_->busy.store(false); }
@@ -162,15 +163,26 @@ class FileWorker : public PromiseWorker {
     Status s = st_->reader.Next(want_, opt_.max_line, &data, &size, &too_long, &eof_);
     if (!s.ok()) return s;
     bytes_ = st_->reader.offset() - before;
+    start_ = st_->reader.offset() - size;  // the file offset of data[0] (after a BOM)
     if (too_long) {
       out_.too_long = 0;
       return Status::Ok();
     }
     const jsonl::Segment seg{data, size};
-    return jsonl::ParseBatch(&seg, size > 0 ? 1 : 0, opt_.text, opt_.has_id ? &opt_.id : nullptr, opt_.max_line, slots_, stop(), &out_);
+    return jsonl::ParseBatch(&seg, size > 0 ? 1 : 0, opt_.text, opt_.has_id ? &opt_.id : nullptr, opt_.max_line, slots_, stop(), &out_,
+                             lines_);
   }
   Napi::Value Resolve(Napi::Env env) override {
+    const bool lines = lines_ && out_.too_long == SIZE_MAX;
+    std::vector<uint32_t> at(lines ? out_.line_at.begin() : out_.line_at.end(), out_.line_at.end());  // < 4 GiB: a batch
+    std::vector<uint32_t> len = std::move(out_.line_len);
     Napi::Object r = BatchObject(env, out_, opt_.has_id);
+    if (lines) {
+      // with { lines: true }: each line's place in the file, start + lineAt[i], and its length without the '\n'
+      r.Set("start", Napi::Number::New(env, static_cast<double>(start_)));
+      r.Set("lineAt", U32(env, std::move(at)));
+      r.Set("lineLen", U32(env, std::move(len)));
+    }
     r.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes_)));
     r.Set("eof", Napi::Boolean::New(env, eof_));
     return r;
@@ -180,7 +192,8 @@ class FileWorker : public PromiseWorker {
   std::shared_ptr<FileState> st_;
   ParseOptions opt_;
   size_t want_ = 0, slots_ = 1;
-  uint64_t bytes_ = 0;
+  bool lines_ = false;
+  uint64_t bytes_ = 0, start_ = 0;
   bool eof_ = false;
   jsonl::ParsedBatch out_;
 };

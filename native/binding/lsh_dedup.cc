@@ -359,17 +359,20 @@ lsh::DedupOptions ParseDedupOptions(Napi::Env env, const Napi::Object& o) {
   return d;
 }
 
-// verifyPairs(options, candidates: BigUint64Array[], texts: [{ path, first, lengths, crcs }] | null,
+// verifyPairs(options & { textSkip, field }, candidates: BigUint64Array[],
+//             texts: [{ first, n, locs, locsCrc, block, texts, textsBytes, inputs: [{ path, first, count, inPlace }] }] | null,
 //             signatures: [{ first, data: Uint32Array }] | null): the staged dedup's verify stage. The candidate
 // lists (a << 32 | b) are merged, each pair once, and decided as a session decides them (DecidePairs): texts
-// read in place from the signatures stage's files, checked text by text. Resolves to the kept pairs
+// read in place (lsh::StageDocs: the lines of plain inputs, or the signatures stage's texts files), checked text
+// by text. Resolves to the kept pairs
 // { pairA, pairB, pairEstimate (with signatures), pairExact (verify 'exact') } and counts.
 class VerifyPairsWorker : public PromiseWorker {
  public:
   VerifyPairsWorker(Napi::Env env, lsh::DedupOptions o) : PromiseWorker(env), o_(std::move(o)), slots_(parallel::MaxSlots()) {}
   std::vector<uint64_t> cand;
-  std::vector<lsh::StageTextFile> texts;
+  std::vector<lsh::StageShard> texts;
   uint64_t text_skip = 64;
+  jsonl::FieldPath field;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> sigs;  // first document, signatures
 
  protected:
@@ -384,9 +387,10 @@ class VerifyPairsWorker : public PromiseWorker {
       if (!sigs.empty() && (!ss.Covers(a) || !ss.Covers(b)))
         return Status(Code::kInvalidArgument, "document " + std::to_string(!ss.Covers(a) ? a : b) + " has no signature");
     }
-    lsh::StageTexts st;
+    lsh::StageDocs st;
     if (o_.verify == lsh::Verify::kExact) {
-      Status s = st.Open(std::move(texts), text_skip);
+      // only the records of the pairs' documents are read
+      Status s = st.Open(std::move(texts), lsh::PairDocuments(cand), text_skip, field);
       if (!s.ok()) return s;
     }
     lsh::PairDecisions dec;
@@ -439,17 +443,37 @@ Napi::Value VerifyPairs(const Napi::CallbackInfo& info) {
   if (!info[2].IsUndefined() && !info[2].IsNull()) {
     if (!info[2].IsArray()) ThrowTypeError(env, "Expected texts to be an array");
     Napi::Array ta = info[2].As<Napi::Array>();
+    const auto str = [&](const Napi::Object& o, const char* key, const std::string& what) {
+      if (!o.Get(key).IsString()) ThrowTypeError(env, "Expected " + what + "." + key + " to be a string");
+      return CheckPath(env, o.Get(key).As<Napi::String>().Utf8Value(), what + "." + key);
+    };
     for (uint32_t i = 0; i < ta.Length(); i++) {
       Napi::Object t = OptionsObject(env, ta.Get(i), "texts[i]");
-      lsh::StageTextFile f;
-      if (!t.Get("path").IsString()) ThrowTypeError(env, "Expected texts[i].path to be a string");
-      f.path = CheckPath(env, t.Get("path").As<Napi::String>().Utf8Value(), "texts[i].path");
+      lsh::StageShard f;
       f.first = GetUint64(t, "first", 0);
-      f.len = CopyTyped<uint32_t>(env, t.Get("lengths"), napi_uint32_array, "texts[i].lengths (Uint32Array)");
-      f.crc = CopyTyped<uint32_t>(env, t.Get("crcs"), napi_uint32_array, "texts[i].crcs (Uint32Array)");
-      if (f.crc.size() != f.len.size()) ThrowRangeError(env, "texts[i]: one CRC per length");
+      f.n = GetUint64(t, "n", 0);
+      f.locs = str(t, "locs", "texts[i]");
+      f.locs_crc = GetUint32(t, "locsCrc", 0, 0, 0xFFFFFFFFu);
+      f.block = GetUint64(t, "block", 1);
+      if (f.block == 0) ThrowRangeError(env, "texts[i].block must be at least 1");
+      if (!t.Get("texts").IsNull() && !t.Get("texts").IsUndefined()) f.texts = str(t, "texts", "texts[i]");
+      f.texts_bytes = GetUint64(t, "textsBytes", 0);
+      if (!t.Get("inputs").IsArray()) ThrowTypeError(env, "Expected texts[i].inputs to be an array");
+      Napi::Array ia = t.Get("inputs").As<Napi::Array>();
+      for (uint32_t k = 0; k < ia.Length(); k++) {
+        Napi::Object in = OptionsObject(env, ia.Get(k), "texts[i].inputs[k]");
+        lsh::StageInput si;
+        si.path = str(in, "path", "texts[i].inputs[k]");
+        si.first = GetUint64(in, "first", 0);
+        si.count = GetUint64(in, "count", 0);
+        si.in_place = GetBool(in, "inPlace", false);
+        f.inputs.push_back(std::move(si));
+      }
       w->texts.push_back(std::move(f));
     }
+    Napi::Object opts = OptionsObject(env, info[0], "options");
+    const Status fs = jsonl::ParseFieldPath(opts.Get("field").IsString() ? opts.Get("field").As<Napi::String>().Utf8Value() : "text", &w->field);
+    if (!fs.ok()) ThrowRangeError(env, fs.message());
     w->text_skip = GetUint64(OptionsObject(env, info[0], "options"), "textSkip", 64);
   } else if (d.verify == lsh::Verify::kExact) {
     ThrowTypeError(env, "verify 'exact' needs the texts");

@@ -167,8 +167,9 @@ TEST(batch_matches_line_by_line_across_pieces_and_segments) {
   const jsonl::Segment segs[2] = {{reinterpret_cast<const uint8_t*>(all.data()), cut},
                                   {reinterpret_cast<const uint8_t*>(all.data()) + cut, all.size() - cut}};
   jsonl::ParsedBatch b;
-  EXPECT(jsonl::ParseBatch(segs, 2, text, &id, SIZE_MAX, 4, nullptr, &b).ok());
+  EXPECT(jsonl::ParseBatch(segs, 2, text, &id, SIZE_MAX, 4, nullptr, &b, true).ok());
   EXPECT_EQ(b.lines, size_t(30000));
+  EXPECT(b.line_at.size() == b.lines && b.line_len.size() == b.lines);
   jsonl::LineParser p(&text, &id);
   size_t at = 0, bad = 0;
   for (size_t i = 0; i < b.lines; i++) {
@@ -179,6 +180,8 @@ TEST(batch_matches_line_by_line_across_pieces_and_segments) {
     EXPECT_SEQ(std::string(reinterpret_cast<const char*>(b.text.data()) + b.offsets[i], b.offsets[i + 1] - b.offsets[i]), t);
     EXPECT_SEQ(std::string(reinterpret_cast<const char*>(b.ids.data()) + b.id_offsets[i], b.id_offsets[i + 1] - b.id_offsets[i]), d);
     EXPECT_EQ(b.id_kinds[i], static_cast<uint8_t>(kind));
+    EXPECT_EQ(b.line_at[i], uint64_t(at));  // where the line is, across the two segments
+    EXPECT_EQ(b.line_len[i], uint32_t(nl - at));
     EXPECT_EQ(b.bad[i], ok ? 0 : 1);
     if (!ok) {
       EXPECT(bad < b.reasons.size() && b.reasons[bad].first == i && b.reasons[bad].second == reason);
@@ -195,7 +198,9 @@ TEST(batch_matches_line_by_line_across_pieces_and_segments) {
   const std::string tail = "{\"text\":\"a\"}\n{\"text\":\"b\"}";
   const jsonl::Segment one{reinterpret_cast<const uint8_t*>(tail.data()), tail.size()};
   EXPECT(jsonl::ParseBatch(&one, 1, text, nullptr, SIZE_MAX, 1, nullptr, &t).ok());
-  EXPECT(t.lines == 2 && t.bad.empty() && t.offsets[2] == 2);
+  EXPECT(t.lines == 2 && t.bad.empty() && t.offsets[2] == 2 && t.line_at.empty());
+  EXPECT(jsonl::ParseBatch(&one, 1, text, nullptr, SIZE_MAX, 1, nullptr, &t, true).ok());
+  EXPECT(t.line_at.size() == 2 && t.line_at[1] == 13 && t.line_len[0] == 12 && t.line_len[1] == 12);
 }
 
 TEST(zstd_round_trip_frames_and_errors) {

@@ -676,11 +676,48 @@ TEST(dedup_exact_at_the_threshold) {
   }
 }
 
-// The staged dedup's verification (DecidePairs over StageTexts, the texts read in place from shard files with a
-// header before them, and ShardSignatures) decides every candidate pair of a session as the session does: the same
-// kept pairs, exact values and estimates, for any budget. A text that fails its CRC, or a short file, is an error
-// naming the file.
-TEST(stage_texts_decide_as_the_session) {
+namespace stage_docs {
+
+std::string JsonString(const std::string& t) {
+  std::string o = "\"";
+  for (char c : t) {
+    if (c == '"' || c == '\\') o += std::string("\\") + c;
+    else if (c == '\n') o += "\\n";
+    else o += c;
+  }
+  return o + "\"";
+}
+
+void Put32(std::string* b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  FILE* fp = std::fopen(path.c_str(), "wb");
+  EXPECT(fp && std::fwrite(bytes.data(), 1, bytes.size(), fp) == bytes.size());
+  std::fclose(fp);
+}
+
+void FlipByte(const std::string& path, uint64_t off) {
+  FILE* fp = std::fopen(path.c_str(), "r+b");
+  EXPECT(fp != nullptr);
+  std::fseek(fp, long(off), SEEK_SET);
+  const int c = std::fgetc(fp);
+  std::fseek(fp, long(off), SEEK_SET);
+  std::fputc(c ^ 1, fp);
+  std::fclose(fp);
+}
+
+}  // namespace stage_docs
+
+// The staged dedup's verification (DecidePairs over StageDocs and ShardSignatures) decides every candidate pair
+// of a session as the session does: the same kept pairs, exact values and estimates, for any budget, with texts
+// read back from the lines of plain JSONL inputs (escapes, a '\r' before the '\n', other fields, bad lines) and
+// from copied texts files, and records read block by block. A changed input line is an error naming the input
+// and the line's offset; a copied text that fails its CRC, a block that fails its CRC or a short records file is
+// an error naming that file.
+TEST(stage_docs_decide_as_the_session) {
+  using namespace stage_docs;
   std::mt19937 rng(23);
   std::vector<std::string> texts;
   std::vector<uint8_t> valid;
@@ -690,11 +727,13 @@ TEST(stage_texts_decide_as_the_session) {
       const std::string& src = texts[i - 1 - rng() % std::min<size_t>(i, 30)];
       for (char c : src) t += rng() % 30 ? c : static_cast<char>('a' + rng() % 26);
     } else {
-      for (int w = 0; w < 20 + int(rng() % 50); w++) t += "w" + std::to_string(rng() % 60) + " ";
+      for (int w = 0; w < 20 + int(rng() % 50); w++) t += "w" + std::to_string(rng() % 60) + (rng() % 9 ? " " : rng() % 2 ? "\"q\n" : "\\ ");
     }
     texts.push_back(t);
     valid.push_back(i % 47 != 5);
   }
+  jsonl::FieldPath field;
+  EXPECT(jsonl::ParseFieldPath("text", &field).ok());
   for (lsh::Verify v : {lsh::Verify::kExact, lsh::Verify::kEstimate, lsh::Verify::kNone}) {
     lsh::DedupOptions o = TextOptionsFor(0.7, 16, 3);
     o.verify = v;
@@ -704,31 +743,80 @@ TEST(stage_texts_decide_as_the_session) {
     EXPECT(ref.kept_pairs > 20);
     EXPECT_EQ(ref.candidates.size(), ref.candidate_pairs);
     if (v == lsh::Verify::kExact) EXPECT(ref.kept_pairs < ref.candidate_pairs);
-    // the shards' files: a 64-byte header, then the texts (an invalid line has none); their signatures
-    char dir[] = "/tmp/neardup-stage-texts-XXXXXX";
+    // three shards: [0, 150) one plain input; [150, 151) one copied text; [151, 400) a plain input [151, 250)
+    // and a copied one [250, 400). Records in blocks of 7, after a 64-byte header.
+    char dir[] = "/tmp/neardup-stage-docs-XXXXXX";
     EXPECT(mkdtemp(dir) != nullptr);
-    std::vector<lsh::StageTextFile> files;
+    const size_t cuts[] = {0, 150, 151, 400};
+    const uint64_t block = 7;
+    std::vector<lsh::StageShard> shards;
+    std::vector<std::string> all_files;
+    std::vector<uint64_t> line_off(texts.size()), text_off(texts.size());
     std::vector<std::vector<uint8_t>> sigs;
     lsh::ShardSignatures ss(o.params.signature_bytes());
     lsh::Dedup signer(o);
     EXPECT(signer.Init().ok());
     DocsOf docs(texts);
-    const size_t cuts[] = {0, 150, 151, 400};
     for (size_t f = 0; f + 1 < 4; f++) {
-      lsh::StageTextFile sf;
-      sf.path = std::string(dir) + "/t" + std::to_string(f);
-      sf.first = cuts[f];
-      std::string bytes(64, 'H');
-      for (size_t d = cuts[f]; d < cuts[f + 1]; d++) {
-        const std::string& t = valid[d] ? texts[d] : std::string();
-        sf.len.push_back(static_cast<uint32_t>(t.size()));
-        sf.crc.push_back(Crc32c(t.data(), t.size()));
-        bytes += t;
+      lsh::StageShard sh;
+      sh.first = cuts[f];
+      sh.n = cuts[f + 1] - cuts[f];
+      sh.block = block;
+      sh.locs = std::string(dir) + "/locs" + std::to_string(f);
+      std::string recs, copied(64, 'H');
+      std::vector<std::pair<uint64_t, uint64_t>> parts;  // [first, end) of each input
+      if (f == 0) parts = {{0, 150}};
+      else if (f == 1) parts = {{150, 151}};
+      else parts = {{151, 250}, {250, 400}};
+      for (const auto& part : parts) {
+        lsh::StageInput in;
+        in.first = part.first;
+        in.count = part.second - part.first;
+        in.in_place = f != 1 && part.first != 250;
+        std::string lines = "\xEF\xBB\xBF";  // a BOM: offsets are file offsets
+        for (uint64_t d = part.first; d < part.second; d++) {
+          const std::string t = valid[d] ? texts[d] : std::string();
+          uint64_t off, raw;
+          if (in.in_place) {
+            const std::string line = valid[d] ? "{\"id\": " + std::to_string(d) + ", \"text\": " + JsonString(t) + (d % 3 ? "}" : "}\r")
+                                              : std::string("{\"text\": broken");
+            off = lines.size();
+            raw = line.size();
+            lines += line + "\n";
+          } else {
+            off = copied.size() - 64;
+            raw = t.size();
+            copied += t;
+          }
+          line_off[d] = off;
+          text_off[d] = in.in_place ? UINT64_MAX : off;
+          Put32(&recs, static_cast<uint32_t>(off));
+          Put32(&recs, static_cast<uint32_t>(off >> 32));
+          Put32(&recs, static_cast<uint32_t>(raw));
+          Put32(&recs, static_cast<uint32_t>(t.size()));
+          Put32(&recs, Crc32c(t.data(), t.size()));
+        }
+        in.path = std::string(dir) + "/in" + std::to_string(part.first) + (in.in_place ? ".jsonl" : ".jsonl.gz");
+        if (in.in_place) WriteFile(in.path, lines);
+        sh.inputs.push_back(in);
       }
-      FILE* fp = std::fopen(sf.path.c_str(), "wb");
-      EXPECT(fp && std::fwrite(bytes.data(), 1, bytes.size(), fp) == bytes.size());
-      std::fclose(fp);
-      files.push_back(sf);
+      if (copied.size() > 64) {
+        sh.texts = std::string(dir) + "/texts" + std::to_string(f);
+        sh.texts_bytes = copied.size() - 64;
+        WriteFile(sh.texts, copied);
+        all_files.push_back(sh.texts);
+      }
+      std::string table;
+      for (uint64_t b = 0; b * block < sh.n; b++) {
+        const uint64_t n = std::min<uint64_t>(block, sh.n - b * block);
+        Put32(&table, Crc32c(recs.data() + b * block * lsh::kDocLocBytes, n * lsh::kDocLocBytes));
+      }
+      sh.locs_crc = Crc32c(table.data(), table.size());
+      WriteFile(sh.locs, std::string(64, 'H') + recs + table);
+      all_files.push_back(sh.locs);
+      for (const auto& in : sh.inputs)
+        if (in.in_place) all_files.push_back(in.path);
+      shards.push_back(sh);
       sigs.emplace_back();
       std::vector<uint64_t> keys;
       std::vector<uint32_t> crcs;
@@ -736,13 +824,26 @@ TEST(stage_texts_decide_as_the_session) {
       EXPECT_EQ(crcs.size(), cuts[f + 1] - cuts[f]);
       for (size_t d = cuts[f]; d < cuts[f + 1]; d++) EXPECT_EQ(crcs[d - cuts[f]], Crc32c(texts[d].data(), texts[d].size()));
     }
+    std::vector<uint32_t> cdocs;
+    for (uint64_t c : ref.candidates) {
+      cdocs.push_back(static_cast<uint32_t>(c >> 32));
+      cdocs.push_back(static_cast<uint32_t>(c));
+    }
+    std::sort(cdocs.begin(), cdocs.end());
+    cdocs.erase(std::unique(cdocs.begin(), cdocs.end()), cdocs.end());
+    EXPECT(cdocs.front() < 150 && std::count_if(cdocs.begin(), cdocs.end(), [](uint32_t d) { return d >= 151 && d < 250; }) > 0 &&
+           std::count_if(cdocs.begin(), cdocs.end(), [](uint32_t d) { return d >= 250; }) > 0);
     for (size_t f = 0; f < 3; f++) ss.Add(cuts[f], cuts[f + 1] - cuts[f], sigs[f].data());
-    for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(3000)}) {
-      lsh::StageTexts st;
-      EXPECT(st.Open(files, 64).ok());
-      lsh::PairDecisions dec;
+    const auto decide = [&](uint64_t memory, lsh::PairDecisions* dec, lsh::StageDocs* st) {
       lsh::VerifyStats vs;
-      EXPECT(lsh::DecidePairs(o.params, o.minhash.text, v, o.threshold, memory, ref.candidates, &ss, &st, 2, nullptr, &dec, &vs).ok());
+      Status s = st->Open(shards, cdocs, 64, field);
+      if (!s.ok()) return s;
+      return lsh::DecidePairs(o.params, o.minhash.text, v, o.threshold, memory, ref.candidates, &ss, st, 2, nullptr, dec, &vs);
+    };
+    for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(3000)}) {
+      lsh::StageDocs st;
+      lsh::PairDecisions dec;
+      EXPECT(decide(memory, &dec, &st).ok());
       std::vector<uint32_t> a, b;
       std::vector<float> est, exact;
       for (size_t i = 0; i < ref.candidates.size(); i++) {
@@ -756,36 +857,45 @@ TEST(stage_texts_decide_as_the_session) {
       EXPECT(b == ref.pair_b);
       EXPECT(est == ref.pair_estimate);
       EXPECT(exact == ref.pair_exact);
-      if (v == lsh::Verify::kExact) EXPECT(st.bytes_read() > 0);
-      else EXPECT_EQ(st.bytes_read(), 0u);
+      EXPECT(st.bytes_read() > 0);  // the records' blocks at least
     }
     if (v == lsh::Verify::kExact) {
-      // a flipped byte in the text of a candidate's document
-      const uint32_t doc = static_cast<uint32_t>(ref.candidates[0]);
-      size_t f = doc >= 151 ? 2 : doc >= 150 ? 1 : 0;
-      uint64_t off = 64;
-      for (size_t d = cuts[f]; d < doc; d++) off += files[f].len[d - cuts[f]];
-      FILE* fp = std::fopen(files[f].path.c_str(), "r+b");
-      EXPECT(fp != nullptr);
-      std::fseek(fp, long(off + 2), SEEK_SET);
-      std::fputc(texts[doc][2] ^ 1, fp);
-      std::fclose(fp);
-      lsh::StageTexts st;
-      EXPECT(st.Open(files, 64).ok());
+      // a changed line of a plain input: the input and the line's offset are named
+      const uint32_t in_doc = *std::find_if(cdocs.begin(), cdocs.end(), [&](uint32_t d) { return d >= 151 && d < 250; });
+      const std::string& in_path = shards[2].inputs[0].path;
+      const uint64_t at = line_off[in_doc] + std::string("{\"id\": " + std::to_string(in_doc) + ", \"text\": \"").size() + 1;
+      FlipByte(in_path, at);
+      lsh::StageDocs st;
       lsh::PairDecisions dec;
-      lsh::VerifyStats vs;
-      Status s = lsh::DecidePairs(o.params, o.minhash.text, v, o.threshold, 0, ref.candidates, &ss, &st, 2, nullptr, &dec, &vs);
+      Status s = decide(0, &dec, &st);
+      EXPECT(s.code() == Code::kInvalidInput);
+      EXPECT(s.message().find("'" + in_path + "' has changed since the signatures stage: the line at offset " +
+                              std::to_string(line_off[in_doc]) + " (document " + std::to_string(in_doc) + ")") != std::string::npos);
+      FlipByte(in_path, at);
+      // a flipped byte in a copied text
+      const uint32_t copy_doc = *std::find_if(cdocs.begin(), cdocs.end(), [&](uint32_t d) { return d >= 250 && texts[d].size() > 3; });
+      FlipByte(shards[2].texts, 64 + text_off[copy_doc] + 2);
+      lsh::StageDocs st2;
+      s = decide(0, &dec, &st2);
       EXPECT(s.code() == Code::kCorrupt);
-      EXPECT(s.message().find(files[f].path) != std::string::npos);
-      EXPECT(s.message().find("document " + std::to_string(doc) + " (offset " + std::to_string(off)) != std::string::npos);
-      // a short file
-      EXPECT_EQ(truncate(files[2].path.c_str(), 100), 0);
-      lsh::StageTexts short_st;
-      s = short_st.Open(files, 64);
+      EXPECT(s.message().find("'" + shards[2].texts + "' is corrupt: the text of document " + std::to_string(copy_doc) + " (offset " +
+                              std::to_string(64 + text_off[copy_doc])) != std::string::npos);
+      FlipByte(shards[2].texts, 64 + text_off[copy_doc] + 2);
+      // a flipped byte in a block of records, then a short records file
+      const uint64_t blk = (cdocs.front() - 0) / block;
+      FlipByte(shards[0].locs, 64 + blk * block * lsh::kDocLocBytes + 9);
+      lsh::StageDocs st3;
+      s = decide(0, &dec, &st3);
       EXPECT(s.code() == Code::kCorrupt);
-      EXPECT(s.message().find(files[2].path + "' is corrupt: 100 bytes") != std::string::npos);
+      EXPECT(s.message().find("'" + shards[0].locs + "' is corrupt: block " + std::to_string(blk) + " (offset") != std::string::npos);
+      FlipByte(shards[0].locs, 64 + blk * block * lsh::kDocLocBytes + 9);
+      EXPECT_EQ(truncate(shards[2].locs.c_str(), 100), 0);
+      lsh::StageDocs st4;
+      s = decide(0, &dec, &st4);
+      EXPECT(s.code() == Code::kCorrupt);
+      EXPECT(s.message().find(shards[2].locs + "' is corrupt: 100 bytes") != std::string::npos);
     }
-    for (const auto& f : files) unlink(f.path.c_str());
+    for (const auto& f : all_files) unlink(f.c_str());
     rmdir(dir);
   }
 }

@@ -34,17 +34,19 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
 
   plan         writes DIR/plan.json: inputs, options and outputs (dedup's options: --flags, --clusters,
                --pairs, --kept, --kept-dir, --verify, --fast, --threshold, ...)
-  signatures   input-file shard I of N -> band keys by band range, validity, texts (--verify exact)
+  signatures   input-file shard I of N -> band keys by band range, validity, where each text is (--verify
+               exact; the texts of gzip, zstd and Parquet inputs are copied, plain JSONL is read again)
   buckets      band range I of M, from every signatures shard -> candidate pairs, cut by input-file shard
   verify       the candidate pairs of input-file shard I of N (their first line), from every band range
-               -> the reported pairs (verified: texts read in place from the signatures shards)
+               -> the reported pairs (verified: texts read in place, from the inputs' lines or the copies;
+               an input changed since the signatures stage is an error)
   clusters     every verify shard's pairs -> each line's representative; writes --flags/--clusters/--pairs
   filter       input-file shard I of N -> its kept lines (--kept-dir files, or a part of --kept)
   kept         the filter parts -> --kept
   run          every task above in order, in this process; prints dedup's JSON summary
 
 The outputs equal those of 'neardup dedup' with the same options, for any N and M. Every stage prints a JSON
-line: the stage, its shard, the bytes of stage files it read and wrote, and its seconds.
+line: the stage, its shard, the bytes of stage files it read and wrote, its seconds and CPU seconds.
 
 Options:
   --work DIR                the work folder (plan.json and the stage files)
@@ -85,7 +87,7 @@ Options:
     const count = stageShards(lp.plan, stage as StageName);
     const shard = parseShard(values.shard, count, stage);
     const r = await runStage(work, stage as StageName, shard);
-    process.stdout.write(JSON.stringify({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3) }) + '\n');
+    process.stdout.write(JSON.stringify({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) }) + '\n');
     return 0;
   },
 };

@@ -258,6 +258,14 @@ ${INPUT_USAGE}`,
       open.push(f);
       return f;
     };
+    // NEARDUP_DEDUP_TIMING=1 (bench/scale.ts): CPU and wall seconds of each phase, on stderr
+    let last = { cpu: process.cpuUsage(), wall: Date.now() };
+    const phase = (name: string) => {
+      if (!process.env.NEARDUP_DEDUP_TIMING) return;
+      const c = process.cpuUsage(last.cpu), now = Date.now();
+      process.stderr.write(JSON.stringify({ phase: name, cpu_seconds: (c.user + c.system) / 1e6, seconds: (now - last.wall) / 1000 }) + '\n');
+      last = { cpu: process.cpuUsage(), wall: now };
+    };
     try {
       // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
       const pending: Promise<void>[] = [];
@@ -287,11 +295,13 @@ ${INPUT_USAGE}`,
         if (pending.length >= 2) await pending.shift();
       }
       await Promise.all(pending);
+      phase('read+sign');
       while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
       progress.update({ bytes, docs, extra: 'clustering' }, true);
       const res = await session.finish().catch((e) => {
         throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
       });
+      phase('finish');
       const rep = res.representative;
       // lines dropped for an indexed document: that document's number
       const indexRep = new Map<number, string>();
@@ -348,6 +358,7 @@ ${INPUT_USAGE}`,
         await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
         for (const o of outs.values()) await o.commit();
       }
+      phase('outputs');
       // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
       let entriesAfter: number | null = null;
       if (indexOut !== undefined) {

@@ -48,9 +48,14 @@ constexpr uint32_t kIndexRep = UINT32_MAX;
 // Shingle sets as exact verification builds them: the fast64 hashes (seed 0) of a document's shingles, sorted
 // and distinct. SetScratch is one thread's scratch; BuildSet writes the set to out (room for
 // ShingleBoundOfLength(len) values) and returns its size. The index hook builds its entries' sets the same way.
+// A TextSource's own per-thread scratch, kept in SetScratch::source (the source makes it on first use).
+struct SourceScratch {
+  virtual ~SourceScratch() = default;
+};
 struct SetScratch {
   explicit SetScratch(const TextOptions& o) : shingler(o) {}
   Shingler shingler;
+  std::unique_ptr<SourceScratch> source;
   std::vector<uint8_t> text;
   std::vector<uint64_t> work, tmp, set;  // hashes being sorted; radix scratch; a set built outside the arena
   std::vector<uint32_t> cnt;

@@ -12,11 +12,7 @@
 namespace neardup {
 namespace lsh {
 
-Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& texts, const TextOptions& topt,
-                        double t, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
-                        std::vector<uint8_t>* keep, std::vector<float>* exact, VerifyStats* stats) {
-  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
-  // component of the candidate graph so that partners sit close together.
+std::vector<uint32_t> PairDocuments(const std::vector<uint64_t>& cand) {
   std::vector<uint32_t> docs;
   docs.reserve(cand.size() * 2);
   for (uint64_t c : cand) {
@@ -25,6 +21,15 @@ Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& tex
   }
   std::sort(docs.begin(), docs.end());
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  return docs;
+}
+
+Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& texts, const TextOptions& topt,
+                        double t, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
+                        std::vector<uint8_t>* keep, std::vector<float>* exact, VerifyStats* stats) {
+  // The documents of candidate pairs (dense indexes 0..m-1 in document order), ordered by connected
+  // component of the candidate graph so that partners sit close together.
+  const std::vector<uint32_t> docs = PairDocuments(cand);
   const size_t m = docs.size();
   auto dense = [&](uint32_t doc) {
     return static_cast<uint32_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());
@@ -185,71 +190,196 @@ Status DecidePairs(const Params& params, const TextOptions& topt, Verify verify,
   return Status::Ok();
 }
 
-StageTexts::~StageTexts() {
-  for (File& f : files_) io::os::CloseQuietly(f.fd);
+namespace {
+
+uint32_t U32At(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
 
-Status StageTexts::Open(std::vector<StageTextFile> files, uint64_t skip) {
-  skip_ = skip;
-  uint64_t next = files.empty() ? 0 : files[0].first;
-  for (StageTextFile& sf : files) {
-    if (sf.first < next || sf.crc.size() != sf.len.size())
-      return Status(Code::kInvalidArgument, "stage text files: document ranges must be ascending, one CRC per length");
-    next = sf.first + sf.len.size();
-    files_.emplace_back();
-    File& f = files_.back();
-    f.off.resize(sf.len.size() + 1, 0);
-    for (size_t d = 0; d < sf.len.size(); d++) f.off[d + 1] = f.off[d] + sf.len[d];
-    f.f = std::move(sf);
-    Status s = io::os::OpenRead(f.f.path, &f.fd);
+Status ReadFully(io::os::Fd fd, const std::string& path, uint64_t off, uint8_t* q, uint64_t len, const char* what) {
+  for (uint64_t at = 0; at < len;) {
+    size_t got = 0;
+    Status s = io::os::ReadAt(fd, path, off + at, q + at, static_cast<size_t>(len - at), &got);
     if (!s.ok()) return s;
-    uint64_t size = 0;
-    bool regular = false;
-    s = io::os::FileSize(f.fd, f.f.path, &size, &regular);
-    if (!s.ok()) return s;
-    if (size != skip + f.off.back())
-      return Status(Code::kCorrupt, "'" + f.f.path + "' is corrupt: " + std::to_string(size) + " bytes, its texts need " +
-                                        std::to_string(skip + f.off.back()));
+    if (got == 0)
+      return Status(Code::kCorrupt, "'" + path + "' is " + what + ": truncated at offset " + std::to_string(off + at));
+    at += got;
   }
   return Status::Ok();
 }
 
-const StageTexts::File& StageTexts::FileOf(uint32_t doc) const {
-  size_t lo = 0, hi = files_.size() - 1;  // the last file whose first document is <= doc
-  while (lo < hi) {
-    const size_t mid = (lo + hi + 1) / 2;
-    if (files_[mid].f.first <= doc) lo = mid;
-    else hi = mid - 1;
+// StageDocs' per-thread scratch: the line parser and its output.
+struct LineScratch : SourceScratch {
+  explicit LineScratch(const jsonl::FieldPath* field) : parser(field, nullptr) {}
+  jsonl::LineParser parser;
+  std::string text, id, reason;
+};
+
+}  // namespace
+
+StageDocs::~StageDocs() {
+  for (Shard& sh : shards_) {
+    io::os::CloseQuietly(sh.texts_fd);
+    for (io::os::Fd fd : sh.input_fd) io::os::CloseQuietly(fd);
   }
-  return files_[lo];
 }
 
-uint64_t StageTexts::Length(uint32_t doc) const {
-  if (files_.empty()) return 0;
-  const File& f = FileOf(doc);
-  const uint64_t d = doc - f.f.first;
-  return d < f.f.len.size() ? f.f.len[d] : 0;
+Status StageDocs::Open(std::vector<StageShard> shards, const std::vector<uint32_t>& docs, uint64_t skip,
+                       const jsonl::FieldPath& field) {
+  skip_ = skip;
+  field_ = &field;
+  docs_ = docs;
+  locs_.assign(docs.size(), Loc{});
+  uint64_t next = 0;
+  for (StageShard& ss : shards) {
+    if (ss.first < next || ss.block == 0)
+      return Status(Code::kInvalidArgument, "stage shards: document ranges must be ascending, blocks not empty");
+    next = ss.first + ss.n;
+    shards_.emplace_back();
+    shards_.back().s = std::move(ss);
+  }
+  std::vector<uint8_t> table, block;
+  size_t x = 0;  // next document of docs to load
+  for (Shard& sh : shards_) {
+    const StageShard& s = sh.s;
+    if (x < docs.size() && docs[x] < s.first)
+      return Status(Code::kInvalidArgument, "document " + std::to_string(docs[x]) + " is in no signatures shard given");
+    const size_t x0 = x;
+    while (x < docs.size() && docs[x] < s.first + s.n) x++;
+    if (x == x0) continue;
+    io::os::Fd fd = io::os::kNoFd;
+    Status st = io::os::OpenRead(s.locs, &fd);
+    if (!st.ok()) return st;
+    struct Closer {
+      io::os::Fd fd;
+      ~Closer() { io::os::CloseQuietly(fd); }
+    } closer{fd};
+    uint64_t size = 0;
+    bool regular = false;
+    st = io::os::FileSize(fd, s.locs, &size, &regular);
+    if (!st.ok()) return st;
+    const uint64_t blocks = (s.n + s.block - 1) / s.block;
+    if (size != skip + s.n * kDocLocBytes + blocks * 4)
+      return Status(Code::kCorrupt, "'" + s.locs + "' is corrupt: " + std::to_string(size) + " bytes, " + std::to_string(s.n) +
+                                        " records in blocks of " + std::to_string(s.block) + " need " +
+                                        std::to_string(skip + s.n * kDocLocBytes + blocks * 4));
+    // the block CRCs, checked against the header's
+    table.resize(blocks * 4);
+    st = ReadFully(fd, s.locs, skip + s.n * kDocLocBytes, table.data(), table.size(), "corrupt");
+    if (!st.ok()) return st;
+    if (Crc32c(table.data(), table.size()) != s.locs_crc)
+      return Status(Code::kCorrupt, "'" + s.locs + "' is corrupt: its block checksums fail the payload checksum");
+    bytes_read_ += table.size();
+    // the blocks of the documents wanted, each read once and checked
+    for (size_t y = x0; y < x;) {
+      const uint64_t b = (docs[y] - s.first) / s.block;
+      const uint64_t first = b * s.block, count = std::min(s.block, s.n - first);
+      block.resize(count * kDocLocBytes);
+      st = ReadFully(fd, s.locs, skip + first * kDocLocBytes, block.data(), block.size(), "corrupt");
+      if (!st.ok()) return st;
+      bytes_read_ += block.size();
+      if (Crc32c(block.data(), block.size()) != U32At(table.data() + b * 4))
+        return Status(Code::kCorrupt, "'" + s.locs + "' is corrupt: block " + std::to_string(b) + " (offset " +
+                                          std::to_string(skip + first * kDocLocBytes) + ") fails its checksum");
+      for (; y < x && (docs[y] - s.first) / s.block == b; y++) {
+        const uint8_t* r = block.data() + (docs[y] - s.first - first) * kDocLocBytes;
+        Loc& l = locs_[y];
+        l.offset = uint64_t(U32At(r)) | uint64_t(U32At(r + 4)) << 32;
+        l.raw_len = U32At(r + 8);
+        l.text_len = U32At(r + 12);
+        l.crc = U32At(r + 16);
+      }
+    }
+    // the files their texts are in
+    sh.input_fd.assign(s.inputs.size(), io::os::kNoFd);
+    for (size_t y = x0; y < x; y++) {
+      const uint64_t d = docs[y];
+      size_t i = 0;
+      while (i + 1 < s.inputs.size() && s.inputs[i + 1].first <= d) i++;  // inputs are few per shard
+      if (s.inputs.empty() || d < s.inputs[i].first || d >= s.inputs[i].first + s.inputs[i].count)
+        return Status(Code::kInvalidArgument, "document " + std::to_string(d) + " is in no input file of its shard");
+      const StageInput& in = s.inputs[i];
+      const Loc& l = locs_[y];
+      if (in.in_place) {
+        if (l.text_len > l.raw_len)  // unescaping never makes a text longer than its line
+          return Status(Code::kCorrupt, "'" + s.locs + "' is corrupt: the record of document " + std::to_string(d) +
+                                            " has a text longer than its line");
+        if (sh.input_fd[i] == io::os::kNoFd) {
+          st = io::os::OpenRead(in.path, &sh.input_fd[i]);
+          if (!st.ok()) return st;
+        }
+      } else {
+        if (l.raw_len != l.text_len || l.offset + l.text_len > s.texts_bytes)
+          return Status(Code::kCorrupt, "'" + s.locs + "' is corrupt: the record of document " + std::to_string(d) +
+                                            " points outside its texts file");
+        if (sh.texts_fd == io::os::kNoFd) {
+          if (s.texts.empty()) return Status(Code::kInvalidArgument, "document " + std::to_string(d) + " needs the shard's texts file");
+          st = io::os::OpenRead(s.texts, &sh.texts_fd);
+          if (!st.ok()) return st;
+        }
+      }
+    }
+  }
+  if (x < docs.size()) return Status(Code::kInvalidArgument, "document " + std::to_string(docs[x]) + " is in no signatures shard given");
+  return Status::Ok();
 }
 
-Status StageTexts::Text(uint32_t doc, SetScratch* sc, const uint8_t** p) const {
-  const File* f = files_.empty() ? nullptr : &FileOf(doc);
-  if (!f || doc < f->f.first || doc - f->f.first >= f->f.len.size())
-    return Status(Code::kInvalidArgument, "document " + std::to_string(doc) + " is in no stage text file");
-  const uint64_t d = doc - f->f.first, len = f->f.len[d], off = skip_ + f->off[d];
-  if (sc->text.size() < len) sc->text.resize(len);
+const StageDocs::Loc* StageDocs::Find(uint32_t doc) const {
+  const auto it = std::lower_bound(docs_.begin(), docs_.end(), doc);
+  return it == docs_.end() || *it != doc ? nullptr : &locs_[it - docs_.begin()];
+}
+
+uint64_t StageDocs::Length(uint32_t doc) const {
+  const Loc* l = Find(doc);
+  return l ? l->text_len : 0;
+}
+
+Status StageDocs::Text(uint32_t doc, SetScratch* sc, const uint8_t** p) const {
+  const Loc* l = Find(doc);
+  if (!l) return Status(Code::kInvalidArgument, "document " + std::to_string(doc) + " was not loaded");
+  size_t k = shards_.size() - 1;  // the last shard whose first document is <= doc
+  while (k > 0 && shards_[k].s.first > doc) k--;
+  const Shard& sh = shards_[k];
+  size_t i = 0;
+  while (i + 1 < sh.s.inputs.size() && sh.s.inputs[i + 1].first <= doc) i++;
+  const StageInput& in = sh.s.inputs[i];
+  if (sc->text.size() < l->raw_len) sc->text.resize(l->raw_len);
   uint8_t* q = sc->text.data();
-  for (uint64_t at = 0; at < len;) {
-    size_t got = 0;
-    Status s = io::os::ReadAt(f->fd, f->f.path, off + at, q + at, static_cast<size_t>(len - at), &got);
+  if (!in.in_place) {
+    const uint64_t off = skip_ + l->offset;
+    Status s = ReadFully(sh.texts_fd, sh.s.texts, off, q, l->raw_len, "corrupt");
     if (!s.ok()) return s;
-    if (got == 0) return Status(Code::kCorrupt, "'" + f->f.path + "' is corrupt: truncated at offset " + std::to_string(off + at));
-    at += got;
+    if (Crc32c(q, l->raw_len) != l->crc)
+      return Status(Code::kCorrupt, "'" + sh.s.texts + "' is corrupt: the text of document " + std::to_string(doc) + " (offset " +
+                                        std::to_string(off) + ", " + std::to_string(l->raw_len) + " bytes) fails its checksum");
+    bytes_read_ += l->raw_len;
+    *p = q;
+    return Status::Ok();
   }
-  if (Crc32c(q, len) != f->f.crc[d])
-    return Status(Code::kCorrupt, "'" + f->f.path + "' is corrupt: the text of document " + std::to_string(doc) + " (offset " +
-                                      std::to_string(off) + ", " + std::to_string(len) + " bytes) fails its checksum");
-  bytes_read_ += len;
-  *p = q;
+  const auto changed = [&](const std::string& why) {
+    return Status(Code::kInvalidInput, "'" + in.path + "' has changed since the signatures stage: the line at offset " +
+                                           std::to_string(l->offset) + " (document " + std::to_string(doc) + ") " + why +
+                                           "; rerun the stages from signatures");
+  };
+  size_t got_total = 0;
+  for (; got_total < l->raw_len;) {
+    size_t got = 0;
+    Status s = io::os::ReadAt(sh.input_fd[i], in.path, l->offset + got_total, q + got_total, l->raw_len - got_total, &got);
+    if (!s.ok()) return s;
+    if (got == 0) return changed("is past its end");
+    got_total += got;
+  }
+  bytes_read_ += l->raw_len;
+  if (!sc->source) sc->source = std::make_unique<LineScratch>(field_);
+  LineScratch& ls = static_cast<LineScratch&>(*sc->source);
+  ls.text.clear();
+  jsonl::IdKind kind = jsonl::IdKind::kNone;
+  // a bad line ('--on-bad-line empty') was signed as an empty text: the parser appends nothing for it
+  ls.parser.Parse(q, l->raw_len, &ls.text, &ls.id, &kind, &ls.reason);
+  if (ls.text.size() != l->text_len || Crc32c(ls.text.data(), ls.text.size()) != l->crc)
+    return changed("no longer holds the text that was signed (" + std::to_string(l->text_len) + " bytes, checksum " +
+                   std::to_string(l->crc) + ")");
+  *p = reinterpret_cast<const uint8_t*>(ls.text.data());
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 // The decision on candidate pairs, apart from where the texts and signatures live: a dedup session (Dedup::Finish,
 // its texts in memory or in its temporary file) and the staged dedup's verify stage (docs/scale.md: the texts
-// the signatures stage wrote, read in place by document) take it through the same function, so the verified
+// read in place by document, from plain inputs' lines or the signatures stage's copies) take it through the
+// same function, so the verified
 // pairs, their exact Jaccard values and their estimates are the same bytes.
 //
 // Exact verification works on the candidates only. The documents of candidate pairs are taken in the order of
@@ -16,6 +17,7 @@
 
 #include "io/os.h"
 #include "minhash/lsh_dedup.h"
+#include "text/json_line.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -41,6 +43,9 @@ struct VerifyStats {
   uint64_t docs = 0, sets = 0, blocks = 0;  // documents in candidate pairs, sets built, blocks
 };
 
+// The documents of candidate pairs (a << 32 | b): sorted, distinct.
+std::vector<uint32_t> PairDocuments(const std::vector<uint64_t>& cand);
+
 // Exact Jaccard of every candidate pair (a << 32 | b, sorted, distinct): keep[i] = J >= threshold and, for kept
 // pairs, exact[i] = J. memory_bytes: shingle sets held at once (0: kDefaultVerifyBytes).
 Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& texts, const TextOptions& topt,
@@ -59,37 +64,64 @@ Status DecidePairs(const Params& params, const TextOptions& topt, Verify verify,
                    const std::vector<uint64_t>& cand, const SignatureSource* sigs, const TextSource* texts, size_t slots,
                    const std::atomic<bool>* stop, PairDecisions* out, VerifyStats* stats);
 
-// The texts of the staged dedup (docs/FORMAT.md section 13): per signatures shard, a file whose texts follow a
-// header of `skip` bytes back to back, with each text's length and CRC-32C (from the shard's docs file).
-// Texts are read by document (pread), never copied as a whole, and each one read is checked against its CRC.
-struct StageTextFile {
+// The texts of the staged dedup (docs/FORMAT.md section 13). Every document of a signatures shard has a record
+// in the shard's `sig-I.locs` file (20 bytes: where its text is, its lengths and its text's CRC-32C), stored in
+// blocks of `block` records, each block with a CRC-32C of its own, so that the verify stage reads only the
+// blocks of the documents of its pairs. A document of a plain JSONL input is read again from its input file
+// (`offset`: its line, `raw_len` bytes) and its line parsed as the signatures stage parsed it; any other
+// document's text was copied to the shard's `sig-I.texts` (`offset` after the header, raw_len = text_len).
+// Each text read is checked against its CRC: a mismatch in an input file means the input changed since the
+// signatures stage (ERR invalid input, naming the file and the line's offset), in a texts file that the file is
+// corrupt.
+constexpr size_t kDocLocBytes = 20;  // u64 offset, u32 raw_len, u32 text_len, u32 crc (little-endian)
+
+struct StageInput {
   std::string path;
-  uint64_t first = 0;              // number of the shard's first document
-  std::vector<uint32_t> len, crc;  // per document of the shard
+  uint64_t first = 0, count = 0;  // its documents (global numbers)
+  bool in_place = false;          // plain JSONL: read from its lines; else copied to the shard's texts file
 };
 
-class StageTexts : public TextSource {
+struct StageShard {
+  uint64_t first = 0, n = 0;  // global number of its first document, documents
+  std::string locs;           // sig-I.locs
+  uint32_t locs_crc = 0;      // its header's payload CRC: the CRC-32C of its block CRCs
+  uint64_t block = 0;         // records per block
+  std::string texts;          // sig-I.texts ("" when the shard copied no text)
+  uint64_t texts_bytes = 0;   // the texts file's payload bytes
+  std::vector<StageInput> inputs;  // ascending
+};
+
+class StageDocs : public TextSource {
  public:
-  StageTexts() = default;
-  ~StageTexts() override;
-  StageTexts(const StageTexts&) = delete;
-  StageTexts& operator=(const StageTexts&) = delete;
-  // files: ascending document ranges (not necessarily adjacent). Checks that every file holds skip + its texts'
-  // bytes.
-  Status Open(std::vector<StageTextFile> files, uint64_t skip);
+  StageDocs() = default;
+  ~StageDocs() override;
+  StageDocs(const StageDocs&) = delete;
+  StageDocs& operator=(const StageDocs&) = delete;
+  // Loads the records of `docs` (sorted, distinct), reading only their blocks, each checked against its CRC
+  // (and the block CRCs against the header's); opens the texts files and the input files they need. `skip`:
+  // the header bytes of the stage files; `field`: the text field of the input lines.
+  Status Open(std::vector<StageShard> shards, const std::vector<uint32_t>& docs, uint64_t skip, const jsonl::FieldPath& field);
   uint64_t Length(uint32_t doc) const override;
   Status Text(uint32_t doc, SetScratch* sc, const uint8_t** p) const override;
+  // bytes read: records (blocks and block CRCs), copied texts, input lines
   uint64_t bytes_read() const { return bytes_read_.load(); }
 
  private:
-  struct File {
-    StageTextFile f;
-    std::vector<uint64_t> off;  // len's prefix sums
-    io::os::Fd fd = io::os::kNoFd;
+  struct Loc {
+    uint64_t offset;
+    uint32_t raw_len, text_len, crc;
   };
-  const File& FileOf(uint32_t doc) const;
-  std::vector<File> files_;
+  struct Shard {
+    StageShard s;
+    io::os::Fd texts_fd = io::os::kNoFd;
+    std::vector<io::os::Fd> input_fd;  // per input (kNoFd: not needed)
+  };
+  const Loc* Find(uint32_t doc) const;
+  std::vector<Shard> shards_;
+  std::vector<uint32_t> docs_;  // the loaded documents, sorted
+  std::vector<Loc> locs_;       // and their records
   uint64_t skip_ = 0;
+  const jsonl::FieldPath* field_ = nullptr;
   mutable std::atomic<uint64_t> bytes_read_{0};
 };
 

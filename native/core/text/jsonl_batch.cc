@@ -18,7 +18,7 @@ constexpr size_t kMinPiece = 256 << 10;
 // are touched once, not faulted in again for every batch: the pool holds about one batch of text.
 struct PieceOut {
   std::string text, ids;
-  std::vector<uint32_t> lens, id_lens;
+  std::vector<uint32_t> lens, id_lens, line_at, line_len;
   std::vector<uint8_t> bad, kinds;
   std::vector<std::pair<uint32_t, std::string>> reasons;
   void Clear() {
@@ -26,6 +26,8 @@ struct PieceOut {
     ids.clear();
     lens.clear();
     id_lens.clear();
+    line_at.clear();
+    line_len.clear();
     bad.clear();
     kinds.clear();
     reasons.clear();
@@ -58,11 +60,12 @@ struct Piece {
   const uint8_t* data;
   size_t size;
   std::unique_ptr<PieceOut> out;
+  uint64_t base = 0;  // where the piece starts in the segments taken back to back
   size_t first_line = 0, text_at = 0, ids_at = 0;
   size_t too_long = SIZE_MAX;  // index (in this piece) of the first line over the limit
 };
 
-void ParsePiece(Piece* piece, const FieldPath& text, const FieldPath* id, size_t max_line) {
+void ParsePiece(Piece* piece, const FieldPath& text, const FieldPath* id, size_t max_line, bool lines) {
   LineParser parser(&text, id);
   piece->out = TakeScratch();
   PieceOut* pc = piece->out.get();
@@ -78,6 +81,10 @@ void ParsePiece(Piece* piece, const FieldPath& text, const FieldPath* id, size_t
     if (static_cast<size_t>(line_end - p) > max_line) {
       piece->too_long = pc->lens.size();
       return;
+    }
+    if (lines) {
+      pc->line_at.push_back(static_cast<uint32_t>(p - piece->data));
+      pc->line_len.push_back(static_cast<uint32_t>(line_end - p));
     }
     const size_t before = pc->text.size(), id_before = pc->ids.size();
     IdKind kind = IdKind::kNone;
@@ -100,13 +107,14 @@ void ParsePiece(Piece* piece, const FieldPath& text, const FieldPath* id, size_t
 }  // namespace
 
 Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, const FieldPath* id, size_t max_line,
-                  size_t slots, const std::atomic<bool>* stop, ParsedBatch* out) {
+                  size_t slots, const std::atomic<bool>* stop, ParsedBatch* out, bool want_lines) {
   uint64_t total = 0;
   for (size_t s = 0; s < nsegs; s++) total += segs[s].size;
   if (total >= (uint64_t(1) << 32)) return Status(Code::kInvalidArgument, "a JSONL batch must hold less than 4 GiB");
   // Pieces: each segment cut after a '\n' near every `want` bytes.
   const size_t want = std::max<size_t>(kMinPiece, static_cast<size_t>(total / std::max<size_t>(1, slots * 4)) + 1);
   std::vector<Piece> pieces;
+  uint64_t seg_base = 0;
   for (size_t s = 0; s < nsegs; s++) {
     const uint8_t* p = segs[s].data;
     const uint8_t* end = p + segs[s].size;
@@ -117,12 +125,14 @@ Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, cons
         if (nl != nullptr) cut = nl + 1;
       }
       pieces.push_back(Piece{p, static_cast<size_t>(cut - p), nullptr});
+      pieces.back().base = seg_base + static_cast<uint64_t>(p - segs[s].data);
       p = cut;
     }
+    seg_base += segs[s].size;
   }
   parallel::ParallelFor(
       pieces.size(), 1, slots, [&](size_t b, size_t e, size_t) {
-        for (size_t k = b; k < e; k++) ParsePiece(&pieces[k], text, id, max_line);
+        for (size_t k = b; k < e; k++) ParsePiece(&pieces[k], text, id, max_line, want_lines);
       },
       stop);
   if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "the JSONL batch was cancelled");
@@ -150,6 +160,8 @@ Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, cons
     out->offsets.assign(lines + 1, 0);
     out->bad.assign(any_bad ? lines : 0, 0);
     out->reasons.clear();
+    out->line_at.assign(want_lines ? lines : 0, 0);
+    out->line_len.assign(want_lines ? lines : 0, 0);
     if (id != nullptr) {
       out->ids.Allocate(id_bytes);
       out->id_offsets.assign(lines + 1, 0);
@@ -166,6 +178,10 @@ Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, cons
           out->offsets[pc.first_line + i + 1] = at;
         }
         if (!po.bad.empty()) std::memcpy(out->bad.data() + pc.first_line, po.bad.data(), po.bad.size());
+        for (size_t i = 0; i < po.line_at.size(); i++) {
+          out->line_at[pc.first_line + i] = pc.base + po.line_at[i];
+          out->line_len[pc.first_line + i] = po.line_len[i];
+        }
         if (id != nullptr) {
           if (!po.ids.empty()) std::memcpy(out->ids.data() + pc.ids_at, po.ids.data(), po.ids.size());
           uint32_t ia = static_cast<uint32_t>(pc.ids_at);

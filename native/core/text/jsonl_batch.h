@@ -36,13 +36,17 @@ struct ParsedBatch {
   RawBuffer<uint8_t> ids;            // each line's id (a string's UTF-8, an integer's digits), back to back
   std::vector<uint32_t> id_offsets;  // lines + 1
   std::vector<uint8_t> id_kinds;     // lines: IdKind (kNone for a bad line)
+  // with `want_lines`: where each line is in the segments taken back to back (its first byte, and its length without
+  // the '\n'): the staged dedup finds a line of a plain file again by these (docs/FORMAT.md section 13)
+  std::vector<uint64_t> line_at;
+  std::vector<uint32_t> line_len;
 };
 
 // The segments must hold less than 4 GiB in all. A line longer than `max_line` bytes sets out->too_long (an
 // error for the caller, not a bad line) and stops there. `id` may be null. `slots`: parallel::MaxSlots() (1 runs on
 // the calling thread only). Cancelled when `stop` is raised between pieces.
 Status ParseBatch(const Segment* segs, size_t nsegs, const FieldPath& text, const FieldPath* id, size_t max_line,
-                  size_t slots, const std::atomic<bool>* stop, ParsedBatch* out);
+                  size_t slots, const std::atomic<bool>* stop, ParsedBatch* out, bool want_lines = false);
 
 }  // namespace jsonl
 }  // namespace neardup
