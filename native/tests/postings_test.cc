@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -19,6 +20,7 @@
 #include "postings/passages.h"
 #include "io/file.h"
 #include "postings/store.h"
+#include "util/js_number.h"
 
 using namespace neardup;
 using namespace neardup::postings;
@@ -736,6 +738,21 @@ TEST(pairs_bounded_equals_reference) {
     RmRf(dir);
   }
   EXPECT(split_runs > 0);
+}
+
+// FormatJsNumber == JavaScript's JSON.stringify (the strings below were printed by Node for the same doubles).
+TEST(js_numbers) {
+  const std::pair<double, const char*> v[] = {
+      {0.5, "0.5"}, {1, "1"}, {0, "0"}, {-0.0, "0"}, {1.0000000000000000e+21, "1e+21"}, {9.9999999999999995e-8, "1e-7"},
+      {123456789012345683968.0, "123456789012345680000"}, {9.9999999999999995e-7, "0.000001"},
+      {0.33333333333333331, "0.3333333333333333"}, {-1.5000000000000000e-10, "-1.5e-10"}, {4.9406564584124654e-324, "5e-324"},
+      {1.7976931348623157e+308, "1.7976931348623157e+308"}, {0.30000000000000004, "0.30000000000000004"},
+      {0.66666666666666663, "0.6666666666666666"}, {0.0000015, "0.0000015"}, {100, "100"}, {1e20, "100000000000000000000"},
+      {123.456, "123.456"}, {-42, "-42"}, {0.99999999999999989, "0.9999999999999999"}, {4.3499999999999996, "4.35"},
+      {1.0000000000000000e-300, "1e-300"}, {7.7777777777777782e-8, "7.777777777777778e-8"}, {12345678.9, "12345678.9"},
+      {std::nan(""), "null"}};
+  char buf[40];
+  for (const auto& x : v) EXPECT(std::string(buf, FormatJsNumber(x.first, buf)) == x.second);
 }
 
 TEST_MAIN("postings")
