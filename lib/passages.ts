@@ -501,6 +501,8 @@ export class PassageIndex {
     const table = this.docTable();
     const start = await this.ix.pairsStart(options.minShared ?? 1, options.maxDocs ?? 1000, options.memory ?? 0, options.tmp ?? os.tmpdir(),
       table.texts, this.blotOptions);
+    // the native counters (eligible keys, occurrences, matches, blocks, spilled bytes, peak) for bench/
+    if (process.env.NEARDUP_PAIRS_STATS) process.stderr.write(`pairs: ${JSON.stringify(start)}\n`);
     try {
       for (let done = false; !done;) {
         const r = await this.ix.pairsNext(start.cursor, PAIRS_CHUNK, lines);

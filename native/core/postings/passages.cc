@@ -879,6 +879,8 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
   auto put = [&](const PairOcc* p, size_t k) -> Status {
     counters.occurrences += k;
     if (!occ_file) {
+      if (m && occ_mem.size() + k > occ_mem.capacity())  // grows to the cap, not past it
+        occ_mem.reserve(std::max<uint64_t>(occ_mem.size() + k, std::min<uint64_t>(mem_cap, 2 * occ_mem.capacity() + 1024)));
       occ_mem.insert(occ_mem.end(), p, p + k);
       if (!m || occ_mem.size() < mem_cap) return Status::Ok();
       occ_file = std::make_unique<SpillFile>();
@@ -1046,6 +1048,7 @@ void PassagePairFinder::Impl::MatchDoc(uint32_t b, uint32_t alo, uint32_t ahi, S
   const size_t nr = size_t(doc_off[b + 1] - doc_off[b]);
   std::vector<PairMatch>& m = sc->m;
   m.clear();
+  if (match_cap && m.capacity() < match_cap) m.reserve(match_cap + 1024);  // not doubled past the cap
   for (size_t j = 0; j < nr; j++) {
     for (size_t i = First(r[j].key); i < blk.size() && blk[i].key == r[j].key; i++) {
       const BlockOcc& e = blk[i];
@@ -1097,6 +1100,7 @@ Status PassagePairFinder::Impl::Join(const PairsOptions& o, const std::atomic<bo
   // and the counting sort's cursors (as much)
   const uint64_t blk_cap = m ? std::max<uint64_t>(1, m / 2 / (sizeof(BlockOcc) + 4)) : ~uint64_t(0);
   match_cap = m ? std::max<uint64_t>(4096, m / 8 / slots / sizeof(PairMatch)) : 0;
+  const uint64_t chunk = m ? std::min<uint64_t>(uint64_t(1) << 20, std::max<uint64_t>(1024, m / 1024)) : uint64_t(1) << 20;
   std::vector<Scratch> sc(slots);
   Status err;
   for (uint32_t lo = 0; lo < nd;) {
@@ -1110,10 +1114,11 @@ Status PassagePairFinder::Impl::Join(const PairsOptions& o, const std::atomic<bo
     counters.blocks++;
     BuildBlock(lo, hi, slots, stop);
     if (stop && stop->load()) return Cancelled();
-    // the documents after lo, in chunks of about 1M occurrences (the pairs found are drained between them)
+    // the documents after lo, in chunks of occurrences (the pairs found, about as many, are drained
+    // between them: about a 1/32 of the cap at most)
     for (uint32_t c0 = lo + 1; c0 < nd;) {
       uint32_t c1 = c0 + 1;
-      while (c1 < nd && doc_off[c1] - doc_off[c0] < (uint64_t(1) << 20)) c1++;
+      while (c1 < nd && doc_off[c1] - doc_off[c0] < chunk) c1++;
       parallel::ParallelFor(c1 - c0, 8, slots, [&](size_t b0, size_t e0, size_t slot) {
         for (size_t i = b0; i < e0; i++) {
           const uint32_t b = c0 + uint32_t(i);
