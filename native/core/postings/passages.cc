@@ -317,9 +317,7 @@ struct PassageExtractor::Impl {
   uint64_t peak = 0;
   io::SpillDir spill;
   std::string dir;  // the spill folder once created
-  std::vector<Occurrence> occ_mem;  // the occurrence store in memory, or
-  std::unique_ptr<SpillFile> occ_file;  // in a file (then mapped)
-  io::MappedFile occ_map;
+  std::unique_ptr<RecordStore<Occurrence>> occ_store;  // in memory, or in a file (then mapped)
   const Occurrence* occ = nullptr;
   std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
   bool started = false;
@@ -509,7 +507,8 @@ Status PassageExtractor::Impl::Run(
 
   // (4) passages: occurrences to the store, headers to the output sort.
   heads = std::make_unique<SpillSorter<Head, HeadLess>>(m / 4, dir, "extract-heads");
-  const uint64_t occ_cap = m / 4 / sizeof(Occurrence);
+  occ_store = std::make_unique<RecordStore<Occurrence>>(m ? std::max<uint64_t>(1, m / 4 / sizeof(Occurrence)) : 0, dir,
+                                                         "extract-occurrences");
   RunRec r{}, first{};
   bool more = true, open = false;
   Head h{};
@@ -520,16 +519,7 @@ Status PassageExtractor::Impl::Run(
   };
   auto put = [&](const Occurrence& x) -> Status {
     counters.occurrences++;
-    if (!occ_file) {
-      occ_mem.push_back(x);
-      if (!m || occ_mem.size() < occ_cap) return Status::Ok();
-      occ_file = std::make_unique<SpillFile>();
-      Status st = occ_file->Create(dir, "extract-occurrences");
-      if (st.ok()) st = occ_file->Write(occ_mem.data(), occ_mem.size() * sizeof(Occurrence));
-      std::vector<Occurrence>().swap(occ_mem);
-      return st;
-    }
-    return occ_file->Write(&x, sizeof x);
+    return occ_store->Put(&x, 1);
   };
   for (;;) {
     s = runs.Next(&r, &more);
@@ -541,7 +531,7 @@ Status PassageExtractor::Impl::Run(
       first = r;
       open = true;
       h = Head{0, r.len, r.first_blot, r.doc, r.begin, 0, counters.occurrences};
-      Held(runs.held_bytes() + heads->held_bytes() + occ_mem.capacity() * sizeof(Occurrence));
+      Held(runs.held_bytes() + heads->held_bytes() + occ_store->held_bytes());
     }
     h.count++;
     s = put(Occurrence{r.doc, r.begin, r.end});
@@ -551,17 +541,10 @@ Status PassageExtractor::Impl::Run(
   if (s.ok()) s = heads->Seal(stop);
   if (!s.ok()) return s;
   counters.spilled_bytes += runs.spilled_bytes() + by_hash.spilled_bytes() + heads->spilled_bytes();
-  if (occ_file) {
-    counters.spilled_bytes += occ_file->size();
-    s = occ_file->Flush();
-    if (s.ok()) s = occ_map.Open(occ_file->path());
-    if (!s.ok()) return s;
-    if (occ_map.size() != counters.occurrences * sizeof(Occurrence))
-      return Status(Code::kIo, "the temporary file '" + occ_file->path() + "' was cut short");
-    occ = reinterpret_cast<const Occurrence*>(occ_map.data());
-  } else {
-    occ = occ_mem.data();
-  }
+  counters.spilled_bytes += occ_store->file_bytes();
+  s = occ_store->Seal();
+  if (!s.ok()) return s;
+  occ = occ_store->data();
   return Status::Ok();
 }
 
@@ -777,9 +760,7 @@ struct PassagePairFinder::Impl {
   std::string dir;
   // The occurrences, documents in id order: document d's are [doc_off[d], doc_off[d + 1]).
   std::vector<uint64_t> doc_off;
-  std::vector<PairOcc> occ_mem;
-  std::unique_ptr<SpillFile> occ_file;
-  io::MappedFile occ_map;
+  std::unique_ptr<RecordStore<PairOcc>> store;  // in memory, or in a file (then mapped)
   const PairOcc* occ = nullptr;
   std::unique_ptr<SpillSorter<PairSummary, PairOrder>> out;
   bool started = false;
@@ -872,24 +853,14 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
 
   const uint32_t nd = ix.next_id();
   doc_off.assign(uint64_t(nd) + 1, 0);
-  const uint64_t mem_cap = m / 8 / sizeof(PairOcc);  // occurrences kept in memory
+  const uint64_t mem_cap = m ? std::max<uint64_t>(1, m / 8 / sizeof(PairOcc)) : 0;  // occurrences kept in memory
   // Where a part's occurrences go: the store (one partition), or a file per partition (merged below).
   std::vector<std::unique_ptr<SpillFile>> part_files;
   std::vector<std::vector<uint32_t>> part_counts;
+  store = std::make_unique<RecordStore<PairOcc>>(mem_cap, dir, "pairs-occurrences");
   auto put = [&](const PairOcc* p, size_t k) -> Status {
     counters.occurrences += k;
-    if (!occ_file) {
-      if (m && occ_mem.size() + k > occ_mem.capacity())  // grows to the cap, not past it
-        occ_mem.reserve(std::max<uint64_t>(occ_mem.size() + k, std::min<uint64_t>(mem_cap, 2 * occ_mem.capacity() + 1024)));
-      occ_mem.insert(occ_mem.end(), p, p + k);
-      if (!m || occ_mem.size() < mem_cap) return Status::Ok();
-      occ_file = std::make_unique<SpillFile>();
-      Status st = occ_file->Create(dir, "pairs-occurrences");
-      if (st.ok()) st = occ_file->Write(occ_mem.data(), occ_mem.size() * sizeof(PairOcc));
-      std::vector<PairOcc>().swap(occ_mem);
-      return st;
-    }
-    return occ_file->Write(p, k * sizeof(PairOcc));
+    return store->Put(p, k);
   };
 
   SortedKeySet set;
@@ -959,7 +930,7 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
       if (!s.ok()) return s;
       uint64_t scratch = 0;
       for (const auto& r : recs) scratch += r.capacity() * sizeof(PairOcc);
-      Held(set.bytes() + occ_mem.capacity() * sizeof(PairOcc) + doc_off.capacity() * 8 + scratch);
+      Held(set.bytes() + store->held_bytes() + doc_off.capacity() * 8 + scratch);
       for (size_t i = 0; i < batch.size(); i++) {
         const Where& x = where[i];
         const PairOcc* p0 = recs[x.slot].data() + x.at;
@@ -1002,17 +973,10 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
   }
   for (uint32_t d = 0; d < nd; d++) doc_off[d + 1] += doc_off[d];
   if (doc_off[nd] != counters.occurrences) return Status(Code::kInternal, "pairs: occurrences lost");
-  if (occ_file) {
-    counters.spilled_bytes += occ_file->size();
-    s = occ_file->Flush();
-    if (s.ok()) s = occ_map.Open(occ_file->path());
-    if (!s.ok()) return s;
-    if (occ_map.size() != counters.occurrences * sizeof(PairOcc))
-      return Status(Code::kIo, "the temporary file '" + occ_file->path() + "' was cut short");
-    occ = reinterpret_cast<const PairOcc*>(occ_map.data());
-  } else {
-    occ = occ_mem.data();
-  }
+  counters.spilled_bytes += store->file_bytes();
+  s = store->Seal();
+  if (!s.ok()) return s;
+  occ = store->data();
   return Status::Ok();
 }
 
@@ -1136,7 +1100,7 @@ Status PassagePairFinder::Impl::Join(const PairsOptions& o, const std::atomic<bo
         counters.pairs += x.res.size();
         x.res.clear();
       }
-      Held(blk.capacity() * sizeof(BlockOcc) + blk_dir.capacity() * 4 + occ_mem.capacity() * sizeof(PairOcc) +
+      Held(blk.capacity() * sizeof(BlockOcc) + blk_dir.capacity() * 4 + store->held_bytes() +
            doc_off.capacity() * 8 + out->held_bytes() + scratch);
       c0 = c1;
     }
