@@ -365,6 +365,17 @@ static void CorruptAndTruncatedSegmentsAreRefused() {
 TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
 TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
 
+// Every text's blots.
+static std::vector<std::vector<uint32_t>> BlotAll(const BlotOptions& bo, const std::vector<std::string>& texts) {
+  Blotter bl(bo);
+  std::vector<std::vector<uint32_t>> keys;
+  for (auto& t : texts) {
+    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
+    keys.push_back(bl.blots());
+  }
+  return keys;
+}
+
 // Aligned runs against the brute force of their definition, and the passage functions on a small random
 // index (under the sanitizers; their results are compared with a brute-force reference in
 // test/passages.test.ts).
@@ -404,11 +415,7 @@ TEST(aligned_runs_and_passages) {
   BlotOptions bo;
   bo.seq_len = 3;
   Blotter bl(bo);
-  std::vector<std::vector<uint32_t>> keys;
-  for (auto& t : texts) {
-    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
-    keys.push_back(bl.blots());
-  }
+  std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
   std::vector<uint32_t> ids;
   EXPECT(ix.Append(keys, 0, dir, &ids).ok());
   TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
@@ -663,12 +670,7 @@ TEST(pairs_bounded_equals_reference) {
     }
     BlotOptions bo;
     bo.seq_len = 2 + rng() % 3;
-    Blotter bl(bo);
-    std::vector<std::vector<uint32_t>> keys;
-    for (auto& t : texts) {
-      bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
-      keys.push_back(bl.blots());
-    }
+    std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
     // one segment, or three with some documents deleted
     std::vector<uint32_t> ids;
     if (round % 2 == 0) {

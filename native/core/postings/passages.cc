@@ -118,6 +118,27 @@ Status ForEachWindows(const std::vector<uint32_t>& docs, const BlotOptions& bo, 
   return stop && stop->load() ? Cancelled() : Status::Ok();
 }
 
+// The documents from *d0 on that take() accepts, about kBatchBytes of text (texts checked here); *d0
+// moves past them.
+constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
+Status NextBatch(uint32_t nd, const std::function<bool(uint32_t)>& take, const TextFn& text, uint32_t* d0,
+                 std::vector<uint32_t>* batch) {
+  batch->clear();
+  uint64_t bytes = 0;
+  uint32_t d = *d0;
+  for (; d < nd && bytes < kBatchBytes; d++) {
+    if (!take(d)) continue;
+    const uint8_t* t = nullptr;
+    size_t n = 0;
+    Status s = text(d, &t, &n);
+    if (!s.ok()) return s;
+    batch->push_back(d);
+    bytes += n + 64;
+  }
+  *d0 = d;
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w) {
@@ -437,7 +458,6 @@ Status PassageExtractor::Impl::Run(
   const size_t slots = std::max<size_t>(1, o.slots);
   std::vector<std::vector<RunRec>> part(slots);
   std::vector<uint32_t> batch;
-  constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
   for (size_t p = 0; p < parts; p++) {
     if (parts > 1) {
       table.Reset((counters.chosen_keys + parts - 1) / parts);
@@ -452,20 +472,8 @@ Status PassageExtractor::Impl::Run(
       if (!s.ok()) return s;
     }
     for (uint32_t d0 = 0; d0 < ix.next_id();) {
-      // a batch of documents holding chosen keys: about kBatchBytes of text
-      batch.clear();
-      uint64_t bytes = 0;
-      uint32_t d = d0;
-      for (; d < ix.next_id() && bytes < kBatchBytes; d++) {
-        if (!(docmap[d / 64] >> (d % 64) & 1)) continue;
-        const uint8_t* t = nullptr;
-        size_t n = 0;
-        s = text(d, &t, &n);
-        if (!s.ok()) return s;
-        batch.push_back(d);
-        bytes += n + 64;
-      }
-      d0 = d;
+      s = NextBatch(ix.next_id(), [&](uint32_t d) { return docmap[d / 64] >> (d % 64) & 1; }, text, &d0, &batch);
+      if (!s.ok()) return s;
       s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
         std::vector<RunRec>& out = part[slot];
         const size_t first = out.size();
@@ -873,7 +881,6 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
   };
   std::vector<Where> where;
   std::vector<uint32_t> batch;
-  constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
   for (size_t p = 0; p < parts; p++) {
     set.Reset();
     set.Reserve(std::min(per, n));
@@ -895,20 +902,8 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
       part_counts.emplace_back(nd, 0);
     }
     for (uint32_t d0 = 0; d0 < nd;) {
-      // a batch of live documents: about kBatchBytes of text
-      batch.clear();
-      uint64_t bytes = 0;
-      uint32_t d = d0;
-      for (; d < nd && bytes < kBatchBytes; d++) {
-        if (!ix.IsLive(d)) continue;
-        const uint8_t* t = nullptr;
-        size_t len = 0;
-        s = text(d, &t, &len);
-        if (!s.ok()) return s;
-        batch.push_back(d);
-        bytes += len + 64;
-      }
-      d0 = d;
+      s = NextBatch(nd, [&](uint32_t d) { return ix.IsLive(d); }, text, &d0, &batch);
+      if (!s.ok()) return s;
       where.assign(batch.size(), Where());
       s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
         auto& f = firsts[slot];
