@@ -987,6 +987,10 @@ void PassagePairFinder::Impl::BuildBlock(uint32_t lo, uint32_t hi, size_t slots,
   for (uint64_t i = doc_off[lo]; i < doc_off[hi]; i++) blk_dir[(occ[i].key >> sh) + 1]++;
   for (size_t b = 0; b < nb; b++) blk_dir[b + 1] += blk_dir[b];
   blk_cur.assign(blk_dir.begin(), blk_dir.end() - 1);
+  if (n > blk.capacity()) {  // exactly n: a resize would double past the cap
+    std::vector<BlockOcc>().swap(blk);
+    blk.reserve(n);
+  }
   blk.resize(n);
   for (uint32_t d = lo; d < hi; d++)
     for (uint64_t i = doc_off[d]; i < doc_off[d + 1]; i++) {

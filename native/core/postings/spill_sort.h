@@ -125,6 +125,8 @@ class SpillSorter {
   SpillSorter& operator=(const SpillSorter&) = delete;
 
   Status Add(const T& x) {
+    if (budget_ && mem_.size() == mem_.capacity())  // grows to the budget, not past it
+      mem_.reserve(std::min<uint64_t>(budget_, std::max<uint64_t>(1024, 2 * mem_.capacity())));
     mem_.push_back(x);
     added_++;
     if (budget_ && mem_.size() >= budget_) return Spill();
