@@ -43,7 +43,7 @@ export {
   PostingIndex, blot, type BlotOptions, type BlotProfile, type WindowHash, type BlotResult, type PostingIndexInfo,
   type AppendOptions, type AppendTextsOptions, PostingAppender, type AppenderOptions, type KeyList,
 } from './postings';
-export { PassageIndex, type PairSummary, type Passage, type PassageDoc, type QueryMatch, type QueryPassage, type PassageIndexOptions } from './passages';
+export { PassageIndex, type PairSummary, type PairsOptions, type Passage, type PassageDoc, type QueryMatch, type QueryPassage, type PassageIndexOptions } from './passages';
 export {
   ChunkIndex, stages as chunkStages, chunkIds,
   type ChunkDocument, type ChunkOptions, type ChunkIndexOptions, type DocId, type SimilarEntry, type UpdateSummary,

@@ -272,9 +272,14 @@ export interface NativePostingIndex {
     qBegin: Uint32Array; qEnd: Uint32Array; dBegin: Uint32Array; dEnd: Uint32Array; runWindows: Uint32Array; text: Uint8Array;
   } | { lines: Uint8Array; lineOffsets: Float64Array }>;
   setDocIds(json: Uint8Array, offsets: Float64Array): void;
-  passagePairs(texts: import('./postings').TextSourceArg, blot: import('./postings').BlotOptions, minPassages: number, maxDocs: number): Promise<{
-    a: Uint32Array; b: Uint32Array; passages: Uint32Array; windows: Uint32Array; bytesA: Float64Array; bytesB: Float64Array;
+  pairsStart(minPassages: number, maxDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,
+    blot: import('./postings').BlotOptions): Promise<{
+    cursor: number; eligibleKeys: number; occurrences: number; matches: number; pairs: number; partitions: number; blocks: number;
+    spilledBytes: number; peakBytes: number;
   }>;
+  pairsNext(cursor: number, maxPairs: number, lines: boolean): Promise<{
+    done: boolean; a: Uint32Array; b: Uint32Array; passages: Uint32Array; windows: Uint32Array; bytesA: Float64Array; bytesB: Float64Array;
+  } | { done: boolean; pairs: number; lines: Uint8Array }>;
   dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }>;
   formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start: number): Promise<{ next: number; bytes: number; need: number }>;
   info(): import('./postings').PostingIndexInfo;

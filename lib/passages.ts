@@ -43,6 +43,17 @@ export interface ExtractOptions {
   tmp?: string;
 }
 
+export interface PairsOptions {
+  /** Pairs sharing at least this many passages. Default 1. */
+  minShared?: number;
+  /** Windows held by more documents neither pair documents nor join passages. Default 1000. */
+  maxDocs?: number;
+  /** Bytes of tables and records the native pairs hold before they spill into `tmp` (0, the default: no cap). */
+  memory?: number;
+  /** Where the spill folder goes (default the system's temporary folder). */
+  tmp?: string;
+}
+
 export interface PassageDoc {
   /** The document's id (the --id-field value, or its input position "file:line"). */
   id: unknown;
@@ -102,9 +113,11 @@ interface DocTable {
 /** Passages' documents (occurrences) and text bytes read from the native extract at a time. */
 const EXTRACT_CHUNK = 16384;
 const EXTRACT_CHUNK_BYTES = 8 << 20;
+/** Pairs read from the native pairs at a time (~100 bytes a formatted line). */
+const PAIRS_CHUNK = 32768;
 
 /**
- * @internal The native share of a whole-process memory cap for extract (bytes, 0 = none): the cap minus what
+ * @internal The native share of a whole-process memory cap for extract and pairs (bytes, 0 = none): the cap minus what
  * the process holds anyway (Node itself, ~64 MiB; the document table and the native copy of its ids, ~120
  * bytes a document; chunks of output on their way), a quarter of the cap at least.
  */
@@ -449,22 +462,56 @@ export class PassageIndex {
    * Pairs of documents sharing at least minShared passages: maximal aligned runs of windows each held by 2
    * .. maxDocs documents (windows held by more, boilerplate, neither pair documents nor join passages),
    * with the windows inside them and the fraction of each document's bytes they cover. Most passages first.
+   * Computed natively within about `memory` bytes (default 0: no cap), spilling into `tmp` (default the
+   * system's temporary folder) beyond it; the pairs do not depend on the cap.
    */
-  async pairs(options: { minShared?: number; maxDocs?: number } = {}): Promise<PairSummary[]> {
-    const po = optionsObject(options);
-    if (po.minShared !== undefined) expectInt(po.minShared, 'minShared', 1, 0xffffffff);
-    if (po.maxDocs !== undefined) expectInt(po.maxDocs, 'maxDocs', 1, 0xffffffff);
+  async pairs(options: PairsOptions = {}): Promise<PairSummary[]> {
     const table = this.docTable();
-    const r = await this.ix.passagePairs(table.texts, this.blotOptions, options.minShared ?? 1, options.maxDocs ?? 1000);
     const out: PairSummary[] = [];
-    for (let i = 0; i < r.a.length; i++) {
-      const la = table.texts.length[r.a[i]], lb = table.texts.length[r.b[i]];
-      out.push({
-        a: table.id(r.a[i]), b: table.id(r.b[i]), passages: r.passages[i], windows: r.windows[i],
-        coverA: la ? r.bytesA[i] / la : 0, coverB: lb ? r.bytesB[i] / lb : 0,
-      });
+    for await (const r of this.pairsChunks(options, false)) {
+      if (!('a' in r)) continue;
+      for (let i = 0; i < r.a.length; i++) {
+        const la = table.texts.length[r.a[i]], lb = table.texts.length[r.b[i]];
+        out.push({
+          a: table.id(r.a[i]), b: table.id(r.b[i]), passages: r.passages[i], windows: r.windows[i],
+          coverA: la ? r.bytesA[i] / la : 0, coverB: lb ? r.bytesB[i] / lb : 0,
+        });
+      }
     }
     return out;
+  }
+
+  /**
+   * The pairs of pairs() as JSON lines, formatted natively (byte for byte JSON.stringify of pairs()'s
+   * objects, one per line), a chunk at a time: no JavaScript object per pair.
+   */
+  async *pairsLines(options: PairsOptions = {}): AsyncGenerator<Buffer> {
+    for await (const r of this.pairsChunks(options, true)) {
+      if ('lines' in r) yield Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);
+    }
+  }
+
+  private async *pairsChunks(options: PairsOptions, lines: boolean) {
+    const o = optionsObject(options);
+    if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
+    if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
+    if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (this.size === 0) return;
+    const table = this.docTable();
+    const start = await this.ix.pairsStart(options.minShared ?? 1, options.maxDocs ?? 1000, options.memory ?? 0, options.tmp ?? os.tmpdir(),
+      table.texts, this.blotOptions);
+    // the native counters (eligible keys, occurrences, matches, blocks, spilled bytes, peak) for bench/
+    if (process.env.NEARDUP_PAIRS_STATS) process.stderr.write(`pairs: ${JSON.stringify(start)}\n`);
+    try {
+      for (let done = false; !done;) {
+        const r = await this.ix.pairsNext(start.cursor, PAIRS_CHUNK, lines);
+        done = r.done;
+        yield r;
+      }
+    } finally {
+      this.ix.extractEnd(start.cursor);
+    }
   }
 
   close(): void {

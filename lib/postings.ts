@@ -273,7 +273,7 @@ export class PostingIndex {
     return nativeCall(this.n.extractNext(cursor, maxOccurrences, maxTextBytes, lines));
   }
 
-  /** @internal Ends an extract: frees its passages and removes its spill files. */
+  /** @internal Ends an extract (or pairs): frees its passages (pairs) and removes its spill files. */
   extractEnd(cursor: number): void {
     this.n.extractEnd(cursor);
   }
@@ -283,9 +283,17 @@ export class PostingIndex {
     return nativeCall(this.n.queryPassages(texts, source, blotOptions, minPassages, maxDocs, lines));
   }
 
-  /** @internal The pairwise passage summary (PassageIndex.pairs). */
-  passagePairs(source: TextSourceArg, blotOptions: BlotOptions, minPassages: number, maxDocs: number) {
-    return nativeCall(this.n.passagePairs(source, blotOptions, minPassages, maxDocs));
+  /**
+   * @internal Starts the pairwise passage summary (PassageIndex.pairs; native/core/postings/passages.h,
+   * PassagePairFinder): every pair, computed within `memory` bytes (0: no cap) spilling into `tmp`.
+   */
+  pairsStart(minPassages: number, maxDocs: number, memory: number, tmp: string | undefined, texts: TextSourceArg, blotOptions: BlotOptions) {
+    return nativeCall(this.n.pairsStart(minPassages, maxDocs, memory, tmp, texts, blotOptions));
+  }
+
+  /** @internal The next pairs (up to maxPairs): as arrays, or (lines, after setDocIds) as formatted JSON lines. Ended by extractEnd. */
+  pairsNext(cursor: number, maxPairs: number, lines = false) {
+    return nativeCall(this.n.pairsNext(cursor, maxPairs, lines));
   }
 
   /** @internal dupi's statistics and extract order over reduced blots (see DupiIndex.extractOrder). */

@@ -369,6 +369,29 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
   });
 }
 
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  test(`${signal} during passages pairs --memory: exit ${status}, no spill file left`, async () => {
+    const dir = freshDir();
+    const tmp = path.join(dir, 'tmp');
+    fs.mkdirSync(tmp);
+    fs.writeFileSync(path.join(dir, 'd.jsonl'), corpus(40000));
+    const ix = cli(dir, ['passages', 'index', '-o', 'pix', 'd.jsonl']);
+    assert.is(ix.code, 0, ix.stderr);
+    // 1 KiB: the eligible keys in many partitions, one pass over the documents each, a spill file each
+    const child = spawn(process.execPath, [...ARGV, 'passages', 'pairs', 'pix', '--memory', '1K', '--tmp', tmp],
+      { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    const closed = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    const spilling = await waitFor(() => spillFiles(tmp) > 0, 60000);
+    assert.ok(spilling, 'the run spilled');
+    child.kill(signal);
+    const code = await closed;
+    assert.is(code, status, stderr);
+    assert.equal(fs.readdirSync(tmp), [], 'the spill folder is gone');
+  });
+}
+
 test('SIGTERM in the middle of a long native step (the counting of similar build): exit 143 within seconds', async () => {
   const dir = freshDir();
   // 40,000 documents of 8 out of 60 stock sentences each: every document shares chunks with thousands of

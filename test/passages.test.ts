@@ -90,6 +90,14 @@ for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2
         }));
         assert.ok(want.length > 0);
         assert.equal(got, want, `pairs minShared ${minShared} maxDocs ${maxDocs}`);
+        // under a cap of a few KB (eligible keys in partitions, occurrences in a file, many blocks, the
+        // output sort spilled): the same pairs, and the spill folder is gone
+        const spill = path.join(dir, `spill-${seed}`);
+        fs.mkdirSync(spill, { recursive: true });
+        for (const memory of [1, 4096, 20000]) {
+          assert.equal(await p.pairs({ minShared, maxDocs, memory, tmp: spill }), want, `pairs capped at ${memory}`);
+          assert.equal(fs.readdirSync(spill), []);
+        }
       }
     } finally {
       p.close();
@@ -150,6 +158,16 @@ test('extractLines == JSON.stringify of extract, byte for byte (escapes, invalid
           assert.ok(want.includes(x), `the passages hold ${JSON.stringify(x)}`);
       }
       assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `sigma ${sigma} limit ${limit}`);
+    }
+    // pairs, formatted natively (ids of every kind, covers of every size), capped or not
+    for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 4]] as const) {
+      const want = (await p.pairs({ minShared, maxDocs })).map((x) => JSON.stringify(x) + '\n').join('');
+      assert.ok(want.length > 1000);
+      for (const memory of [0, 4096]) {
+        const got: Buffer[] = [];
+        for await (const b of p.pairsLines({ minShared, maxDocs, memory, tmp: dir })) got.push(b);
+        assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `pairs minShared ${minShared} maxDocs ${maxDocs} memory ${memory}`);
+      }
     }
     // query's matches, formatted natively
     const queries = [bytes[2], Buffer.concat([bytes[5], Buffer.from([0xc3]), bytes[9]]), Buffer.from('nothing here')];

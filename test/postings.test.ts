@@ -246,6 +246,12 @@ test('neardup passages index (gzip, --id-field, two runs) / extract / query', ()
     assert.is(x.coverB, shared.length / len(x.b));
   }
   assert.is(ok(['passages', 'pairs', 'ix', '--min-shared', '2']), '');
+  // capped at a few KB: the same lines, nothing left in --tmp
+  fs.mkdirSync(path.join(w, 'sp'));
+  const all = ok(['passages', 'pairs', 'ix']);
+  assert.is(ok(['passages', 'pairs', 'ix', '--memory', '4K', '--tmp', 'sp']), all);
+  assert.is(ok(['passages', 'pairs', 'ix', '--memory', '1', '--tmp', 'sp', '--max-docs', '3']), ok(['passages', 'pairs', 'ix', '--max-docs', '3']));
+  assert.equal(fs.readdirSync(path.join(w, 'sp')), []);
 });
 
 test.run();

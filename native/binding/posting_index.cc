@@ -21,6 +21,7 @@
 #include "postings/passages.h"
 #include "postings/store.h"
 #include "text/utf8.h"
+#include "util/js_number.h"
 #include "texts.h"
 
 namespace neardup {
@@ -318,11 +319,13 @@ struct TextSource {
   }
 };
 
-// An extract in progress: its passages (spilled beyond the cap) and the texts they are read from.
+// An extract (or pairs) in progress: its passages or pairs (spilled beyond the cap) and the texts they are
+// read from.
 struct ExtractCursor {
   std::mutex mu;
   std::shared_ptr<TextSource> texts;
   postings::PassageExtractor x;
+  postings::PassagePairFinder pairs;
   std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
 };
 
@@ -368,7 +371,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("extractNext", &PostingIndexObject::ExtractNext),
                         InstanceMethod("extractEnd", &PostingIndexObject::ExtractEnd),
                         InstanceMethod("queryPassages", &PostingIndexObject::QueryPassages),
-                        InstanceMethod("passagePairs", &PostingIndexObject::PassagePairs),
+                        InstanceMethod("pairsStart", &PostingIndexObject::PairsStart),
+                        InstanceMethod("pairsNext", &PostingIndexObject::PairsNext),
                         InstanceMethod("info", &PostingIndexObject::Info),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
@@ -1116,36 +1120,125 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Status::Ok();
   }
 
-  // passagePairs(texts, blotOptions, minPassages, maxDocs) -> Promise<{ a, b, passages, windows, bytesA, bytesB }>
-  Napi::Value PassagePairs(const Napi::CallbackInfo& info) {
+  // pairsStart(minPassages, maxDocs, memory, tmpDir, texts, blotOptions) -> Promise<{ cursor, eligibleKeys,
+  // occurrences, pairs, partitions, blocks, spilledBytes, peakBytes }>: every pair of documents sharing
+  // passages, in bounded memory (postings::PassagePairFinder, spilling into tmpDir beyond `memory`; 0 = no
+  // cap); pairsNext(cursor, ...) then reads them in order and extractEnd(cursor) frees them (and removes
+  // the spill files).
+  Napi::Value PairsStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "passagePairs");
-    auto ts = ReadTextSource(env, info[0]);
-    const BlotOptions bo = ReadBlotOptions(env, info[1]);
-    const uint64_t min_passages = ToUint64(env, info[2], "minPassages");
-    const uint64_t max_docs = ToUint64(env, info[3], "maxDocs");
+    Need32(env, s, "pairsStart");
+    const uint64_t min_passages = ToUint64(env, info[0], "minPassages");
+    const uint64_t max_docs = ToUint64(env, info[1], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
-    auto res = std::make_shared<std::vector<postings::PairSummary>>();
+    const uint64_t memory = ToUint64(env, info[2], "memory");
+    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    auto ts = ReadTextSource(env, info[4]);
+    const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    auto cur = std::make_shared<ExtractCursor>();
+    cur->texts = ts;
+    uint32_t id;
+    {
+      std::lock_guard<std::mutex> g(s->cursor_mu);
+      cur->ids = s->ids;
+      id = ++s->next_cursor;
+      s->cursors[id] = cur;
+    }
     return Queue(env,
-                 [s, ts, bo, min_passages, max_docs, res](const std::atomic<bool>* stop) {
+                 [s, cur, min_passages, max_docs, memory, tmp, bo](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   Status r = ts->Open();
+                   Status r = cur->texts->Open();
                    if (!r.ok()) return r;
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   return postings::PassagePairs(s->ix32, bo, ts->Fn(), uint32_t(min_passages), uint32_t(max_docs),
-                                                 parallel::MaxSlots(), stop, res.get());
+                   postings::PairsOptions o;
+                   o.memory = memory;
+                   o.tmp_dir = tmp;
+                   o.slots = parallel::MaxSlots();
+                   return cur->pairs.Start(s->ix32, bo, cur->texts->Fn(), uint32_t(min_passages), uint32_t(max_docs), o, stop);
                  },
-                 [res](Napi::Env env) {
-                   const size_t n = res->size();
+                 [id, cur](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   const auto& c = cur->pairs.counters();
+                   o.Set("cursor", double(id));
+                   o.Set("eligibleKeys", double(c.eligible_keys));
+                   o.Set("occurrences", double(c.occurrences));
+                   o.Set("matches", double(c.matches));
+                   o.Set("pairs", double(c.pairs));
+                   o.Set("partitions", double(c.partitions));
+                   o.Set("blocks", double(c.blocks));
+                   o.Set("spilledBytes", double(c.spilled_bytes));
+                   o.Set("peakBytes", double(cur->pairs.peak_bytes()));
+                   return o;
+                 });
+  }
+
+  // pairsNext(cursor, maxPairs, lines) -> Promise<{ done, a, b, passages, windows, bytesA, bytesB }>: the
+  // next pairs (up to maxPairs); done once none is left. With lines (the cursor has ids): { done, pairs,
+  // lines } instead, lines = the pairs as JSON lines, byte for byte what JSON.stringify writes for
+  // PassageIndex.pairs's objects (cover = covered bytes / the document's text length).
+  Napi::Value PairsNext(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    std::shared_ptr<ExtractCursor> cur = CursorOf(env, s, info[0]);
+    const uint64_t max_pairs = std::max<uint64_t>(1, ToUint64(env, info[1], "maxPairs"));
+    const bool lines = info.Length() > 2 && info[2].ToBoolean().Value();
+    if (lines && (!cur->ids || cur->ids->size() < cur->texts->file.size()))
+      ThrowTypeError(env, "these pairs were started without the documents' ids (setDocIds): they cannot be formatted");
+    struct Out {
+      bool done = false;
+      std::vector<postings::PairSummary> p;
+      std::vector<uint8_t> lines;
+    };
+    auto out = std::make_shared<Out>();
+    return Queue(env,
+                 [cur, out, max_pairs, lines](const std::atomic<bool>* stop) {
+                   std::lock_guard<std::mutex> g(cur->mu);  // one read at a time
+                   if (stop->load()) return Status(Code::kCancelled, "cancelled");
+                   Status r = cur->pairs.Next(size_t(std::min<uint64_t>(max_pairs, uint64_t(1) << 24)), &out->p, &out->done);
+                   if (!r.ok() || !lines) return r;
+                   const IdTable& ids = *cur->ids;
+                   const std::vector<uint32_t>& len = cur->texts->length;
+                   std::vector<uint8_t>& o = out->lines;
+                   char num[160];
+                   for (const auto& x : out->p) {
+                     if (x.a >= ids.size() || x.b >= ids.size() || x.a >= len.size() || x.b >= len.size())
+                       return Status(Code::kInternal, "document without an id");
+                     static const char kA[] = "{\"a\":", kB[] = ",\"b\":";
+                     o.insert(o.end(), kA, kA + 5);
+                     ids.Append(x.a, &o);
+                     o.insert(o.end(), kB, kB + 5);
+                     ids.Append(x.b, &o);
+                     int k = std::snprintf(num, sizeof num, ",\"passages\":%u,\"windows\":%u,\"coverA\":", x.passages, x.windows);
+                     size_t n = size_t(k);
+                     n += FormatJsNumber(len[x.a] ? double(x.bytes_a) / double(len[x.a]) : 0.0, num + n);
+                     static const char kC[] = ",\"coverB\":";
+                     std::memcpy(num + n, kC, 10);
+                     n += 10;
+                     n += FormatJsNumber(len[x.b] ? double(x.bytes_b) / double(len[x.b]) : 0.0, num + n);
+                     num[n++] = '}';
+                     num[n++] = '\n';
+                     o.insert(o.end(), num, num + n);
+                   }
+                   return Status::Ok();
+                 },
+                 [out, lines](Napi::Env env) {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("done", out->done);
+                   const size_t n = out->p.size();
+                   if (lines) {
+                     o.Set("pairs", double(n));
+                     const size_t nb = out->lines.size();
+                     o.Set("lines", Napi::Uint8Array::New(env, nb, ToArrayBuffer(env, std::move(out->lines)), 0));
+                     return o;
+                   }
                    std::vector<uint32_t> a(n), b(n), p(n), w(n);
                    Napi::Float64Array ba = Napi::Float64Array::New(env, n), bb = Napi::Float64Array::New(env, n);
                    for (size_t i = 0; i < n; i++) {
-                     const auto& x = (*res)[i];
+                     const auto& x = out->p[i];
                      a[i] = x.a, b[i] = x.b, p[i] = x.passages, w[i] = x.windows;
                      ba[i] = double(x.bytes_a), bb[i] = double(x.bytes_b);
                    }
-                   Napi::Object o = Napi::Object::New(env);
                    o.Set("a", U32Array(env, std::move(a)));
                    o.Set("b", U32Array(env, std::move(b)));
                    o.Set("passages", U32Array(env, std::move(p)));

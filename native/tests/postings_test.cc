@@ -3,12 +3,16 @@
 // file and an offset. Every test runs for 32-bit and for 64-bit keys.
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "check.h"
@@ -16,6 +20,7 @@
 #include "postings/passages.h"
 #include "io/file.h"
 #include "postings/store.h"
+#include "util/js_number.h"
 
 using namespace neardup;
 using namespace neardup::postings;
@@ -360,6 +365,17 @@ static void CorruptAndTruncatedSegmentsAreRefused() {
 TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
 TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
 
+// Every text's blots.
+static std::vector<std::vector<uint32_t>> BlotAll(const BlotOptions& bo, const std::vector<std::string>& texts) {
+  Blotter bl(bo);
+  std::vector<std::vector<uint32_t>> keys;
+  for (auto& t : texts) {
+    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
+    keys.push_back(bl.blots());
+  }
+  return keys;
+}
+
 // Aligned runs against the brute force of their definition, and the passage functions on a small random
 // index (under the sanitizers; their results are compared with a brute-force reference in
 // test/passages.test.ts).
@@ -399,11 +415,7 @@ TEST(aligned_runs_and_passages) {
   BlotOptions bo;
   bo.seq_len = 3;
   Blotter bl(bo);
-  std::vector<std::vector<uint32_t>> keys;
-  for (auto& t : texts) {
-    bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
-    keys.push_back(bl.blots());
-  }
+  std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
   std::vector<uint32_t> ids;
   EXPECT(ix.Append(keys, 0, dir, &ids).ok());
   TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
@@ -490,6 +502,259 @@ TEST(aligned_runs_and_passages) {
   }
   EXPECT(matched > 40);
   RmRf(dir);
+}
+
+// The pairs as main computed them before PassagePairFinder (every eligible key in a hash map, every
+// occurrence and every pair in memory), kept as the reference of the bounded version: serial here.
+static uint64_t RefUnionBytes(std::vector<std::pair<uint32_t, uint32_t>>* r) {
+  std::sort(r->begin(), r->end());
+  uint64_t total = 0;
+  uint32_t lo = 0, hi = 0;
+  bool open = false;
+  for (const auto& x : *r) {
+    if (open && x.first <= hi) {
+      hi = std::max(hi, x.second);
+      continue;
+    }
+    if (open) total += hi - lo;
+    lo = x.first, hi = x.second, open = true;
+  }
+  if (open) total += hi - lo;
+  return total;
+}
+static std::vector<PairSummary> RefPassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text,
+                                                uint32_t min_passages, uint32_t max_docs) {
+  std::unordered_map<uint32_t, uint32_t> eligible;
+  EXPECT(ix.ForEach([&](uint32_t key, const std::vector<uint32_t>& d) {
+    if (d.size() >= 2 && d.size() <= max_docs) eligible.emplace(key, uint32_t(eligible.size()));
+    return Status::Ok();
+  }).ok());
+  struct Occ {
+    uint32_t key, doc, pos, begin, end;
+  };
+  std::vector<Occ> occ;
+  Blotter bl(bo);
+  Windows w;
+  for (uint32_t doc = 0; doc < ix.next_id(); doc++) {
+    if (!ix.IsLive(doc)) continue;
+    const uint8_t* t = nullptr;
+    size_t n = 0;
+    EXPECT(text(doc, &t, &n).ok());
+    WindowsOf(&bl, t, n, &w);
+    std::vector<std::pair<uint32_t, uint32_t>> firsts;
+    for (size_t i = 0; i < w.size(); i++) {
+      auto it = eligible.find(w.blots[i]);
+      if (it != eligible.end()) firsts.push_back({it->second, uint32_t(i)});
+    }
+    std::sort(firsts.begin(), firsts.end());
+    for (size_t k = 0; k < firsts.size(); k++) {
+      if (k > 0 && firsts[k].first == firsts[k - 1].first) continue;
+      const uint32_t i = firsts[k].second;
+      occ.push_back(Occ{firsts[k].first, doc, i, w.begin[i], w.end[i]});
+    }
+  }
+  std::vector<uint32_t> by_key(occ.size()), by_doc(occ.size());
+  for (uint32_t i = 0; i < occ.size(); i++) by_key[i] = by_doc[i] = i;
+  std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) {
+    return occ[x].key != occ[y].key ? occ[x].key < occ[y].key : occ[x].doc < occ[y].doc;
+  });
+  std::sort(by_doc.begin(), by_doc.end(), [&](uint32_t x, uint32_t y) {
+    return occ[x].doc != occ[y].doc ? occ[x].doc < occ[y].doc : occ[x].pos < occ[y].pos;
+  });
+  std::vector<uint32_t> key_start(eligible.size() + 1, 0);
+  for (const Occ& o : occ) key_start[o.key + 1]++;
+  for (size_t k = 0; k < eligible.size(); k++) key_start[k + 1] += key_start[k];
+  std::vector<size_t> doc_start;
+  for (size_t i = 0; i < by_doc.size(); i++)
+    if (i == 0 || occ[by_doc[i]].doc != occ[by_doc[i - 1]].doc) doc_start.push_back(i);
+  doc_start.push_back(by_doc.size());
+  struct Match {
+    uint32_t b;
+    int64_t diag;
+    uint32_t i, jb;
+  };
+  std::vector<PairSummary> out;
+  std::vector<Match> m;
+  std::vector<std::pair<uint32_t, uint32_t>> ra, rb;
+  for (size_t g = 0; g + 1 < doc_start.size(); g++) {
+    m.clear();
+    for (size_t t = doc_start[g]; t < doc_start[g + 1]; t++) {
+      const uint32_t oi = by_doc[t];
+      const Occ& oa = occ[oi];
+      for (uint32_t u = key_start[oa.key]; u < key_start[oa.key + 1]; u++) {
+        const Occ& ob = occ[by_key[u]];
+        if (ob.doc > oa.doc) m.push_back(Match{ob.doc, int64_t(oa.pos) - int64_t(ob.pos), oi, by_key[u]});
+      }
+    }
+    std::sort(m.begin(), m.end(), [&](const Match& x, const Match& y) {
+      if (x.b != y.b) return x.b < y.b;
+      if (x.diag != y.diag) return x.diag < y.diag;
+      return occ[x.i].pos < occ[y.i].pos;
+    });
+    for (size_t k = 0; k < m.size();) {
+      size_t l = k;
+      PairSummary p;
+      p.a = occ[m[k].i].doc;
+      p.b = m[k].b;
+      ra.clear();
+      rb.clear();
+      while (l < m.size() && m[l].b == p.b) {
+        size_t r = l + 1;
+        while (r < m.size() && m[r].b == p.b && m[r].diag == m[l].diag && occ[m[r].i].pos == occ[m[r - 1].i].pos + 1) r++;
+        p.passages++;
+        p.windows += uint32_t(r - l);
+        ra.push_back({occ[m[l].i].begin, occ[m[r - 1].i].end});
+        rb.push_back({occ[m[l].jb].begin, occ[m[r - 1].jb].end});
+        l = r;
+      }
+      if (p.passages >= min_passages) {
+        p.bytes_a = RefUnionBytes(&ra);
+        p.bytes_b = RefUnionBytes(&rb);
+        out.push_back(p);
+      }
+      k = l;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const PairSummary& x, const PairSummary& y) {
+    if (x.passages != y.passages) return x.passages > y.passages;
+    if (x.windows != y.windows) return x.windows > y.windows;
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  return out;
+}
+
+static bool SamePairs(const std::vector<PairSummary>& x, const std::vector<PairSummary>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); i++)
+    if (x[i].a != y[i].a || x[i].b != y[i].b || x[i].passages != y[i].passages || x[i].windows != y[i].windows ||
+        x[i].bytes_a != y[i].bytes_a || x[i].bytes_b != y[i].bytes_b)
+      return false;
+  return true;
+}
+
+// The bounded pairs (PassagePairFinder) == the reference above on random corpora full of copied pieces,
+// whatever the cap (a tiny one spills the output sort, splits the eligible keys into partitions, keeps the
+// occurrences in a file, joins one document per block and splits the matches of a document), over one or
+// several segments with deleted documents; the spill folder is gone afterwards.
+TEST(pairs_bounded_equals_reference) {
+  std::mt19937 rng(77);
+  const char* words[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
+  size_t split_runs = 0;  // runs whose eligible keys were split into partitions
+  for (int round = 0; round < 6; round++) {
+    const std::string dir = TempDir();
+    const std::string idx = dir + "/idx";
+    EXPECT(PostingIndex::Create(idx).ok());
+    PostingIndex ix;
+    EXPECT(ix.Open(idx, true).ok());
+    const int ndocs = 30 + int(rng() % 60);
+    const size_t vocab = 4 + rng() % 8;
+    std::vector<std::vector<std::string>> w;
+    for (int d = 0; d < ndocs; d++) {
+      std::vector<std::string> doc;
+      for (int k = rng() % 80; k > 0; k--) doc.push_back(words[rng() % vocab]);
+      for (int c = rng() % 4; c > 0 && d > 0; c--) {  // pieces copied from earlier documents
+        const auto& src = w[rng() % d];
+        if (src.empty()) continue;
+        const size_t at = rng() % src.size(), len = 1 + rng() % 30;
+        std::vector<std::string> piece(src.begin() + long(at), src.begin() + long(std::min(src.size(), at + len)));
+        doc.insert(doc.begin() + long(doc.empty() ? 0 : rng() % doc.size()), piece.begin(), piece.end());
+        if (rng() % 8 == 0) doc.insert(doc.end(), piece.begin(), piece.end());
+      }
+      w.push_back(doc);
+    }
+    std::vector<std::string> texts;
+    for (const auto& doc : w) {
+      std::string t;
+      for (const auto& x : doc) t += x + (rng() % 5 ? " " : ", ");
+      texts.push_back(t);
+    }
+    BlotOptions bo;
+    bo.seq_len = 2 + rng() % 3;
+    std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
+    // one segment, or three with some documents deleted
+    std::vector<uint32_t> ids;
+    if (round % 2 == 0) {
+      EXPECT(ix.Append(keys, 0, dir, &ids).ok());
+    } else {
+      const size_t third = keys.size() / 3;
+      for (size_t part = 0; part < 3; part++) {
+        std::vector<std::vector<uint32_t>> k(keys.begin() + long(part * third), part == 2 ? keys.end() : keys.begin() + long((part + 1) * third));
+        EXPECT(ix.Append(k, 0, dir, &ids).ok());
+      }
+      std::vector<uint32_t> del;
+      for (uint32_t d = 0; d < keys.size(); d++)
+        if (rng() % 7 == 0) del.push_back(d);
+      if (!del.empty()) EXPECT(ix.Delete(del).ok());
+    }
+    TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
+      *t = reinterpret_cast<const uint8_t*>(texts[d].data());
+      *n = texts[d].size();
+      return Status::Ok();
+    };
+    for (uint32_t min_passages : {1u, 2u}) {
+      for (uint32_t max_docs : {1000u, 3u}) {
+        const std::vector<PairSummary> want = RefPassagePairs(ix, bo, fn, min_passages, max_docs);
+        if (min_passages == 1 && max_docs == 1000) EXPECT(!want.empty());
+        for (uint64_t memory : {uint64_t(0), uint64_t(1), uint64_t(4096), uint64_t(40000), uint64_t(1) << 30}) {
+          for (size_t slots : {size_t(1), size_t(3)}) {
+            PassagePairFinder f;
+            PairsOptions o;
+            o.memory = memory;
+            o.tmp_dir = dir;
+            o.slots = slots;
+            EXPECT(f.Start(ix, bo, fn, min_passages, max_docs, o, nullptr).ok());
+            std::vector<PairSummary> got;
+            for (bool done = false; !done;) EXPECT(f.Next(1 + rng() % 5, &got, &done).ok());
+            EXPECT(SamePairs(got, want));
+            EXPECT(f.counters().pairs == want.size());
+            if (memory == 1 && !want.empty()) {
+              EXPECT(f.counters().spilled_bytes > 0 && f.counters().blocks > 1);
+              EXPECT(f.counters().partitions > 1 || f.counters().eligible_keys <= 170);
+              split_runs += f.counters().partitions > 1;
+            }
+            if (memory == 0 || memory == (uint64_t(1) << 30)) EXPECT(f.counters().spilled_bytes == 0 && f.counters().blocks <= 1);
+          }
+        }
+        std::vector<PairSummary> all;
+        EXPECT(PassagePairs(ix, bo, fn, min_passages, max_docs, 2, nullptr, &all).ok());
+        EXPECT(SamePairs(all, want));
+      }
+    }
+    size_t spill = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      spill += e.path().filename().string().rfind("neardup-spill-", 0) == 0;
+    EXPECT(spill == 0);
+    // a cancelled run leaves nothing behind either
+    {
+      std::atomic<bool> stop{true};
+      PassagePairFinder f;
+      PairsOptions o;
+      o.memory = 1;
+      o.tmp_dir = dir;
+      EXPECT(f.Start(ix, bo, fn, 1, 1000, o, &stop).code() == Code::kCancelled);
+    }
+    spill = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      spill += e.path().filename().string().rfind("neardup-spill-", 0) == 0;
+    EXPECT(spill == 0);
+    RmRf(dir);
+  }
+  EXPECT(split_runs > 0);
+}
+
+// FormatJsNumber == JavaScript's JSON.stringify (the strings below were printed by Node for the same doubles).
+TEST(js_numbers) {
+  const std::pair<double, const char*> v[] = {
+      {0.5, "0.5"}, {1, "1"}, {0, "0"}, {-0.0, "0"}, {1.0000000000000000e+21, "1e+21"}, {9.9999999999999995e-8, "1e-7"},
+      {123456789012345683968.0, "123456789012345680000"}, {9.9999999999999995e-7, "0.000001"},
+      {0.33333333333333331, "0.3333333333333333"}, {-1.5000000000000000e-10, "-1.5e-10"}, {4.9406564584124654e-324, "5e-324"},
+      {1.7976931348623157e+308, "1.7976931348623157e+308"}, {0.30000000000000004, "0.30000000000000004"},
+      {0.66666666666666663, "0.6666666666666666"}, {0.0000015, "0.0000015"}, {100, "100"}, {1e20, "100000000000000000000"},
+      {123.456, "123.456"}, {-42, "-42"}, {0.99999999999999989, "0.9999999999999999"}, {4.3499999999999996, "4.35"},
+      {1.0000000000000000e-300, "1e-300"}, {7.7777777777777782e-8, "7.777777777777778e-8"}, {12345678.9, "12345678.9"},
+      {std::nan(""), "null"}};
+  char buf[40];
+  for (const auto& x : v) EXPECT(std::string(buf, FormatJsNumber(x.first, buf)) == x.second);
 }
 
 TEST_MAIN("postings")

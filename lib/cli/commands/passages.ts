@@ -11,7 +11,7 @@ import { parseSize } from './dupi';
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N] [--memory SIZE] [--tmp DIR]
        neardup passages query DIR [--min-shared N] [--max-docs M] [options] [FILE...]
-       neardup passages pairs DIR [--min-shared N] [--max-docs M]
+       neardup passages pairs DIR [--min-shared N] [--max-docs M] [--memory SIZE] [--tmp DIR]
 
 Passages shared between documents: windows of words ("blots", hashed with an order-sensitive hash by
 default) are indexed, and consecutive shared windows are merged into passages.
@@ -37,7 +37,8 @@ query    for each input document: {"id","matches":[{"id","passages","windows","s
          passages (maximal runs of equal consecutive windows), most shared windows first.
 pairs    every pair of indexed documents sharing at least --min-shared (1) passages, most first:
          {"a","b","passages","windows","coverA","coverB"} (cover = fraction of the document's bytes
-         inside the passages).
+         inside the passages). --memory SIZE and --tmp DIR as for extract (the output does not
+         depend on the cap).
          query and pairs: windows held by more than --max-docs (1000) documents do not nominate
          documents (pairs: nor join passages).`;
 
@@ -159,18 +160,20 @@ export const passagesCommand: Command = {
       return 0;
     }
     if (verb === 'pairs') {
-      const r = parse(rest, { 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' } });
+      const r = parse(rest, { 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' }, memory: { type: 'string' }, tmp: { type: 'string' } });
       if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
       if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
+      const minShared = intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1);
+      const maxDocs = intOption('max-docs', r.values['max-docs'], 1000, 2, 2 ** 32 - 1);
       const ix = await PassageIndex.open(r.positionals[0]);
+      const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
+      const unwatch = watchSpillFolders(tmp);
       try {
-        const pairs = await ix.pairs({
-          minShared: intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1),
-          maxDocs: intOption('max-docs', r.values['max-docs'], 1000, 2, 2 ** 32 - 1),
-        });
-        for (const p of pairs) await out.write(JSON.stringify(p) + '\n');
+        const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
+        for await (const b of ix.pairsLines({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp })) await out.writeBytes(b);
       } finally {
         ix.close();
+        unwatch();
       }
       await out.flush();
       return 0;

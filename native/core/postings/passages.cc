@@ -118,6 +118,27 @@ Status ForEachWindows(const std::vector<uint32_t>& docs, const BlotOptions& bo, 
   return stop && stop->load() ? Cancelled() : Status::Ok();
 }
 
+// The documents from *d0 on that take() accepts, about kBatchBytes of text (texts checked here); *d0
+// moves past them.
+constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
+Status NextBatch(uint32_t nd, const std::function<bool(uint32_t)>& take, const TextFn& text, uint32_t* d0,
+                 std::vector<uint32_t>* batch) {
+  batch->clear();
+  uint64_t bytes = 0;
+  uint32_t d = *d0;
+  for (; d < nd && bytes < kBatchBytes; d++) {
+    if (!take(d)) continue;
+    const uint8_t* t = nullptr;
+    size_t n = 0;
+    Status s = text(d, &t, &n);
+    if (!s.ok()) return s;
+    batch->push_back(d);
+    bytes += n + 64;
+  }
+  *d0 = d;
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w) {
@@ -265,9 +286,9 @@ Status ForEachFrequent(const PostingIndex& ix, uint64_t min, const std::atomic<b
   });
 }
 
-// Calls fn(count) for every live key, ascending (from the key blocks alone when the index is one segment
-// without tombstones).
-Status ForEachCount(const PostingIndex& ix, const std::atomic<bool>* stop, const std::function<void(uint32_t)>& fn) {
+// Calls fn(key, count) for every live key, ascending (from the key blocks alone when the index is one
+// segment without tombstones).
+Status ForEachCount(const PostingIndex& ix, const std::atomic<bool>* stop, const std::function<void(uint32_t, uint32_t)>& fn) {
   if (ix.num_segments() == 1 && ix.tombstones().empty()) {
     const Segment& seg = ix.segment(0);
     Segment::Block blk;
@@ -275,12 +296,12 @@ Status ForEachCount(const PostingIndex& ix, const std::atomic<bool>* stop, const
       if (stop && stop->load()) return Cancelled();
       Status s = seg.ReadBlock(b, &blk);
       if (!s.ok()) return s;
-      for (size_t j = 0; j < blk.n; j++) fn(blk.counts[j]);
+      for (size_t j = 0; j < blk.n; j++) fn(blk.keys[j], blk.counts[j]);
     }
     return Status::Ok();
   }
-  return ix.ForEach([&](uint32_t, const std::vector<uint32_t>& d) {
-    fn(uint32_t(d.size()));
+  return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
+    fn(k, uint32_t(d.size()));
     return stop && stop->load() ? Cancelled() : Status::Ok();
   });
 }
@@ -291,14 +312,14 @@ Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, co
   *out = CutOff();
   double sum = 0;
   uint64_t n = 0;
-  Status s = ForEachCount(ix, stop, [&](uint32_t c) {
+  Status s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) {
     sum += c;
     n++;
   });
   if (!s.ok()) return s;
   const double mean = n ? sum / double(n) : 0;
   double sos = 0;
-  if (n) s = ForEachCount(ix, stop, [&](uint32_t c) { sos += (c - mean) * (c - mean); });
+  if (n) s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) { sos += (c - mean) * (c - mean); });
   if (!s.ok()) return s;
   out->keys = n;
   out->posts = uint64_t(sum);
@@ -317,9 +338,7 @@ struct PassageExtractor::Impl {
   uint64_t peak = 0;
   io::SpillDir spill;
   std::string dir;  // the spill folder once created
-  std::vector<Occurrence> occ_mem;  // the occurrence store in memory, or
-  std::unique_ptr<SpillFile> occ_file;  // in a file (then mapped)
-  io::MappedFile occ_map;
+  std::unique_ptr<RecordStore<Occurrence>> occ_store;  // in memory, or in a file (then mapped)
   const Occurrence* occ = nullptr;
   std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
   bool started = false;
@@ -439,7 +458,6 @@ Status PassageExtractor::Impl::Run(
   const size_t slots = std::max<size_t>(1, o.slots);
   std::vector<std::vector<RunRec>> part(slots);
   std::vector<uint32_t> batch;
-  constexpr uint64_t kBatchBytes = uint64_t(8) << 20;
   for (size_t p = 0; p < parts; p++) {
     if (parts > 1) {
       table.Reset((counters.chosen_keys + parts - 1) / parts);
@@ -454,20 +472,8 @@ Status PassageExtractor::Impl::Run(
       if (!s.ok()) return s;
     }
     for (uint32_t d0 = 0; d0 < ix.next_id();) {
-      // a batch of documents holding chosen keys: about kBatchBytes of text
-      batch.clear();
-      uint64_t bytes = 0;
-      uint32_t d = d0;
-      for (; d < ix.next_id() && bytes < kBatchBytes; d++) {
-        if (!(docmap[d / 64] >> (d % 64) & 1)) continue;
-        const uint8_t* t = nullptr;
-        size_t n = 0;
-        s = text(d, &t, &n);
-        if (!s.ok()) return s;
-        batch.push_back(d);
-        bytes += n + 64;
-      }
-      d0 = d;
+      s = NextBatch(ix.next_id(), [&](uint32_t d) { return docmap[d / 64] >> (d % 64) & 1; }, text, &d0, &batch);
+      if (!s.ok()) return s;
       s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
         std::vector<RunRec>& out = part[slot];
         const size_t first = out.size();
@@ -509,7 +515,8 @@ Status PassageExtractor::Impl::Run(
 
   // (4) passages: occurrences to the store, headers to the output sort.
   heads = std::make_unique<SpillSorter<Head, HeadLess>>(m / 4, dir, "extract-heads");
-  const uint64_t occ_cap = m / 4 / sizeof(Occurrence);
+  occ_store = std::make_unique<RecordStore<Occurrence>>(m ? std::max<uint64_t>(1, m / 4 / sizeof(Occurrence)) : 0, dir,
+                                                         "extract-occurrences");
   RunRec r{}, first{};
   bool more = true, open = false;
   Head h{};
@@ -520,16 +527,7 @@ Status PassageExtractor::Impl::Run(
   };
   auto put = [&](const Occurrence& x) -> Status {
     counters.occurrences++;
-    if (!occ_file) {
-      occ_mem.push_back(x);
-      if (!m || occ_mem.size() < occ_cap) return Status::Ok();
-      occ_file = std::make_unique<SpillFile>();
-      Status st = occ_file->Create(dir, "extract-occurrences");
-      if (st.ok()) st = occ_file->Write(occ_mem.data(), occ_mem.size() * sizeof(Occurrence));
-      std::vector<Occurrence>().swap(occ_mem);
-      return st;
-    }
-    return occ_file->Write(&x, sizeof x);
+    return occ_store->Put(&x, 1);
   };
   for (;;) {
     s = runs.Next(&r, &more);
@@ -541,7 +539,7 @@ Status PassageExtractor::Impl::Run(
       first = r;
       open = true;
       h = Head{0, r.len, r.first_blot, r.doc, r.begin, 0, counters.occurrences};
-      Held(runs.held_bytes() + heads->held_bytes() + occ_mem.capacity() * sizeof(Occurrence));
+      Held(runs.held_bytes() + heads->held_bytes() + occ_store->held_bytes());
     }
     h.count++;
     s = put(Occurrence{r.doc, r.begin, r.end});
@@ -551,17 +549,10 @@ Status PassageExtractor::Impl::Run(
   if (s.ok()) s = heads->Seal(stop);
   if (!s.ok()) return s;
   counters.spilled_bytes += runs.spilled_bytes() + by_hash.spilled_bytes() + heads->spilled_bytes();
-  if (occ_file) {
-    counters.spilled_bytes += occ_file->size();
-    s = occ_file->Flush();
-    if (s.ok()) s = occ_map.Open(occ_file->path());
-    if (!s.ok()) return s;
-    if (occ_map.size() != counters.occurrences * sizeof(Occurrence))
-      return Status(Code::kIo, "the temporary file '" + occ_file->path() + "' was cut short");
-    occ = reinterpret_cast<const Occurrence*>(occ_map.data());
-  } else {
-    occ = occ_mem.data();
-  }
+  counters.spilled_bytes += occ_store->file_bytes();
+  s = occ_store->Seal();
+  if (!s.ok()) return s;
+  occ = occ_store->data();
   return Status::Ok();
 }
 
@@ -670,124 +661,483 @@ Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions
 
 // -------------------------------------------------------------------------------------------- pairs
 
-Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
-                    uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out) {
-  out->clear();
-  // Eligible windows: held by 2 .. max_docs live documents.
-  std::unordered_map<uint32_t, uint32_t> eligible;  // key -> dense index
-  Status s = ix.ForEach([&](uint32_t key, const std::vector<uint32_t>& d) {
-    if (d.size() >= 2 && d.size() <= max_docs) eligible.emplace(key, uint32_t(eligible.size()));
-    return stop && stop->load() ? Cancelled() : Status::Ok();
-  });
-  if (!s.ok()) return s;
-  std::vector<uint32_t> live;
-  for (uint32_t d = 0; d < ix.next_id(); d++)
-    if (ix.IsLive(d)) live.push_back(d);
+namespace {
 
-  // The first occurrence of each eligible window in each live document.
-  struct Occ {
-    uint32_t key, doc, pos, begin, end;
-  };
-  std::vector<std::vector<Occ>> part(slots);
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> firsts_of(slots);  // (key index, position)
-  s = ForEachWindows(live, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
-    auto& firsts = firsts_of[slot];
-    firsts.clear();
-    for (size_t i = 0; i < w.size(); i++) {
-      auto it = eligible.find(w.blots[i]);
-      if (it != eligible.end()) firsts.push_back({it->second, uint32_t(i)});
-    }
-    std::sort(firsts.begin(), firsts.end());
-    for (size_t k = 0; k < firsts.size(); k++) {
-      if (k > 0 && firsts[k].first == firsts[k - 1].first) continue;
-      const uint32_t i = firsts[k].second;
-      part[slot].push_back(Occ{firsts[k].first, doc, i, w.begin[i], w.end[i]});
-    }
-  });
-  if (!s.ok()) return s;
-  std::vector<Occ> occ;
-  for (auto& p : part) {
-    occ.insert(occ.end(), p.begin(), p.end());
-    std::vector<Occ>().swap(p);
+// Keys added in ascending order, with a directory on their top bits: a membership test reads one
+// directory entry and a few keys (2 to 4 per entry on average). 4 bytes a key plus the directory.
+class SortedKeySet {
+ public:
+  static unsigned BitsFor(uint64_t n) {
+    unsigned b = 1;
+    while (b < 24 && (uint64_t(4) << b) < n) b++;
+    return b;
   }
-  // by_key: occurrences grouped by key (then doc); by_doc: by doc, then position.
-  std::vector<uint32_t> by_key(occ.size()), by_doc(occ.size());
-  for (uint32_t i = 0; i < occ.size(); i++) by_key[i] = by_doc[i] = i;
-  std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) {
-    return occ[x].key != occ[y].key ? occ[x].key < occ[y].key : occ[x].doc < occ[y].doc;
-  });
-  std::sort(by_doc.begin(), by_doc.end(), [&](uint32_t x, uint32_t y) {
-    return occ[x].doc != occ[y].doc ? occ[x].doc < occ[y].doc : occ[x].pos < occ[y].pos;
-  });
-  std::vector<uint32_t> key_start(eligible.size() + 1, 0);
-  for (const Occ& o : occ) key_start[o.key + 1]++;
-  for (size_t k = 0; k < eligible.size(); k++) key_start[k + 1] += key_start[k];
-  std::vector<size_t> doc_start;  // runs of by_doc with one doc
-  for (size_t i = 0; i < by_doc.size(); i++)
-    if (i == 0 || occ[by_doc[i]].doc != occ[by_doc[i - 1]].doc) doc_start.push_back(i);
-  doc_start.push_back(by_doc.size());
+  // Bytes held for n keys (at most 6 n + 8).
+  static uint64_t BytesFor(uint64_t n) { return 4 * n + 4 * ((uint64_t(1) << BitsFor(n)) + 1); }
+  void Reset() {
+    keys_.clear();
+    dir_.clear();
+  }
+  void Reserve(uint64_t n) { keys_.reserve(n); }
+  void Add(uint32_t k) { keys_.push_back(k); }
+  void Seal() {
+    bits_ = BitsFor(keys_.size());
+    const size_t nb = size_t(1) << bits_;
+    dir_.assign(nb + 1, 0);
+    for (uint32_t k : keys_) dir_[(k >> (32 - bits_)) + 1]++;
+    for (size_t b = 0; b < nb; b++) dir_[b + 1] += dir_[b];
+  }
+  bool Contains(uint32_t k) const {
+    const uint32_t b = k >> (32 - bits_);
+    for (uint32_t i = dir_[b], e = dir_[b + 1]; i < e; i++)
+      if (keys_[i] >= k) return keys_[i] == k;
+    return false;
+  }
+  size_t size() const { return keys_.size(); }
+  uint64_t bytes() const { return (keys_.capacity() + dir_.capacity()) * sizeof(uint32_t); }
+  void Free() {
+    std::vector<uint32_t>().swap(keys_);
+    std::vector<uint32_t>().swap(dir_);
+  }
 
-  // For each document a: its matches (i in a, j in b) with every b > a, grouped by b and diagonal.
-  struct Match {
-    uint32_t b;
-    int64_t diag;
-    uint32_t i;   // occurrence index in a (its pos, range)
-    uint32_t jb;  // occurrence index in b
-  };
-  std::vector<std::vector<PairSummary>> res(slots);
-  std::vector<std::vector<Match>> mbuf(slots);
-  parallel::ParallelFor(doc_start.size() - 1, 4, slots, [&](size_t b0, size_t e0, size_t slot) {
-    std::vector<Match>& m = mbuf[slot];
-    std::vector<std::pair<uint32_t, uint32_t>> ra, rb;
-    for (size_t g = b0; g < e0; g++) {
-      m.clear();
-      for (size_t t = doc_start[g]; t < doc_start[g + 1]; t++) {
-        const uint32_t oi = by_doc[t];
-        const Occ& oa = occ[oi];
-        for (uint32_t u = key_start[oa.key]; u < key_start[oa.key + 1]; u++) {
-          const Occ& ob = occ[by_key[u]];
-          if (ob.doc > oa.doc) m.push_back(Match{ob.doc, int64_t(oa.pos) - int64_t(ob.pos), oi, by_key[u]});
-        }
-      }
-      std::sort(m.begin(), m.end(), [&](const Match& x, const Match& y) {
-        if (x.b != y.b) return x.b < y.b;
-        if (x.diag != y.diag) return x.diag < y.diag;
-        return occ[x.i].pos < occ[y.i].pos;
-      });
-      for (size_t k = 0; k < m.size();) {
-        size_t l = k;
-        PairSummary p;
-        p.a = occ[m[k].i].doc;
-        p.b = m[k].b;
-        ra.clear();
-        rb.clear();
-        while (l < m.size() && m[l].b == p.b) {
-          // one run: consecutive positions on one diagonal
-          size_t r = l + 1;
-          while (r < m.size() && m[r].b == p.b && m[r].diag == m[l].diag && occ[m[r].i].pos == occ[m[r - 1].i].pos + 1) r++;
-          p.passages++;
-          p.windows += uint32_t(r - l);
-          ra.push_back({occ[m[l].i].begin, occ[m[r - 1].i].end});
-          rb.push_back({occ[m[l].jb].begin, occ[m[r - 1].jb].end});
-          l = r;
-        }
-        if (p.passages >= min_passages) {
-          p.bytes_a = UnionBytes(&ra);
-          p.bytes_b = UnionBytes(&rb);
-          res[slot].push_back(p);
-        }
-        k = l;
-      }
-    }
-  }, stop);
-  if (stop && stop->load()) return Cancelled();
-  for (auto& r : res) out->insert(out->end(), r.begin(), r.end());
-  std::sort(out->begin(), out->end(), [](const PairSummary& x, const PairSummary& y) {
+ private:
+  std::vector<uint32_t> keys_, dir_;
+  unsigned bits_ = 1;
+};
+
+// A document's first occurrence of an eligible key: its window and the window's byte range.
+struct PairOcc {
+  uint32_t key, pos, begin, end;
+};
+// The same in a block of documents (sorted by key, then document).
+struct BlockOcc {
+  uint32_t key, doc, pos, begin, end;
+};
+// A match of window pos_a of document a (block occurrence ea) with occurrence rb of document b; sorted by
+// (hi, pos_a), hi = a << 32 | (pos_a - pos_b + 2^31) (windows < 2^31: texts are below 4 GiB).
+struct PairMatch {
+  uint64_t hi;
+  uint32_t pos_a, ea, rb, pad;
+};
+struct PairMatchLess {
+  bool operator()(const PairMatch& x, const PairMatch& y) const { return x.hi != y.hi ? x.hi < y.hi : x.pos_a < y.pos_a; }
+};
+struct PairOrder {  // output order: most passages, then most windows, then (a, b)
+  bool operator()(const PairSummary& x, const PairSummary& y) const {
     if (x.passages != y.passages) return x.passages > y.passages;
     if (x.windows != y.windows) return x.windows > y.windows;
     return x.a != y.a ? x.a < y.a : x.b < y.b;
-  });
+  }
+};
+
+// Buffered sequential reads of PairOcc records from a spill file.
+class OccReader {
+ public:
+  explicit OccReader(SpillFile* f) : f_(f), buf_(16384) {}
+  Status Start() { return f_->Rewind(); }
+  Status Read(size_t k, std::vector<PairOcc>* out) {
+    while (k > 0) {
+      if (pos_ == n_) {
+        size_t got = 0;
+        Status s = f_->Read(buf_.data(), buf_.size() * sizeof(PairOcc), &got);
+        if (!s.ok()) return s;
+        if (got == 0 || got % sizeof(PairOcc)) return Status(Code::kIo, "the temporary file '" + f_->path() + "' was cut short");
+        n_ = got / sizeof(PairOcc);
+        pos_ = 0;
+      }
+      const size_t t = std::min(k, n_ - pos_);
+      out->insert(out->end(), buf_.begin() + long(pos_), buf_.begin() + long(pos_ + t));
+      pos_ += t;
+      k -= t;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  SpillFile* f_;
+  std::vector<PairOcc> buf_;
+  size_t pos_ = 0, n_ = 0;
+};
+
+}  // namespace
+
+struct PassagePairFinder::Impl {
+  PairsCounters counters;
+  uint64_t peak = 0;
+  io::SpillDir spill;
+  std::string dir;
+  // The occurrences, documents in id order: document d's are [doc_off[d], doc_off[d + 1]).
+  std::vector<uint64_t> doc_off;
+  std::unique_ptr<RecordStore<PairOcc>> store;  // in memory, or in a file (then mapped)
+  const PairOcc* occ = nullptr;
+  std::unique_ptr<SpillSorter<PairSummary, PairOrder>> out;
+  bool started = false;
+
+  // The join's state: one block of documents [lo, hi), its occurrences sorted by key and a directory on
+  // the keys' top bits.
+  std::vector<BlockOcc> blk;
+  std::vector<uint32_t> blk_dir, blk_cur;
+  unsigned blk_bits = 1;
+  uint32_t blk_lo = 0, blk_hi = 0;
+  uint32_t min_passages = 1;
+  uint64_t match_cap = 0;  // matches a slot holds before it splits the block (0: no cap)
+  struct Scratch {
+    std::vector<PairMatch> m;
+    std::vector<std::pair<uint32_t, uint32_t>> ra, rb;
+    std::vector<PairSummary> res;
+    uint64_t matches = 0;
+  };
+
+  void Held(uint64_t b) { peak = std::max(peak, b); }
+  Status Dir(const std::string& parent) {
+    if (!dir.empty()) return Status::Ok();
+    Status s = spill.Create(parent);
+    if (s.ok()) dir = spill.path();
+    return s;
+  }
+  Status Run(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
+             const std::atomic<bool>* stop);
+  Status Occurrences(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
+                     const std::atomic<bool>* stop);
+  Status Join(const PairsOptions& o, const std::atomic<bool>* stop);
+  void BuildBlock(uint32_t lo, uint32_t hi, size_t slots, const std::atomic<bool>* stop);
+  // First block occurrence of key (blk.size() when none).
+  size_t First(uint32_t key) const {
+    const uint32_t b = key >> (32 - blk_bits);
+    uint32_t i = blk_dir[b];
+    const uint32_t e = blk_dir[b + 1];
+    while (i < e && blk[i].key < key) i++;
+    return i < e && blk[i].key == key ? i : blk.size();
+  }
+  // The pairs (a, b) for the block's documents a in [alo, ahi), a < b.
+  void MatchDoc(uint32_t b, uint32_t alo, uint32_t ahi, Scratch* sc) const;
+};
+
+PassagePairFinder::PassagePairFinder() : impl_(new Impl) {}
+PassagePairFinder::~PassagePairFinder() = default;
+const PairsCounters& PassagePairFinder::counters() const { return impl_->counters; }
+uint64_t PassagePairFinder::peak_bytes() const { return impl_->peak; }
+
+Status PassagePairFinder::Start(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+                                uint32_t max_docs, const PairsOptions& o, const std::atomic<bool>* stop) {
+  if (impl_->started) return Status(Code::kInternal, "the pair finder was started already");
+  impl_->started = true;
+  impl_->min_passages = std::max<uint32_t>(1, min_passages);
+  return impl_->Run(ix, bo, text, max_docs, o, stop);
+}
+
+Status PassagePairFinder::Impl::Run(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
+                                    const PairsOptions& o, const std::atomic<bool>* stop) {
+  if (o.memory) {
+    Status s = Dir(o.tmp_dir);
+    if (!s.ok()) return s;
+  }
+  out = std::make_unique<SpillSorter<PairSummary, PairOrder>>(o.memory / 8, dir, "pairs-out");
+  Status s = Occurrences(ix, bo, text, max_docs, o, stop);
+  if (s.ok()) s = Join(o, stop);
+  if (s.ok()) s = out->Seal(stop);
+  if (!s.ok()) return s;
+  counters.spilled_bytes += out->spilled_bytes();
   return Status::Ok();
+}
+
+// (1) and (2): the eligible keys' first occurrences in each live document, documents in id order.
+Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
+                                            const PairsOptions& o, const std::atomic<bool>* stop) {
+  const uint64_t m = o.memory;
+  auto eligible = [&](uint32_t c) { return c >= 2 && c <= max_docs; };
+  Status s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) { counters.eligible_keys += eligible(c); });
+  if (!s.ok()) return s;
+  const uint64_t n = counters.eligible_keys;
+  // keys per partition: the set within half the cap (a floor: not one pass per key under a tiny cap)
+  uint64_t per = n ? n : 1;
+  if (m) {
+    const uint64_t budget = std::max<uint64_t>(m / 2, 1024);
+    while (per > 1 && SortedKeySet::BytesFor(per) > budget) per = (per + 1) / 2;
+  }
+  per = std::min<uint64_t>(per, uint64_t(1) << 31);
+  const size_t parts = size_t(n ? (n + per - 1) / per : 1);
+  counters.partitions = parts;
+
+  const uint32_t nd = ix.next_id();
+  doc_off.assign(uint64_t(nd) + 1, 0);
+  const uint64_t mem_cap = m ? std::max<uint64_t>(1, m / 8 / sizeof(PairOcc)) : 0;  // occurrences kept in memory
+  // Where a part's occurrences go: the store (one partition), or a file per partition (merged below).
+  std::vector<std::unique_ptr<SpillFile>> part_files;
+  std::vector<std::vector<uint32_t>> part_counts;
+  store = std::make_unique<RecordStore<PairOcc>>(mem_cap, dir, "pairs-occurrences");
+  auto put = [&](const PairOcc* p, size_t k) -> Status {
+    counters.occurrences += k;
+    return store->Put(p, k);
+  };
+
+  SortedKeySet set;
+  const size_t slots = std::max<size_t>(1, o.slots);
+  std::vector<std::vector<PairOcc>> recs(slots);
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> firsts(slots);
+  struct Where {
+    uint32_t slot = 0;
+    size_t at = 0, n = 0;
+  };
+  std::vector<Where> where;
+  std::vector<uint32_t> batch;
+  for (size_t p = 0; p < parts; p++) {
+    set.Reset();
+    set.Reserve(std::min(per, n));
+    uint64_t idx = 0;
+    const uint64_t first = p * per, last = first + per;
+    s = ForEachCount(ix, stop, [&](uint32_t key, uint32_t c) {
+      if (!eligible(c)) return;
+      if (idx >= first && idx < last) set.Add(key);
+      idx++;
+    });
+    if (!s.ok()) return s;
+    set.Seal();
+    SpillFile* pf = nullptr;
+    if (parts > 1) {
+      part_files.push_back(std::make_unique<SpillFile>());
+      pf = part_files.back().get();
+      s = pf->Create(dir, "pairs-part");
+      if (!s.ok()) return s;
+      part_counts.emplace_back(nd, 0);
+    }
+    for (uint32_t d0 = 0; d0 < nd;) {
+      s = NextBatch(nd, [&](uint32_t d) { return ix.IsLive(d); }, text, &d0, &batch);
+      if (!s.ok()) return s;
+      where.assign(batch.size(), Where());
+      s = ForEachWindows(batch, bo, text, slots, stop, [&](size_t slot, uint32_t doc, const Windows& w) {
+        auto& f = firsts[slot];
+        f.clear();
+        for (size_t i = 0; i < w.size(); i++)
+          if (set.Contains(w.blots[i])) f.push_back({w.blots[i], uint32_t(i)});
+        std::sort(f.begin(), f.end());
+        std::vector<PairOcc>& r = recs[slot];
+        Where& x = where[size_t(std::lower_bound(batch.begin(), batch.end(), doc) - batch.begin())];
+        x.slot = uint32_t(slot);
+        x.at = r.size();
+        for (size_t k = 0; k < f.size(); k++) {
+          if (k > 0 && f[k].first == f[k - 1].first) continue;  // the key's first window only
+          const uint32_t i = f[k].second;
+          r.push_back(PairOcc{f[k].first, i, w.begin[i], w.end[i]});
+        }
+        x.n = r.size() - x.at;
+      });
+      if (!s.ok()) return s;
+      uint64_t scratch = 0;
+      for (const auto& r : recs) scratch += r.capacity() * sizeof(PairOcc);
+      Held(set.bytes() + store->held_bytes() + doc_off.capacity() * 8 + scratch);
+      for (size_t i = 0; i < batch.size(); i++) {
+        const Where& x = where[i];
+        const PairOcc* p0 = recs[x.slot].data() + x.at;
+        if (parts == 1) {
+          doc_off[batch[i] + 1] = x.n;
+          s = put(p0, x.n);
+        } else {
+          part_counts[p][batch[i]] = uint32_t(x.n);
+          counters.spilled_bytes += x.n * sizeof(PairOcc);
+          s = pf->Write(p0, x.n * sizeof(PairOcc));
+        }
+        if (!s.ok()) return s;
+      }
+      for (auto& r : recs) r.clear();
+    }
+  }
+  set.Free();
+  for (auto& r : recs) std::vector<PairOcc>().swap(r);
+  if (parts > 1) {  // the partitions' files merged document by document into the store
+    std::vector<OccReader> readers;
+    for (auto& f : part_files) readers.emplace_back(f.get());
+    for (auto& r : readers) {
+      s = r.Start();
+      if (!s.ok()) return s;
+    }
+    std::vector<PairOcc> one;
+    for (uint32_t d = 0; d < nd; d++) {
+      if (stop && stop->load()) return Cancelled();
+      one.clear();
+      for (size_t p = 0; p < parts; p++) {
+        s = readers[p].Read(part_counts[p][d], &one);
+        if (!s.ok()) return s;
+      }
+      doc_off[d + 1] = one.size();
+      s = put(one.data(), one.size());
+      if (!s.ok()) return s;
+    }
+    readers.clear();
+    part_files.clear();
+  }
+  for (uint32_t d = 0; d < nd; d++) doc_off[d + 1] += doc_off[d];
+  if (doc_off[nd] != counters.occurrences) return Status(Code::kInternal, "pairs: occurrences lost");
+  counters.spilled_bytes += store->file_bytes();
+  s = store->Seal();
+  if (!s.ok()) return s;
+  occ = store->data();
+  return Status::Ok();
+}
+
+// The block's occurrences sorted by key (then document: a counting sort on the keys' top bits keeps the
+// document order, each bucket then sorted on the pool) and the directory.
+void PassagePairFinder::Impl::BuildBlock(uint32_t lo, uint32_t hi, size_t slots, const std::atomic<bool>* stop) {
+  blk_lo = lo, blk_hi = hi;
+  const uint64_t n = doc_off[hi] - doc_off[lo];
+  blk_bits = SortedKeySet::BitsFor(n);
+  const size_t nb = size_t(1) << blk_bits;
+  const unsigned sh = 32 - blk_bits;
+  blk_dir.assign(nb + 1, 0);
+  for (uint64_t i = doc_off[lo]; i < doc_off[hi]; i++) blk_dir[(occ[i].key >> sh) + 1]++;
+  for (size_t b = 0; b < nb; b++) blk_dir[b + 1] += blk_dir[b];
+  blk_cur.assign(blk_dir.begin(), blk_dir.end() - 1);
+  if (n > blk.capacity()) {  // exactly n: a resize would double past the cap
+    std::vector<BlockOcc>().swap(blk);
+    blk.reserve(n);
+  }
+  blk.resize(n);
+  for (uint32_t d = lo; d < hi; d++)
+    for (uint64_t i = doc_off[d]; i < doc_off[d + 1]; i++) {
+      const PairOcc& x = occ[i];
+      blk[blk_cur[x.key >> sh]++] = BlockOcc{x.key, d, x.pos, x.begin, x.end};
+    }
+  std::vector<uint32_t>().swap(blk_cur);
+  parallel::ParallelFor(nb, 4096, slots, [&](size_t b0, size_t e0, size_t) {
+    for (size_t b = b0; b < e0; b++)
+      if (blk_dir[b + 1] - blk_dir[b] > 1)
+        std::stable_sort(blk.begin() + blk_dir[b], blk.begin() + blk_dir[b + 1],
+                         [](const BlockOcc& x, const BlockOcc& y) { return x.key < y.key; });
+  }, stop);
+}
+
+void PassagePairFinder::Impl::MatchDoc(uint32_t b, uint32_t alo, uint32_t ahi, Scratch* sc) const {
+  const PairOcc* r = occ + doc_off[b];
+  const size_t nr = size_t(doc_off[b + 1] - doc_off[b]);
+  std::vector<PairMatch>& m = sc->m;
+  m.clear();
+  if (match_cap && m.capacity() < match_cap) m.reserve(match_cap + 1024);  // not doubled past the cap
+  for (size_t j = 0; j < nr; j++) {
+    for (size_t i = First(r[j].key); i < blk.size() && blk[i].key == r[j].key; i++) {
+      const BlockOcc& e = blk[i];
+      if (e.doc >= ahi) break;
+      if (e.doc < alo) continue;
+      m.push_back(PairMatch{uint64_t(e.doc) << 32 | (uint64_t(e.pos) + 0x80000000u - r[j].pos), e.pos, uint32_t(i), uint32_t(j), 0});
+    }
+    if (match_cap && m.size() > match_cap && ahi - alo > 1) {  // too many: the two halves of the range apart
+      const uint32_t mid = alo + (ahi - alo) / 2;
+      MatchDoc(b, alo, mid, sc);
+      MatchDoc(b, mid, ahi, sc);
+      return;
+    }
+  }
+  sc->matches += m.size();
+  std::sort(m.begin(), m.end(), PairMatchLess());
+  for (size_t k = 0; k < m.size();) {
+    PairSummary p;
+    p.a = uint32_t(m[k].hi >> 32);
+    p.b = b;
+    sc->ra.clear();
+    sc->rb.clear();
+    size_t l = k;
+    while (l < m.size() && uint32_t(m[l].hi >> 32) == p.a) {
+      // one passage: consecutive windows on one diagonal
+      size_t e = l + 1;
+      while (e < m.size() && m[e].hi == m[l].hi && m[e].pos_a == m[e - 1].pos_a + 1) e++;
+      p.passages++;
+      p.windows += uint32_t(e - l);
+      sc->ra.push_back({blk[m[l].ea].begin, blk[m[e - 1].ea].end});
+      sc->rb.push_back({r[m[l].rb].begin, r[m[e - 1].rb].end});
+      l = e;
+    }
+    if (p.passages >= min_passages) {
+      p.bytes_a = UnionBytes(&sc->ra);
+      p.bytes_b = UnionBytes(&sc->rb);
+      sc->res.push_back(p);
+    }
+    k = l;
+  }
+}
+
+// (3): blocks of documents, each joined with itself and every later document.
+Status PassagePairFinder::Impl::Join(const PairsOptions& o, const std::atomic<bool>* stop) {
+  const uint64_t m = o.memory;
+  const uint32_t nd = uint32_t(doc_off.size() - 1);
+  const size_t slots = std::max<size_t>(1, o.slots);
+  // a block within half the cap: 20 bytes an occurrence, the directory (at most 2 bytes an occurrence)
+  // and the counting sort's cursors (as much)
+  const uint64_t blk_cap = m ? std::max<uint64_t>(1, m / 2 / (sizeof(BlockOcc) + 4)) : ~uint64_t(0);
+  match_cap = m ? std::max<uint64_t>(4096, m / 8 / slots / sizeof(PairMatch)) : 0;
+  const uint64_t chunk = m ? std::min<uint64_t>(uint64_t(1) << 20, std::max<uint64_t>(1024, m / 1024)) : uint64_t(1) << 20;
+  std::vector<Scratch> sc(slots);
+  Status err;
+  for (uint32_t lo = 0; lo < nd;) {
+    uint32_t hi = lo + 1;
+    while (hi < nd && doc_off[hi + 1] - doc_off[lo] <= blk_cap) hi++;
+    if (doc_off[hi] == doc_off[lo]) {
+      lo = hi;
+      continue;
+    }
+    if (stop && stop->load()) return Cancelled();
+    counters.blocks++;
+    BuildBlock(lo, hi, slots, stop);
+    if (stop && stop->load()) return Cancelled();
+    // the documents after lo, in chunks of occurrences (the pairs found, about as many, are drained
+    // between them: about a 1/32 of the cap at most)
+    for (uint32_t c0 = lo + 1; c0 < nd;) {
+      uint32_t c1 = c0 + 1;
+      while (c1 < nd && doc_off[c1] - doc_off[c0] < chunk) c1++;
+      parallel::ParallelFor(c1 - c0, 8, slots, [&](size_t b0, size_t e0, size_t slot) {
+        for (size_t i = b0; i < e0; i++) {
+          const uint32_t b = c0 + uint32_t(i);
+          if (doc_off[b + 1] > doc_off[b]) MatchDoc(b, lo, std::min(hi, b), &sc[slot]);
+        }
+      }, stop);
+      if (stop && stop->load()) return Cancelled();
+      uint64_t scratch = 0;
+      for (Scratch& x : sc) {
+        scratch += x.m.capacity() * sizeof(PairMatch) + x.res.capacity() * sizeof(PairSummary);
+        for (const PairSummary& p : x.res) {
+          Status s = out->Add(p);
+          if (!s.ok()) return s;
+        }
+        counters.pairs += x.res.size();
+        x.res.clear();
+      }
+      Held(blk.capacity() * sizeof(BlockOcc) + blk_dir.capacity() * 4 + store->held_bytes() +
+           doc_off.capacity() * 8 + out->held_bytes() + scratch);
+      c0 = c1;
+    }
+    lo = hi;
+  }
+  for (Scratch& x : sc) counters.matches += x.matches;
+  std::vector<BlockOcc>().swap(blk);
+  std::vector<uint32_t>().swap(blk_dir);
+  return Status::Ok();
+}
+
+Status PassagePairFinder::Next(size_t max_pairs, std::vector<PairSummary>* res, bool* done) {
+  Impl& im = *impl_;
+  *done = false;
+  if (!im.out) return Status(Code::kInternal, "the pair finder was not started");
+  PairSummary p;
+  for (size_t k = 0; k < max_pairs; k++) {
+    bool more = true;
+    Status s = im.out->Next(&p, &more);
+    if (!s.ok()) return s;
+    if (!more) {
+      *done = true;
+      return Status::Ok();
+    }
+    res->push_back(p);
+  }
+  return Status::Ok();
+}
+
+Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+                    uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out) {
+  out->clear();
+  PassagePairFinder f;
+  PairsOptions o;
+  o.slots = slots;
+  Status s = f.Start(ix, bo, text, min_passages, max_docs, o, stop);
+  for (bool done = false; s.ok() && !done;) s = f.Next(size_t(1) << 20, out, &done);
+  return s;
 }
 
 }  // namespace postings

@@ -172,9 +172,50 @@ struct PairSummary {
   uint64_t bytes_a = 0, bytes_b = 0;  // covered by the passages
 };
 
-// Every pair of live documents with at least min_passages passages, where a passage is a maximal aligned
-// run of windows each held by 2 .. max_docs documents, taking each window's first occurrence in each
-// document. Ordered by passages, then windows (descending), then (a, b).
+struct PairsOptions {
+  uint64_t memory = 0;   // cap on the occurrences, tables and records held (0: none); the pairs do not depend on it
+  std::string tmp_dir;   // where the spill folder goes when they outgrow `memory`
+  size_t slots = 1;      // threads
+};
+
+struct PairsCounters {
+  uint64_t eligible_keys = 0, occurrences = 0, matches = 0, pairs = 0;
+  uint64_t spilled_bytes = 0;  // written to the occurrence files and the output sort's runs
+  size_t partitions = 0;       // passes over the documents (the eligible key set split to fit the cap)
+  size_t blocks = 0;           // document blocks joined with the documents after them
+};
+
+// Every pair of live documents with at least min_passages passages, where a passage is a maximal run of
+// consecutive places on one diagonal of windows each held by 2 .. max_docs live documents, taking each
+// window's first occurrence in each document. Ordered by passages, then windows (descending), then (a, b).
+// In bounded memory (docs/passages.md): (1) the eligible keys (from the key blocks' counts) in a sorted
+// table, split by key range into partitions when it would take more than half the cap (one pass over the
+// documents each); (2) one pass over the live documents blotting them in parallel, which stores each
+// document's first occurrence of each eligible key (key, window, byte range: 16 bytes) in document order
+// (in memory up to an eighth of the cap, else in a spill file, then memory-mapped); (3) a blockwise join:
+// the documents are cut into consecutive blocks whose occurrences fit half the cap; each block's
+// occurrences are sorted by key, and every document b after the block's first is matched against it on
+// the pool (its matches with the block's documents a < b sorted by (a, diagonal, window): each pair's
+// passages come out of one scan; a document whose matches outgrow its share of the cap is matched
+// against halves of the block); (4) the pairs go through an external sort in output order, read by Next().
+class PassagePairFinder {
+ public:
+  PassagePairFinder();
+  ~PassagePairFinder();
+  Status Start(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages, uint32_t max_docs,
+               const PairsOptions& o, const std::atomic<bool>* stop);
+  // Appends up to max_pairs next pairs in order to out; *done when none is left.
+  Status Next(size_t max_pairs, std::vector<PairSummary>* out, bool* done);
+  const PairsCounters& counters() const;
+  // The most bytes of tables, occurrences and records held at once (not counting the blotting scratch).
+  uint64_t peak_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// All of PassagePairFinder's pairs, in memory.
 Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
                     uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out);
 

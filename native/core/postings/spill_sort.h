@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "io/file.h"
 #include "io/os.h"
 #include "util/status.h"
 
@@ -65,6 +66,51 @@ class SpillFile {
   uint64_t size_ = 0;
 };
 
+// Records appended in order and then read in place: kept in memory up to `memory_records` (0: no cap),
+// written to a file in the spill folder beyond (then memory-mapped by Seal). The memory grows to the cap,
+// not past it.
+template <typename T>
+class RecordStore {
+  static_assert(std::is_trivially_copyable<T>::value, "records are written as bytes");
+
+ public:
+  RecordStore(uint64_t memory_records, std::string dir, const char* tag) : cap_(memory_records), dir_(std::move(dir)), tag_(tag) {}
+  Status Put(const T* p, size_t k) {
+    n_ += k;
+    if (file_) return file_->Write(p, k * sizeof(T));
+    if (cap_ && mem_.size() + k > mem_.capacity())
+      mem_.reserve(std::max<uint64_t>(mem_.size() + k, std::min<uint64_t>(cap_, 2 * mem_.capacity() + 1024)));
+    mem_.insert(mem_.end(), p, p + k);
+    if (!cap_ || mem_.size() < cap_) return Status::Ok();
+    file_ = std::make_unique<SpillFile>();
+    Status s = file_->Create(dir_, tag_);
+    if (s.ok()) s = file_->Write(mem_.data(), mem_.size() * sizeof(T));
+    std::vector<T>().swap(mem_);
+    return s;
+  }
+  // After the last Put: data() then holds the records.
+  Status Seal() {
+    if (!file_) return Status::Ok();
+    Status s = file_->Flush();
+    if (s.ok()) s = map_.Open(file_->path());
+    if (!s.ok()) return s;
+    if (map_.size() != n_ * sizeof(T)) return Status(Code::kIo, "the temporary file '" + file_->path() + "' was cut short");
+    return Status::Ok();
+  }
+  const T* data() const { return file_ ? reinterpret_cast<const T*>(map_.data()) : mem_.data(); }
+  uint64_t size() const { return n_; }
+  uint64_t file_bytes() const { return file_ ? file_->size() : 0; }
+  uint64_t held_bytes() const { return mem_.capacity() * sizeof(T); }
+
+ private:
+  uint64_t cap_, n_ = 0;
+  std::string dir_;
+  const char* tag_;
+  std::vector<T> mem_;
+  std::unique_ptr<SpillFile> file_;
+  io::MappedFile map_;
+};
+
 template <typename T, typename Less>
 class SpillSorter {
   static_assert(std::is_trivially_copyable<T>::value, "records are written as bytes");
@@ -79,6 +125,8 @@ class SpillSorter {
   SpillSorter& operator=(const SpillSorter&) = delete;
 
   Status Add(const T& x) {
+    if (budget_ && mem_.size() == mem_.capacity())  // grows to the budget, not past it
+      mem_.reserve(std::min<uint64_t>(budget_, std::max<uint64_t>(1024, 2 * mem_.capacity())));
     mem_.push_back(x);
     added_++;
     if (budget_ && mem_.size() >= budget_) return Spill();
