@@ -161,7 +161,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     extractLines: (p: neardup.PassageIndex) => [() => p.extractLines({ minDocs: -1 }), () => p.extractLines(5 as never), () => p.extractLines({ memory: 0.5 })],
     query: (p: neardup.PassageIndex) => [() => p.query(bad.notArray as never), () => p.query(['x' as never]), () => p.query([], { minShared: 0 })],
     queryLines: (p: neardup.PassageIndex) => [() => p.queryLines(bad.notArray as never), () => p.queryLines(['x' as never]), () => p.queryLines([], { maxDocs: 0 })],
-    pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never)],
+    pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never), () => p.pairs({ memory: -1 }), () => p.pairs({ tmp: 5 as never })],
+    pairsLines: (p: neardup.PassageIndex) => [() => p.pairsLines({ minShared: 0 }), () => p.pairsLines(5 as never), () => p.pairsLines({ memory: 0.5 })],
     addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
   ParagraphFilter: {
@@ -177,7 +178,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
 // TypeScript-private helpers (on the prototype at run time)
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
-  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'passagePairs', 'dupiOrder']);
+  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'pairsStart', 'pairsNext', 'pairsChunks', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 
