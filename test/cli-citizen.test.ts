@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as zlib from 'node:zlib';
 import { cli } from './cli-helper';
+import { TSX_FLAGS } from './support/tsx';
 import { editDistance, parse } from '../lib/cli/common';
 import { Progress, percentEta } from '../lib/cli/progress';
 import { readJsonl } from '../lib/cli/jsonl';
@@ -25,6 +26,26 @@ const COMMANDS = [
   ['shingles'], ['minhash'], ['dedup'], ['simhash', 'fingerprint'], ['simhash', 'find-all'], ['paragraphs'], ['onion'],
   ['doubri', 'minhash'], ['doubri', 'init'], ['doubri', 'self'], ['doubri', 'other'], ['doubri', 'apply'],
 ];
+
+test('the registry: each command module is loaded only when run, and is the command its entry names', () => {
+  const { commands } = require('../lib/cli/registry') as typeof import('../lib/cli/registry');
+  const mod = (name: string) => path.join(__dirname, '..', 'lib', 'cli', 'commands', `${name}.ts`);
+  assert.ok(commands.length >= 12);
+  assert.is(new Set(commands.map((c) => c.name)).size, commands.length);
+  for (const e of commands) {
+    assert.ok(e.summary.length > 10, e.name);
+    const c = e.load();
+    assert.is(c.name, e.name);
+    assert.ok(c.usage.startsWith('Usage: neardup'), e.name);
+    assert.ok(require.cache[mod(e.name)] !== undefined, e.name);
+  }
+  // `neardup --version` loads no command module
+  const r = spawnSync(process.execPath, [...TSX_FLAGS, '-e',
+    `require(${JSON.stringify(path.join(__dirname, '..', 'lib', 'cli', 'main.ts'))}).main(['--version']).then(() => ` +
+    `console.log(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes('/cli/commands/')))))`]);
+  assert.is(r.status, 0, r.stderr?.toString());
+  assert.equal(JSON.parse(r.stdout.toString().trim().split('\n').pop()!), []);
+});
 
 test('--threads N is accepted by every command and checked', () => {
   for (const c of COMMANDS) {

@@ -14,9 +14,13 @@ export class UsageError extends Error {
 
 export interface Command {
   name: string;
-  summary: string;
   usage: string;
   run(args: string[]): Promise<number>;
+}
+
+/** A command under another (`neardup doubri self`): its line in the parent's help is its summary. */
+export interface Subcommand extends Command {
+  summary: string;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

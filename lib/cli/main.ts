@@ -36,13 +36,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${version}\n`);
     return 0;
   }
-  const cmd: Command | undefined = commands.find((c) => c.name === name);
-  if (!cmd) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`neardup: unknown command '${name}'\n\n${usage()}\n`);
     return 2;
   }
   try {
     checkThreadsEnv();
+    const cmd: Command = entry.load();
     return await cmd.run(rest);
   } catch (e) {
     if (e instanceof UsageError) {

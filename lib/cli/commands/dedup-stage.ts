@@ -23,7 +23,6 @@ export function parseShard(v: unknown, expected: number, stage: string): number 
 
 export const dedupStageCommand: Command = {
   name: 'dedup-stage',
-  summary: 'one task of a sharded dedup (plan, signatures, buckets, verify, clusters, filter, kept): docs/scale.md',
   usage: `Usage: neardup dedup-stage plan --work DIR [--shards N] [--band-shards M] [dedup options] FILE...
        neardup dedup-stage signatures|buckets|verify|filter --work DIR --shard I/N
        neardup dedup-stage clusters|kept --work DIR

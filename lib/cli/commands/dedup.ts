@@ -72,7 +72,6 @@ export function dedupOptionsFrom(values: Record<string, unknown>, defaults?: { p
 
 export const dedupCommand: Command = {
   name: 'dedup',
-  summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
   usage: `Usage: neardup dedup [options] [FILE...]
 
 Finds near-duplicate lines (MinHash LSH candidates, then each candidate pair checked against the threshold)

@@ -4,11 +4,11 @@ import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { SignatureWriter, doubriHashHeader } from '../../minhash';
 import { Progress } from '../progress';
-import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Command } from '../common';
+import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Subcommand } from '../common';
 import { signJsonlToFile } from './minhash';
 import { checkFiles, writeNative } from '../files';
 
-export const doubriMinhashCommand: Command = {
+export const doubriMinhashCommand: Subcommand = {
   name: 'minhash',
   summary: 'doubri-minhash: 800 MinHash values per JSONL line of stdin into a .hash file',
   usage: `Usage: neardup doubri minhash [options] OUT.hash < in.jsonl
@@ -59,7 +59,7 @@ export function doubriHashRecords(file: string): number {
   }
 }
 
-export const doubriInitCommand: Command = {
+export const doubriInitCommand: Subcommand = {
   name: 'init',
   summary: 'doubri-init: print one "1" flag per record of a .hash file',
   usage: `Usage: neardup doubri init FILE.hash > FILE.hash.f

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { NeardupError } from '../../errors';
 import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-dedup';
 import { openInput, readLines } from '../jsonl';
-import { Output, UsageError, parse, usageErrorText, type Command } from '../common';
+import { Output, UsageError, parse, usageErrorText, type Command, type Subcommand } from '../common';
 import { checkFiles } from '../files';
 import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
@@ -34,7 +34,7 @@ function help(cmd: Command, args: string[]): { values: Record<string, unknown>; 
   return r;
 }
 
-export const doubriSelfCommand: Command = {
+export const doubriSelfCommand: Subcommand = {
   name: 'self',
   summary: 'deduplicate hash files against each other and write the index (doubri-self)',
   usage: `Usage: neardup doubri self INDEX < LIST
@@ -61,7 +61,7 @@ band equals a band of an earlier kept record is flagged 0 (in place). Writes IND
   },
 };
 
-export const doubriOtherCommand: Command = {
+export const doubriOtherCommand: Subcommand = {
   name: 'other',
   summary: 'mark records of other groups found in an index (doubri-other)',
   usage: `Usage: neardup doubri other INDEX GROUP...
@@ -86,7 +86,7 @@ per hash file. All 40 index files must exist (doubri 1.0 reads a missing one as 
   },
 };
 
-export const doubriApplyCommand: Command = {
+export const doubriApplyCommand: Subcommand = {
   name: 'apply',
   summary: 'print the lines whose flag is 1 (doubri-apply)',
   usage: `Usage: neardup doubri apply FLAGS < JSONL
@@ -137,7 +137,7 @@ and printed with one.`,
 const NL = Buffer.from('\n');
 
 /** The sub-commands of `neardup doubri`, by name. */
-export const subcommands: Record<string, Command> = {
+export const subcommands: Record<string, Subcommand> = {
   minhash: doubriMinhashCommand,
   init: doubriInitCommand,
   self: doubriSelfCommand,
@@ -158,7 +158,6 @@ ${names.map((n) => `  ${n.padEnd(width)}  ${subcommands[n].summary}`).join('\n')
 
 export const doubriCommand: Command = {
   name: 'doubri',
-  summary: 'doubri 1.0 drop-in commands (neardup doubri --help)',
   get usage() {
     return usage();
   },

@@ -280,7 +280,6 @@ function usageOut(): number {
 
 export const dupiCommand: Command = {
   name: 'dupi',
-  summary: "go-air/dupi's index/extract/like/unblot/blot/inspect on the posting store",
   usage: USAGE,
   async run(args) {
     let v = args.findIndex((a) => VERBS.includes(a));

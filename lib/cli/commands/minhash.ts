@@ -110,7 +110,6 @@ export class SignTally {
 
 export const minhashCommand: Command = {
   name: 'minhash',
-  summary: 'MinHash signatures of each JSONL line (fast, doubri-v1 or datasketch profile)',
   usage: `Usage: neardup minhash [options] [FILE...]
 
 Computes a MinHash signature (k unsigned 32-bit values) per input line.

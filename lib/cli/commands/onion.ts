@@ -271,7 +271,6 @@ async function loadDuplicateNgrams(file: string, filter: ParagraphFilter, quiet:
 
 export const onionCommand: Command = {
   name: 'onion',
-  summary: 'drop-in for Onion 1.2: mark or strip duplicate paragraphs of vertical text (and its hashgen, hashdup)',
   usage: `Usage: neardup onion [OPTIONS] [FILE]
        neardup onion hashgen [-n NUM] [-o PREFIX] [-c NUM] [-q] [FILE]
        neardup onion hashdup [-o FILE] [-q] FILE [FILE...]

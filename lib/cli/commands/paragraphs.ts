@@ -21,7 +21,6 @@ export function splitParagraphs(text: string): string[] {
 
 export const paragraphsCommand: Command = {
   name: 'paragraphs',
-  summary: 'remove duplicate paragraphs (Onion semantics) from vertical text, plain text or JSONL',
   usage: `Usage: neardup paragraphs [options] [FILE...]
 
 Removes paragraphs most of whose n-grams were seen earlier in the corpus (the first copy is kept), in one

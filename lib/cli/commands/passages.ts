@@ -70,7 +70,6 @@ async function* readDocs(files: string[], values: Record<string, unknown>, batch
 
 export const passagesCommand: Command = {
   name: 'passages',
-  summary: 'passages shared between documents: index, extract, query, pairs (posting lists of word windows)',
   usage: USAGE,
   async run(args) {
     const [verb, ...rest] = args;

@@ -11,7 +11,6 @@ import {
 
 export const shinglesCommand: Command = {
   name: 'shingles',
-  summary: 'print the shingle hashes of each JSONL line',
   usage: `Usage: neardup shingles [options] [FILE...]
 
 Prints one JSON array per input line: the hashes of its shingles, in order (64-bit values as decimal

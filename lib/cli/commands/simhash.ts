@@ -194,7 +194,6 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Promise<number>> = { finge
 
 export const simhashCommand: Command = {
   name: 'simhash',
-  summary: 'SimHash fingerprints and pairs within k bits (seomoz simhash drop-ins)',
   usage: `Usage: neardup simhash <fingerprint|find-all> [options]
 
   fingerprint   one 64-bit fingerprint per JSONL line (--profile seomoz reproduces seomoz simhash-py)

@@ -374,7 +374,6 @@ async function runStage(args: string[]): Promise<number> {
 
 export const similarCommand: Command = {
   name: 'similar',
-  summary: 'similar documents in a growing archive (chunk similarity, incremental updates, SQLite table)',
   usage: USAGE,
   async run(args) {
     const [verb, ...rest] = args;

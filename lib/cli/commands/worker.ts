@@ -3,7 +3,6 @@ import { UsageError, intOption, parse, type Command } from '../common';
 
 export const workerCommand: Command = {
   name: 'worker',
-  summary: 'serve sharded dedup stage tasks from a BullMQ queue on Redis (docs/scale.md)',
   usage: `Usage: neardup worker --redis URL [--queue NAME] [--concurrency N] [--lock-duration MS]
 
 Takes the stage tasks that 'neardup dedup --work DIR --redis URL' submits and runs them (see
