@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
+import { native } from './native';
 import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
 
 export interface DupiConfig {
@@ -60,27 +61,51 @@ export function goJson(value: unknown): string {
 }
 
 /** dupi's `index` walk (Go filepath.WalkDir): byte-wise sorted entries, names starting with '.' (longer
- * than 1) skipped. Returns absolute paths (filepath.Abs: joined to the working directory, not resolved). */
+ * than 1) skipped. Returns absolute paths (filepath.Abs: joined to the working directory, not resolved).
+ * As WalkDir, the entries' types come from the directory listing (a symbolic link is not followed), so only
+ * the root is stat'ed. */
 export function dupiWalk(root: string): string[] {
   const out: string[] = [];
-  const visit = (p: string, name: string) => {
-    if (name.startsWith('.') && name.length > 1) return;
-    let st: fs.Stats;
+  const fail = (p: string, e: unknown) => new NeardupError('ERR_NEARDUP_IO', `cannot read '${p}': ${(e as Error).message}`, { file: p, cause: e });
+  const visitDir = (p: string) => {
+    let entries: fs.Dirent[];
     try {
-      st = fs.lstatSync(p);
+      entries = fs.readdirSync(p, { withFileTypes: true });
     } catch (e) {
-      throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${p}': ${(e as Error).message}`, { file: p, cause: e });
+      throw fail(p, e);
     }
-    if (st.isDirectory()) {
-      const names = fs.readdirSync(p).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      for (const n of names) visit(path.join(p, n), n);
-    } else {
-      out.push(p);
+    sortByUtf8(entries);
+    // p is absolute and normalised, and a listed name is neither '.', '..' nor holds a separator: joined as is
+    const dir = p.endsWith(path.sep) ? p : p + path.sep;
+    for (const d of entries) {
+      if (d.name.startsWith('.') && d.name.length > 1) continue;
+      if (d.isDirectory()) visitDir(dir + d.name);
+      else out.push(dir + d.name);
     }
   };
   const abs = path.resolve(root);
-  visit(abs, path.basename(root));
+  const name = path.basename(root);
+  if (name.startsWith('.') && name.length > 1) return out;
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(abs);
+  } catch (e) {
+    throw fail(abs, e);
+  }
+  if (st.isDirectory()) visitDir(abs);
+  else out.push(abs);
   return out;
+}
+
+/** Sorts entries by the UTF-8 bytes of their names (Go's order). UTF-16 order is the same unless a name holds
+ * a character from U+D800 up (a surrogate sorts below U+E000..U+FFFF in UTF-16, above them in UTF-8). */
+function sortByUtf8(entries: fs.Dirent[]): void {
+  if (!entries.some((d) => /[\uD800-\uFFFF]/.test(d.name))) {
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return;
+  }
+  const keys = new Map(entries.map((d) => [d, Buffer.from(d.name)]));
+  entries.sort((a, b) => Buffer.compare(keys.get(a)!, keys.get(b)!));
 }
 
 export class DupiIndex {
@@ -154,55 +179,48 @@ export class DupiIndex {
     const hadDocs = this.docs.length > 0;
     const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
     try {
-      // Files are read into one reused buffer (no garbage per file) and passed packed.
-      let buf = Buffer.allocUnsafe(batchBytes);
-      const offsets: number[] = [0];
-      const names: string[] = [];
-      if (!hadDocs) {
-        offsets.push(0);
-        names.push('');  // id 0: dupi's dummy record
-      }
-      const flush = async () => {
-        if (names.length === 0) return;
-        const used = offsets[offsets.length - 1];
-        const ids = await app.addTexts({ data: buf.subarray(0, used), offsets: Uint32Array.from(offsets) }, { blot: this.blotOptions(), keyModulus: this.modulus });
+      // Files are read whole on a libuv thread (native readFilesInto) into one of two batch buffers while the
+      // documents of the other are blotted and added: no garbage per file, and the reading overlaps the
+      // blotting (memorySplit sets aside 20 batches for the batches in flight).
+      const bufs = [Buffer.allocUnsafe(batchBytes), Buffer.allocUnsafe(batchBytes)];
+      let dummy = !hadDocs;  // id 0: dupi's dummy record, an empty document before the first file
+      const add = async (buf: Buffer, ends: Uint32Array, names: string[]) => {
+        const offsets = new Uint32Array(ends.length + (dummy ? 2 : 1));
+        offsets.set(ends, dummy ? 2 : 1);
+        if (dummy) names = ['', ...names];
+        dummy = false;
+        const ids = await app.addTexts({ data: buf.subarray(0, offsets[offsets.length - 1]), offsets }, { blot: this.blotOptions(), keyModulus: this.modulus });
         ids.forEach((id, i) => {
           if (id !== this.docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', `unexpected document id ${id}`);
           this.docs.push({ Path: names[i], Start: 0, End: offsets[i + 1] - offsets[i] });
         });
-        offsets.length = 1;
-        names.length = 0;
       };
-      const ioError = (f: string, e: unknown) => new NeardupError('ERR_NEARDUP_IO', `cannot read '${f}': ${(e as Error).message}`, { file: f, cause: e });
-      for (const f of files) {
-        let fd: number, size: number;
-        try {
-          fd = fs.openSync(f, 'r');
-        } catch (e) {
-          throw ioError(f, e);
-        }
-        try {
-          try {
-            size = fs.fstatSync(fd).size;
-          } catch (e) {
-            throw ioError(f, e);
+      // Each call is given the next `ask` paths (converting a path costs, so not all of them): twice what the
+      // last batch took, as batches hold similar numbers of files.
+      let done = 0, cur = 0, ask = 256;
+      const read = (buf: Buffer) => native.readFilesInto(files.slice(done, done + ask), 0, buf);
+      let reading = files.length > 0 ? read(bufs[0]) : undefined;
+      try {
+        while (reading !== undefined) {
+          const r = await reading;
+          reading = undefined;
+          if (r.files === 0) {
+            if (r.need === 0) throw new NeardupError('ERR_NEARDUP_CANCELLED', 'reading the files was interrupted');
+            bufs[cur] = Buffer.allocUnsafe(r.need);  // a file larger than a buffer: a buffer of its size
+            reading = read(bufs[cur]);
+            continue;
           }
-          if (offsets[offsets.length - 1] + size > buf.length) await flush();
-          if (size > buf.length) buf = Buffer.allocUnsafe(size);
-          const at = offsets[offsets.length - 1];
-          let got = 0;
-          try {
-            for (let k; got < size && (k = fs.readSync(fd, buf, at + got, size - got, null)) > 0;) got += k;
-          } catch (e) {
-            throw ioError(f, e);
-          }
-          offsets.push(at + got);
-          names.push(f);
-        } finally {
-          fs.closeSync(fd);
+          const names = files.slice(done, done + r.files);
+          done += r.files;
+          ask = Math.max(64, 2 * r.files);
+          if (done < files.length) reading = read(bufs[cur ^ 1]);
+          await add(bufs[cur], r.ends, names);
+          cur ^= 1;
         }
+        if (dummy) await add(bufs[0], new Uint32Array(0), []);
+      } finally {
+        reading?.catch(() => undefined);  // a read still running when adding failed: its error is not the one
       }
-      await flush();
       await app.commit();
     } catch (e) {
       await app.abort().catch(() => undefined);

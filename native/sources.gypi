@@ -97,7 +97,8 @@
       "native/binding/paragraph_filter.cc",
       "native/binding/posting_index.cc",
       "native/binding/chunk_index.cc",
-      "native/binding/temp_files.cc"
+      "native/binding/temp_files.cc",
+      "native/binding/files.cc"
     ]
   }
 }

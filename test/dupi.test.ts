@@ -165,4 +165,49 @@ test('index -a (append) gives the same index as one run; index -t 8 fails; an ex
   assert.match(r2.stderr, /idx-n4/);
 });
 
+test('index reads every file whole in the walk order: a file larger than a read batch, empty files, many batches, Go byte order of names', () => {
+  const words = (n: number, seed: number) => Array.from({ length: n }, (_, i) => `w${(i * 7919 + seed) % 5003}`).join(' ');
+  const root = path.join(dir, 'sizes');
+  fs.mkdirSync(path.join(root, 'sub'), { recursive: true });
+  const files: Record<string, string> = {
+    'a.txt': words(400_000, 1),  // ~2.6 MB: larger than a read batch of the default cap and of -memory 1M
+    'b.txt': '',
+    'c.txt': words(50, 2),
+    '\u00e9.txt': words(60, 3),
+    '\ufb00.txt': words(70, 4),  // U+FB00 sorts after U+1F600 in UTF-16 (a surrogate pair) but before it in UTF-8
+    '\u{1F600}.txt': words(80, 5),
+    '.hidden': words(90, 6),
+    'sub/d.txt': words(100, 7) + ' ' + words(50, 2),
+  };
+  for (const [n, t] of Object.entries(files)) fs.writeFileSync(path.join(root, n), t);
+  for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(root, 'sub', `m${String(i).padStart(3, '0')}`), words(200 + i, i));
+  const want: string[] = [];
+  const walk = (d: string) => {
+    const names = fs.readdirSync(d).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    for (const n of names) {
+      if (n.startsWith('.')) continue;
+      const p = path.join(d, n);
+      if (fs.statSync(p).isDirectory()) walk(p);
+      else want.push(p);
+    }
+  };
+  walk(root);
+  assert.ok(want.indexOf(path.join(root, '\ufb00.txt')) < want.indexOf(path.join(root, '\u{1F600}.txt')));
+  run(['-r', 'idx-sizes', 'index', 'sizes']);
+  run(['-r', 'idx-sizes-1m', 'index', '-memory', '1M', 'sizes']);
+  for (const ix of ['idx-sizes', 'idx-sizes-1m']) {
+    const docs = JSON.parse(fs.readFileSync(path.join(dir, ix, 'docs.json'), 'utf8')) as { Path: string; Start: number; End: number }[];
+    assert.equal(docs.map((d) => d.Path), ['', ...want], ix);
+    assert.equal(docs.map((d) => d.End), [0, ...want.map((p) => fs.statSync(p).size)], ix);
+  }
+  const extract = run(['-r', 'idx-sizes', 'extract', '-sigma', '0']);
+  assert.ok(extract.includes('sub/d.txt') && extract.includes('c.txt'));  // c.txt's text is repeated in d.txt
+  assert.is(run(['-r', 'idx-sizes-1m', 'extract', '-sigma', '0']), extract);
+  // a file that cannot be opened (a dangling link: listed, not followed by the walk) stops the run, named
+  fs.symlinkSync(path.join(dir, 'nowhere'), path.join(root, 'sub', 'x-dangling'));
+  const r = cli(dir, ['dupi', '-r', 'idx-sizes-bad', 'index', 'sizes']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /cannot open '.*sizes\/sub\/x-dangling': No such file or directory/);
+});
+
 test.run();

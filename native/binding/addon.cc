@@ -20,6 +20,7 @@
 #include "simhash.h"
 #include "simhash_index.h"
 #include "temp_files.h"
+#include "files.h"
 
 namespace neardup {
 namespace binding {
@@ -200,6 +201,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   PostingIndexClass::Init(env, exports);
   ChunkIndexClass::Init(env, exports);
   TempFiles::Init(env, exports);
+  Files::Init(env, exports);
   Jsonl::Init(env, exports);
   return exports;
 }

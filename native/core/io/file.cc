@@ -198,5 +198,41 @@ Status ReadFile(const std::string& path, std::string* out) {
   return Status::Ok();
 }
 
+Status ReadFilesInto(const std::vector<std::string>& paths, size_t first, uint8_t* dst, size_t cap,
+                     const std::atomic<bool>* stop, FilesRead* out) {
+  out->files = 0;
+  out->ends.clear();
+  out->need = 0;
+  uint64_t used = 0;
+  for (size_t i = first; i < paths.size(); i++) {
+    if (stop && stop->load(std::memory_order_relaxed)) break;
+    const std::string& path = paths[i];
+    os::Fd fd;
+    Status s = os::OpenRead(path, &fd);
+    if (!s.ok()) return s;
+    uint64_t size = 0;
+    bool regular = false;
+    s = os::FileSize(fd, path, &size, &regular);
+    if (s.ok() && size > cap - used) {
+      os::CloseQuietly(fd);
+      if (out->files == 0) out->need = size;
+      return Status::Ok();
+    }
+    uint64_t got = 0;
+    while (s.ok() && got < size) {
+      size_t k = 0;
+      s = os::Read(fd, path, dst + used + got, static_cast<size_t>(size - got), &k);
+      if (k == 0) break;
+      got += k;
+    }
+    os::CloseQuietly(fd);
+    if (!s.ok()) return s;
+    used += got;
+    out->ends.push_back(used);
+    out->files++;
+  }
+  return Status::Ok();
+}
+
 }  // namespace io
 }  // namespace neardup

@@ -1,0 +1,68 @@
+#include "files.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "addon.h"
+#include "args.h"
+#include "io/file.h"
+
+namespace neardup {
+namespace binding {
+namespace {
+
+// readFilesInto(paths, first, buffer): io::ReadFilesInto on a libuv thread. Resolves to { files (how many of
+// paths[first..] were read), ends (Uint32Array: file first + i ends at buffer[ends[i]]), need (when files is 0:
+// the size of paths[first], larger than the buffer) }. The buffer is held until the promise settles; the
+// caller must not touch it meanwhile.
+Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray()) ThrowTypeError(env, "Expected paths to be an array of strings");
+  Napi::Array arr = info[0].As<Napi::Array>();
+  auto paths = std::make_shared<std::vector<std::string>>(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value v = arr.Get(i);
+    const std::string what = "paths[" + std::to_string(i) + "]";
+    if (!v.IsString()) ThrowTypeError(env, "Expected " + what + " to be a string");
+    (*paths)[i] = v.As<Napi::String>().Utf8Value();
+    CheckPath(env, (*paths)[i], what);
+  }
+  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected first to be a number");
+  const double first = info[1].As<Napi::Number>().DoubleValue();
+  if (!(first >= 0 && first <= double(paths->size())) || std::floor(first) != first)
+    ThrowRangeError(env, "first must be an integer from 0 to paths.length");
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected buffer to be a Uint8Array (Buffer)");
+  Napi::Uint8Array buf = info[2].As<Napi::Uint8Array>();
+  if (buf.ByteLength() > 0xffffffffu) ThrowRangeError(env, "buffer must be smaller than 4 GiB");
+  uint8_t* data = static_cast<uint8_t*>(buf.ArrayBuffer().Data()) + buf.ByteOffset();
+  const size_t cap = buf.ByteLength();
+  auto held = std::make_shared<Napi::ObjectReference>(Napi::Persistent(buf.As<Napi::Object>()));
+  auto out = std::make_shared<io::FilesRead>();
+  return QueueFn(
+      env,
+      [paths, first, data, cap, out](const std::atomic<bool>* stop) {
+        return io::ReadFilesInto(*paths, static_cast<size_t>(first), data, cap, stop, out.get());
+      },
+      [held, out](Napi::Env env) {
+        held->Reset();
+        Napi::Object o = Napi::Object::New(env);
+        o.Set("files", Napi::Number::New(env, double(out->files)));
+        Napi::Uint32Array ends = Napi::Uint32Array::New(env, out->ends.size());
+        for (size_t i = 0; i < out->ends.size(); i++) ends[i] = static_cast<uint32_t>(out->ends[i]);
+        o.Set("ends", ends);
+        o.Set("need", Napi::Number::New(env, double(out->need)));
+        return o;
+      });
+}
+
+}  // namespace
+
+void Files::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("readFilesInto", Napi::Function::New(env, ReadFilesInto, "readFilesInto"));
+}
+
+}  // namespace binding
+}  // namespace neardup
