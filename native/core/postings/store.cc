@@ -75,6 +75,22 @@ struct RunCursor {
   }
 };
 
+// Reads pairs [first, first + n) of a run file into dst.
+template <typename Pair>
+Status ReadPairs(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t n, Pair* dst) {
+  const uint64_t bytes = n * sizeof(Pair);
+  uint64_t got = 0;
+  while (got < bytes) {
+    size_t k = 0;
+    Status s = io::os::ReadAt(fd, path, first * sizeof(Pair) + got, reinterpret_cast<char*>(dst) + got,
+                              size_t(std::min<uint64_t>(bytes - got, uint64_t(1) << 30)), &k);
+    if (!s.ok()) return s;
+    if (k == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': it ended early");
+    got += k;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------- writer
@@ -378,7 +394,10 @@ Status BasicSegmentBuilder<Key>::Spill() {
 }
 
 // k-way merge of a group of runs, bucket by bucket: on_bucket(b) before bucket b's pairs, emit() once per
-// distinct pair, ascending. Each run is read through a buffer of read_pairs pairs.
+// distinct pair, ascending. A bucket whose pairs from all the runs fit in the budget twice over (the usual
+// case: a bucket is 1/256 of the key space) is read whole, run slice after run slice, and its sorted slices
+// merged pairwise in memory (sequential passes, no heap); a larger bucket is merged through a heap over the
+// runs, each read through a buffer of read_pairs pairs.
 template <typename Key>
 Status BasicSegmentBuilder<Key>::Merge(const std::vector<Run>& group, size_t read_pairs, const std::atomic<bool>* stop,
                                        const std::function<Status(size_t)>& on_bucket,
@@ -402,14 +421,52 @@ Status BasicSegmentBuilder<Key>::Merge(const std::vector<Run>& group, size_t rea
   peak_ = std::max(peak_, uint64_t(group.size()) * read_pairs * sizeof(Pair));
   using Item = std::pair<Pair, size_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  std::vector<Pair> whole, scratch;    // a bucket read whole, and the merge's other half
+  std::vector<size_t> bounds, bounds2;  // its sorted slices: [bounds[i], bounds[i + 1])
   Pair last{};
   bool have_last = false;
+  auto emit_distinct = [&](const Pair& p) -> Status {
+    if (have_last && p == last) return Status::Ok();
+    last = p;
+    have_last = true;
+    return emit(p);
+  };
   for (size_t b = 0; b < kBuckets && s.ok(); b++) {
     if (stop && stop->load()) {
       s = Status(Code::kCancelled, "cancelled");
       break;
     }
     s = on_bucket(b);
+    uint64_t total = 0;
+    for (const Run& run : group) total += run.bucket[b + 1] - run.bucket[b];
+    if (s.ok() && (!budget_ || 2 * total * sizeof(Pair) <= budget_)) {
+      whole.resize(total);
+      bounds.assign(1, 0);
+      for (size_t r = 0; r < group.size() && s.ok(); r++) {
+        const uint64_t n = group[r].bucket[b + 1] - group[r].bucket[b];
+        if (n == 0) continue;
+        s = ReadPairs(cur[r].fd, files_[group[r].file]->path(), group[r].begin + group[r].bucket[b], n,
+                      whole.data() + bounds.back());
+        bounds.push_back(bounds.back() + n);
+      }
+      if (!s.ok()) break;
+      peak_ = std::max(peak_, 2 * total * sizeof(Pair));
+      // pairwise merges of neighbouring slices until one is left
+      scratch.resize(total);
+      while (bounds.size() > 2) {
+        bounds2.assign(1, 0);
+        for (size_t i = 0; i + 1 < bounds.size(); i += 2) {
+          const size_t lo = bounds[i], mid = bounds[i + 1], hi = i + 2 < bounds.size() ? bounds[i + 2] : mid;
+          std::merge(whole.begin() + long(lo), whole.begin() + long(mid), whole.begin() + long(mid), whole.begin() + long(hi),
+                     scratch.begin() + long(lo));
+          bounds2.push_back(hi);
+        }
+        whole.swap(scratch);
+        bounds.swap(bounds2);
+      }
+      for (size_t i = 0; i < total && s.ok(); i++) s = emit_distinct(whole[i]);
+      continue;
+    }
     for (size_t r = 0; r < group.size() && s.ok(); r++) {
       cur[r].next = group[r].begin + group[r].bucket[b];
       cur[r].end = group[r].begin + group[r].bucket[b + 1];
@@ -426,10 +483,7 @@ Status BasicSegmentBuilder<Key>::Merge(const std::vector<Run>& group, size_t rea
       RunCursor<Pair>& c = cur[it.second];
       if (++c.pos == c.buf.size() && c.next < c.end) s = c.Fill(files_[group[it.second].file]->path());
       if (c.pos < c.buf.size()) heap.push({c.buf[c.pos], it.second});
-      if (have_last && it.first == last) continue;
-      last = it.first;
-      have_last = true;
-      if (s.ok()) s = emit(it.first);
+      if (s.ok()) s = emit_distinct(it.first);
     }
   }
   close_all();
