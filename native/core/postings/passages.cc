@@ -333,15 +333,12 @@ Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, co
   return Status::Ok();
 }
 
-struct PassageExtractor::Impl {
-  ExtractCounters counters;
+// What the extractor and the pair finder share: the peak of the memory they hold, and their spill folder,
+// created when first needed and removed (with what is left in it) after their own members are gone.
+struct SpillingWork {
   uint64_t peak = 0;
   io::SpillDir spill;
   std::string dir;  // the spill folder once created
-  std::unique_ptr<RecordStore<Occurrence>> occ_store;  // in memory, or in a file (then mapped)
-  const Occurrence* occ = nullptr;
-  std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
-  bool started = false;
 
   void Held(uint64_t b) { peak = std::max(peak, b); }
   Status Dir(const std::string& parent) {
@@ -350,6 +347,15 @@ struct PassageExtractor::Impl {
     if (s.ok()) dir = spill.path();
     return s;
   }
+};
+
+struct PassageExtractor::Impl : SpillingWork {
+  ExtractCounters counters;
+  std::unique_ptr<RecordStore<Occurrence>> occ_store;  // in memory, or in a file (then mapped)
+  const Occurrence* occ = nullptr;
+  std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
+  bool started = false;
+
   Status Run(const PostingIndex& ix, const std::function<Status(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>&)>& chosen,
              const BlotOptions& bo, const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop);
 };
@@ -761,11 +767,8 @@ class OccReader {
 
 }  // namespace
 
-struct PassagePairFinder::Impl {
+struct PassagePairFinder::Impl : SpillingWork {
   PairsCounters counters;
-  uint64_t peak = 0;
-  io::SpillDir spill;
-  std::string dir;
   // The occurrences, documents in id order: document d's are [doc_off[d], doc_off[d + 1]).
   std::vector<uint64_t> doc_off;
   std::unique_ptr<RecordStore<PairOcc>> store;  // in memory, or in a file (then mapped)
@@ -788,13 +791,6 @@ struct PassagePairFinder::Impl {
     uint64_t matches = 0;
   };
 
-  void Held(uint64_t b) { peak = std::max(peak, b); }
-  Status Dir(const std::string& parent) {
-    if (!dir.empty()) return Status::Ok();
-    Status s = spill.Create(parent);
-    if (s.ok()) dir = spill.path();
-    return s;
-  }
   Status Run(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
              const std::atomic<bool>* stop);
   Status Occurrences(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
