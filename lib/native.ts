@@ -277,9 +277,9 @@ export interface NativePostingIndex {
     cursor: number; eligibleKeys: number; occurrences: number; matches: number; pairs: number; partitions: number; blocks: number;
     spilledBytes: number; peakBytes: number;
   }>;
-  pairsNext(cursor: number, maxPairs: number, lines: boolean): Promise<{
+  pairsNext(cursor: number, maxPairs: number, lines: boolean, into?: Uint8Array): Promise<{
     done: boolean; a: Uint32Array; b: Uint32Array; passages: Uint32Array; windows: Uint32Array; bytesA: Float64Array; bytesB: Float64Array;
-  } | { done: boolean; pairs: number; lines: Uint8Array }>;
+  } | { done: boolean; pairs: number; lines: Uint8Array } | { done: boolean; pairs: number; bytes: number }>;
   dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }>;
   formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start: number): Promise<{ next: number; bytes: number; need: number }>;
   info(): import('./postings').PostingIndexInfo;

@@ -491,7 +491,20 @@ export class PassageIndex {
     }
   }
 
-  private async *pairsChunks(options: PairsOptions, lines: boolean) {
+  /**
+   * @internal pairsLines written chunk after chunk into `into`: each chunk yielded is a view of
+   * it, valid until the next step of the iteration. The CLI's output: no buffer per chunk is left for the
+   * garbage collector (fresh chunks of several MiB each piled up to ~70 MiB before V8 collected them).
+   */
+  async *pairsLinesInto(options: PairsOptions, into: Buffer): AsyncGenerator<Buffer> {
+    for await (const r of this.pairsChunks(options, true, into)) {
+      if ('bytes' in r) {
+        if (r.bytes > 0) yield into.subarray(0, r.bytes);
+      } else if ('lines' in r) yield Buffer.from(r.lines.buffer, r.lines.byteOffset, r.lines.byteLength);  // ids too long for it
+    }
+  }
+
+  private async *pairsChunks(options: PairsOptions, lines: boolean, into?: Buffer) {
     const o = optionsObject(options);
     if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
     if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
@@ -505,7 +518,7 @@ export class PassageIndex {
     if (process.env.NEARDUP_PAIRS_STATS) process.stderr.write(`pairs: ${JSON.stringify(start)}\n`);
     try {
       for (let done = false; !done;) {
-        const r = await this.ix.pairsNext(start.cursor, PAIRS_CHUNK, lines);
+        const r = await this.ix.pairsNext(start.cursor, PAIRS_CHUNK, lines, into);
         done = r.done;
         yield r;
       }

@@ -291,9 +291,12 @@ export class PostingIndex {
     return nativeCall(this.n.pairsStart(minPassages, maxDocs, memory, tmp, texts, blotOptions));
   }
 
-  /** @internal The next pairs (up to maxPairs): as arrays, or (lines, after setDocIds) as formatted JSON lines. Ended by extractEnd. */
-  pairsNext(cursor: number, maxPairs: number, lines = false) {
-    return nativeCall(this.n.pairsNext(cursor, maxPairs, lines));
+  /**
+   * @internal The next pairs (up to maxPairs): as arrays, or (lines, after setDocIds) as formatted JSON lines,
+   * written into `into` when given (as many as surely fit; { bytes }). Ended by extractEnd.
+   */
+  pairsNext(cursor: number, maxPairs: number, lines = false, into?: Uint8Array) {
+    return nativeCall(this.n.pairsNext(cursor, maxPairs, lines, into));
   }
 
   /** @internal dupi's statistics and extract order over reduced blots (see DupiIndex.extractOrder). */

@@ -178,7 +178,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
 // TypeScript-private helpers (on the prototype at run time)
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
-  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'pairsStart', 'pairsNext', 'pairsChunks', 'dupiOrder']);
+  'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'pairsStart', 'pairsNext', 'pairsChunks', 'pairsLinesInto', 'dupiOrder']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info']);
 

@@ -168,6 +168,18 @@ test('extractLines == JSON.stringify of extract, byte for byte (escapes, invalid
         for await (const b of p.pairsLines({ minShared, maxDocs, memory, tmp: dir })) got.push(b);
         assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `pairs minShared ${minShared} maxDocs ${maxDocs} memory ${memory}`);
       }
+      // the CLI's way: written into one reused buffer (a line per chunk at 200 bytes; 100 bytes is too small
+      // for a line with these ids: new buffers then)
+      for (const size of [100, 200, 65536]) {
+        const into = Buffer.alloc(size);
+        const got: Buffer[] = [];
+        for await (const b of p.pairsLinesInto({ minShared, maxDocs, memory: 4096, tmp: dir }, into)) {
+          assert.ok(b.length > 0 && (b.buffer === into.buffer) === (size > 100), `size ${size}`);
+          got.push(Buffer.from(b));
+        }
+        assert.ok(Buffer.concat(got).equals(Buffer.from(want)), `pairs into ${size} minShared ${minShared} maxDocs ${maxDocs}`);
+        if (size === 200) assert.is(got.length, want.split('\n').length - 1);
+      }
     }
     // query's matches, formatted natively
     const queries = [bytes[2], Buffer.concat([bytes[5], Buffer.from([0xc3]), bytes[9]]), Buffer.from('nothing here')];

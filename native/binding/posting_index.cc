@@ -321,12 +321,18 @@ struct TextSource {
 
 // An extract (or pairs) in progress: its passages or pairs (spilled beyond the cap) and the texts they are
 // read from.
+// The longest a pairs line can be besides its two ids: {"a":,"b":,"passages":U32,"windows":U32,"coverA":NUM,
+// "coverB":NUM}\n with numbers as JavaScript writes doubles (at most 24 characters each).
+constexpr uint64_t kPairLineFixed = 5 + 5 + 12 + 10 + 11 + 10 + 10 + 24 + 10 + 24 + 2 + 17;
+
 struct ExtractCursor {
   std::mutex mu;
   std::shared_ptr<TextSource> texts;
   postings::PassageExtractor x;
   postings::PassagePairFinder pairs;
   std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
+  std::vector<uint8_t> lines;          // pairsNext's formatted lines, reused from call to call
+  size_t longest_id = SIZE_MAX;        // of ids, once measured (pairsNext into a caller's buffer)
 };
 
 std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) {
@@ -1173,15 +1179,18 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  });
   }
 
-  // pairsNext(cursor, maxPairs, lines) -> Promise<{ done, a, b, passages, windows, bytesA, bytesB }>: the
+  // pairsNext(cursor, maxPairs, lines, into?) -> Promise<{ done, a, b, passages, windows, bytesA, bytesB }>: the
   // next pairs (up to maxPairs); done once none is left. With lines (the cursor has ids): { done, pairs,
   // lines } instead, lines = the pairs as JSON lines, byte for byte what JSON.stringify writes for
-  // PassageIndex.pairs's objects (cover = covered bytes / the document's text length).
+  // PassageIndex.pairs's objects (cover = covered bytes / the document's text length). With a Uint8Array
+  // `into` as well, the lines are written into it and { done, pairs, bytes } returned: as many pairs as surely
+  // fit (a line is at most kPairLineFixed bytes plus its two ids), so no buffer is made per call; when not even
+  // one line surely fits, `into` is not used.
   Napi::Value PairsNext(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     std::shared_ptr<ExtractCursor> cur = CursorOf(env, s, info[0]);
-    const uint64_t max_pairs = std::max<uint64_t>(1, ToUint64(env, info[1], "maxPairs"));
+    uint64_t max_pairs = std::max<uint64_t>(1, ToUint64(env, info[1], "maxPairs"));
     const bool lines = info.Length() > 2 && info[2].ToBoolean().Value();
     if (lines && (!cur->ids || cur->ids->size() < cur->texts->file.size()))
       ThrowTypeError(env, "these pairs were started without the documents' ids (setDocIds): they cannot be formatted");
@@ -1189,8 +1198,27 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
       bool done = false;
       std::vector<postings::PairSummary> p;
       std::vector<uint8_t> lines;
+      uint8_t* into = nullptr;
+      size_t bytes = 0;
+      Napi::Reference<Napi::Value> keep;
     };
     auto out = std::make_shared<Out>();
+    if (lines && info.Length() > 3 && !info[3].IsUndefined()) {
+      if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        ThrowTypeError(env, "Expected into to be a Uint8Array");
+      Napi::Uint8Array into = info[3].As<Napi::Uint8Array>();
+      if (cur->longest_id == SIZE_MAX) {
+        size_t m = 0;
+        for (size_t d = 0; d < cur->ids->size(); d++) m = std::max<size_t>(m, cur->ids->offs[d + 1] - cur->ids->offs[d]);
+        cur->longest_id = m;
+      }
+      const uint64_t line = kPairLineFixed + 2 * uint64_t(cur->longest_id);
+      if (into.ByteLength() >= line) {  // else (ids of megabytes) the lines come in a new buffer, as without into
+        max_pairs = std::min<uint64_t>(max_pairs, into.ByteLength() / line);
+        out->into = into.Data();
+        out->keep = Napi::Persistent(info[3]);  // alive (and unmoved) while the job runs
+      }
+    }
     return Queue(env,
                  [cur, out, max_pairs, lines](const std::atomic<bool>* stop) {
                    std::lock_guard<std::mutex> g(cur->mu);  // one read at a time
@@ -1199,7 +1227,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    if (!r.ok() || !lines) return r;
                    const IdTable& ids = *cur->ids;
                    const std::vector<uint32_t>& len = cur->texts->length;
-                   std::vector<uint8_t>& o = out->lines;
+                   std::vector<uint8_t>& o = out->into ? cur->lines : out->lines;
+                   o.clear();
                    char num[160];
                    for (const auto& x : out->p) {
                      if (x.a >= ids.size() || x.b >= ids.size() || x.a >= len.size() || x.b >= len.size())
@@ -1220,12 +1249,22 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      num[n++] = '\n';
                      o.insert(o.end(), num, num + n);
                    }
+                   if (out->into) {
+                     std::memcpy(out->into, o.data(), o.size());
+                     out->bytes = o.size();
+                   }
                    return Status::Ok();
                  },
                  [out, lines](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
                    o.Set("done", out->done);
                    const size_t n = out->p.size();
+                   if (out->into) {
+                     out->keep.Reset();
+                     o.Set("pairs", double(n));
+                     o.Set("bytes", double(out->bytes));
+                     return o;
+                   }
                    if (lines) {
                      o.Set("pairs", double(n));
                      const size_t nb = out->lines.size();

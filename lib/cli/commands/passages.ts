@@ -1,6 +1,10 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
 import * as os from 'node:os';
 import { PassageIndex, extractMemory } from '../../passages';
+
+// The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
+// extractMemory for the output).
+const PAIRS_OUTPUT_BYTES = 4 << 20;
 import { defaultBuildMemory, memorySplit } from '../../postings';
 import { displayName, idValue, inputSize, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
@@ -169,7 +173,8 @@ export const passagesCommand: Command = {
       const unwatch = watchSpillFolders(tmp);
       try {
         const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
-        for await (const b of ix.pairsLines({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp })) await out.writeBytes(b);
+        const into = Buffer.allocUnsafe(PAIRS_OUTPUT_BYTES);
+        for await (const b of ix.pairsLinesInto({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp }, into)) await out.writeBytes(b);
       } finally {
         ix.close();
         unwatch();
