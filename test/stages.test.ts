@@ -64,6 +64,28 @@ for (const [name, opts, ns] of [
   });
 }
 
+test('--on-bad-line empty with texts read in place: bad lines are empty documents in every output, as in dedup', () => {
+  // plain inputs (texts read in place from their lines by verify and filter) with bad lines of every kind
+  // between duplicates: broken JSON, a wrong type, a missing field, invalid UTF-8 in the text
+  const lines = fs.readFileSync(path.join(dir, 'a.jsonl'), 'utf8').split('\n').slice(0, 40);
+  const bad = ['{"text": broken', '{"text": 5}', '{"body": "no text field"}', Buffer.from([0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]).toString('latin1')];
+  const mixed = lines.flatMap((l, i) => (i % 8 === 3 ? [l, bad[((i / 8) | 0) % bad.length], l] : [l]));
+  fs.writeFileSync(path.join(dir, 'bad.jsonl'), Buffer.from(mixed.join('\n') + '\n', 'latin1'));
+  const inputs = ['a.jsonl', 'bad.jsonl', 'big.jsonl', 'c.jsonl'];
+  const ref = JSON.parse(ok(['dedup', ...inputs, '--on-bad-line', 'empty', ...OUTS.flatMap((o) => [`--${o}`, `ref-e.${o}`])]));
+  assert.ok(ref.bad_lines >= 5, `bad lines: ${ref.bad_lines}`);
+  assert.ok(ref.duplicates > 100, `duplicates: ${ref.duplicates}`);
+  for (const n of [1, 2, 3]) {
+    fs.rmSync(path.join(dir, 'we'), { recursive: true, force: true });
+    const got = JSON.parse(ok(['dedup', ...inputs, '--on-bad-line', 'empty', ...OUTS.flatMap((o) => [`--${o}`, `s-e.${o}`]),
+      '--work', 'we', '--shards', String(n)]));
+    for (const o of OUTS) assert.ok(read(`ref-e.${o}`).equals(read(`s-e.${o}`)), `N=${n}: --${o} differs`);
+    for (const k of COUNTS) assert.equal(got[k], ref[k], `N=${n}: summary ${k}`);
+    // the plain inputs were not copied: their texts were read in place
+    assert.equal(fs.readdirSync(path.join(dir, 'we')).filter((f) => f.endsWith('.texts')), []);
+  }
+});
+
 test('separate stage processes, --kept-dir and --kept x.gz: the same files as dedup; reruns are idempotent', () => {
   const opts = ['--on-bad-line', 'skip', '--pairs', 'p.s'];
   fs.rmSync(path.join(dir, 'kd'), { recursive: true, force: true });

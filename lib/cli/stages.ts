@@ -78,7 +78,7 @@ function header(kind: string, version: number, flags: number, params: [number, n
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 /** The version of each stage file kind this build writes and reads. */
-const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 3, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
+const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
 
 /** Writes a stage file atomically: header (kind, flags = plan id, params) + the payload parts. */
 async function writeStageFile(file: string, kind: string, planId: number, params: [number, number], parts: ArrayBufferView[]): Promise<number> {
@@ -413,7 +413,9 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
           const len = off[d + 1] - off[d];
           if (len > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len, { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
         }
+        // 1 a document, 0 a skipped bad line, 2 a bad line read as an empty document (a document, never kept)
         const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
+        if (plan.input.onBadLine === 'empty') for (const d of batch.bad.keys()) v[d] = 2;
         const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
         signed.catch(() => undefined);  // awaited in take()
         pending.push({ batch, valid: v, signed });
@@ -517,8 +519,10 @@ export async function runBuckets(lp: LoadedPlan, k: number): Promise<StageReport
       if (kf.params[0] !== n || kf.params[1] !== bk || kf.payload.length !== n * bk * 8)
         throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${sigName(work, i, `keys-${k}`)}' holds ${kf.params[0]} x ${kf.params[1]} keys, expected ${n} x ${bk}`);
       const keys = typed(BigUint64Array, kf.payload);
-      const { valid, size } = readDocsFile(lp, i, n);
-      read += kf.payload.length + HEADER + size;
+      const docs = readDocsFile(lp, i, n);
+      // bad lines read as empty documents (2) are documents here
+      const valid = docs.valid.includes(2) ? docs.valid.map((x) => (x === 0 ? 0 : 1)) : docs.valid;
+      read += kf.payload.length + HEADER + docs.size;
       for (let d0 = 0; d0 < n; d0 += CHUNK) {
         const d1 = Math.min(n, d0 + CHUNK);
         await nativeCall(handle.addKeys(keys.subarray(d0 * bk, d1 * bk), valid.subarray(d0, d1), null, null));
