@@ -38,21 +38,33 @@ for (const l of lines) {
 
 interface Measure { cpu: number; user: number; sys: number; rssKiB: number; wall: number; stdout: Buffer }
 // NODE_EXTRA_CA_CERTS makes every Node process parse that certificate file at start-up, before any of its code
-// runs (~60 ms of CPU for a system bundle on the machines of these runs, whose environment sets it). It is not
+// runs (0.06-0.09 s of CPU for a system bundle on the machines of these runs, whose environment sets it). It is not
 // part of Node's or neardup's start-up as users have it, so the steps run without it; one row shows its cost.
 const env: NodeJS.ProcessEnv = { ...process.env };
 delete env.NODE_EXTRA_CA_CERTS;
 
-/** `neardup ARGS` of the build whose CLI is `main`, or with main null, `node ARGS`. */
+/**
+ * `neardup ARGS` of the build whose CLI is `main`, or with main null, `node ARGS`. Standard output goes to a
+ * file, as in dupi's recorded runs (a pipe costs the writer more system time than a file), then is read back.
+ */
 function timed(args: string[], main: string | null = MAIN, withEnv = env): Measure {
+  const outFile = path.join(dir, 'stdout.out');
+  const fd = fs.openSync(outFile, 'w');
   const t0 = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, ...(main === null ? [] : [main]), ...args], { cwd: dir, env: withEnv, maxBuffer: 1 << 30 });
+  let r;
+  try {
+    r = spawnSync('/usr/bin/time', ['-v', process.execPath, ...(main === null ? [] : [main]), ...args], { cwd: dir, env: withEnv, stdio: ['ignore', fd, 'pipe'], maxBuffer: 1 << 30 });
+  } finally {
+    fs.closeSync(fd);
+  }
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const err = r.stderr.toString();
   if (r.status !== 0) throw new Error(`neardup ${args.join(' ')} failed: ${err}`);
   const num = (re: RegExp) => Number(re.exec(err)![1]);
   const user = num(/User time \(seconds\): ([\d.]+)/), sys = num(/System time \(seconds\): ([\d.]+)/);
-  return { cpu: user + sys, user, sys, rssKiB: num(/Maximum resident set size \(kbytes\): (\d+)/), wall, stdout: r.stdout };
+  const stdout = fs.readFileSync(outFile);
+  fs.rmSync(outFile);
+  return { cpu: user + sys, user, sys, rssKiB: num(/Maximum resident set size \(kbytes\): (\d+)/), wall, stdout };
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const dirSize = (d: string): number => fs.readdirSync(d, { withFileTypes: true })
