@@ -38,19 +38,27 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// Opens a file for reading and gives its size (and whether it is a regular file); closed again on an error.
+Status OpenSized(const std::string& path, os::Fd* fd, uint64_t* size, bool* regular) {
+  Status s = os::OpenRead(path, fd);
+  if (!s.ok()) return s;
+  s = os::FileSize(*fd, path, size, regular);
+  if (!s.ok()) os::CloseQuietly(*fd);
+  return s;
+}
+
+}  // namespace
+
 Status MappedFile::Open(const std::string& path) {
   Close();
   path_ = path;
   os::Fd fd;
-  Status s = os::OpenRead(path, &fd);
-  if (!s.ok()) return s;
   uint64_t size = 0;
   bool regular = false;
-  s = os::FileSize(fd, path, &size, &regular);
-  if (!s.ok()) {
-    os::CloseQuietly(fd);
-    return s;
-  }
+  Status s = OpenSized(path, &fd, &size, &regular);
+  if (!s.ok()) return s;
   if (!regular) {
     os::CloseQuietly(fd);
     return Status(Code::kIo, "not a regular file: '" + path + "'");
@@ -208,12 +216,11 @@ Status ReadFilesInto(const std::vector<std::string>& paths, size_t first, uint8_
     if (stop && stop->load(std::memory_order_relaxed)) break;
     const std::string& path = paths[i];
     os::Fd fd;
-    Status s = os::OpenRead(path, &fd);
-    if (!s.ok()) return s;
     uint64_t size = 0;
     bool regular = false;
-    s = os::FileSize(fd, path, &size, &regular);
-    if (s.ok() && size > cap - used) {
+    Status s = OpenSized(path, &fd, &size, &regular);
+    if (!s.ok()) return s;
+    if (size > cap - used) {
       os::CloseQuietly(fd);
       if (out->files == 0) out->need = size;
       return Status::Ok();
