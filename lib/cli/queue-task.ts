@@ -29,15 +29,15 @@ if (process.send !== undefined) process.on('disconnect', () => process.exit(1));
 
 /**
  * For the fault tests only: NEARDUP_TEST_PAUSE=STAGE:MS makes the first run of each task of STAGE write
- * WORK/paused-STAGE-SHARD (holding the worker's pid) and wait MS before working, so that a test can kill the
- * worker in the middle of the task.
+ * WORK/paused-STAGE-SHARD (holding the worker's pid and this process's) and wait MS before working, so that a
+ * test can kill the worker in the middle of the task.
  */
 async function testPause(work: string, stage: string, shard: number): Promise<void> {
   const m = /^([\w-]+):(\d+)$/.exec(process.env.NEARDUP_TEST_PAUSE ?? '');
   if (!m || m[1] !== stage) return;
   const marker = path.join(work, `paused-${stage}-${shard}`);
   try {
-    fs.writeFileSync(marker, process.env.NEARDUP_WORKER_PID ?? String(process.pid), { flag: 'wx' });
+    fs.writeFileSync(marker, `${process.env.NEARDUP_WORKER_PID ?? process.pid} ${process.pid}`, { flag: 'wx' });
   } catch {
     return;  // a retry
   }
