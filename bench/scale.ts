@@ -69,10 +69,25 @@ function waitFor(p: ChildProcess, re: RegExp): Promise<void> {
 
 interface Run { wall: number; cpu: number; workerCpu: number; summary: Record<string, unknown>; phases: { phase: string; cpu_seconds: number }[] }
 
-/** CPU seconds (user + system) a live process has used so far (Linux /proc). */
+/**
+ * CPU seconds (user + system) a live process and its descendants have used so far (Linux /proc): a worker
+ * runs its tasks in a child process (BullMQ's sandboxed processor). Children that ended count through their
+ * parent's cutime and cstime.
+ */
 function cpuOf(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;  // utime, stime in clock ticks (USER_HZ = 100)
+  let f: string[];
+  try {
+    f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  } catch {
+    return 0;  // ended meanwhile: counted in its parent's cutime/cstime once reaped
+  }
+  let t = (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;  // utime, stime, cutime, cstime (USER_HZ = 100)
+  let kids: string[] = [];
+  try {
+    kids = fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+  } catch { /* gone */ }
+  for (const k of kids) t += cpuOf(Number(k));
+  return t;
 }
 
 function runCli(main: string, args: string[]): Run {

@@ -107,15 +107,26 @@ async function startRedis(port: number): Promise<void> {
 }
 
 /** Waits until WORK/paused-STAGE-0 names the worker that holds that task; returns its pid. */
-async function pausedTask(work: string, stage: string): Promise<number> {
+/** The worker running the paused task, and the process the task runs in (the worker's sandboxed child). */
+async function pausedTask(work: string, stage: string): Promise<{ worker: number; task: number }> {
   const marker = path.join(work, `paused-${stage}-0`);
   const t0 = Date.now();
   while (!fs.existsSync(marker) || fs.readFileSync(marker, 'utf8') === '') {
     assert.ok(Date.now() - t0 < 60_000, `no worker started ${stage} 0/2`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return Number(fs.readFileSync(marker, 'utf8'));
+  const [worker, task] = fs.readFileSync(marker, 'utf8').split(' ').map(Number);
+  return { worker, task };
 }
+
+/** Whether a process runs (a zombie, ended but not yet reaped by whoever adopted it, does not). */
+const alive = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1][0] !== 'Z';
+  } catch {
+    return false;
+  }
+};
 
 test.after(async () => {
   await stopWorkers();
@@ -157,10 +168,14 @@ test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outp
     await startWorker(env);
     await startWorker(env);
     const run = submit(work, []);
-    const pid = await pausedTask(work, stage);
+    const { worker: pid, task } = await pausedTask(work, stage);
     const victim = workers.find((w) => w.pid === pid)!;
     assert.ok(victim, 'the paused task runs in one of our workers');
+    assert.ok(task !== pid && alive(task), 'the task runs in a child process of the worker');
     victim.kill('SIGKILL');
+    // the task's process goes with its worker (no orphan finishes the task beside its retry)
+    for (const t0 = Date.now(); alive(task); await new Promise((r) => setTimeout(r, 50)))
+      assert.ok(Date.now() - t0 < 5000, `the task's process ${task} outlived its killed worker`);
     if (stage === 'clusters') await startWorker();  // the survivor may hold nothing else: make sure one is free
     same(`killed in ${stage}`, ref, await run);
     await stopWorkers();
