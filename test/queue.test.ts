@@ -182,6 +182,28 @@ test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outp
   }
 });
 
+test('a task that fails (an input changed after the signatures stage): the submitter fails naming the shard and file', async () => {
+  if (!haveRedis) return;
+  const sub = path.join(dir, 'changed');
+  fs.mkdirSync(sub, { recursive: true });
+  const inputs = INPUTS.map((f) => path.join(sub, f));
+  INPUTS.forEach((f, k) => fs.copyFileSync(path.join(dir, f), inputs[k]));
+  const work = path.join(sub, 'w');
+  await startWorker({ NEARDUP_TEST_PAUSE: 'filter:2000' });
+  const p = spawn(process.execPath, [MAIN, 'dedup', ...inputs, '--kept-dir', path.join(sub, 'kept'), '--work', work, '--redis', url, '--queue', 'test', '--shards', '2'],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  p.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise<number | null>((resolve) => p.on('exit', (code) => resolve(code)));
+  await pausedTask(work, 'filter');
+  fs.appendFileSync(inputs[0], '{"text":"added after the signatures stage"}\n');
+  const code = await exited;
+  assert.is(code, 1, stderr);
+  assert.match(stderr, /filter shard 0\/2: the input '[^']*a\.jsonl' has changed since the signatures stage/);
+  assert.not.ok(fs.existsSync(path.join(sub, 'kept', 'a.jsonl')), 'no kept file from a failed shard');
+  await stopWorkers();
+});
+
 test('similar build --parts 3 --redis: parts counted by 2 worker processes, the table of a local build', async () => {
   if (!haveRedis) return;
   const top = (index: string) => {

@@ -141,7 +141,10 @@ async function runFlow<T>(sub: Awaited<ReturnType<typeof submitter>>, queue: str
     return await sub.guard(tree.job.waitUntilFinished(sub.events)) as T[];
   } catch (e) {
     if (e instanceof NeardupError) throw e;
-    throw new NeardupError('ERR_NEARDUP_IO', `${what} failed: ${(e as Error).message}`);
+    // the barrier's own failure names only the child's job id: report the tasks' errors (shard, file)
+    const reasons = await sub.flow.getFlow({ id: tree.job.id!, queueName: queue })
+      .then((t) => (t.children ?? []).map((c) => c.job.failedReason).filter((r) => r)).catch(() => []);
+    throw new NeardupError('ERR_NEARDUP_IO', `${what} failed: ${reasons.length ? reasons.join('; ') : (e as Error).message}`);
   }
 }
 
