@@ -113,8 +113,11 @@ async function main() {
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', path.join(dir, 'redis'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(redis, /Ready to accept connections/);
   const url = `redis://127.0.0.1:${port}`;
+  // each of bullmq-1 and bullmq-2 has its queue and workers (on one queue, bullmq-1's later repetitions would
+  // run on bullmq-2's two workers); a run's worker CPU is that of its own workers
   const workers: Record<string, ChildProcess[]> = {};
   const allWorkers = () => Object.values(workers).flat();
+  const queueOf: Record<string, string> = {};
   const setWorkers = async (main: string, queue: string, n: number) => {
     const ws = (workers[queue] ??= []);
     while (ws.length < n) {
@@ -125,12 +128,13 @@ async function main() {
   };
   const modes: Record<string, () => Promise<Run>> = {};
   for (const [prefix, main] of [['', MAIN], ...(baseline ? [['base-', baseline]] : [])] as [string, string][]) {
-    const q = `bench${prefix}`;
+    const q = (n: number) => `bench${prefix}-${n}`;
+    for (const n of [1, 2]) queueOf[`${prefix}bullmq-${n}`] = q(n);
     Object.assign(modes, {
       [`${prefix}single`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}single.flags`, '--kept-dir', `${prefix}single-kept`]),
       [`${prefix}local`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}local.flags`, '--kept-dir', `${prefix}local-kept`, '--work', `${prefix}w-local`, '--shards', String(shards)]),
-      [`${prefix}bullmq-1`]: async () => { await setWorkers(main, q, 1); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-1.flags`, '--kept-dir', `${prefix}b1-kept`, '--work', `${prefix}w-b1`, '--shards', String(shards), '--redis', url, '--queue', q]); },
-      [`${prefix}bullmq-2`]: async () => { await setWorkers(main, q, 2); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-2.flags`, '--kept-dir', `${prefix}b2-kept`, '--work', `${prefix}w-b2`, '--shards', String(shards), '--redis', url, '--queue', q]); },
+      [`${prefix}bullmq-1`]: async () => { await setWorkers(main, q(1), 1); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-1.flags`, '--kept-dir', `${prefix}b1-kept`, '--work', `${prefix}w-b1`, '--shards', String(shards), '--redis', url, '--queue', q(1)]); },
+      [`${prefix}bullmq-2`]: async () => { await setWorkers(main, q(2), 2); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-2.flags`, '--kept-dir', `${prefix}b2-kept`, '--work', `${prefix}w-b2`, '--shards', String(shards), '--redis', url, '--queue', q(2)]); },
     });
   }
   // the modes alternate: this build's and the baseline's, mode by mode
@@ -139,9 +143,10 @@ async function main() {
   try {
     for (let rep = 0; rep < reps; rep++) {
       for (const name of order) {
-        const before = allWorkers().reduce((t, w) => t + cpuOf(w.pid!), 0);
+        const mine = () => workers[queueOf[name] ?? ''] ?? [];
+        const before = mine().reduce((t, w) => t + cpuOf(w.pid!), 0);
         const run = await modes[name]();
-        run.workerCpu = allWorkers().reduce((t, w) => t + cpuOf(w.pid!), 0) - before;
+        run.workerCpu = mine().reduce((t, w) => t + cpuOf(w.pid!), 0) - before;
         (results[name] ??= []).push(run);
         process.stderr.write(`${name} rep ${rep}: ${run.wall.toFixed(1)} s, ${(run.cpu + run.workerCpu).toFixed(1)} CPU-s\n`);
         if (name !== 'single') {
