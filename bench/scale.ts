@@ -190,11 +190,14 @@ async function main() {
     const cpuOfStage = (st: string) => median(results[name].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0)));
     for (const [k, e] of by) console.log(`| ${k} | ${e.n} | ${(e.r / 1e6).toFixed(1)} | ${(e.w / 1e6).toFixed(1)} | ${e.s.toFixed(1)} | ${cpuOfStage(k).toFixed(2)} |`);
   }
-  // the same tasks' CPU in the local process and in the workers (median over the repetitions)
-  const staged = Object.keys(results).filter((k) => !k.startsWith('base-') && k !== 'single');
-  console.log(`\nTask CPU s (sum over a stage's tasks, median over the repetitions):\n\n| stage | ${staged.join(' | ')} |\n|---|${staged.map(() => '---|').join('')}`);
+  // the same tasks' CPU in the local process and in the workers, of both builds (median and each repetition)
+  const staged = Object.keys(results).filter((k) => k !== 'single' && k !== 'base-single');
+  console.log(`\nTask CPU s (sum over a stage's tasks: median (each rep)):\n\n| stage | ${staged.join(' | ')} |\n|---|${staged.map(() => '---|').join('')}`);
   for (const st of [...new Set(tasksOf(results.local[0]).map((t) => t.stage))]) {
-    const cells = staged.map((k) => median(results[k].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0))).toFixed(2));
+    const cells = staged.map((k) => {
+      const each = results[k].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0));
+      return `${median(each).toFixed(2)} (${each.map((x) => x.toFixed(2)).join(', ')})`;
+    });
     console.log(`| ${st} | ${cells.join(' | ')} |`);
   }
   const phases = results.single.map((r) => r.phases);
