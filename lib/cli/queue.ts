@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../errors';
+import { getThreads } from '../runtime';
 import { loadPlan, stageGraph, type StageReport } from './stages';
 import type { SimilarPartData, TaskData } from './queue-task';
 
@@ -53,6 +54,7 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
   // against 10 for the same stages run locally), which cost the workers 10-20 % more CPU than the local run.
   // The child holds no connection; it dies with this process (its task is then taken again elsewhere).
   process.env.NEARDUP_WORKER_PID = String(process.pid);
+  process.env.NEARDUP_THREADS = String(getThreads());  // the child's native pool: this worker's --threads
   const js = path.join(__dirname, 'queue-task.js');
   const processor = fs.existsSync(js) ? js : path.join(__dirname, 'queue-task.ts');  // from source (tsx): the child inherits --import tsx
   const worker = new Worker(o.queue, processor, {
