@@ -7,7 +7,7 @@
 // b mod (shards x 65536)).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from './errors';
+import { NeardupError, nativeCall } from './errors';
 import { native } from './native';
 import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
 
@@ -198,29 +198,31 @@ export class DupiIndex {
       // Each call is given the next `ask` paths (converting a path costs, so not all of them): twice what the
       // last batch took, as batches hold similar numbers of files.
       let done = 0, cur = 0, ask = 256;
-      const read = (buf: Buffer) => native.readFilesInto(files.slice(done, done + ask), 0, buf);
+      // A read runs while the previous batch is added: its failure is handled (no unhandled rejection ending the
+      // process) and reported when it is awaited; if adding fails first, that error is the one reported.
+      const read = (buf: Buffer) => {
+        const p = nativeCall(native.readFilesInto(files.slice(done, done + ask), 0, buf));
+        p.catch(() => undefined);
+        return p;
+      };
       let reading = files.length > 0 ? read(bufs[0]) : undefined;
-      try {
-        while (reading !== undefined) {
-          const r = await reading;
-          reading = undefined;
-          if (r.files === 0) {
-            if (r.need === 0) throw new NeardupError('ERR_NEARDUP_CANCELLED', 'reading the files was interrupted');
-            bufs[cur] = Buffer.allocUnsafe(r.need);  // a file larger than a buffer: a buffer of its size
-            reading = read(bufs[cur]);
-            continue;
-          }
-          const names = files.slice(done, done + r.files);
-          done += r.files;
-          ask = Math.max(64, 2 * r.files);
-          if (done < files.length) reading = read(bufs[cur ^ 1]);
-          await add(bufs[cur], r.ends, names);
-          cur ^= 1;
+      while (reading !== undefined) {
+        const r = await reading;
+        reading = undefined;
+        if (r.files === 0) {
+          if (r.need === 0) throw new NeardupError('ERR_NEARDUP_CANCELLED', 'reading the files was interrupted');
+          bufs[cur] = Buffer.allocUnsafe(r.need);  // a file larger than a buffer: a buffer of its size
+          reading = read(bufs[cur]);
+          continue;
         }
-        if (dummy) await add(bufs[0], new Uint32Array(0), []);
-      } finally {
-        reading?.catch(() => undefined);  // a read still running when adding failed: its error is not the one
+        const names = files.slice(done, done + r.files);
+        done += r.files;
+        ask = Math.max(64, 2 * r.files);
+        if (done < files.length) reading = read(bufs[cur ^ 1]);
+        await add(bufs[cur], r.ends, names);
+        cur ^= 1;
       }
+      if (dummy) await add(bufs[0], new Uint32Array(0), []);
       await app.commit();
     } catch (e) {
       await app.abort().catch(() => undefined);

@@ -207,7 +207,7 @@ test('index reads every file whole in the walk order: a file larger than a read 
   fs.symlinkSync(path.join(dir, 'nowhere'), path.join(root, 'sub', 'x-dangling'));
   const r = cli(dir, ['dupi', '-r', 'idx-sizes-bad', 'index', 'sizes']);
   assert.is(r.code, 1);
-  assert.match(r.stderr, /cannot open '.*sizes\/sub\/x-dangling': No such file or directory/);
+  assert.match(r.stderr, /^neardup dupi: cannot open '.*sizes\/sub\/x-dangling': No such file or directory\n$/);
 });
 
 test.run();
