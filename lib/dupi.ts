@@ -201,7 +201,7 @@ export class DupiIndex {
       // A read runs while the previous batch is added: its failure is handled (no unhandled rejection ending the
       // process) and reported when it is awaited; if adding fails first, that error is the one reported.
       const read = (buf: Buffer) => {
-        const p = nativeCall(native.readFilesInto(files.slice(done, done + ask), 0, buf));
+        const p = nativeCall(native.readFilesInto(files.slice(done, done + ask), buf));
         p.catch(() => undefined);
         return p;
       };

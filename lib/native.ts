@@ -419,11 +419,11 @@ export interface NativeBinding {
   /** Removes the stale "neardup-spill-PID-XXXXXX" folders of `dir` (io::CleanStaleSpillDirs); how many. */
   cleanStaleSpill(dir: string): number;
   /**
-   * Reads the files paths[first..] whole, in order, into buffer (io::ReadFilesInto, on a libuv thread) until
-   * the next one does not fit: `files` were read, file first + i ends at buffer[ends[i]]; with files 0, `need`
-   * is the size of paths[first] (larger than the buffer). The buffer must not be used until it settles.
+   * Reads the files `paths` whole, in order, into buffer (io::ReadFilesInto, on a libuv thread) until the next
+   * one does not fit: the first `files` were read, file i ends at buffer[ends[i]]; with files 0, `need` is the
+   * size of paths[0] (larger than the buffer). The buffer must not be used until it settles.
    */
-  readFilesInto(paths: string[], first: number, buffer: Uint8Array): Promise<{ files: number; ends: Uint32Array; need: number }>;
+  readFilesInto(paths: string[], buffer: Uint8Array): Promise<{ files: number; ends: Uint32Array; need: number }>;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;

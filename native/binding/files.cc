@@ -1,6 +1,5 @@
 #include "files.h"
 
-#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,9 +12,9 @@ namespace neardup {
 namespace binding {
 namespace {
 
-// readFilesInto(paths, first, buffer): io::ReadFilesInto on a libuv thread. Resolves to { files (how many of
-// paths[first..] were read), ends (Uint32Array: file first + i ends at buffer[ends[i]]), need (when files is 0:
-// the size of paths[first], larger than the buffer) }. The buffer is held until the promise settles; the
+// readFilesInto(paths, buffer): io::ReadFilesInto on a libuv thread. Resolves to { files (how many of paths,
+// from the first, were read), ends (Uint32Array: file i ends at buffer[ends[i]]), need (when files is 0: the
+// size of paths[0], larger than the buffer) }. The buffer is held until the promise settles; the
 // caller must not touch it meanwhile.
 Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -29,13 +28,9 @@ Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
     (*paths)[i] = v.As<Napi::String>().Utf8Value();
     CheckPath(env, (*paths)[i], what);
   }
-  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected first to be a number");
-  const double first = info[1].As<Napi::Number>().DoubleValue();
-  if (!(first >= 0 && first <= double(paths->size())) || std::floor(first) != first)
-    ThrowRangeError(env, "first must be an integer from 0 to paths.length");
-  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
     ThrowTypeError(env, "Expected buffer to be a Uint8Array (Buffer)");
-  Napi::Uint8Array buf = info[2].As<Napi::Uint8Array>();
+  Napi::Uint8Array buf = info[1].As<Napi::Uint8Array>();
   if (buf.ByteLength() > 0xffffffffu) ThrowRangeError(env, "buffer must be smaller than 4 GiB");
   uint8_t* data = static_cast<uint8_t*>(buf.ArrayBuffer().Data()) + buf.ByteOffset();
   const size_t cap = buf.ByteLength();
@@ -43,8 +38,8 @@ Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
   auto out = std::make_shared<io::FilesRead>();
   return QueueFn(
       env,
-      [paths, first, data, cap, out](const std::atomic<bool>* stop) {
-        return io::ReadFilesInto(*paths, static_cast<size_t>(first), data, cap, stop, out.get());
+      [paths, data, cap, out](const std::atomic<bool>* stop) {
+        return io::ReadFilesInto(*paths, data, cap, stop, out.get());
       },
       [held, out](Napi::Env env) {
         held->Reset();

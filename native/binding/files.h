@@ -1,5 +1,5 @@
 // Whole files read into a caller's buffer on a libuv thread, for the CLI's one-document-per-file inputs
-// (`neardup dupi index`): readFilesInto(paths, first, buffer) -> Promise<{ files, ends, need }>.
+// (`neardup dupi index`): readFilesInto(paths, buffer) -> Promise<{ files, ends, need }>.
 #pragma once
 #include <napi.h>
 

@@ -206,13 +206,13 @@ Status ReadFile(const std::string& path, std::string* out) {
   return Status::Ok();
 }
 
-Status ReadFilesInto(const std::vector<std::string>& paths, size_t first, uint8_t* dst, size_t cap,
+Status ReadFilesInto(const std::vector<std::string>& paths, uint8_t* dst, size_t cap,
                      const std::atomic<bool>* stop, FilesRead* out) {
   out->files = 0;
   out->ends.clear();
   out->need = 0;
   uint64_t used = 0;
-  for (size_t i = first; i < paths.size(); i++) {
+  for (size_t i = 0; i < paths.size(); i++) {
     if (stop && stop->load(std::memory_order_relaxed)) break;
     const std::string& path = paths[i];
     os::Fd fd;

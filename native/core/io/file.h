@@ -70,16 +70,16 @@ Status ReadFile(const std::string& path, std::string* out);
 
 // Whole files read one after another into one buffer (ReadFilesInto).
 struct FilesRead {
-  size_t files = 0;            // files read: paths[first .. first + files)
-  std::vector<uint64_t> ends;  // file first + i ends at dst[ends[i]] (and starts where file i - 1 ends, or at 0)
-  uint64_t need = 0;           // when no file was read: the size of paths[first], larger than the buffer
+  size_t files = 0;            // files read: paths[0 .. files)
+  std::vector<uint64_t> ends;  // file i ends at dst[ends[i]] (and starts where file i - 1 ends, or at 0)
+  uint64_t need = 0;           // when no file was read: the size of paths[0], larger than the buffer
 };
 
-// Reads the files paths[first..] whole, in order, into dst[0..cap), and stops before the first one that does
-// not fit in what is left (or when *stop is raised between files). Each file is read up to the size it has
+// Reads the files `paths` whole, in order, into dst[0..cap), and stops before the first one that does not fit
+// in what is left (or when *stop is raised between files). Each file is read up to the size it has
 // when opened (one growing meanwhile is cut there; one shrinking gives what it still holds). An error names
 // the file.
-Status ReadFilesInto(const std::vector<std::string>& paths, size_t first, uint8_t* dst, size_t cap,
+Status ReadFilesInto(const std::vector<std::string>& paths, uint8_t* dst, size_t cap,
                      const std::atomic<bool>* stop, FilesRead* out);
 
 }  // namespace io
