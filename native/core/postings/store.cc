@@ -49,32 +49,6 @@ constexpr uint32_t KeyBits() {
   return uint32_t(sizeof(Key) * 8);
 }
 
-// Reads pairs of one bucket of one run from the spill file through a small buffer.
-template <typename Pair>
-struct RunCursor {
-  io::os::Fd fd = io::os::kNoFd;
-  uint64_t next = 0, end = 0;  // pair indexes in the file
-  size_t read_pairs = kReadPairs;
-  std::vector<Pair> buf;
-  size_t pos = 0;
-  Status Fill(const std::string& path) {
-    constexpr size_t kSize = sizeof(Pair);
-    const uint64_t n = std::min<uint64_t>(read_pairs, end - next);
-    buf.resize(n);
-    size_t got = 0;
-    while (got < n * kSize) {
-      size_t k = 0;
-      Status s = io::os::ReadAt(fd, path, (next * kSize) + got, reinterpret_cast<char*>(buf.data()) + got, n * kSize - got, &k);
-      if (!s.ok()) return s;
-      if (k == 0) return Status(Code::kIo, "cannot read the temporary file '" + path + "': it ended early");
-      got += k;
-    }
-    next += n;
-    pos = 0;
-    return Status::Ok();
-  }
-};
-
 // Reads pairs [first, first + n) of a run file into dst.
 template <typename Pair>
 Status ReadPairs(io::os::Fd fd, const std::string& path, uint64_t first, uint64_t n, Pair* dst) {
@@ -90,6 +64,25 @@ Status ReadPairs(io::os::Fd fd, const std::string& path, uint64_t first, uint64_
   }
   return Status::Ok();
 }
+
+// Reads pairs of one bucket of one run from the spill file through a small buffer.
+template <typename Pair>
+struct RunCursor {
+  io::os::Fd fd = io::os::kNoFd;
+  uint64_t next = 0, end = 0;  // pair indexes in the file
+  size_t read_pairs = kReadPairs;
+  std::vector<Pair> buf;
+  size_t pos = 0;
+  Status Fill(const std::string& path) {
+    const uint64_t n = std::min<uint64_t>(read_pairs, end - next);
+    buf.resize(n);
+    Status s = ReadPairs(fd, path, next, n, buf.data());
+    if (!s.ok()) return s;
+    next += n;
+    pos = 0;
+    return Status::Ok();
+  }
+};
 
 }  // namespace
 
