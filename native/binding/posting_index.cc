@@ -319,12 +319,12 @@ struct TextSource {
   }
 };
 
-// An extract (or pairs) in progress: its passages or pairs (spilled beyond the cap) and the texts they are
-// read from.
 // The longest a pairs line can be besides its two ids: {"a":,"b":,"passages":U32,"windows":U32,"coverA":NUM,
 // "coverB":NUM}\n with numbers as JavaScript writes doubles (at most 24 characters each).
 constexpr uint64_t kPairLineFixed = 5 + 5 + 12 + 10 + 11 + 10 + 10 + 24 + 10 + 24 + 2 + 17;
 
+// An extract (or pairs) in progress: its passages or pairs (spilled beyond the cap) and the texts they are
+// read from.
 struct ExtractCursor {
   std::mutex mu;
   std::shared_ptr<TextSource> texts;

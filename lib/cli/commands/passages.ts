@@ -1,16 +1,16 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
 import * as os from 'node:os';
 import { PassageIndex, extractMemory } from '../../passages';
-
-// The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
-// extractMemory for the output).
-const PAIRS_OUTPUT_BYTES = 4 << 20;
 import { defaultBuildMemory, memorySplit } from '../../postings';
 import { displayName, idValue, inputSize, readDocuments } from '../../input';
 import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
 import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
+
+// The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
+// extractMemory for the output).
+const PAIRS_OUTPUT_BYTES = 4 << 20;
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N] [--memory SIZE] [--tmp DIR]
