@@ -6,11 +6,16 @@
 // Reports wall seconds (median of --reps), the overhead ratio over `single`, CPU seconds of the submitting
 // process and of the worker processes, and the bytes each stage read and wrote (stage files; inputs and final
 // outputs not counted) with its task seconds and CPU seconds, against the single run's phases (reading and
-// signing, finish, outputs: NEARDUP_DEDUP_TIMING), and the workers' CPU outside their tasks. Checks that every
+// signing, finish, outputs: NEARDUP_DEDUP_TIMING), and the workers' CPU outside their tasks (the workers are
+// started before the first repetition; their start-up is shown apart). Checks that every
 // run's flags equal single's. The corpus is generated (bench/dedup-noisy-corpus.ts, 1000 MB) when FILE does
 // not exist. --baseline DIR: the same modes also through another build (a checkout with dist/ and build/,
-// e.g. main), alternating with this one in each repetition (its modes are named base-*).
+// e.g. main), alternating with this one in each repetition (its modes are named base-*). --worker-threads T:
+// one more mode, bullmq-2-tT, two workers with --threads T each (by default a worker's pool takes every core,
+// so two workers on one machine run twice as many threads as cores). --only M,M: run only these modes (single
+// is always run: the ratios are over it).
 //   node --import tsx bench/scale.ts [--corpus FILE] [--mb 1000] [--reps 1] [--shards 2] [--baseline DIR]
+//     [--worker-threads T] [--only local,bullmq-2]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -26,6 +31,8 @@ const mb = Number(opt('mb', '1000'));
 const reps = Number(opt('reps', '1'));
 const shards = Number(opt('shards', '2'));
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
+const workerThreads = argv.includes('--worker-threads') ? Number(opt('worker-threads', '')) : undefined;
+const only = argv.includes('--only') ? new Set(['single', ...opt('only', '').split(',')]) : undefined;
 const baseline = argv.includes('--baseline') ? path.join(path.resolve(opt('baseline', '')), 'dist', 'cli', 'main.js') : undefined;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-bench-scale-'));
 
@@ -118,29 +125,47 @@ async function main() {
   const workers: Record<string, ChildProcess[]> = {};
   const allWorkers = () => Object.values(workers).flat();
   const queueOf: Record<string, string> = {};
-  const setWorkers = async (main: string, queue: string, n: number) => {
+  const setWorkers = async (main: string, queue: string, n: number, threads?: number) => {
     const ws = (workers[queue] ??= []);
     while (ws.length < n) {
-      const w = spawn(process.execPath, [main, 'worker', '--redis', url, '--queue', queue], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const w = spawn(process.execPath, [main, 'worker', '--redis', url, '--queue', queue, ...(threads ? ['--threads', String(threads)] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       await waitFor(w, /serving queue/);
       ws.push(w);
     }
   };
   const modes: Record<string, () => Promise<Run>> = {};
+  // the workers of a mode, started (and idle) before its first run: their start-up is not a run's CPU
+  const start: Record<string, () => Promise<void>> = {};
+  const startCpu: Record<string, number> = {};
   for (const [prefix, main] of [['', MAIN], ...(baseline ? [['base-', baseline]] : [])] as [string, string][]) {
     const q = (n: number) => `bench${prefix}-${n}`;
-    for (const n of [1, 2]) queueOf[`${prefix}bullmq-${n}`] = q(n);
+    for (const n of [1, 2]) {
+      queueOf[`${prefix}bullmq-${n}`] = q(n);
+      start[`${prefix}bullmq-${n}`] = () => setWorkers(main, q(n), n);
+    }
     Object.assign(modes, {
       [`${prefix}single`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}single.flags`, '--kept-dir', `${prefix}single-kept`]),
       [`${prefix}local`]: async () => runCli(main, ['dedup', ...files, '--flags', `${prefix}local.flags`, '--kept-dir', `${prefix}local-kept`, '--work', `${prefix}w-local`, '--shards', String(shards)]),
-      [`${prefix}bullmq-1`]: async () => { await setWorkers(main, q(1), 1); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-1.flags`, '--kept-dir', `${prefix}b1-kept`, '--work', `${prefix}w-b1`, '--shards', String(shards), '--redis', url, '--queue', q(1)]); },
-      [`${prefix}bullmq-2`]: async () => { await setWorkers(main, q(2), 2); return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-2.flags`, '--kept-dir', `${prefix}b2-kept`, '--work', `${prefix}w-b2`, '--shards', String(shards), '--redis', url, '--queue', q(2)]); },
+      [`${prefix}bullmq-1`]: async () => { return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-1.flags`, '--kept-dir', `${prefix}b1-kept`, '--work', `${prefix}w-b1`, '--shards', String(shards), '--redis', url, '--queue', q(1)]); },
+      [`${prefix}bullmq-2`]: async () => { return runCli(main, ['dedup', ...files, '--flags', `${prefix}bullmq-2.flags`, '--kept-dir', `${prefix}b2-kept`, '--work', `${prefix}w-b2`, '--shards', String(shards), '--redis', url, '--queue', q(2)]); },
     });
+    if (workerThreads) {
+      const name = `${prefix}bullmq-2-t${workerThreads}`, queue = `bench${prefix}-2-t${workerThreads}`;
+      queueOf[name] = queue;
+      start[name] = () => setWorkers(main, queue, 2, workerThreads);
+      modes[name] = async () => { return runCli(main, ['dedup', ...files, '--flags', `${name}.flags`, '--kept-dir', `${name}-kept`, '--work', `w-${name}`, '--shards', String(shards), '--redis', url, '--queue', queue]); };
+    }
   }
+  if (only) for (const k of Object.keys(modes)) if (!only.has(k.replace(/^base-/, ''))) delete modes[k];
   // the modes alternate: this build's and the baseline's, mode by mode
   const order = Object.keys(modes).filter((k) => !k.startsWith('base-')).flatMap((k) => (modes[`base-${k}`] ? [k, `base-${k}`] : [k]));
   const results: Record<string, Run[]> = {};
   try {
+    for (const name of order) {
+      if (!start[name]) continue;
+      await start[name]();
+      startCpu[name] = (workers[queueOf[name]] ?? []).reduce((t, w) => t + cpuOf(w.pid!), 0);
+    }
     for (let rep = 0; rep < reps; rep++) {
       for (const name of order) {
         const mine = () => workers[queueOf[name] ?? ''] ?? [];
@@ -176,9 +201,10 @@ async function main() {
   // the workers' CPU outside their tasks (BullMQ: polling, events, module loading), per run
   for (const name of Object.keys(results).filter((k) => k.includes('bullmq') && !k.startsWith('base-'))) {
     const outside = results[name].map((r) => r.workerCpu - tasksOf(r).reduce((t, x) => t + (x.cpu_seconds ?? 0), 0));
-    console.log(`\n${name}: workers' CPU outside their tasks: ${outside.map((x) => x.toFixed(2)).join(', ')} s (each rep)`);
+    console.log(`\n${name}: workers' CPU outside their tasks: ${outside.map((x) => x.toFixed(2)).join(', ')} s (each rep; ` +
+      `the first includes forking the task process); their start-up before the first run: ${startCpu[name]?.toFixed(2)} s`);
   }
-  for (const name of ['local', ...(baseline ? ['base-local'] : [])]) {
+  for (const name of ['local', ...(baseline ? ['base-local'] : [])].filter((k) => results[k])) {
     const mid = results[name][Math.floor(results[name].length / 2)];
     console.log(`\nStage files read and written (the ${name} run of the middle repetition; CPU: median over the repetitions):\n\n| stage | tasks | read MB | written MB | task seconds (sum) | task CPU s (sum) |\n|---|---|---|---|---|---|`);
     const by = new Map<string, { n: number; r: number; w: number; s: number }>();
@@ -193,7 +219,7 @@ async function main() {
   // the same tasks' CPU in the local process and in the workers, of both builds (median and each repetition)
   const staged = Object.keys(results).filter((k) => k !== 'single' && k !== 'base-single');
   console.log(`\nTask CPU s (sum over a stage's tasks: median (each rep)):\n\n| stage | ${staged.join(' | ')} |\n|---|${staged.map(() => '---|').join('')}`);
-  for (const st of [...new Set(tasksOf(results.local[0]).map((t) => t.stage))]) {
+  for (const st of [...new Set(tasksOf(results[staged[0]][0]).map((t) => t.stage))]) {
     const cells = staged.map((k) => {
       const each = results[k].map((r) => tasksOf(r).filter((t) => t.stage === st).reduce((a, t) => a + (t.cpu_seconds ?? NaN), 0));
       return `${median(each).toFixed(2)} (${each.map((x) => x.toFixed(2)).join(', ')})`;
