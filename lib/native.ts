@@ -254,6 +254,7 @@ export interface NativePostingIndex {
   abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
+  appendIndexes(dirs: string[]): Promise<void>;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,

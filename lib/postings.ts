@@ -239,6 +239,18 @@ export class PostingIndex {
     return nativeCall(this.n.merge());
   }
 
+  /**
+   * Adds the documents of other indexes (parts built apart, e.g. by other machines, by appends only) as one
+   * new segment: part p's id i becomes this index's next id + (ids of the parts before p) + i, so the segment
+   * is byte for byte what one append of part 0's documents, then part 1's, ... writes. Refused when this index
+   * has free ids or a part has deleted documents; the parts are not changed.
+   */
+  appendIndexes(dirs: ReadonlyArray<string>): Promise<void> {
+    expectArray(dirs as string[], 'dirs');
+    dirs.forEach((d, i) => expectString(d, `dirs[${i}]`));
+    return nativeCall(this.n.appendIndexes([...dirs]));
+  }
+
   /** The live documents of each key: key i's are docs[offsets[i] .. offsets[i+1]). */
   lookup(keys: KeyList): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
     return nativeCall(this.n.lookup(this.keyArray(keys, 'keys').slice()));

@@ -368,6 +368,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("abortAppend", &PostingIndexObject::AbortAppend),
                         InstanceMethod("delete", &PostingIndexObject::Delete),
                         InstanceMethod("merge", &PostingIndexObject::Merge),
+                        InstanceMethod("appendIndexes", &PostingIndexObject::AppendIndexes),
                         InstanceMethod("lookup", &PostingIndexObject::Lookup),
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
@@ -585,6 +586,25 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     return Exclusive(env, s,
                      [](IndexState& st, const std::atomic<bool>* stop) {
                        return st.bits == 64 ? st.ix64.Merge(stop) : st.ix32.Merge(stop);
+                     },
+                     Undefined);
+  }
+
+  // appendIndexes(dirs: string[]) -> Promise<void>: the documents of other indexes as one new segment
+  Napi::Value AppendIndexes(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    if (!info[0].IsArray()) ThrowTypeError(env, "Expected dirs to be an array of strings");
+    Napi::Array a = info[0].As<Napi::Array>();
+    auto dirs = std::make_shared<std::vector<std::string>>();
+    for (uint32_t i = 0; i < a.Length(); i++) {
+      Napi::Value v = a.Get(i);
+      if (!v.IsString()) ThrowTypeError(env, "Expected dirs[" + std::to_string(i) + "] to be a string");
+      dirs->push_back(CheckPath(env, v.As<Napi::String>().Utf8Value(), "dirs"));
+    }
+    return Exclusive(env, s,
+                     [dirs](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop) : st.ix32.AppendIndexes(*dirs, stop);
                      },
                      Undefined);
   }

@@ -290,6 +290,81 @@ static void AppendDeleteMergeEqualsFreshBuild() {
 TEST(append_delete_merge_equals_fresh_build) { AppendDeleteMergeEqualsFreshBuild<uint32_t>(); }
 TEST(append_delete_merge_equals_fresh_build_64) { AppendDeleteMergeEqualsFreshBuild<uint64_t>(); }
 
+// AppendIndexes (a build cut into parts, each indexed apart): the segment it writes is byte for byte the one
+// a single append of the parts' documents in order writes, onto an empty index and onto one with documents
+// (merged afterwards: the same bytes as merging after that single append); parts without documents add
+// nothing; an index with free ids and a part with deleted documents are refused.
+template <typename Key>
+static void AppendIndexesEqualsOneAppend() {
+  std::mt19937 rng(23);
+  for (int round = 0; round < 6; round++) {
+    const std::string dir = TempDir();
+    const int nparts = 1 + rng() % 4;
+    std::vector<std::string> parts;
+    std::vector<std::vector<Key>> all;
+    for (int p = 0; p < nparts; p++) {
+      const std::string pd = dir + "/part" + std::to_string(p);
+      EXPECT(BasicPostingIndex<Key>::Create(pd).ok());
+      BasicPostingIndex<Key> x;
+      EXPECT(x.Open(pd, true).ok());
+      auto docs = RandomDocs<Key>(rng, (p == 1) ? 0 : rng() % 80, 400);  // part 1: no documents
+      if (!docs.empty() && rng() % 2) docs.back().clear();                // a last document without keys
+      std::vector<uint32_t> ids;
+      if (!docs.empty()) EXPECT(x.Append(docs, (rng() % 2) ? 4096 : 0, dir, &ids).ok());
+      all.insert(all.end(), docs.begin(), docs.end());
+      parts.push_back(pd);
+    }
+    const std::vector<std::vector<Key>> before = round % 2 ? RandomDocs<Key>(rng, 1 + rng() % 30, 400) : std::vector<std::vector<Key>>();
+    // A: the documents before, then every part's, each as one append; B: the documents before, then the parts
+    const std::string a = dir + "/a", b = dir + "/b";
+    BasicPostingIndex<Key> xa, xb;
+    for (auto* d : {&a, &b}) EXPECT(BasicPostingIndex<Key>::Create(*d).ok());
+    EXPECT(xa.Open(a, true).ok());
+    EXPECT(xb.Open(b, true).ok());
+    std::vector<uint32_t> ids;
+    if (!before.empty()) {
+      EXPECT(xa.Append(before, 0, dir, &ids).ok());
+      EXPECT(xb.Append(before, 0, dir, &ids).ok());
+    }
+    if (!all.empty()) EXPECT(xa.Append(all, 0, dir, &ids).ok());
+    EXPECT(xb.AppendIndexes(parts).ok());
+    EXPECT_EQ(xa.num_segments(), xb.num_segments());
+    EXPECT_EQ(xa.next_id(), xb.next_id());
+    for (size_t i = 0; i < xa.num_segments(); i++) EXPECT(Slurp(xa.segment(i).path()) == Slurp(xb.segment(i).path()));
+    EXPECT(Slurp(a + "/MANIFEST") == Slurp(b + "/MANIFEST"));
+    EXPECT(xa.Merge().ok());
+    EXPECT(xb.Merge().ok());
+    EXPECT(Slurp(xa.segment(0).path()) == Slurp(xb.segment(0).path()));
+    BasicPostingIndex<Key> yb;
+    EXPECT(yb.Open(b, true).ok());  // reopened and verified
+    EXPECT_EQ(yb.next_id(), uint32_t(before.size() + all.size()));
+    // refusals: free ids here (deleted and merged), deleted documents in a part
+    if (xb.next_id() > 0) {
+      EXPECT(xb.Delete({0}).ok());
+      EXPECT(xb.Merge().ok());
+      Status s = xb.AppendIndexes(parts);
+      EXPECT(!s.ok());
+      EXPECT(s.message().find("free ids") != std::string::npos);
+    }
+    BasicPostingIndex<Key> p0;
+    EXPECT(p0.Open(parts[0], true).ok());
+    if (p0.next_id() > 0) {
+      EXPECT(p0.Delete({0}).ok());
+      BasicPostingIndex<Key> c;
+      EXPECT(BasicPostingIndex<Key>::Create(dir + "/c").ok());
+      EXPECT(c.Open(dir + "/c", true).ok());
+      Status s = c.AppendIndexes(parts);
+      EXPECT(!s.ok());
+      EXPECT(s.message().find("deleted documents") != std::string::npos);
+      EXPECT_EQ(c.num_segments(), 0u);
+    }
+    EXPECT(!xa.AppendIndexes({dir + "/missing"}).ok());
+    RmRf(dir);
+  }
+}
+TEST(append_indexes_equals_one_append) { AppendIndexesEqualsOneAppend<uint32_t>(); }
+TEST(append_indexes_equals_one_append_64) { AppendIndexesEqualsOneAppend<uint64_t>(); }
+
 // An index or a segment of one key width is refused by the reader of the other.
 TEST(key_width_is_checked) {
   const std::string dir = TempDir();

@@ -1079,30 +1079,35 @@ Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
   return s;
 }
 
+namespace {
+
+// Every key of the segments, ascending, with the union of its lists (ascending ids): a k-way merge of the
+// segments' keys, one decoded key block per segment. Segment i's ids are shifted up by shift[i] (documents
+// of other indexes taking the ids after this one's; 0 within one index).
 template <typename Key>
-Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std::vector<uint32_t>&)>& fn) const {
-  // k-way merge of the segments' keys, one decoded key block per segment.
+Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift,
+                 const std::function<Status(Key, std::vector<uint32_t>&)>& fn) {
   struct Cursor {
-    typename Segment::Block blk;
+    typename BasicSegment<Key>::Block blk;
     uint64_t b = 0;
     size_t j = 0;
     bool done = false;
   };
-  std::vector<Cursor> cur(segs_.size());
+  std::vector<Cursor> cur(segs.size());
   auto load = [&](size_t i) -> Status {
     Cursor& c = cur[i];
     c.j = 0;
-    if (c.b >= segs_[i]->num_blocks()) {
+    if (c.b >= segs[i]->num_blocks()) {
       c.done = true;
       return Status::Ok();
     }
-    return segs_[i]->ReadBlock(c.b++, &c.blk);
+    return segs[i]->ReadBlock(c.b++, &c.blk);
   };
-  for (size_t i = 0; i < segs_.size(); i++) {
+  for (size_t i = 0; i < segs.size(); i++) {
     Status s = load(i);
     if (!s.ok()) return s;
   }
-  std::vector<uint32_t> docs, live;
+  std::vector<uint32_t> docs;
   for (;;) {
     bool any = false;
     Key key = 0;
@@ -1114,25 +1119,95 @@ Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std
     }
     if (!any) return Status::Ok();
     docs.clear();
-    for (size_t i = 0; i < segs_.size(); i++) {
+    for (size_t i = 0; i < segs.size(); i++) {
       Cursor& c = cur[i];
       if (c.done || c.blk.keys[c.j] != key) continue;
-      Status s = segs_[i]->DecodeList(c.blk, c.j, &docs);
+      const size_t from = docs.size();
+      Status s = segs[i]->DecodeList(c.blk, c.j, &docs);
+      if (s.ok() && shift[i] != 0)
+        for (size_t x = from; x < docs.size(); x++) docs[x] += shift[i];
       if (s.ok() && ++c.j == c.blk.n) s = load(i);
       if (!s.ok()) return s;
     }
-    if (segs_.size() > 1) std::sort(docs.begin(), docs.end());
-    const std::vector<uint32_t>* out = &docs;
-    if (!tombstones_.empty()) {
-      live.clear();
-      for (uint32_t d : docs)
-        if (!Contains(tombstones_, d)) live.push_back(d);
-      if (live.empty()) continue;
-      out = &live;
-    }
-    Status s = fn(key, *out);
+    if (segs.size() > 1) std::sort(docs.begin(), docs.end());
+    Status s = fn(key, docs);
     if (!s.ok()) return s;
   }
+}
+
+}  // namespace
+
+template <typename Key>
+Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std::vector<uint32_t>&)>& fn) const {
+  std::vector<const Segment*> segs;
+  for (const auto& seg : segs_) segs.push_back(seg.get());
+  std::vector<uint32_t> live;
+  return MergeKeys<Key>(segs, std::vector<uint32_t>(segs.size(), 0), [&](Key key, std::vector<uint32_t>& docs) {
+    if (tombstones_.empty()) return fn(key, docs);
+    live.clear();
+    for (uint32_t d : docs)
+      if (!Contains(tombstones_, d)) live.push_back(d);
+    return live.empty() ? Status::Ok() : fn(key, live);
+  });
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop) {
+  Status s = Busy();
+  if (!s.ok()) return s;
+  if (!free_.empty())
+    return Status(Code::kInvalidArgument, "'" + dir_ + "' has free ids (documents deleted and merged): other indexes cannot be appended to it");
+  std::vector<BasicPostingIndex> parts(part_dirs.size());
+  std::vector<const Segment*> segs;
+  std::vector<uint32_t> shift;
+  uint64_t next = next_id_;
+  for (size_t p = 0; p < part_dirs.size(); p++) {
+    s = parts[p].Open(part_dirs[p], false);
+    if (!s.ok()) return s;
+    if (!parts[p].tombstones_.empty() || !parts[p].free_.empty())
+      return Status(Code::kInvalidArgument, "'" + part_dirs[p] + "' has deleted documents: only an index built by appends can be appended to another");
+    for (const auto& seg : parts[p].segs_) {
+      segs.push_back(seg.get());
+      shift.push_back(uint32_t(next));
+    }
+    next += parts[p].next_id_;
+    if (next > 0xFFFFFFFFull)
+      return Status(Code::kInvalidArgument, "'" + dir_ + "': appending '" + part_dirs[p] + "' would give ids beyond 2^32 - 1");
+  }
+  if (next == next_id_) return Status::Ok();  // no documents: no segment, as an append of none
+  // the segment an append of the parts' documents, in order, writes: ids [next_id_, next)
+  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  const std::string path = dir_ + "/" + name;
+  BasicSegmentWriter<Key> w;
+  s = w.Open(path, dir_, next_id_, next);
+  if (!s.ok()) return s;
+  s = MergeKeys<Key>(segs, shift, [&](Key key, std::vector<uint32_t>& docs) {
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    return w.Add(key, docs.data(), docs.size());
+  });
+  if (s.ok()) s = w.Commit();
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    io::os::RemoveFile(path);
+    return s;
+  }
+  const uint32_t old_next = next_id_;
+  generation_++;
+  next_id_ = uint32_t(next);
+  std::vector<std::string> names = names_;
+  names.push_back(name);
+  s = WriteManifest(names);
+  if (!s.ok()) {
+    generation_--;
+    next_id_ = old_next;
+    io::os::RemoveFile(path);
+    return s;
+  }
+  names_ = std::move(names);
+  segs_.push_back(std::move(seg));
+  return Status::Ok();
 }
 
 template <typename Key>

@@ -306,6 +306,12 @@ class BasicPostingIndex {
   Status Delete(const std::vector<uint32_t>& ids);
   // Rewrites all segments as one, dropping tombstones (their ids become free).
   Status Merge(const std::atomic<bool>* stop = nullptr);
+  // Adds the documents of other indexes of the same key width (parts built apart, e.g. on other machines,
+  // each by appends only) as one new segment: part p's id i becomes next_id + (ids of the parts before p) + i,
+  // so the segment is byte for byte the one a single append of part 0's documents, then part 1's, ... writes.
+  // Refused when this index has free ids (an append would give them out first) or a part has deleted
+  // documents. Parts without documents add nothing; the parts are not changed.
+  Status AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop = nullptr);
 
   // Live documents holding key (ascending).
   Status Lookup(Key key, std::vector<uint32_t>* out) const;
