@@ -126,6 +126,24 @@ export function extractMemory(memory: number, docs: number): number {
   return Math.max(Math.floor(memory / 4), memory - (64 << 20) - 120 * docs - 4 * EXTRACT_CHUNK_BYTES);
 }
 
+/** The non-empty lines of a (large) file, read 1 MiB at a time. */
+function* readLines(file: string): Generator<string> {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let rest: Buffer = Buffer.alloc(0);
+    for (let r; (r = fs.readSync(fd, buf, 0, buf.length, null)) > 0;) {
+      const data = rest.length ? Buffer.concat([rest, buf.subarray(0, r)]) : buf.subarray(0, r);
+      let at = 0;
+      for (let nl; (nl = data.indexOf(0x0a, at)) >= 0; at = nl + 1) if (nl > at) yield data.toString('utf8', at, nl);
+      rest = Buffer.from(data.subarray(at));
+    }
+    if (rest.length) yield rest.toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export class PassageIndex {
   private table?: DocTable;
   private fds = new Map<number, number>();
@@ -294,6 +312,84 @@ export class PassageIndex {
     await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
     this.table = undefined;
     return n;
+  }
+
+  /**
+   * Adds other passage indexes ("parts", each built apart from some of the documents: `neardup passages index
+   * --shards`) as one run: the batch files and the postings segment that one addRun of part 0's documents, then
+   * part 1's, ... writes, byte for byte. The parts must have this index's window and hash; they are not
+   * changed. Returns the number of documents added.
+   */
+  async addParts(dirs: ReadonlyArray<string>): Promise<number> {
+    expectArray(dirs as string[], 'dirs');
+    dirs.forEach((d, i) => expectString(d, `dirs[${i}]`));
+    const parts: PassageIndex[] = [];
+    try {
+      for (const d of dirs) {
+        const p = await PassageIndex.open(d);
+        parts.push(p);
+        if (p.meta.seqLen !== this.meta.seqLen || p.meta.hash !== this.meta.hash)
+          throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${d}' was built with --window ${p.meta.seqLen} --hash ${p.meta.hash}, '${this.dir}' with --window ${this.meta.seqLen} --hash ${this.meta.hash}`);
+      }
+      const k = this.meta.batches.length + 1;
+      const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
+      const first = this.size;
+      const textsOut = OutputFile.open(path.join(this.dir, names.texts));
+      let docsOut: OutputFile | undefined;
+      let n = 0, off = 0;
+      try {
+        docsOut = OutputFile.open(path.join(this.dir, names.docs));
+        const buf = Buffer.allocUnsafe(4 << 20);
+        for (const p of parts) {
+          for (const b of p.meta.batches) {
+            // its document list, renumbered: ids after the documents before it, offsets after the texts before it
+            const docsFile = path.join(p.dir, b.docs);
+            let i = 0;
+            for (const l of readLines(docsFile)) {
+              let d: { n: number; id: unknown; offset: number; length: number };
+              try {
+                d = JSON.parse(l);
+              } catch (e) {
+                throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: ${(e as Error).message}`, { file: docsFile, line: i + 1, cause: e });
+              }
+              if (d.n !== b.first + i) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: document number ${d.n}, expected ${b.first + i}`, { file: docsFile, line: i + 1 });
+              const w = docsOut.write(JSON.stringify({ n: first + n + i, id: d.id, offset: off + d.offset, length: d.length }) + '\n');
+              if (w) await w;
+              i++;
+            }
+            if (i !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}: ${i} documents, passages.json says ${b.count}`, { file: docsFile });
+            n += i;
+            // its texts, copied
+            const textsFile = path.join(p.dir, b.texts);
+            const fd = fs.openSync(textsFile, 'r');
+            try {
+              for (let r; (r = fs.readSync(fd, buf, 0, buf.length, null)) > 0; off += r) await textsOut.write(Buffer.from(buf.subarray(0, r)));  // write() may keep it
+            } finally {
+              fs.closeSync(fd);
+            }
+          }
+        }
+        if (n === 0) {
+          textsOut.abort();
+          docsOut.abort();
+          return 0;
+        }
+        await textsOut.commit();
+        await docsOut.commit();
+      } catch (e) {
+        textsOut.abort();
+        docsOut?.abort();
+        throw e;
+      }
+      await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')));
+      if (this.ix.info().nextId !== first + n) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
+      this.meta.batches.push({ ...names, first, count: n });
+      await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
+      this.table = undefined;
+      return n;
+    } finally {
+      for (const p of parts) p.close();
+    }
   }
 
   /** Adds documents (texts as UTF-8 bytes) as one run. */

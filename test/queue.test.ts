@@ -1,6 +1,8 @@
 // dedup on BullMQ (docs/scale.md): a real redis-server on a loopback port of its own, 1 and 2 `neardup worker`
 // processes, `neardup dedup --work --redis` against the single-process outputs; a worker killed (SIGKILL) in
 // the middle of a task: the task is taken again (stalled-job recovery) and the outputs are still identical.
+// Chunk-similarity parts and passage-index parts (`passages index --shards --redis`, a worker killed in the
+// middle of a part too) against the local build.
 // Skipped with a message when redis-server is not installed (CI installs it: .ci/run).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -223,6 +225,65 @@ test('similar build --parts 3 --redis: parts counted by 2 worker processes, the 
   assert.ok(want.split('\n').length > 300, 'the corpus has similar documents');
   assert.is(top('sim-queued'), want);
   assert.equal(fs.readdirSync(path.join(dir, 'sim-queued')).filter((f) => /^pairs-/.test(f)), [], 'the parts\' pairs files are removed');
+  await stopWorkers();
+});
+
+/** Every file under d (relative path -> bytes). */
+function tree(d: string): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(d, rel), { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(rel, e.name));
+      else m.set(path.join(rel, e.name), fs.readFileSync(path.join(d, rel, e.name)));
+    }
+  };
+  walk('');
+  return m;
+}
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [MAIN, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('passages index --shards 3 --redis: parts built by 2 worker processes (one killed mid-part), the index of a single run', async () => {
+  if (!haveRedis) return;
+  const ref = spawnSync(process.execPath, [MAIN, 'passages', 'index', '-o', 'pix-ref', ...INPUTS], { cwd: dir, encoding: 'utf8' });
+  assert.is(ref.status, 0, ref.stderr);
+  const want = tree(path.join(dir, 'pix-ref'));
+  const check = (what: string, d: string) => {
+    const got = tree(path.join(dir, d));
+    assert.equal([...got.keys()].sort(), [...want.keys()].sort(), `${what}: the same files`);
+    for (const [k, v] of want) assert.ok(v.equals(got.get(k)!), `${what}: ${k} differs`);
+  };
+  await startWorker();
+  await startWorker();
+  const q = await run(['passages', 'index', '-o', 'pix-q', ...INPUTS, '--work', 'wpix-q', '--shards', '3', '--redis', url, '--queue', 'test']);
+  assert.is(q.code, 0, q.stderr);
+  check('2 workers', 'pix-q');
+  await stopWorkers();
+  // both workers pause in the first run of each part; the one holding part 0 is killed, another runs it again
+  const work = path.join(dir, 'wpix-k');
+  const env = { NEARDUP_TEST_PAUSE: 'passages-part:4000' };
+  await startWorker(env);
+  await startWorker(env);
+  const pending = run(['passages', 'index', '-o', 'pix-k', ...INPUTS, '--work', work, '--shards', '2', '--redis', url, '--queue', 'test']);
+  const { worker: pid, task } = await pausedTask(work, 'passages-part');
+  const victim = workers.find((w) => w.pid === pid)!;
+  assert.ok(victim, 'the paused part runs in one of our workers');
+  victim.kill('SIGKILL');
+  for (const t0 = Date.now(); alive(task); await new Promise((r) => setTimeout(r, 50)))
+    assert.ok(Date.now() - t0 < 5000, `the part's process ${task} outlived its killed worker`);
+  await startWorker();
+  const k = await pending;
+  assert.is(k.code, 0, k.stderr);
+  check('a worker killed', 'pix-k');
+  assert.equal(fs.readdirSync(work).filter((f) => /^part-|^neardup-spill/.test(f)), [], 'the parts are removed');
   await stopWorkers();
 });
 

@@ -1,8 +1,9 @@
 // One BullMQ job of `neardup worker` (lib/cli/queue.ts), run in a child process that BullMQ forks and reuses (a
-// sandboxed processor): a barrier (a stage's parent job: its children's reports), a dedup stage task, or a part
-// of a chunk-similarity build. The child holds no Redis connection; it exits when the worker that forked it is
-// gone, so that a killed worker's task is not finished by an orphan (BullMQ gives it to another worker; the
-// outputs are atomic and idempotent, and what the task left half-written is swept by the next run).
+// sandboxed processor): a barrier (a stage's parent job: its children's reports), a dedup stage task, a part
+// of a chunk-similarity build, or a part of a sharded passage-index build. The child holds no Redis connection;
+// it exits when the worker that forked it is gone, so that a killed worker's task is not finished by an orphan
+// (BullMQ gives it to another worker; the outputs are atomic and idempotent, and what the task left
+// half-written is swept by the next run).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Job } from 'bullmq';
@@ -23,6 +24,13 @@ export interface SimilarPartData {
   out: string;
   memory?: number;
   tmp?: string;
+}
+
+/** A part of a planned sharded passage-index build (lib/cli/passages-stages.ts): WORK/part-PART. */
+export interface PassagesPartData {
+  kind: 'passages-part';
+  work: string;
+  part: number;
 }
 
 if (process.send !== undefined) process.on('disconnect', () => process.exit(1));
@@ -53,6 +61,12 @@ export default async function task(job: Job): Promise<unknown> {
     const t0 = Date.now();
     const out = await stages.part(p.index, p.part, { parts: p.parts, out: p.out, memory: p.memory, tmp: p.tmp });
     return { stage: 'similar-part', shard: `${p.part}/${p.parts}`, out, seconds: (Date.now() - t0) / 1000 };
+  }
+  if ((job.data as PassagesPartData).kind === 'passages-part') {
+    const p = job.data as PassagesPartData;
+    await testPause(p.work, 'passages-part', p.part);
+    const { runPassagesPart } = await import('./passages-stages.js');
+    return runPassagesPart(p.work, p.part);
   }
   const d = job.data as TaskData;
   await testPause(d.work, d.stage, d.shard);

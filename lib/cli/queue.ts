@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { NeardupError } from '../errors';
 import { getThreads } from '../runtime';
 import { loadPlan, stageGraph, type StageReport } from './stages';
-import type { SimilarPartData, TaskData } from './queue-task';
+import type { PassagesPartData, SimilarPartData, TaskData } from './queue-task';
+import type { PassagesPartReport } from './passages-stages';
 
 type BullMq = typeof import('bullmq');
 
@@ -184,6 +185,18 @@ export async function submitSimilarParts(url: string, index: string, parts: numb
     } satisfies SimilarPartData));
     await runFlow(sub, queue, 'similar parts', { index, kind: 'similar-parts' }, tasks);
     return tasks.map((t) => t.out);
+  } finally {
+    await sub.close();
+  }
+}
+
+/** Submits the parts of a planned sharded passage-index build in `work` (passages-stages.ts) and waits. */
+export async function submitPassagesParts(url: string, work: string, shards: number, queue: string, waitMs = 30_000): Promise<PassagesPartReport[]> {
+  const sub = await submitter(url, queue, waitMs);
+  try {
+    await sub.guard(sub.events.waitUntilReady());
+    const tasks = Array.from({ length: shards }, (_, part) => ({ kind: 'passages-part', work, part } satisfies PassagesPartData));
+    return await runFlow<PassagesPartReport>(sub, queue, 'passages parts', { work, kind: 'passages-parts' }, tasks);
   } finally {
     await sub.close();
   }

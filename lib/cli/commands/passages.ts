@@ -1,9 +1,11 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { PassageIndex, extractMemory } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
-import { displayName, idValue, inputSize, readDocuments } from '../../input';
-import { Output, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
+import { inputSize } from '../../input';
+import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
+import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs, runPassagesPart } from '../passages-stages';
 import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
@@ -13,6 +15,10 @@ import { parseSize } from './dupi';
 const PAIRS_OUTPUT_BYTES = 4 << 20;
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
+       neardup passages index -o DIR --work W --shards N [--redis URL] [options] FILE...
+       neardup passages stage plan -o DIR --work W --shards N [options] FILE...
+       neardup passages stage part --work W --shard I/N
+       neardup passages stage finish --work W [--no-merge]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N] [--memory SIZE] [--tmp DIR]
        neardup passages query DIR [--min-shared N] [--max-docs M] [options] [FILE...]
        neardup passages pairs DIR [--min-shared N] [--max-docs M] [--memory SIZE] [--tmp DIR]
@@ -29,6 +35,12 @@ index    builds DIR, or adds the documents to it (new ids). --window N (words, d
          input batches and (blot, doc) pairs, spilled to sorted runs beyond; default twice the input,
          between 64M and 1G; the index does not depend on it), --tmp DIR (spill files), --no-merge
          (keep the new segment apart).
+         --shards N --work W: the build as N parts (the input files cut into N contiguous shards), each
+         indexed on its own into W/part-I, then put together in DIR: the index a single run writes, file
+         for file. Without --redis the parts run here one after another; with --redis URL on
+         'neardup worker' processes through BullMQ (--queue NAME, default neardup; --redis-wait SECONDS,
+         default 30). Under Slurm or Kubernetes run the stage commands: plan, then part I/N for every I
+         (in any order, on any machine sharing W and the inputs), then finish (docs/scale.md).
 extract  prints the passages shared by the most documents first, one JSON line each:
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
@@ -55,21 +67,61 @@ const INPUT = {
 /** Queries per native call of `passages query` (they share the call's cache of the nominated documents' windows). */
 const QUERY_GROUP = 16;
 
-/** The documents of the inputs, in batches: each with its id (the --id-field value, or "FILE:LINE") and UTF-8 text. */
-async function* readDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
-  onProgress?: (bytes: number, fraction?: number) => void): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
-  const input = inputOptionsFrom(values);
-  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
-  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress })) {
-    const out: Array<{ id: unknown; text: Buffer }> = [];
-    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
-    for (let i = 0; i < b.count; i++) {
-      let id: unknown = b.ids ? idValue(b.ids, i) : `${displayName(b.file)}:${b.firstLine + i}`;
-      if (typeof id === 'bigint') id = id.toString();  // an integer beyond 2^53: its digits
-      out.push({ id, text: data.subarray(b.packed.offsets[i], b.packed.offsets[i + 1]) });
-    }
-    yield out;
+const readDocs = readPassageDocs;
+
+const SHARDED = {
+  work: { type: 'string' as const }, shards: { type: 'string' as const },
+  redis: { type: 'string' as const }, queue: { type: 'string' as const }, 'redis-wait': { type: 'string' as const },
+};
+
+/** The input options of a parsed command line, for a plan (field, id-field, on-bad-line). */
+function inputValues(values: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') out[k] = values[k] as string;
+  return out;
+}
+
+/** neardup passages stage plan|part|finish: one task of a sharded build; prints one JSON line. */
+async function runStageCommand(args: string[]): Promise<number> {
+  const [stage, ...rest] = args;
+  if (stage === 'plan') {
+    const r = parse(rest, {
+      ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
+      memory: { type: 'string' }, tmp: { type: 'string' }, work: { type: 'string' }, shards: { type: 'string' },
+    });
+    if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+    if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
+    if (typeof r.values.work !== 'string') throw new UsageError('--work DIR is required');
+    const plan = await planPassages(r.values.work, r.values.output, r.positionals, intOption('shards', r.values.shards, 1, 1, 65536), {
+      seqLen: r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000),
+      hash: r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered'),
+      input: inputValues(r.values), tmp: r.values.tmp as string | undefined,
+      memory: r.values.memory === undefined ? undefined : parseSize(String(r.values.memory)),
+    });
+    process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(r.values.work), dir: plan.dir, files: plan.files.length, shards: plan.shards }) + '\n');
+    return 0;
   }
+  if (stage === 'part') {
+    const r = parse(rest, { work: { type: 'string' }, shard: { type: 'string' } });
+    if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+    if (typeof r.values.work !== 'string') throw new UsageError('--work DIR is required');
+    const m = /^(\d+)\/(\d+)$/.exec(String(r.values.shard ?? ''));
+    if (!m) throw new UsageError(`--shard must be I/N (0 <= I < N), got '${String(r.values.shard ?? '')}'`);
+    const plan = loadPassagesPlan(r.values.work);
+    if (Number(m[2]) !== plan.shards) throw new UsageError(`--shard ${m[0]}: the plan has ${plan.shards} shards`);
+    if (Number(m[1]) >= plan.shards) throw new UsageError(`--shard ${m[0]}: I must be below N`);
+    process.stdout.write(JSON.stringify(await runPassagesPart(r.values.work, Number(m[1]))) + '\n');
+    return 0;
+  }
+  if (stage === 'finish') {
+    const r = parse(rest, { work: { type: 'string' }, 'no-merge': { type: 'boolean' } });
+    if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
+    if (typeof r.values.work !== 'string') throw new UsageError('--work DIR is required');
+    const documents = await finishPassages(r.values.work, { noMerge: r.values['no-merge'] === true });
+    process.stdout.write(JSON.stringify({ stage: 'finish', dir: loadPassagesPlan(r.values.work).dir, documents }) + '\n');
+    return 0;
+  }
+  throw new UsageError(`unknown stage '${String(stage)}' (plan, part or finish)`);
 }
 
 export const passagesCommand: Command = {
@@ -85,14 +137,34 @@ export const passagesCommand: Command = {
     if (verb === 'index') {
       const r = parse(rest, {
         ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
-        memory: { type: 'string' }, tmp: { type: 'string' }, 'no-merge': { type: 'boolean' },
+        memory: { type: 'string' }, tmp: { type: 'string' }, 'no-merge': { type: 'boolean' }, ...SHARDED,
       });
       if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
       if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
       const seqLen = r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000);
       const hash = r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered');
-      const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
       const files = r.positionals;
+      if (r.values.shards !== undefined || r.values.work !== undefined || r.values.redis !== undefined) {
+        if (typeof r.values.work !== 'string' || r.values.shards === undefined) throw new UsageError('--shards N and --work DIR go together');
+        if (r.values.redis === undefined && (r.values.queue !== undefined || r.values['redis-wait'] !== undefined))
+          throw new UsageError('--queue and --redis-wait go with --redis URL');
+        const work = r.values.work;
+        const plan = await planPassages(work, r.values.output, files, intOption('shards', r.values.shards, 1, 1, 65536), {
+          seqLen, hash, input: inputValues(r.values), tmp: r.values.tmp as string | undefined,
+          memory: r.values.memory === undefined ? undefined : parseSize(String(r.values.memory)),
+        });
+        if (r.values.redis !== undefined) {
+          const { submitPassagesParts } = await import('../queue.js');
+          const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
+          await submitPassagesParts(String(r.values.redis), path.resolve(work), plan.shards,
+            typeof r.values.queue === 'string' ? r.values.queue : 'neardup', wait * 1000);
+        } else {
+          for (let i = 0; i < plan.shards; i++) await runPassagesPart(work, i);
+        }
+        await finishPassages(work, { noMerge: r.values['no-merge'] === true });
+        return 0;
+      }
+      const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
       const progress = new Progress('neardup passages index');
       let read = 0, fraction: number | undefined;
@@ -110,6 +182,7 @@ export const passagesCommand: Command = {
       }
       return 0;
     }
+    if (verb === 'stage') return runStageCommand(rest);
     if (verb === 'extract') {
       const r = parse(rest, {
         sigma: { type: 'string' }, 'min-docs': { type: 'string' }, limit: { type: 'string' }, memory: { type: 'string' }, tmp: { type: 'string' },

@@ -1,0 +1,175 @@
+// `neardup passages index --shards N`: the posting-list build as independent tasks, for BullMQ workers, Slurm job
+// arrays or Kubernetes indexed jobs (docs/scale.md). The index written is the one a single `passages index`
+// run writes, file for file:
+//   plan     the run's options and inputs                                    -> WORK/passages-plan.json
+//   part I   the input files of shard I of N (contiguous, shardFiles)        -> WORK/part-I, a passage index of
+//            its own (texts, document list, postings), built whole in a spill folder and moved into place
+//   finish   every part, in order -> DIR: one batch (the parts' texts one after another, their document lists
+//            renumbered) and one postings segment (PostingIndex.appendIndexes), then merged as `passages index`
+//            merges; the parts are removed
+// Every task can be rerun: a part replaces its folder, finish fails without changing DIR when a part is missing.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NeardupError } from '../errors';
+import { displayName, idValue, inputSize, readDocuments } from '../input';
+import { PassageIndex } from '../passages';
+import { defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings';
+import { idFieldOption, inputOptionsFrom } from './common';
+import { makeSpillDir, removeSpillDir } from './files';
+import { shardFiles } from './stages';
+
+/** WORK/passages-plan.json. */
+export interface PassagesPlan {
+  version: 1;
+  kind: 'passages';
+  /** A random id: parts written for another plan are refused. */
+  id: string;
+  /** The index folder (absolute). */
+  dir: string;
+  /** The inputs as given (they name documents without an id: "FILE:LINE") and their absolute paths. */
+  names: string[];
+  files: string[];
+  shards: number;
+  seqLen?: number;
+  hash?: WindowHash;
+  /** The input options: field, id-field, on-bad-line. */
+  input: Record<string, string>;
+  /** --memory of each part (bytes), or undefined: the default for the part's input size. */
+  memory?: number;
+  tmp?: string;
+}
+
+export interface PassagesPartReport {
+  stage: 'passages-part';
+  shard: string;
+  documents: number;
+  read_bytes: number;
+  seconds: number;
+}
+
+const planFile = (work: string) => path.join(work, 'passages-plan.json');
+const partDir = (work: string, i: number) => path.join(work, `part-${i}`);
+
+/** The documents of the inputs, in batches: each with its id (the --id-field value, or "NAME:LINE") and UTF-8 text. */
+export async function* readPassageDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
+  onProgress?: (bytes: number, fraction?: number) => void, names?: string[]): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+  const input = inputOptionsFrom(values);
+  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+  const nameOf = new Map(names ? files.map((f, k) => [f, names[k]]) : []);
+  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress })) {
+    const out: Array<{ id: unknown; text: Buffer }> = [];
+    const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
+    const name = nameOf.get(b.file) ?? displayName(b.file);
+    for (let i = 0; i < b.count; i++) {
+      if (b.valid && b.valid[i] === 0) continue;  // --on-bad-line skip
+      let id: unknown = b.ids ? idValue(b.ids, i) : `${name}:${b.firstLine + i}`;
+      if (typeof id === 'bigint') id = id.toString();  // an integer beyond 2^53: its digits
+      out.push({ id, text: data.subarray(b.packed.offsets[i], b.packed.offsets[i + 1]) });
+    }
+    yield out;
+  }
+}
+
+/** Writes WORK/passages-plan.json for a sharded build of `names` into `dir`. */
+export async function planPassages(work: string, dir: string, names: string[], shards: number,
+  o: { seqLen?: number; hash?: WindowHash; input: Record<string, string>; memory?: number; tmp?: string }): Promise<PassagesPlan> {
+  if (names.length === 0 || names.includes('-')) throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', 'a sharded build needs input files (not standard input)');
+  for (const f of names) {
+    if (!fs.existsSync(f)) throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${f}': no such file`, { file: f });
+  }
+  fs.mkdirSync(work, { recursive: true });
+  const plan: PassagesPlan = {
+    version: 1, kind: 'passages', id: crypto.randomBytes(8).toString('hex'), dir: path.resolve(dir),
+    names, files: names.map((f) => path.resolve(f)), shards, input: o.input,
+    ...(o.seqLen !== undefined ? { seqLen: o.seqLen } : {}), ...(o.hash !== undefined ? { hash: o.hash } : {}),
+    ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: path.resolve(o.tmp) } : {}),
+  };
+  await writeIndexFile(planFile(work), JSON.stringify(plan) + '\n');
+  return plan;
+}
+
+export function loadPassagesPlan(work: string): PassagesPlan {
+  const f = planFile(work);
+  let plan: PassagesPlan;
+  try {
+    plan = JSON.parse(fs.readFileSync(f, 'utf8')) as PassagesPlan;
+  } catch (e) {
+    throw new NeardupError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'ERR_NEARDUP_IO' : 'ERR_NEARDUP_CORRUPT',
+      `cannot read the plan '${f}': ${(e as Error).message}`, { file: f, cause: e });
+  }
+  if (plan.version !== 1 || plan.kind !== 'passages' || !Array.isArray(plan.files) || !Array.isArray(plan.names) ||
+      plan.files.length !== plan.names.length || !(plan.shards >= 1) || typeof plan.dir !== 'string' || typeof plan.id !== 'string')
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${f}' is not a passages plan of this version`, { file: f });
+  return plan;
+}
+
+/** Part I of N: its input files -> WORK/part-I (replaced whole). */
+export async function runPassagesPart(work: string, i: number): Promise<PassagesPartReport> {
+  const start = Date.now();
+  const plan = loadPassagesPlan(work);
+  if (!(Number.isInteger(i) && i >= 0 && i < plan.shards))
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `passages part ${i}: out of range (the plan has ${plan.shards})`);
+  const [lo, hi] = shardFiles(plan.files.length, i, plan.shards);
+  const files = plan.files.slice(lo, hi), names = plan.names.slice(lo, hi);
+  const final = partDir(work, i);
+  // built in a spill folder of this process (removed on errors and signals; a killed task's is swept by the
+  // next part that runs in WORK), then moved into place
+  const spill = makeSpillDir(work);
+  const tmp = path.join(spill, 'part');
+  const memory = plan.memory ?? defaultBuildMemory(inputSize(files));
+  let docs = 0, read = 0;
+  try {
+    const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash }, true);
+    try {
+      if (files.length > 0) {
+        docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names),
+          { memory, tmp: plan.tmp });
+      }
+    } finally {
+      ix.close();
+    }
+    fs.writeFileSync(path.join(tmp, 'part.json'), JSON.stringify({ plan: plan.id, part: i, shards: plan.shards, documents: docs }) + '\n');
+    fs.rmSync(final, { recursive: true, force: true });
+    fs.renameSync(tmp, final);
+  } catch (e) {
+    if (e instanceof NeardupError && !e.message.startsWith('passages part')) e.message = `passages part ${i}/${plan.shards}: ${e.message}`;
+    throw e;
+  } finally {
+    removeSpillDir(spill);
+  }
+  return { stage: 'passages-part', shard: `${i}/${plan.shards}`, documents: docs, read_bytes: read, seconds: (Date.now() - start) / 1000 };
+}
+
+/**
+ * Every part -> the index (one batch, one segment, merged as `passages index` merges unless noMerge); the
+ * parts are removed afterwards. Returns the number of documents added.
+ */
+export async function finishPassages(work: string, o: { noMerge?: boolean } = {}): Promise<number> {
+  const plan = loadPassagesPlan(work);
+  const parts: string[] = [];
+  for (let i = 0; i < plan.shards; i++) {
+    const d = partDir(work, i), f = path.join(d, 'part.json');
+    let meta: { plan?: string; part?: number };
+    try {
+      meta = JSON.parse(fs.readFileSync(f, 'utf8')) as typeof meta;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new NeardupError('ERR_NEARDUP_IO', `passages part ${i}/${plan.shards}: '${d}' is missing: run that part first`, { file: d, cause: e });
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `passages part ${i}/${plan.shards}: cannot read '${f}' (run that part again): ${(e as Error).message}`, { file: f, cause: e });
+    }
+    if (meta.plan !== plan.id || meta.part !== i)
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `passages part ${i}/${plan.shards}: '${d}' was written for another plan (run the part again)`, { file: f });
+    parts.push(d);
+  }
+  const ix = await PassageIndex.open(plan.dir, { seqLen: plan.seqLen, hash: plan.hash }, true);
+  let n = 0;
+  try {
+    n = await ix.addParts(parts);
+    if (!o.noMerge && ix.segments > 1) await ix.merge();
+  } finally {
+    ix.close();
+  }
+  for (const d of parts) fs.rmSync(d, { recursive: true, force: true });
+  return n;
+}
