@@ -365,6 +365,48 @@ static void AppendIndexesEqualsOneAppend() {
 TEST(append_indexes_equals_one_append) { AppendIndexesEqualsOneAppend<uint32_t>(); }
 TEST(append_indexes_equals_one_append_64) { AppendIndexesEqualsOneAppend<uint64_t>(); }
 
+// Large enough that the merge hands many batches of lists from its decoding thread to its encoding one (and,
+// with NEARDUP_THREADS=1, runs both in turn): AppendIndexes == one append, and a merge after deletions == a
+// fresh build of the live documents.
+TEST(merge_in_batches_equals_fresh_build) {
+  std::mt19937 rng(5);
+  const std::string dir = TempDir();
+  std::vector<std::string> parts;
+  std::vector<std::vector<uint32_t>> all;
+  for (int p = 0; p < 3; p++) {
+    parts.push_back(dir + "/part" + std::to_string(p));
+    EXPECT(PostingIndex::Create(parts.back()).ok());
+    PostingIndex x;
+    EXPECT(x.Open(parts.back(), false).ok());
+    auto docs = RandomDocs<uint32_t>(rng, 12000, 1u << 30);  // ~240k keys a part, mostly held by one document
+    std::vector<uint32_t> ids;
+    EXPECT(x.Append(docs, 0, dir, &ids).ok());
+    all.insert(all.end(), docs.begin(), docs.end());
+  }
+  PostingIndex a, b;
+  EXPECT(PostingIndex::Create(dir + "/a").ok());
+  EXPECT(PostingIndex::Create(dir + "/b").ok());
+  EXPECT(a.Open(dir + "/a", false).ok());
+  EXPECT(b.Open(dir + "/b", false).ok());
+  std::vector<uint32_t> ids;
+  EXPECT(a.Append(all, 0, dir, &ids).ok());
+  EXPECT(b.AppendIndexes(parts).ok());
+  EXPECT(a.segment(0).num_keys() > 300000);
+  EXPECT(Slurp(a.segment(0).path()) == Slurp(b.segment(0).path()));
+  std::vector<uint32_t> del;
+  for (uint32_t d = 0; d < all.size(); d++)
+    if (rng() % 3 == 0) del.push_back(d);
+  EXPECT(b.Append({all[0], all[1]}, 0, dir, &ids).ok());  // a second segment
+  EXPECT(b.Delete(del).ok());
+  EXPECT(b.Merge().ok());
+  SegmentBuilder fresh(0, dir);
+  for (uint32_t d = 0; d < all.size() + 2; d++)
+    if (!std::binary_search(del.begin(), del.end(), d)) EXPECT(fresh.Add(d, all[d < all.size() ? d : d - all.size()].data(), all[d < all.size() ? d : d - all.size()].size()).ok());
+  EXPECT(fresh.Finish(dir + "/fresh").ok());
+  EXPECT(Slurp(dir + "/fresh") == Slurp(b.segment(0).path()));
+  RmRf(dir);
+}
+
 // An index or a segment of one key width is refused by the reader of the other.
 TEST(key_width_is_checked) {
   const std::string dir = TempDir();

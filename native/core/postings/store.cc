@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <queue>
+#include <thread>
 
 #include "hash/crc32c.h"
 #include "io/header.h"
 #include "io/os.h"
 #include "minhash/spill.h"
+#include "parallel/pool.h"
 #include "util/endian.h"
 
 namespace neardup {
@@ -1084,9 +1088,8 @@ namespace {
 // Every key of the segments, ascending, with the union of its lists (ascending ids): a k-way merge of the
 // segments' keys, one decoded key block per segment. Segment i's ids are shifted up by shift[i] (documents
 // of other indexes taking the ids after this one's; 0 within one index).
-template <typename Key>
-Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift,
-                 const std::function<Status(Key, std::vector<uint32_t>&)>& fn) {
+template <typename Key, typename Fn>
+Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift, Fn&& fn) {
   struct Cursor {
     typename BasicSegment<Key>::Block blk;
     uint64_t b = 0;
@@ -1119,6 +1122,7 @@ Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::v
     }
     if (!any) return Status::Ok();
     docs.clear();
+    bool sorted = true;  // the lists one after another are ascending (always so for parts, in part order)
     for (size_t i = 0; i < segs.size(); i++) {
       Cursor& c = cur[i];
       if (c.done || c.blk.keys[c.j] != key) continue;
@@ -1126,13 +1130,110 @@ Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::v
       Status s = segs[i]->DecodeList(c.blk, c.j, &docs);
       if (s.ok() && shift[i] != 0)
         for (size_t x = from; x < docs.size(); x++) docs[x] += shift[i];
+      if (s.ok() && from > 0 && from < docs.size() && docs[from - 1] >= docs[from]) sorted = false;
       if (s.ok() && ++c.j == c.blk.n) s = load(i);
       if (!s.ok()) return s;
     }
-    if (segs.size() > 1) std::sort(docs.begin(), docs.end());
+    if (!sorted) std::sort(docs.begin(), docs.end());
     Status s = fn(key, docs);
     if (!s.ok()) return s;
   }
+}
+
+// Writes every key of the segments with its merged list (ids shifted as in MergeKeys; tombstoned ids dropped,
+// keys left without ids skipped) into w. With more than one thread allowed, the merge (decoding) runs on a
+// thread of its own and hands batches of lists to this thread, which encodes them (two batches in flight):
+// the two halves of the work overlap. Otherwise one after the other.
+template <typename Key>
+Status WriteMerged(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift,
+                   const std::vector<uint32_t>& tombstones, BasicSegmentWriter<Key>* w, const std::atomic<bool>* stop) {
+  std::vector<uint32_t> live;
+  auto keep = [&](std::vector<uint32_t>& docs) -> std::vector<uint32_t>& {
+    if (tombstones.empty()) return docs;
+    live.clear();
+    for (uint32_t d : docs)
+      if (!std::binary_search(tombstones.begin(), tombstones.end(), d)) live.push_back(d);
+    return live;
+  };
+  if (parallel::Concurrency() < 2) {
+    return MergeKeys<Key>(segs, shift, [&](Key key, std::vector<uint32_t>& docs) -> Status {
+      if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+      std::vector<uint32_t>& d = keep(docs);
+      return d.empty() ? Status::Ok() : w->Add(key, d.data(), d.size());
+    });
+  }
+  struct Batch {
+    std::vector<Key> keys;
+    std::vector<uint32_t> counts, ids;
+  };
+  constexpr size_t kBatchIds = size_t(1) << 18, kBatchKeys = size_t(1) << 16;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::unique_ptr<Batch>> full, spare;
+  bool done = false, abort = false;
+  Status produced;
+  for (int i = 0; i < 3; i++) spare.push_back(std::make_unique<Batch>());
+  std::thread producer([&] {
+    std::unique_ptr<Batch> b;
+    auto take = [&]() -> bool {  // a spare batch, or false when the writer gave up
+      std::unique_lock<std::mutex> lk(mu);
+      cv.wait(lk, [&] { return abort || !spare.empty(); });
+      if (abort) return false;
+      b = std::move(spare.back());
+      spare.pop_back();
+      b->keys.clear();
+      b->counts.clear();
+      b->ids.clear();
+      return true;
+    };
+    auto give = [&] {
+      std::lock_guard<std::mutex> lk(mu);
+      full.push_back(std::move(b));
+      cv.notify_all();
+    };
+    Status st = take() ? Status::Ok() : Status(Code::kCancelled, "cancelled");
+    if (st.ok()) {
+      st = MergeKeys<Key>(segs, shift, [&](Key key, std::vector<uint32_t>& docs) -> Status {
+        std::vector<uint32_t>& d = keep(docs);
+        if (d.empty()) return Status::Ok();
+        b->keys.push_back(key);
+        b->counts.push_back(uint32_t(d.size()));
+        b->ids.insert(b->ids.end(), d.begin(), d.end());
+        if (b->ids.size() < kBatchIds && b->keys.size() < kBatchKeys) return Status::Ok();
+        if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+        give();
+        return take() ? Status::Ok() : Status(Code::kCancelled, "cancelled");
+      });
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    if (st.ok() && b) full.push_back(std::move(b));
+    produced = st;
+    done = true;
+    cv.notify_all();
+  });
+  Status s;
+  for (size_t next = 0;;) {
+    std::unique_ptr<Batch> b;
+    {
+      std::unique_lock<std::mutex> lk(mu);
+      cv.wait(lk, [&] { return next < full.size() || done; });
+      if (next >= full.size()) break;
+      b = std::move(full[next++]);
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < b->keys.size() && s.ok(); k++) {
+      s = w->Add(b->keys[k], b->ids.data() + at, b->counts[k]);
+      at += b->counts[k];
+    }
+    std::lock_guard<std::mutex> lk(mu);
+    spare.push_back(std::move(b));
+    if (!s.ok()) abort = true;
+    cv.notify_all();
+    if (!s.ok()) break;
+  }
+  producer.join();
+  if (!s.ok()) return s;
+  return produced;
 }
 
 }  // namespace
@@ -1142,7 +1243,7 @@ Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std
   std::vector<const Segment*> segs;
   for (const auto& seg : segs_) segs.push_back(seg.get());
   std::vector<uint32_t> live;
-  return MergeKeys<Key>(segs, std::vector<uint32_t>(segs.size(), 0), [&](Key key, std::vector<uint32_t>& docs) {
+  return MergeKeys<Key>(segs, std::vector<uint32_t>(segs.size(), 0), [&](Key key, std::vector<uint32_t>& docs) -> Status {
     if (tombstones_.empty()) return fn(key, docs);
     live.clear();
     for (uint32_t d : docs)
@@ -1181,10 +1282,7 @@ Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& par
   BasicSegmentWriter<Key> w;
   s = w.Open(path, dir_, next_id_, next);
   if (!s.ok()) return s;
-  s = MergeKeys<Key>(segs, shift, [&](Key key, std::vector<uint32_t>& docs) {
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    return w.Add(key, docs.data(), docs.size());
-  });
+  s = WriteMerged<Key>(segs, shift, {}, &w, stop);
   if (s.ok()) s = w.Commit();
   if (!s.ok()) return s;
   auto seg = std::make_unique<Segment>();
@@ -1238,10 +1336,9 @@ Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
   BasicSegmentWriter<Key> w;
   Status s = w.Open(path, dir_, uint32_t(lo), hi);
   if (!s.ok()) return s;
-  s = ForEach([&](Key key, const std::vector<uint32_t>& docs) {
-    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    return w.Add(key, docs.data(), docs.size());
-  });
+  std::vector<const Segment*> segs;
+  for (const auto& seg : segs_) segs.push_back(seg.get());
+  s = WriteMerged<Key>(segs, std::vector<uint32_t>(segs.size(), 0), tombstones_, &w, stop);
   if (s.ok()) s = w.Commit();
   if (!s.ok()) return s;
   auto seg = std::make_unique<Segment>();
