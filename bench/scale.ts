@@ -18,11 +18,10 @@
 //     [--worker-threads T] [--only local,bullmq-2]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { machine } from './corpus';
-import { generateNoisyCorpus } from './dedup-noisy-corpus';
+import { cpuOf, cut, freePort, median, waitFor } from './scale-common';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : def; };
@@ -36,66 +35,7 @@ const only = argv.includes('--only') ? new Set(['single', ...opt('only', '').spl
 const baseline = argv.includes('--baseline') ? path.join(path.resolve(opt('baseline', '')), 'dist', 'cli', 'main.js') : undefined;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-bench-scale-'));
 
-function cut(): string[] {
-  if (!fs.existsSync(corpus)) {
-    process.stderr.write(`generating ${corpus} (1000 MB)\n`);
-    generateNoisyCorpus(corpus, 1000 * 1e6);
-  }
-  const data = fs.readFileSync(corpus);
-  let end = Math.min(data.length, mb * 1e6);
-  while (end < data.length && data[end - 1] !== 0x0a) end++;
-  const files: string[] = [];
-  let at = 0;
-  for (let f = 0; f < 8; f++) {
-    let e = Math.min(end, Math.floor((end * (f + 1)) / 8));
-    while (e < end && data[e - 1] !== 0x0a) e++;
-    const name = path.join(dir, `in${f}.jsonl`);
-    fs.writeFileSync(name, data.subarray(at, e));
-    files.push(name);
-    at = e;
-  }
-  return files;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
-  });
-}
-
-function waitFor(p: ChildProcess, re: RegExp): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const on = (d: Buffer) => { seen += d; if (re.test(seen)) resolve(); };
-    p.stdout?.on('data', on);
-    p.stderr?.on('data', on);
-    p.once('exit', () => reject(new Error(seen)));
-  });
-}
-
 interface Run { wall: number; cpu: number; workerCpu: number; summary: Record<string, unknown>; phases: { phase: string; cpu_seconds: number }[] }
-
-/**
- * CPU seconds (user + system) a live process and its descendants have used so far (Linux /proc): a worker
- * runs its tasks in a child process (BullMQ's sandboxed processor). Children that ended count through their
- * parent's cutime and cstime.
- */
-function cpuOf(pid: number): number {
-  let f: string[];
-  try {
-    f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  } catch {
-    return 0;  // ended meanwhile: counted in its parent's cutime/cstime once reaped
-  }
-  let t = (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;  // utime, stime, cutime, cstime (USER_HZ = 100)
-  let kids: string[] = [];
-  try {
-    kids = fs.readdirSync(`/proc/${pid}/task`).flatMap((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
-  } catch { /* gone */ }
-  for (const k of kids) t += cpuOf(Number(k));
-  return t;
-}
 
 function runCli(main: string, args: string[]): Run {
   const t0 = process.hrtime.bigint();
@@ -109,11 +49,9 @@ function runCli(main: string, args: string[]): Run {
   return { wall, cpu: u + s, workerCpu: 0, summary: JSON.parse(r.stdout) as Record<string, unknown>, phases };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 async function main() {
   const loadStart = os.loadavg().map((x) => x.toFixed(1)).join(' ');
-  const files = cut();
+  const files = cut(corpus, mb, dir);
   const bytes = files.reduce((s, f) => s + fs.statSync(f).size, 0);
   const port = await freePort();
   fs.mkdirSync(path.join(dir, 'redis'));
