@@ -78,6 +78,8 @@ export async function planPassages(work: string, dir: string, names: string[], s
   for (const f of names) {
     if (!fs.existsSync(f)) throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${f}': no such file`, { file: f });
   }
+  inputOptionsFrom(o.input);  // checked here, not first in a part
+  if (o.input['id-field'] !== undefined) idFieldOption(o.input['id-field']);
   fs.mkdirSync(work, { recursive: true });
   const plan: PassagesPlan = {
     version: 1, kind: 'passages', id: crypto.randomBytes(8).toString('hex'), dir: path.resolve(dir),

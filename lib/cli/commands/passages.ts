@@ -5,7 +5,7 @@ import { PassageIndex, extractMemory } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
 import { inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
-import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs, runPassagesPart } from '../passages-stages';
+import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesPart } from '../passages-stages';
 import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
@@ -67,18 +67,23 @@ const INPUT = {
 /** Queries per native call of `passages query` (they share the call's cache of the nominated documents' windows). */
 const QUERY_GROUP = 16;
 
-const readDocs = readPassageDocs;
-
 const SHARDED = {
   work: { type: 'string' as const }, shards: { type: 'string' as const },
   redis: { type: 'string' as const }, queue: { type: 'string' as const }, 'redis-wait': { type: 'string' as const },
 };
 
-/** The input options of a parsed command line, for a plan (field, id-field, on-bad-line). */
-function inputValues(values: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') out[k] = values[k] as string;
-  return out;
+/** A sharded build's plan (WORK/passages-plan.json) from the options of `index` or `stage plan`. */
+function planFrom(values: Record<string, unknown>, files: string[]) {
+  if (typeof values.output !== 'string') throw new UsageError('-o DIR is required');
+  if (typeof values.work !== 'string') throw new UsageError('--work DIR is required');
+  const input: Record<string, string> = {};  // field, id-field, on-bad-line
+  for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') input[k] = values[k] as string;
+  return planPassages(values.work, values.output, files, intOption('shards', values.shards, 1, 1, 65536), {
+    seqLen: values.window === undefined ? undefined : intOption('window', values.window, 10, 1, 1000),
+    hash: values.hash === undefined ? undefined : oneOf('hash', values.hash, ['ordered', 'xor'] as const, 'ordered'),
+    input, tmp: values.tmp as string | undefined,
+    memory: values.memory === undefined ? undefined : parseSize(String(values.memory)),
+  });
 }
 
 /** neardup passages stage plan|part|finish: one task of a sharded build; prints one JSON line. */
@@ -90,15 +95,8 @@ async function runStageCommand(args: string[]): Promise<number> {
       memory: { type: 'string' }, tmp: { type: 'string' }, work: { type: 'string' }, shards: { type: 'string' },
     });
     if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
-    if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
-    if (typeof r.values.work !== 'string') throw new UsageError('--work DIR is required');
-    const plan = await planPassages(r.values.work, r.values.output, r.positionals, intOption('shards', r.values.shards, 1, 1, 65536), {
-      seqLen: r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000),
-      hash: r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered'),
-      input: inputValues(r.values), tmp: r.values.tmp as string | undefined,
-      memory: r.values.memory === undefined ? undefined : parseSize(String(r.values.memory)),
-    });
-    process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(r.values.work), dir: plan.dir, files: plan.files.length, shards: plan.shards }) + '\n');
+    const plan = await planFrom(r.values, r.positionals);
+    process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(String(r.values.work)), dir: plan.dir, files: plan.files.length, shards: plan.shards }) + '\n');
     return 0;
   }
   if (stage === 'part') {
@@ -149,10 +147,7 @@ export const passagesCommand: Command = {
         if (r.values.redis === undefined && (r.values.queue !== undefined || r.values['redis-wait'] !== undefined))
           throw new UsageError('--queue and --redis-wait go with --redis URL');
         const work = r.values.work;
-        const plan = await planPassages(work, r.values.output, files, intOption('shards', r.values.shards, 1, 1, 65536), {
-          seqLen, hash, input: inputValues(r.values), tmp: r.values.tmp as string | undefined,
-          memory: r.values.memory === undefined ? undefined : parseSize(String(r.values.memory)),
-        });
+        const plan = await planFrom(r.values, files);
         if (r.values.redis !== undefined) {
           const { submitPassagesParts } = await import('../queue.js');
           const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
