@@ -368,6 +368,28 @@ TEST(append_indexes_equals_one_append_64) { AppendIndexesEqualsOneAppend<uint64_
 // Large enough that the merge hands many batches of lists from its decoding thread to its encoding one (and,
 // with NEARDUP_THREADS=1, runs both in turn): AppendIndexes == one append, and a merge after deletions == a
 // fresh build of the live documents.
+// An append without a spill folder spills its sorted runs into the index folder, not the working directory.
+TEST(append_spills_into_the_index_folder) {
+  const std::string dir = TempDir();
+  EXPECT(PostingIndex::Create(dir + "/ix").ok());
+  PostingIndex x;
+  EXPECT(x.Open(dir + "/ix", false).ok());
+  std::unique_ptr<PostingIndex::Appender> a;
+  EXPECT(x.StartAppend(4096, "", 32, &a).ok());
+  std::mt19937 rng(3);
+  auto docs = RandomDocs<uint32_t>(rng, 3000, 1u << 30);
+  for (auto& d : docs) {
+    uint32_t id = 0;
+    EXPECT(a->Add(d.data(), d.size(), &id).ok());
+  }
+  EXPECT(a->builder().runs() > 0);
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir + "/ix' | grep -c '^neardup-pst-run-') -gt 0").c_str()), 0);
+  EXPECT_EQ(std::system("test $(ls -A . | grep -c '^neardup-pst-run-') -eq 0"), 0);
+  EXPECT(a->Commit().ok());
+  EXPECT_EQ(std::system(("test $(ls -A '" + dir + "/ix' | grep -c '^neardup-pst-') -eq 0").c_str()), 0);
+  RmRf(dir);
+}
+
 TEST(merge_in_batches_equals_fresh_build) {
   std::mt19937 rng(5);
   const std::string dir = TempDir();

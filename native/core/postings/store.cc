@@ -989,7 +989,8 @@ Status BasicPostingIndex<Key>::StartAppend(uint64_t memory_bytes, const std::str
                                            std::unique_ptr<Appender>* out) {
   Status s = Busy();
   if (!s.ok()) return s;
-  out->reset(new Appender(this, memory_bytes, tmp_dir, key_bits));
+  // spill runs go to tmp_dir, else into the index folder (never the working directory)
+  out->reset(new Appender(this, memory_bytes, tmp_dir.empty() ? dir_ : tmp_dir, key_bits));
   appending_ = true;
   return Status::Ok();
 }
