@@ -1237,6 +1237,27 @@ Status WriteMerged(const std::vector<const BasicSegment<Key>*>& segs, const std:
   return produced;
 }
 
+// Writes the merged lists of segs (WriteMerged) as the segment file `path` holding ids [lo, hi), and opens it.
+template <typename Key>
+Status WriteMergedSegment(const std::string& path, const std::string& tmp_dir, uint64_t lo, uint64_t hi,
+                          const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift,
+                          const std::vector<uint32_t>& tombstones, const std::atomic<bool>* stop,
+                          std::unique_ptr<BasicSegment<Key>>* out) {
+  BasicSegmentWriter<Key> w;
+  Status s = w.Open(path, tmp_dir, uint32_t(lo), hi);
+  if (s.ok()) s = WriteMerged<Key>(segs, shift, tombstones, &w, stop);
+  if (s.ok()) s = w.Commit();
+  if (!s.ok()) return s;
+  auto seg = std::make_unique<BasicSegment<Key>>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    io::os::RemoveFile(path);
+    return s;
+  }
+  *out = std::move(seg);
+  return Status::Ok();
+}
+
 }  // namespace
 
 template <typename Key>
@@ -1280,18 +1301,9 @@ Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& par
   // the segment an append of the parts' documents, in order, writes: ids [next_id_, next)
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
-  BasicSegmentWriter<Key> w;
-  s = w.Open(path, dir_, next_id_, next);
+  std::unique_ptr<Segment> seg;
+  s = WriteMergedSegment<Key>(path, dir_, next_id_, next, segs, shift, {}, stop, &seg);
   if (!s.ok()) return s;
-  s = WriteMerged<Key>(segs, shift, {}, &w, stop);
-  if (s.ok()) s = w.Commit();
-  if (!s.ok()) return s;
-  auto seg = std::make_unique<Segment>();
-  s = seg->Open(path, false);
-  if (!s.ok()) {
-    io::os::RemoveFile(path);
-    return s;
-  }
   const uint32_t old_next = next_id_;
   generation_++;
   next_id_ = uint32_t(next);
@@ -1334,20 +1346,11 @@ Status BasicPostingIndex<Key>::Merge(const std::atomic<bool>* stop) {
   while (lo < hi && !IsLive(uint32_t(lo))) lo++;
   while (hi > lo && !IsLive(uint32_t(hi - 1))) hi--;
   if (lo == hi) lo = hi = 0;
-  BasicSegmentWriter<Key> w;
-  Status s = w.Open(path, dir_, uint32_t(lo), hi);
-  if (!s.ok()) return s;
   std::vector<const Segment*> segs;
-  for (const auto& seg : segs_) segs.push_back(seg.get());
-  s = WriteMerged<Key>(segs, std::vector<uint32_t>(segs.size(), 0), tombstones_, &w, stop);
-  if (s.ok()) s = w.Commit();
+  for (const auto& sg : segs_) segs.push_back(sg.get());
+  std::unique_ptr<Segment> seg;
+  Status s = WriteMergedSegment<Key>(path, dir_, lo, hi, segs, std::vector<uint32_t>(segs.size(), 0), tombstones_, stop, &seg);
   if (!s.ok()) return s;
-  auto seg = std::make_unique<Segment>();
-  s = seg->Open(path, false);
-  if (!s.ok()) {
-    io::os::RemoveFile(path);
-    return s;
-  }
   const auto old_t = tombstones_, old_f = free_;
   std::vector<uint32_t> fr;
   std::merge(free_.begin(), free_.end(), tombstones_.begin(), tombstones_.end(), std::back_inserter(fr));
