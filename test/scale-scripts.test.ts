@@ -1,6 +1,7 @@
 // docs/scale/: the Slurm and Kubernetes scripts, run locally. Stand-ins for sbatch and kubectl run each job
 // array / Indexed Job task in turn with its index (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX), exactly the
-// command the scripts give the scheduler; the outputs must equal one `neardup dedup` run.
+// command the scripts give the scheduler; the outputs must equal one `neardup dedup` run (the passage index:
+// one `neardup passages index` run, file for file).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
@@ -86,6 +87,34 @@ test('Kubernetes: k8s-run.sh applies one Indexed Job per stage; each pod runs wi
   run('bash', [path.join(SCRIPTS, 'k8s-run.sh'), '--flags', 'k8s.flags', '--kept-dir', 'k8s-kept', ...INPUTS],
     { WORK: path.join(dir, 'k8s-work'), N: '2', M: '3', IMAGE: 'neardup:test', PVC: 'corpus' });
   sameAsReference('k8s.flags', 'k8s-kept');
+});
+
+/** Every file under d (relative path -> bytes). */
+function tree(d: string): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  for (const e of fs.readdirSync(d, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) m.set(path.relative(d, path.join(e.parentPath ?? e.path, e.name)), fs.readFileSync(path.join(e.parentPath ?? e.path, e.name)));
+  return m;
+}
+function sameIndex(a: string, b: string) {
+  const ta = tree(path.join(dir, a)), tb = tree(path.join(dir, b));
+  assert.equal([...tb.keys()].sort(), [...ta.keys()].sort(), `${b}: the same files`);
+  for (const [k, v] of ta) assert.ok(v.equals(tb.get(k)!), `${b}/${k} differs`);
+}
+
+test('passages index on Slurm (slurm-passages.sh: the parts as one array, finish after them) and on Kubernetes (k8s-passages.sh)', () => {
+  run(process.execPath, [MAIN, 'passages', 'index', '-o', 'pix-ref', '--window', '8', ...INPUTS], {});
+  const log = path.join(dir, 'sbatch-passages.log');
+  const r = run('bash', [path.join(SCRIPTS, 'slurm-passages.sh'), '-o', 'pix-slurm', '--window', '8', ...INPUTS],
+    { WORK: path.join(dir, 'pw-slurm'), N: '3', SBATCH_LOG: log });
+  assert.match(r.stdout, /^\d+\n$/, 'prints the finish job\'s id');
+  sameIndex('pix-ref', 'pix-slurm');
+  const opts = fs.readFileSync(log, 'utf8');
+  assert.match(opts, /--array=0-2\n/);
+  assert.is(opts.match(/--dependency=afterok:\d+/g)?.length, 1, 'finish waits for the parts');
+  run('bash', [path.join(SCRIPTS, 'k8s-passages.sh'), '-o', 'pix-k8s', '--window', '8', ...INPUTS],
+    { WORK: path.join(dir, 'pw-k8s'), N: '2', IMAGE: 'neardup:test', PVC: 'corpus' });
+  sameIndex('pix-ref', 'pix-k8s');
 });
 
 test.run();

@@ -12,8 +12,8 @@ $NEARDUP dedup-stage plan --work "$WORK" --shards "$N" --band-shards "$M" "$@"
 M=$(node -e 'process.stdout.write(String(require(process.argv[1]).bandShards))' "$WORK/plan.json")  # at most the bands
 for spec in "signatures $N" "buckets $M" "verify $N" "clusters 1" "filter $N" "kept 1"; do
   set -- $spec
-  export STAGE=$1 COUNT=$2
-  kubectl delete job "neardup-dedup-$STAGE" --ignore-not-found >/dev/null
-  envsubst '${STAGE} ${COUNT} ${WORK} ${IMAGE} ${PVC} ${NEARDUP}' < "$here/k8s-job.yaml" | kubectl apply -f -
-  kubectl wait --for=condition=complete "job/neardup-dedup-$STAGE" --timeout=24h
+  export NAME=dedup-$1 COUNT=$2 TASK="dedup-stage $1 --work $WORK"
+  kubectl delete job "neardup-$NAME" --ignore-not-found >/dev/null
+  envsubst '${NAME} ${TASK} ${COUNT} ${IMAGE} ${PVC} ${NEARDUP}' < "$here/k8s-job.yaml" | kubectl apply -f -
+  kubectl wait --for=condition=complete "job/neardup-$NAME" --timeout=24h
 done

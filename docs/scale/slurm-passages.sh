@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sharded `neardup passages index` on Slurm: writes the plan, submits the parts as one job array, then
+# `finish` as a job that starts when every part has completed (afterok).
+#   WORK=/shared/work N=64 bash slurm-passages.sh -o /shared/index [passages index options] FILE...
+# N: the parts (input-file shards). Prints the finish job's id.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${WORK:?set WORK to the work folder}" "${N:?set N, the parts}"
+${NEARDUP:-neardup} passages stage plan --work "$WORK" --shards "$N" "$@" >/dev/null
+jid=$(sbatch --parsable --export=ALL --array=0-$((N - 1)) "$here/slurm-passages-task.sh" part "$N")
+jid=$(sbatch --parsable --export=ALL --dependency=afterok:${jid%%;*} "$here/slurm-passages-task.sh" finish)
+echo "${jid%%;*}"
