@@ -134,6 +134,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     appendTexts: (i: neardup.PostingIndex) => [() => i.appendTexts(bad.notArray as never), () => i.appendTexts(['a'], { blot: { seqLen: 0 } }), () => i.appendTexts(['a'], { keyModulus: -1 })],
     delete: (i: neardup.PostingIndex) => [() => i.delete(bad.notArray as never), () => i.delete([1.5])],
     lookup: (i: neardup.PostingIndex) => [() => i.lookup(bad.notArray as never), () => i.lookup([-1])],
+    appendIndexes: (i: neardup.PostingIndex) => [() => i.appendIndexes(bad.notArray as never), () => i.appendIndexes([5 as never])],
     appender: (i: neardup.PostingIndex) => [() => i.appender({ memory: -1 }), () => i.appender({ keyBits: 33 }), () => i.appender(5 as never)],
     formatLists: (i: neardup.PostingIndex) => [() => i.formatLists([1] as never, new Uint8Array(0), new Uint32Array(1), new Uint8Array(8)),
       () => i.formatLists(new Uint32Array(1), new Uint8Array(0), new Uint32Array([0, 5]), new Uint8Array(8)), () => i.formatLists(new Uint32Array(1), new Uint8Array(0), new Uint32Array(1), new Uint8Array(8), 2)],
@@ -163,6 +164,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     queryLines: (p: neardup.PassageIndex) => [() => p.queryLines(bad.notArray as never), () => p.queryLines(['x' as never]), () => p.queryLines([], { maxDocs: 0 })],
     pairs: (p: neardup.PassageIndex) => [() => p.pairs({ maxDocs: 0 }), () => p.pairs(5 as never), () => p.pairs({ memory: -1 }), () => p.pairs({ tmp: 5 as never })],
     pairsLines: (p: neardup.PassageIndex) => [() => p.pairsLines({ minShared: 0 }), () => p.pairsLines(5 as never), () => p.pairsLines({ memory: 0.5 })],
+    addParts: (p: neardup.PassageIndex) => [() => p.addParts(bad.notArray as never), () => p.addParts([bad.notString])],
     addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
   ParagraphFilter: {
