@@ -290,6 +290,78 @@ static void AppendDeleteMergeEqualsFreshBuild() {
 TEST(append_delete_merge_equals_fresh_build) { AppendDeleteMergeEqualsFreshBuild<uint32_t>(); }
 TEST(append_delete_merge_equals_fresh_build_64) { AppendDeleteMergeEqualsFreshBuild<uint64_t>(); }
 
+// The same parts put together by key ranges (WriteKeyRange of R ranges, then AppendKeyRanges) onto an index
+// holding `before`: the same segments and manifest as AppendIndexes wrote into `want`; and the refusals: a
+// corrupt range file, one written for other first ids, ranges out of order.
+template <typename Key>
+static void ExpectKeyRangesEqual(std::mt19937& rng, const std::string& dir, const std::vector<std::string>& parts,
+                                 const std::vector<std::vector<Key>>& before, const BasicPostingIndex<Key>& want) {
+  const uint32_t first = uint32_t(before.size());
+  uint64_t documents = 0;
+  for (const std::string& p : parts) {
+    BasicPostingIndex<Key> x;
+    EXPECT(x.Open(p, false).ok());
+    documents += x.next_id();
+  }
+  for (uint32_t ranges : {1u, 2u, 3u, 1u + uint32_t(rng() % 9)}) {
+    const std::string d = dir + "/kr", ix = d + "/ix";
+    RmRf(d);
+    EXPECT_EQ(std::system(("mkdir '" + d + "'").c_str()), 0);
+    EXPECT(BasicPostingIndex<Key>::Create(ix).ok());
+    BasicPostingIndex<Key> x;
+    EXPECT(x.Open(ix, false).ok());
+    std::vector<uint32_t> ids;
+    if (!before.empty()) EXPECT(x.Append(before, 0, d, &ids).ok());
+    std::vector<std::string> files;
+    uint64_t posts = 0;
+    for (uint32_t r = 0; r < ranges; r++) {
+      files.push_back(d + "/range-" + std::to_string(r) + ".pst");
+      uint64_t k = 0, p = 0;
+      EXPECT(BasicPostingIndex<Key>::WriteKeyRange(parts, first, r, ranges, files.back(), d, nullptr, &k, &p).ok());
+      posts += p;
+    }
+    EXPECT(!BasicPostingIndex<Key>::WriteKeyRange(parts, first, ranges, ranges, d + "/bad.pst", d, nullptr, &posts, &posts).ok());
+    if (ranges > 1) {  // out of order: refused unless the ranges before are empty
+      std::vector<std::string> swapped = files;
+      std::swap(swapped[0], swapped[ranges - 1]);
+      BasicSegment<Key> s0, s1;
+      EXPECT(s0.Open(files[0], true).ok());
+      EXPECT(s1.Open(files[ranges - 1], true).ok());
+      if (s0.num_keys() > 0 && s1.num_keys() > 0) {
+        Status s = x.AppendKeyRanges(swapped, documents);
+        EXPECT(!s.ok());
+        EXPECT(s.message().find("do not come after") != std::string::npos);
+      }
+    }
+    if (documents > 0) {
+      Status s = x.AppendKeyRanges(files, documents + 1);  // other ids
+      EXPECT(!s.ok());
+      EXPECT(s.message().find("another put-together") != std::string::npos);
+      const std::string bad = d + "/corrupt.pst";  // one flipped bit in a list
+      std::string bytes = Slurp(files[0]);
+      if (bytes.size() > 64 + 48 + 16) {
+        bytes[64] ^= 0x10;
+        std::FILE* f = std::fopen(bad.c_str(), "wb");
+        std::fwrite(bytes.data(), 1, bytes.size(), f);
+        std::fclose(f);
+        std::vector<std::string> with_bad = files;
+        with_bad[0] = bad;
+        s = x.AppendKeyRanges(with_bad, documents);
+        EXPECT(!s.ok());
+        EXPECT(s.code() == Code::kCorrupt);
+        EXPECT(s.message().find("corrupt.pst") != std::string::npos);
+      }
+      EXPECT_EQ(x.num_segments(), before.empty() ? 0u : 1u);  // the refusals added nothing
+    }
+    EXPECT(x.AppendKeyRanges(files, documents).ok());
+    EXPECT_EQ(x.num_segments(), want.num_segments());
+    EXPECT_EQ(x.next_id(), want.next_id());
+    for (size_t i = 0; i < x.num_segments(); i++) EXPECT(Slurp(x.segment(i).path()) == Slurp(want.segment(i).path()));
+    EXPECT(Slurp(ix + "/MANIFEST") == Slurp(want.dir() + "/MANIFEST"));
+    RmRf(d);
+  }
+}
+
 // AppendIndexes (a build cut into parts, each indexed apart): the segment it writes is byte for byte the one
 // a single append of the parts' documents in order writes, onto an empty index and onto one with documents
 // (merged afterwards: the same bytes as merging after that single append); parts without documents add
@@ -332,6 +404,7 @@ static void AppendIndexesEqualsOneAppend() {
     EXPECT_EQ(xa.next_id(), xb.next_id());
     for (size_t i = 0; i < xa.num_segments(); i++) EXPECT(Slurp(xa.segment(i).path()) == Slurp(xb.segment(i).path()));
     EXPECT(Slurp(a + "/MANIFEST") == Slurp(b + "/MANIFEST"));
+    ExpectKeyRangesEqual<Key>(rng, dir, parts, before, xb);
     EXPECT(xa.Merge().ok());
     EXPECT(xb.Merge().ok());
     EXPECT(Slurp(xa.segment(0).path()) == Slurp(xb.segment(0).path()));
@@ -415,6 +488,7 @@ TEST(merge_in_batches_equals_fresh_build) {
   EXPECT(b.AppendIndexes(parts).ok());
   EXPECT(a.segment(0).num_keys() > 300000);
   EXPECT(Slurp(a.segment(0).path()) == Slurp(b.segment(0).path()));
+  ExpectKeyRangesEqual<uint32_t>(rng, dir, parts, {}, b);
   std::vector<uint32_t> del;
   for (uint32_t d = 0; d < all.size(); d++)
     if (rng() % 3 == 0) del.push_back(d);

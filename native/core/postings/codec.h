@@ -64,6 +64,13 @@ class BitWriter {
     Put(k ? v & (~uint64_t(0) >> (64 - k)) : 0, k);
     Unary(k < 64 ? v >> k : 0);
   }
+  // Appends n bits of another stream, from its bit `bit` on (each 64-bit load stays within 8 bytes past the
+  // byte holding the last bit copied, as the readers' loads do).
+  void Copy(const uint8_t* src, uint64_t bit, uint64_t n) {
+    constexpr uint64_t kMask56 = (uint64_t(1) << 56) - 1;
+    for (; n >= 56; n -= 56, bit += 56) Put((Load64(src + (bit >> 3)) >> (bit & 7)) & kMask56, 56);
+    if (n) Put((Load64(src + (bit >> 3)) >> (bit & 7)) & ((uint64_t(1) << n) - 1), unsigned(n));
+  }
   uint64_t bits() const { return bits_; }
   // Whole bytes written so far (the partial last byte stays until Finish).
   std::vector<uint8_t>& bytes() { return out_; }

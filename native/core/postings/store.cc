@@ -196,6 +196,28 @@ Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
 }
 
 template <typename Key>
+Status BasicSegmentWriter<Key>::AddEncoded(Key key, uint32_t n, const uint8_t* body, uint64_t bit) {
+  if (!open_) return Status(Code::kInternal, "segment writer not open");
+  if (n == 0 || (keys_ > 0 && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
+  if (n > universe_) return Status(Code::kInternal, "segment list longer than its id range");
+  if (counts_.size() == kBlockKeys) {
+    Status s = FlushBlock();
+    if (!s.ok()) return s;
+  }
+  if (counts_.empty())
+    block_first_ = key;
+  else
+    gaps_.push_back(uint64_t(key - last_key_ - 1));
+  counts_.push_back(n - 1);
+  last_key_ = key;
+  bits_.Copy(body, bit, EfBits(n, universe_));
+  keys_++;
+  posts_ += n;
+  if (bits_.bytes().size() >= (1 << 16)) return Drain(false);
+  return Status::Ok();
+}
+
+template <typename Key>
 Status BasicSegmentWriter<Key>::Commit() {
   // payload = body | directory | trailer
   Status s = FlushBlock();
@@ -1086,11 +1108,12 @@ Status BasicPostingIndex<Key>::Delete(const std::vector<uint32_t>& ids) {
 
 namespace {
 
-// Every key of the segments, ascending, with the union of its lists (ascending ids): a k-way merge of the
-// segments' keys, one decoded key block per segment. Segment i's ids are shifted up by shift[i] (documents
-// of other indexes taking the ids after this one's; 0 within one index).
+// Every key of the segments in [lo, last], ascending, with the union of its lists (ascending ids): a k-way
+// merge of the segments' keys, one decoded key block per segment. Segment i's ids are shifted up by shift[i]
+// (documents of other indexes taking the ids after this one's; 0 within one index).
 template <typename Key, typename Fn>
-Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift, Fn&& fn) {
+Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift, Fn&& fn,
+                 Key lo = 0, Key last = ~Key(0)) {
   struct Cursor {
     typename BasicSegment<Key>::Block blk;
     uint64_t b = 0;
@@ -1108,16 +1131,24 @@ Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::v
     return segs[i]->ReadBlock(c.b++, &c.blk);
   };
   for (size_t i = 0; i < segs.size(); i++) {
+    Cursor& c = cur[i];
+    c.b = lo == 0 ? 0 : segs[i]->BlockAtOrBefore(lo);
     Status s = load(i);
+    while (s.ok() && !c.done && c.blk.keys[c.j] < lo)  // only the first block read holds keys below lo
+      if (++c.j == c.blk.n) s = load(i);
     if (!s.ok()) return s;
   }
   std::vector<uint32_t> docs;
   for (;;) {
     bool any = false;
     Key key = 0;
-    for (const Cursor& c : cur) {
+    for (Cursor& c : cur) {
       if (c.done) continue;
       const Key k = c.blk.keys[c.j];
+      if (k > last) {
+        c.done = true;
+        continue;
+      }
       if (!any || k < key) key = k;
       any = true;
     }
@@ -1147,7 +1178,8 @@ Status MergeKeys(const std::vector<const BasicSegment<Key>*>& segs, const std::v
 // the two halves of the work overlap. Otherwise one after the other.
 template <typename Key>
 Status WriteMerged(const std::vector<const BasicSegment<Key>*>& segs, const std::vector<uint32_t>& shift,
-                   const std::vector<uint32_t>& tombstones, BasicSegmentWriter<Key>* w, const std::atomic<bool>* stop) {
+                   const std::vector<uint32_t>& tombstones, BasicSegmentWriter<Key>* w, const std::atomic<bool>* stop,
+                   Key lo = 0, Key last = ~Key(0)) {
   std::vector<uint32_t> live;
   auto keep = [&](std::vector<uint32_t>& docs) -> std::vector<uint32_t>& {
     if (tombstones.empty()) return docs;
@@ -1161,7 +1193,7 @@ Status WriteMerged(const std::vector<const BasicSegment<Key>*>& segs, const std:
       if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
       std::vector<uint32_t>& d = keep(docs);
       return d.empty() ? Status::Ok() : w->Add(key, d.data(), d.size());
-    });
+    }, lo, last);
   }
   struct Batch {
     std::vector<Key> keys;
@@ -1204,7 +1236,7 @@ Status WriteMerged(const std::vector<const BasicSegment<Key>*>& segs, const std:
         if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
         give();
         return take() ? Status::Ok() : Status(Code::kCancelled, "cancelled");
-      });
+      }, lo, last);
     }
     std::lock_guard<std::mutex> lk(mu);
     if (st.ok() && b) full.push_back(std::move(b));
@@ -1275,50 +1307,161 @@ Status BasicPostingIndex<Key>::ForEach(const std::function<Status(Key, const std
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop) {
-  Status s = Busy();
-  if (!s.ok()) return s;
-  if (!free_.empty())
-    return Status(Code::kInvalidArgument, "'" + dir_ + "' has free ids (documents deleted and merged): other indexes cannot be appended to it");
-  std::vector<BasicPostingIndex> parts(part_dirs.size());
-  std::vector<const Segment*> segs;
-  std::vector<uint32_t> shift;
-  uint64_t next = next_id_;
+Status BasicPostingIndex<Key>::OpenParts(const std::vector<std::string>& part_dirs, uint64_t first, std::vector<BasicPostingIndex>* parts,
+                                         std::vector<const Segment*>* segs, std::vector<uint32_t>* shift, uint64_t* next) {
+  *parts = std::vector<BasicPostingIndex>(part_dirs.size());
+  *next = first;
   for (size_t p = 0; p < part_dirs.size(); p++) {
-    s = parts[p].Open(part_dirs[p], false);
+    BasicPostingIndex& part = (*parts)[p];
+    Status s = part.Open(part_dirs[p], false);
     if (!s.ok()) return s;
-    if (!parts[p].tombstones_.empty() || !parts[p].free_.empty())
+    if (!part.tombstones_.empty() || !part.free_.empty())
       return Status(Code::kInvalidArgument, "'" + part_dirs[p] + "' has deleted documents: only an index built by appends can be appended to another");
-    for (const auto& seg : parts[p].segs_) {
-      segs.push_back(seg.get());
-      shift.push_back(uint32_t(next));
+    for (const auto& seg : part.segs_) {
+      segs->push_back(seg.get());
+      shift->push_back(uint32_t(*next));
     }
-    next += parts[p].next_id_;
-    if (next > 0xFFFFFFFFull)
-      return Status(Code::kInvalidArgument, "'" + dir_ + "': appending '" + part_dirs[p] + "' would give ids beyond 2^32 - 1");
+    *next += part.next_id_;
+    if (*next > 0xFFFFFFFFull)
+      return Status(Code::kInvalidArgument, "appending '" + part_dirs[p] + "' would give ids beyond 2^32 - 1");
   }
-  if (next == next_id_) return Status::Ok();  // no documents: no segment, as an append of none
-  // the segment an append of the parts' documents, in order, writes: ids [next_id_, next)
-  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  return Status::Ok();
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next) {
   const std::string path = dir_ + "/" + name;
-  std::unique_ptr<Segment> seg;
-  s = WriteMergedSegment<Key>(path, dir_, next_id_, next, segs, shift, {}, stop, &seg);
-  if (!s.ok()) return s;
   const uint32_t old_next = next_id_;
   generation_++;
   next_id_ = uint32_t(next);
   std::vector<std::string> names = names_;
   names.push_back(name);
-  s = WriteManifest(names);
+  Status s = WriteManifest(names);
   if (!s.ok()) {
     generation_--;
     next_id_ = old_next;
+    seg.reset();
     io::os::RemoveFile(path);
     return s;
   }
   names_ = std::move(names);
   segs_.push_back(std::move(seg));
   return Status::Ok();
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop) {
+  Status s = Busy();
+  if (!s.ok()) return s;
+  if (!free_.empty())
+    return Status(Code::kInvalidArgument, "'" + dir_ + "' has free ids (documents deleted and merged): other indexes cannot be appended to it");
+  std::vector<BasicPostingIndex> parts;
+  std::vector<const Segment*> segs;
+  std::vector<uint32_t> shift;
+  uint64_t next = 0;
+  s = OpenParts(part_dirs, next_id_, &parts, &segs, &shift, &next);
+  if (!s.ok()) return s;
+  if (next == next_id_) return Status::Ok();  // no documents: no segment, as an append of none
+  // the segment an append of the parts' documents, in order, writes: ids [next_id_, next)
+  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  std::unique_ptr<Segment> seg;
+  s = WriteMergedSegment<Key>(dir_ + "/" + name, dir_, next_id_, next, segs, shift, {}, stop, &seg);
+  if (!s.ok()) return s;
+  return AddSegment(name, std::move(seg), next);
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::WriteKeyRange(const std::vector<std::string>& part_dirs, uint32_t first_id, uint32_t range,
+                                             uint32_t ranges, const std::string& out, const std::string& tmp_dir,
+                                             const std::atomic<bool>* stop, uint64_t* keys, uint64_t* posts) {
+  if (ranges == 0 || range >= ranges) return Status(Code::kInvalidArgument, "key range " + std::to_string(range) + " of " + std::to_string(ranges) + " does not exist");
+  std::vector<BasicPostingIndex> parts;
+  std::vector<const Segment*> segs;
+  std::vector<uint32_t> shift;
+  uint64_t next = 0;
+  Status s = OpenParts(part_dirs, first_id, &parts, &segs, &shift, &next);
+  if (!s.ok()) return s;
+  // keys ceil(r 2^W / R) .. ceil((r + 1) 2^W / R) - 1: with 2^W = q R + m, r 2^W = r q R + r m (r m < R^2 < 2^64)
+  const unsigned w = KeyBits<Key>();
+  uint64_t q = 0, m = 0;
+  if (w == 64) {
+    q = ~uint64_t(0) / ranges;
+    m = ~uint64_t(0) % ranges + 1;
+    if (m == ranges) q++, m = 0;
+  } else {
+    q = (uint64_t(1) << w) / ranges;
+    m = (uint64_t(1) << w) % ranges;
+  }
+  auto bound = [&](uint64_t r) -> uint64_t { return r * q + (r * m) / ranges + ((r * m) % ranges != 0); };
+  const Key lo = Key(bound(range)), last = range + 1 == ranges ? ~Key(0) : Key(bound(uint64_t(range) + 1) - 1);
+  BasicSegmentWriter<Key> wr;
+  s = wr.Open(out, tmp_dir, first_id, next);
+  if (s.ok()) s = WriteMerged<Key>(segs, shift, {}, &wr, stop, lo, last);
+  if (s.ok()) {
+    *keys = wr.keys();
+    *posts = wr.posts();
+    s = wr.Commit();
+  }
+  if (!s.ok()) wr.Abort();
+  return s;
+}
+
+template <typename Key>
+Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop) {
+  Status s = Busy();
+  if (!s.ok()) return s;
+  if (!free_.empty())
+    return Status(Code::kInvalidArgument, "'" + dir_ + "' has free ids (documents deleted and merged): other indexes cannot be appended to it");
+  const uint64_t next = uint64_t(next_id_) + documents;
+  if (next > 0xFFFFFFFFull) return Status(Code::kInvalidArgument, "'" + dir_ + "': appending " + std::to_string(documents) + " documents would give ids beyond 2^32 - 1");
+  std::vector<std::unique_ptr<Segment>> ranges;
+  for (const std::string& p : paths) {
+    auto r = std::make_unique<Segment>();
+    s = r->Open(p, true);
+    if (!s.ok()) return s;
+    if (r->id_base() != next_id_ || r->id_universe() != documents)
+      return Status(Code::kInvalidArgument, "'" + p + "' holds the lists of documents " + std::to_string(r->id_base()) + " .. " +
+                                                std::to_string(uint64_t(r->id_base()) + r->id_universe()) + ", not " + std::to_string(next_id_) +
+                                                " .. " + std::to_string(next) + ": it belongs to another put-together");
+    ranges.push_back(std::move(r));
+  }
+  if (documents == 0) return Status::Ok();  // as AppendIndexes of parts without documents
+  const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
+  const std::string path = dir_ + "/" + name;
+  BasicSegmentWriter<Key> w;
+  s = w.Open(path, dir_, next_id_, next);
+  bool any = false;
+  Key last = 0;
+  auto blk = std::make_unique<typename Segment::Block>();
+  for (size_t r = 0; r < ranges.size() && s.ok(); r++) {
+    const Segment& seg = *ranges[r];
+    for (uint64_t b = 0; b < seg.num_blocks() && s.ok(); b++) {
+      if (stop && stop->load()) {
+        s = Status(Code::kCancelled, "cancelled");
+        break;
+      }
+      s = seg.ReadBlock(b, blk.get());
+      if (s.ok() && any && blk->keys[0] <= last)
+        s = Status(Code::kInvalidArgument, "'" + seg.path() + "': its keys do not come after those of the key range before it (ranges out of order or of another put-together)");
+      for (size_t j = 0; j < blk->n && s.ok(); j++) s = w.AddEncoded(blk->keys[j], blk->counts[j], seg.body(), blk->offsets[j]);
+      if (s.ok() && blk->n > 0) {
+        any = true;
+        last = blk->keys[blk->n - 1];
+      }
+    }
+  }
+  if (s.ok()) s = w.Commit();
+  if (!s.ok()) {
+    w.Abort();
+    return s;
+  }
+  auto seg = std::make_unique<Segment>();
+  s = seg->Open(path, false);
+  if (!s.ok()) {
+    io::os::RemoveFile(path);
+    return s;
+  }
+  return AddSegment(name, std::move(seg), next);
 }
 
 template <typename Key>

@@ -63,6 +63,9 @@ class BasicSegmentWriter {
   Status Open(const std::string& path, const std::string& tmp_dir) { return Open(path, tmp_dir, 0, uint64_t(1) << 32); }
   // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
   Status Add(Key key, const uint32_t* ids, size_t n);
+  // The list of n ids already encoded for this writer's id range, copied from bit `bit` of `body` (the body
+  // of a segment with the same id base and universe, checked by its reader): what Add of its ids writes.
+  Status AddEncoded(Key key, uint32_t n, const uint8_t* body, uint64_t bit);
   Status Commit();
   void Abort();
   uint64_t posts() const { return posts_; }
@@ -198,6 +201,13 @@ class BasicSegment {
   uint64_t id_universe() const { return universe_; }
 
   Status ReadBlock(uint64_t b, Block* out) const;
+  // The first block that can hold key (the last whose first key is <= key; 0 when key is below them all).
+  uint64_t BlockAtOrBefore(Key key) const {
+    const int64_t b = BlockOf(key);
+    return b < 0 ? 0 : uint64_t(b);
+  }
+  // The body bit stream (the lists' bit offsets of Block are into it).
+  const uint8_t* body() const { return body_; }
   // Appends the list of block key j (ascending ids) to out.
   Status DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const;
   // Index of key in the segment, or -1 when absent.
@@ -312,6 +322,17 @@ class BasicPostingIndex {
   // Refused when this index has free ids (an append would give them out first) or a part has deleted
   // documents. Parts without documents add nothing; the parts are not changed.
   Status AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop = nullptr);
+  // AppendIndexes cut by key range, for a put-together that runs as independent tasks: range r of R of the
+  // key space (keys ceil(r 2^W / R) .. ceil((r + 1) 2^W / R) - 1) of the parts' merged lists, their ids
+  // numbered from first_id as AppendIndexes numbers them, written as a segment file `out` (ids
+  // [first_id, first_id + the parts' documents)). AppendKeyRanges of ranges 0 .. R - 1, in order, onto an
+  // index whose next id is first_id appends the segment AppendIndexes of the same parts writes, byte for byte.
+  static Status WriteKeyRange(const std::vector<std::string>& part_dirs, uint32_t first_id, uint32_t range, uint32_t ranges,
+                              const std::string& out, const std::string& tmp_dir, const std::atomic<bool>* stop,
+                              uint64_t* keys, uint64_t* posts);
+  // Appends the segment files of WriteKeyRange (all ranges, in key order; each checked whole when opened) as
+  // one new segment of `documents` documents: their lists are copied bit for bit, the key blocks re-cut.
+  Status AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop = nullptr);
 
   // Live documents holding key (ascending).
   Status Lookup(Key key, std::vector<uint32_t>* out) const;
@@ -330,6 +351,11 @@ class BasicPostingIndex {
  private:
   Status WriteManifest(const std::vector<std::string>& names);
   Status Busy() const;
+  // Opens the parts of AppendIndexes / WriteKeyRange: their segments and the id shift of each (ids from first).
+  static Status OpenParts(const std::vector<std::string>& part_dirs, uint64_t first, std::vector<BasicPostingIndex>* parts,
+                          std::vector<const Segment*>* segs, std::vector<uint32_t>* shift, uint64_t* next);
+  // Puts segment file `name` (ids up to next, just written) into the manifest, or removes it.
+  Status AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next);
   bool appending_ = false;
   std::string dir_;
   uint64_t generation_ = 0;
