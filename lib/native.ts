@@ -255,6 +255,7 @@ export interface NativePostingIndex {
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
   appendIndexes(dirs: string[]): Promise<void>;
+  appendKeyRanges(files: string[], documents: number): Promise<void>;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,
@@ -448,6 +449,7 @@ export interface NativeBinding {
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
   blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
   createPostingIndex(dir: string, keyBits: number): void;
+  writeKeyRange(partDirs: string[], out: string, firstId: number, range: number, ranges: number, tmp?: string): Promise<{ keys: number; posts: number }>;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;
   chunkIndexProbe(dir: string): { manifest: number | null; pending: number | null; stage: boolean };
   chunkIndexFileName(name: string): boolean;

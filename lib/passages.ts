@@ -318,11 +318,18 @@ export class PassageIndex {
    * Adds other passage indexes ("parts", each built apart from some of the documents: `neardup passages index
    * --shards`) as one run: the batch files and the postings segment that one addRun of part 0's documents, then
    * part 1's, ... writes, byte for byte. The parts must have this index's window and hash; they are not
-   * changed. Returns the number of documents added.
+   * changed. Returns the number of documents added. keyRanges: the parts' postings were put together by key
+   * range apart (PostingIndex.writeKeyRange of every range, ids numbered from this index's size): those
+   * files, in range order, become the segment (PostingIndex.appendKeyRanges) instead of a merge here.
    */
-  async addParts(dirs: ReadonlyArray<string>): Promise<number> {
+  async addParts(dirs: ReadonlyArray<string>, options: { keyRanges?: ReadonlyArray<string> } = {}): Promise<number> {
     expectArray(dirs as string[], 'dirs');
     dirs.forEach((d, i) => expectString(d, `dirs[${i}]`));
+    const o = optionsObject(options);
+    if (o.keyRanges !== undefined) {
+      expectArray(o.keyRanges as string[], 'keyRanges');
+      o.keyRanges.forEach((f, i) => expectString(f, `keyRanges[${i}]`));
+    }
     const parts: PassageIndex[] = [];
     try {
       for (const d of dirs) {
@@ -381,7 +388,14 @@ export class PassageIndex {
         docsOut?.abort();
         throw e;
       }
-      await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')));
+      try {
+        if (o.keyRanges) await this.ix.appendKeyRanges(o.keyRanges, n);
+        else await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')));
+      } catch (e) {
+        // the batch files are not in passages.json yet: removed, the index is as it was
+        for (const f of Object.values(names)) fs.rmSync(path.join(this.dir, f), { force: true });
+        throw e;
+      }
       if (this.ix.info().nextId !== first + n) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
       this.meta.batches.push({ ...names, first, count: n });
       await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');

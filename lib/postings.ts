@@ -251,6 +251,39 @@ export class PostingIndex {
     return nativeCall(this.n.appendIndexes([...dirs]));
   }
 
+  /**
+   * appendIndexes cut by key range, as independent tasks: `PostingIndex.writeKeyRange` writes range r of R of
+   * the parts' merged lists (anywhere, at once); this appends ranges 0 .. R - 1, in order, as the one new
+   * segment appendIndexes of the same parts writes, byte for byte, copying the lists bit for bit. `documents`:
+   * the parts' documents; each range file is checked whole, and one written for other ids is refused.
+   */
+  appendKeyRanges(files: ReadonlyArray<string>, documents: number): Promise<void> {
+    expectArray(files as string[], 'files');
+    files.forEach((f, i) => expectString(f, `files[${i}]`));
+    expectInt(documents, 'documents', 0, 0xFFFFFFFF);
+    return nativeCall(this.n.appendKeyRanges([...files], documents));
+  }
+
+  /**
+   * Key range `range` of `ranges` (keys ceil(r 2^W / R) .. ceil((r + 1) 2^W / R) - 1, W the key width) of the
+   * merged lists of the parts (indexes built by appends), their documents numbered from firstId in part order
+   * as appendIndexes numbers them, written as the segment file `out` (temporary name + rename). For
+   * appendKeyRanges; returns the keys and posts written.
+   */
+  static writeKeyRange(partDirs: ReadonlyArray<string>, out: string,
+    options: { range: number; ranges: number; firstId?: number; tmp?: string }): Promise<{ keys: number; posts: number }> {
+    expectArray(partDirs as string[], 'partDirs');
+    partDirs.forEach((d, i) => expectString(d, `partDirs[${i}]`));
+    if (partDirs.length === 0) throw invalidArgument(RangeError, 'partDirs must name at least one index');
+    expectString(out, 'out');
+    const o = optionsObject(options);
+    expectInt(o.ranges, 'ranges', 1, 0xFFFFFFFF);
+    expectInt(o.range, 'range', 0, o.ranges - 1);
+    if (o.firstId !== undefined) expectInt(o.firstId, 'firstId', 0, 0xFFFFFFFF);
+    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    return nativeCall(native.writeKeyRange([...partDirs], out, o.firstId ?? 0, o.range, o.ranges, o.tmp));
+  }
+
   /** The live documents of each key: key i's are docs[offsets[i] .. offsets[i+1]). */
   lookup(keys: KeyList): Promise<{ docs: Uint32Array; offsets: Uint32Array }> {
     return nativeCall(this.n.lookup(this.keyArray(keys, 'keys').slice()));

@@ -86,6 +86,12 @@ test('--shards 1..5 (more shards than files too): the index of a single run, fil
     // the parts are gone, the plan stays
     assert.equal(fs.readdirSync(path.join(dir, `w${n}`)), ['passages-plan.json']);
   }
+  // the lists merged by other numbers of key ranges, or by finish itself (--key-ranges 0)
+  for (const k of [0, 1, 4]) {
+    ok(['passages', 'index', '-o', `kr${k}`, ...OPTS, '--work', `w-kr${k}`, '--shards', '2', '--key-ranges', String(k), ...INPUTS]);
+    assertSameTree(path.join(dir, 'single'), path.join(dir, `kr${k}`), `--key-ranges ${k}`);
+    assert.equal(fs.readdirSync(path.join(dir, `w-kr${k}`)), ['passages-plan.json']);
+  }
   // and its outputs: extract and pairs read the same index
   const a = ok(['passages', 'extract', 'single']), b = ok(['passages', 'extract', 'sh3']);
   assert.ok(a.length > 100, 'passages found');
@@ -130,6 +136,36 @@ test('stage commands: plan, the parts in any order (one rerun), finish; a missin
   assert.match(r.stderr, /passages part 0\/3: '.*part-0' was written for another plan/);
   assert.not.ok(fs.existsSync(path.join(dir, 'st')));
   for (const i of [0, 1, 2]) ok(['passages', 'stage', 'part', '--work', 'w-st', '--shard', `${i}/3`]);
+  // the parts without their key ranges: refused, naming the range to run
+  r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /key range 0\/3: '.*lists-0\.json' is missing: run 'passages stage lists --shard 0\/3' first/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'st')));
+  const lists = [1, 2, 0, 1].map((k) => JSON.parse(ok(['passages', 'stage', 'lists', '--work', 'w-st', '--shard', `${k}/3`])) as { shard: string; keys: number; posts: number });
+  assert.equal(lists.map((x) => x.shard), ['1/3', '2/3', '0/3', '1/3']);
+  assert.ok(lists.every((x) => x.keys > 0 && x.posts >= x.keys), 'every range holds keys');
+  // a range file that fails its checksum: refused, naming it; nothing written into the index
+  const pst = path.join(dir, 'w-st', 'lists-2.pst'), good = fs.readFileSync(pst);
+  const bad = Buffer.from(good);
+  bad[100] ^= 0x04;
+  fs.writeFileSync(pst, bad);
+  r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /passages finish: '.*lists-2\.pst'.*checksum mismatch \(run the lists stage of that key range again\)/);
+  assert.equal(fs.readdirSync(path.join(dir, 'st')).sort(), ['passages.json', 'postings'], 'no batch added');
+  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'st', 'passages.json'), 'utf8')).batches, []);
+  fs.writeFileSync(pst, good);
+  // a range's record of another plan, or one range missing from the posts: refused
+  const meta = path.join(dir, 'w-st', 'lists-1.json'), rec = fs.readFileSync(meta, 'utf8');
+  fs.writeFileSync(meta, rec.replace(/"plan":"\w+"/, '"plan":"0000"'));
+  r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /key range 1\/3: '.*lists-1\.json' was written for another plan/);
+  fs.writeFileSync(meta, rec.replace(/"posts":\d+/, '"posts":1'));
+  r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /the key ranges hold \d+ posts, the parts \d+: run the lists stage again/);
+  fs.writeFileSync(meta, rec);
   const fin = JSON.parse(ok(['passages', 'stage', 'finish', '--work', 'w-st'])) as { documents: number };
   assert.is(fin.documents, 260);
   assertSameTree(path.join(dir, 'single'), path.join(dir, 'st'), 'stage commands');
@@ -137,6 +173,12 @@ test('stage commands: plan, the parts in any order (one rerun), finish; a missin
   r = cli(dir, ['passages', 'stage', 'part', '--work', 'w-st', '--shard', '1/2']);
   assert.is(r.code, 2);
   assert.match(r.stderr, /the plan has 3 shards/);
+  r = cli(dir, ['passages', 'stage', 'lists', '--work', 'w-st', '--shard', '1/2']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /the plan has 3 key ranges/);
+  r = cli(dir, ['passages', 'stage', 'lists', '--work', 'w-kr0', '--shard', '0/1']);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, /the plan has no key ranges/);
   r = cli(dir, ['passages', 'index', '-o', 'x', '--shards', '2', 'a.jsonl']);
   assert.is(r.code, 2);
   assert.match(r.stderr, /--shards N and --work DIR go together/);

@@ -251,7 +251,7 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
   });
 }
 
-test('passages index --shards 3 --redis: parts built by 2 worker processes (one killed mid-part), the index of a single run', async () => {
+test('passages index --shards 3 --redis: parts and key ranges built by 2 worker processes (one killed mid-part, one mid-range), the index of a single run', async () => {
   if (!haveRedis) return;
   const ref = spawnSync(process.execPath, [MAIN, 'passages', 'index', '-o', 'pix-ref', ...INPUTS], { cwd: dir, encoding: 'utf8' });
   assert.is(ref.status, 0, ref.stderr);
@@ -267,24 +267,27 @@ test('passages index --shards 3 --redis: parts built by 2 worker processes (one 
   assert.is(q.code, 0, q.stderr);
   check('2 workers', 'pix-q');
   await stopWorkers();
-  // both workers pause in the first run of each part; the one holding part 0 is killed, another runs it again
-  const work = path.join(dir, 'wpix-k');
-  const env = { NEARDUP_TEST_PAUSE: 'passages-part:4000' };
-  await startWorker(env);
-  await startWorker(env);
-  const pending = run(['passages', 'index', '-o', 'pix-k', ...INPUTS, '--work', work, '--shards', '2', '--redis', url, '--queue', 'test']);
-  const { worker: pid, task } = await pausedTask(work, 'passages-part');
-  const victim = workers.find((w) => w.pid === pid)!;
-  assert.ok(victim, 'the paused part runs in one of our workers');
-  victim.kill('SIGKILL');
-  for (const t0 = Date.now(); alive(task); await new Promise((r) => setTimeout(r, 50)))
-    assert.ok(Date.now() - t0 < 5000, `the part's process ${task} outlived its killed worker`);
-  await startWorker();
-  const k = await pending;
-  assert.is(k.code, 0, k.stderr);
-  check('a worker killed', 'pix-k');
-  assert.equal(fs.readdirSync(work).filter((f) => /^part-|^neardup-spill/.test(f)), [], 'the parts are removed');
-  await stopWorkers();
+  // both workers pause in the first run of each part (key range); the one holding part (range) 0 is killed,
+  // another runs it again
+  for (const stage of ['passages-part', 'passages-lists']) {
+    const work = path.join(dir, `wpix-k-${stage}`), out = `pix-k-${stage}`;
+    const env = { NEARDUP_TEST_PAUSE: `${stage}:4000` };
+    await startWorker(env);
+    await startWorker(env);
+    const pending = run(['passages', 'index', '-o', out, ...INPUTS, '--work', work, '--shards', '2', '--redis', url, '--queue', 'test']);
+    const { worker: pid, task } = await pausedTask(work, stage);
+    const victim = workers.find((w) => w.pid === pid)!;
+    assert.ok(victim, `the paused ${stage} task runs in one of our workers`);
+    victim.kill('SIGKILL');
+    for (const t0 = Date.now(); alive(task); await new Promise((r) => setTimeout(r, 50)))
+      assert.ok(Date.now() - t0 < 5000, `the ${stage} task's process ${task} outlived its killed worker`);
+    await startWorker();
+    const k = await pending;
+    assert.is(k.code, 0, k.stderr);
+    check(`a worker killed in ${stage}`, out);
+    assert.equal(fs.readdirSync(work).filter((f) => /^part-|^lists-|^neardup-spill/.test(f)), [], 'the parts and ranges are removed');
+    await stopWorkers();
+  }
 });
 
 test('Redis going away mid-run: the submitter fails naming Redis; rerun once it is back: the same outputs', async () => {

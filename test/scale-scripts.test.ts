@@ -102,18 +102,20 @@ function sameIndex(a: string, b: string) {
   for (const [k, v] of ta) assert.ok(v.equals(tb.get(k)!), `${b}/${k} differs`);
 }
 
-test('passages index on Slurm (slurm-passages.sh: the parts as one array, finish after them) and on Kubernetes (k8s-passages.sh)', () => {
+test('passages index on Slurm (slurm-passages.sh: the parts as one array, the key ranges as another, finish after them) and on Kubernetes (k8s-passages.sh)', () => {
   run(process.execPath, [MAIN, 'passages', 'index', '-o', 'pix-ref', '--window', '8', ...INPUTS], {});
   const log = path.join(dir, 'sbatch-passages.log');
   const r = run('bash', [path.join(SCRIPTS, 'slurm-passages.sh'), '-o', 'pix-slurm', '--window', '8', ...INPUTS],
-    { WORK: path.join(dir, 'pw-slurm'), N: '3', SBATCH_LOG: log });
+    { WORK: path.join(dir, 'pw-slurm'), N: '3', K: '2', SBATCH_LOG: log });
   assert.match(r.stdout, /^\d+\n$/, 'prints the finish job\'s id');
   sameIndex('pix-ref', 'pix-slurm');
   const opts = fs.readFileSync(log, 'utf8');
   assert.match(opts, /--array=0-2\n/);
-  assert.is(opts.match(/--dependency=afterok:\d+/g)?.length, 1, 'finish waits for the parts');
+  assert.match(opts, /--array=0-1\n/);
+  assert.is(opts.match(/--dependency=afterok:\d+/g)?.length, 2, 'the key ranges wait for the parts, finish for the ranges');
+  assert.equal(fs.readdirSync(path.join(dir, 'pw-slurm')), ['passages-plan.json']);
   run('bash', [path.join(SCRIPTS, 'k8s-passages.sh'), '-o', 'pix-k8s', '--window', '8', ...INPUTS],
-    { WORK: path.join(dir, 'pw-k8s'), N: '2', IMAGE: 'neardup:test', PVC: 'corpus' });
+    { WORK: path.join(dir, 'pw-k8s'), N: '2', K: '3', IMAGE: 'neardup:test', PVC: 'corpus' });
   sameIndex('pix-ref', 'pix-k8s');
 });
 

@@ -33,6 +33,13 @@ export interface PassagesPartData {
   part: number;
 }
 
+/** A key range of a planned sharded passage-index build: WORK/lists-RANGE.pst. */
+export interface PassagesListsData {
+  kind: 'passages-lists';
+  work: string;
+  range: number;
+}
+
 if (process.send !== undefined) process.on('disconnect', () => process.exit(1));
 
 /**
@@ -67,6 +74,12 @@ export default async function task(job: Job): Promise<unknown> {
     await testPause(p.work, 'passages-part', p.part);
     const { runPassagesPart } = await import('./passages-stages.js');
     return runPassagesPart(p.work, p.part);
+  }
+  if ((job.data as PassagesListsData).kind === 'passages-lists') {
+    const p = job.data as PassagesListsData;
+    await testPause(p.work, 'passages-lists', p.range);
+    const { runPassagesLists } = await import('./passages-stages.js');
+    return runPassagesLists(p.work, p.range);
   }
   const d = job.data as TaskData;
   await testPause(d.work, d.stage, d.shard);

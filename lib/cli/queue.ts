@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { NeardupError } from '../errors';
 import { getThreads } from '../runtime';
 import { loadPlan, stageGraph, type StageReport } from './stages';
-import type { PassagesPartData, SimilarPartData, TaskData } from './queue-task';
-import type { PassagesPartReport } from './passages-stages';
+import type { PassagesListsData, PassagesPartData, SimilarPartData, TaskData } from './queue-task';
+import type { PassagesListsReport, PassagesPartReport } from './passages-stages';
 
 type BullMq = typeof import('bullmq');
 
@@ -190,13 +190,22 @@ export async function submitSimilarParts(url: string, index: string, parts: numb
   }
 }
 
-/** Submits the parts of a planned sharded passage-index build in `work` (passages-stages.ts) and waits. */
-export async function submitPassagesParts(url: string, work: string, shards: number, queue: string, waitMs = 30_000): Promise<PassagesPartReport[]> {
+/**
+ * Submits the tasks of a planned sharded passage-index build in `work` (passages-stages.ts) and waits: its
+ * parts, then (keyRanges > 0) its key ranges, each stage a flow behind a barrier.
+ */
+export async function submitPassagesTasks(url: string, work: string, shards: number, keyRanges: number, queue: string,
+                                          waitMs = 30_000): Promise<Array<PassagesPartReport | PassagesListsReport>> {
   const sub = await submitter(url, queue, waitMs);
   try {
     await sub.guard(sub.events.waitUntilReady());
-    const tasks = Array.from({ length: shards }, (_, part) => ({ kind: 'passages-part', work, part } satisfies PassagesPartData));
-    return await runFlow<PassagesPartReport>(sub, queue, 'passages parts', { work, kind: 'passages-parts' }, tasks);
+    const parts = Array.from({ length: shards }, (_, part) => ({ kind: 'passages-part', work, part } satisfies PassagesPartData));
+    const reports: Array<PassagesPartReport | PassagesListsReport> = await runFlow<PassagesPartReport>(sub, queue, 'passages parts', { work, kind: 'passages-parts' }, parts);
+    if (keyRanges > 0) {
+      const lists = Array.from({ length: keyRanges }, (_, range) => ({ kind: 'passages-lists', work, range } satisfies PassagesListsData));
+      reports.push(...await runFlow<PassagesListsReport>(sub, queue, 'passages key ranges', { work, kind: 'passages-lists' }, lists));
+    }
+    return reports;
   } finally {
     await sub.close();
   }

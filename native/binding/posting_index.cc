@@ -355,6 +355,19 @@ std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) 
   return ts;
 }
 
+// An array of file or folder paths.
+std::vector<std::string> PathList(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsArray()) ThrowTypeError(env, "Expected " + what + " to be an array of strings");
+  Napi::Array a = v.As<Napi::Array>();
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < a.Length(); i++) {
+    Napi::Value e = a.Get(i);
+    if (!e.IsString()) ThrowTypeError(env, "Expected " + what + "[" + std::to_string(i) + "] to be a string");
+    out.push_back(CheckPath(env, e.As<Napi::String>().Utf8Value(), what));
+  }
+  return out;
+}
+
 class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -369,6 +382,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("delete", &PostingIndexObject::Delete),
                         InstanceMethod("merge", &PostingIndexObject::Merge),
                         InstanceMethod("appendIndexes", &PostingIndexObject::AppendIndexes),
+                        InstanceMethod("appendKeyRanges", &PostingIndexObject::AppendKeyRanges),
                         InstanceMethod("lookup", &PostingIndexObject::Lookup),
                         InstanceMethod("keyCounts", &PostingIndexObject::KeyCounts),
                         InstanceMethod("formatLists", &PostingIndexObject::FormatLists),
@@ -594,17 +608,23 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value AppendIndexes(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    if (!info[0].IsArray()) ThrowTypeError(env, "Expected dirs to be an array of strings");
-    Napi::Array a = info[0].As<Napi::Array>();
-    auto dirs = std::make_shared<std::vector<std::string>>();
-    for (uint32_t i = 0; i < a.Length(); i++) {
-      Napi::Value v = a.Get(i);
-      if (!v.IsString()) ThrowTypeError(env, "Expected dirs[" + std::to_string(i) + "] to be a string");
-      dirs->push_back(CheckPath(env, v.As<Napi::String>().Utf8Value(), "dirs"));
-    }
+    auto dirs = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "dirs"));
     return Exclusive(env, s,
                      [dirs](IndexState& st, const std::atomic<bool>* stop) {
                        return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop) : st.ix32.AppendIndexes(*dirs, stop);
+                     },
+                     Undefined);
+  }
+
+  // appendKeyRanges(files: string[], documents) -> Promise<void>: the key ranges of writeKeyRange as one new segment
+  Napi::Value AppendKeyRanges(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    auto files = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "files"));
+    const uint64_t documents = ToUint64(env, info[1], "documents");
+    return Exclusive(env, s,
+                     [files, documents](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendKeyRanges(*files, documents, stop) : st.ix32.AppendKeyRanges(*files, documents, stop);
                      },
                      Undefined);
   }
@@ -1375,6 +1395,34 @@ Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// writeKeyRange(partDirs, out, firstId, range, ranges, tmpDir) -> Promise<{ keys, posts }>: key range `range`
+// of `ranges` of the parts' merged lists, ids from firstId, as the segment file `out`
+Napi::Value WriteKeyRange(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto dirs = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "partDirs"));
+  if (dirs->empty()) ThrowRangeError(env, "partDirs must name at least one index");
+  const std::string out = CheckPath(env, StringArg(env, info[1], "out"), "out");
+  const uint64_t first = ToUint64(env, info[2], "firstId"), range = ToUint64(env, info[3], "range"), ranges = ToUint64(env, info[4], "ranges");
+  if (first > 0xFFFFFFFFull) ThrowRangeError(env, "firstId must be below 2^32");
+  if (ranges < 1 || ranges > 0xFFFFFFFFull || range >= ranges) ThrowRangeError(env, "range must be below ranges (1 .. 2^32 - 1)");
+  const std::string tmp = info[5].IsString() ? CheckPath(env, info[5].As<Napi::String>().Utf8Value(), "tmpDir") : std::string();
+  auto counts = std::make_shared<std::pair<uint64_t, uint64_t>>();
+  return Queue(env,
+               [dirs, out, first, range, ranges, tmp, counts](const std::atomic<bool>* stop) {
+                 unsigned bits = 32;
+                 Status s = postings::IndexKeyBits((*dirs)[0], &bits);
+                 if (!s.ok()) return s;
+                 return bits == 64 ? postings::PostingIndex64::WriteKeyRange(*dirs, uint32_t(first), uint32_t(range), uint32_t(ranges), out, tmp, stop, &counts->first, &counts->second)
+                                   : postings::PostingIndex::WriteKeyRange(*dirs, uint32_t(first), uint32_t(range), uint32_t(ranges), out, tmp, stop, &counts->first, &counts->second);
+               },
+               [counts](Napi::Env env) {
+                 Napi::Object o = Napi::Object::New(env);
+                 o.Set("keys", Napi::Number::New(env, double(counts->first)));
+                 o.Set("posts", Napi::Number::New(env, double(counts->second)));
+                 return o;
+               });
+}
+
 }  // namespace
 
 void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
@@ -1383,6 +1431,7 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
   env.AddCleanupHook([ref] { delete ref; });
   exports.Set("blotBatch", Napi::Function::New(env, BlotBatch, "blotBatch"));
   exports.Set("createPostingIndex", Napi::Function::New(env, CreateIndex, "createPostingIndex"));
+  exports.Set("writeKeyRange", Napi::Function::New(env, WriteKeyRange, "writeKeyRange"));
   // openPostingIndex(dir, verify) -> Promise<PostingIndex>
   exports.Set("openPostingIndex", Napi::Function::New(env, [ref](const Napi::CallbackInfo& info) -> Napi::Value {
     Napi::Env env = info.Env();

@@ -5,7 +5,7 @@ import { PassageIndex, extractMemory } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
 import { inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
-import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesPart } from '../passages-stages';
+import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
 import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
@@ -15,9 +15,10 @@ import { parseSize } from './dupi';
 const PAIRS_OUTPUT_BYTES = 4 << 20;
 
 const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
-       neardup passages index -o DIR --work W --shards N [--redis URL] [options] FILE...
-       neardup passages stage plan -o DIR --work W --shards N [options] FILE...
+       neardup passages index -o DIR --work W --shards N [--key-ranges K] [--redis URL] [options] FILE...
+       neardup passages stage plan -o DIR --work W --shards N [--key-ranges K] [options] FILE...
        neardup passages stage part --work W --shard I/N
+       neardup passages stage lists --work W --shard R/K
        neardup passages stage finish --work W [--no-merge]
        neardup passages extract DIR [--sigma S] [--min-docs N] [--limit N] [--memory SIZE] [--tmp DIR]
        neardup passages query DIR [--min-shared N] [--max-docs M] [options] [FILE...]
@@ -37,10 +38,13 @@ index    builds DIR, or adds the documents to it (new ids). --window N (words, d
          (keep the new segment apart).
          --shards N --work W: the build as N parts (the input files cut into N contiguous shards), each
          indexed on its own into W/part-I, then put together in DIR: the index a single run writes, file
-         for file. Without --redis the parts run here one after another; with --redis URL on
-         'neardup worker' processes through BullMQ (--queue NAME, default neardup; --redis-wait SECONDS,
-         default 30). Under Slurm or Kubernetes run the stage commands: plan, then part I/N for every I
-         (in any order, on any machine sharing W and the inputs), then finish (docs/scale.md).
+         for file. The parts' posting lists are merged as K key ranges (--key-ranges K, default N), each
+         by a task of its own (W/lists-R.pst); finish copies the texts and the ranges' lists into DIR
+         (--key-ranges 0: finish merges the lists itself). Without --redis the tasks run here one after
+         another; with --redis URL on 'neardup worker' processes through BullMQ (--queue NAME, default
+         neardup; --redis-wait SECONDS, default 30). Under Slurm or Kubernetes run the stage commands:
+         plan, then part I/N for every I, then lists R/K for every R (each stage's tasks in any order, on
+         any machine sharing W and the inputs), then finish (docs/scale.md).
 extract  prints the passages shared by the most documents first, one JSON line each:
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
@@ -68,7 +72,7 @@ const INPUT = {
 const QUERY_GROUP = 16;
 
 const SHARDED = {
-  work: { type: 'string' as const }, shards: { type: 'string' as const },
+  work: { type: 'string' as const }, shards: { type: 'string' as const }, 'key-ranges': { type: 'string' as const },
   redis: { type: 'string' as const }, queue: { type: 'string' as const }, 'redis-wait': { type: 'string' as const },
 };
 
@@ -78,7 +82,10 @@ function planFrom(values: Record<string, unknown>, files: string[]) {
   if (typeof values.work !== 'string') throw new UsageError('--work DIR is required');
   const input: Record<string, string> = {};  // field, id-field, on-bad-line
   for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') input[k] = values[k] as string;
-  return planPassages(values.work, values.output, files, intOption('shards', values.shards, 1, 1, 65536), {
+  const shards = intOption('shards', values.shards, 1, 1, 65536);
+  const keyRanges = intOption('key-ranges', values['key-ranges'], shards, 0, 65536);
+  return planPassages(values.work, values.output, files, shards, {
+    keyRanges: keyRanges === 0 ? undefined : keyRanges,
     seqLen: values.window === undefined ? undefined : intOption('window', values.window, 10, 1, 1000),
     hash: values.hash === undefined ? undefined : oneOf('hash', values.hash, ['ordered', 'xor'] as const, 'ordered'),
     input, tmp: values.tmp as string | undefined,
@@ -93,22 +100,26 @@ async function runStageCommand(args: string[]): Promise<number> {
     const r = parse(rest, {
       ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
       memory: { type: 'string' }, tmp: { type: 'string' }, work: { type: 'string' }, shards: { type: 'string' },
+      'key-ranges': { type: 'string' },
     });
     if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
     const plan = await planFrom(r.values, r.positionals);
-    process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(String(r.values.work)), dir: plan.dir, files: plan.files.length, shards: plan.shards }) + '\n');
+    process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(String(r.values.work)), dir: plan.dir, files: plan.files.length, shards: plan.shards, key_ranges: plan.keyRanges ?? 0 }) + '\n');
     return 0;
   }
-  if (stage === 'part') {
+  if (stage === 'part' || stage === 'lists') {
     const r = parse(rest, { work: { type: 'string' }, shard: { type: 'string' } });
     if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
     if (typeof r.values.work !== 'string') throw new UsageError('--work DIR is required');
     const m = /^(\d+)\/(\d+)$/.exec(String(r.values.shard ?? ''));
     if (!m) throw new UsageError(`--shard must be I/N (0 <= I < N), got '${String(r.values.shard ?? '')}'`);
     const plan = loadPassagesPlan(r.values.work);
-    if (Number(m[2]) !== plan.shards) throw new UsageError(`--shard ${m[0]}: the plan has ${plan.shards} shards`);
-    if (Number(m[1]) >= plan.shards) throw new UsageError(`--shard ${m[0]}: I must be below N`);
-    process.stdout.write(JSON.stringify(await runPassagesPart(r.values.work, Number(m[1]))) + '\n');
+    const count = stage === 'part' ? plan.shards : plan.keyRanges;
+    if (count === undefined) throw new UsageError(`the plan has no key ranges (planned with --key-ranges 0): run finish after the parts`);
+    if (Number(m[2]) !== count) throw new UsageError(`--shard ${m[0]}: the plan has ${count} ${stage === 'part' ? 'shards' : 'key ranges'}`);
+    if (Number(m[1]) >= count) throw new UsageError(`--shard ${m[0]}: I must be below N`);
+    const report = stage === 'part' ? await runPassagesPart(r.values.work, Number(m[1])) : await runPassagesLists(r.values.work, Number(m[1]));
+    process.stdout.write(JSON.stringify(report) + '\n');
     return 0;
   }
   if (stage === 'finish') {
@@ -119,7 +130,7 @@ async function runStageCommand(args: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ stage: 'finish', dir: loadPassagesPlan(r.values.work).dir, documents }) + '\n');
     return 0;
   }
-  throw new UsageError(`unknown stage '${String(stage)}' (plan, part or finish)`);
+  throw new UsageError(`unknown stage '${String(stage)}' (plan, part, lists or finish)`);
 }
 
 export const passagesCommand: Command = {
@@ -149,12 +160,13 @@ export const passagesCommand: Command = {
         const work = r.values.work;
         const plan = await planFrom(r.values, files);
         if (r.values.redis !== undefined) {
-          const { submitPassagesParts } = await import('../queue.js');
+          const { submitPassagesTasks } = await import('../queue.js');
           const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
-          await submitPassagesParts(String(r.values.redis), path.resolve(work), plan.shards,
+          await submitPassagesTasks(String(r.values.redis), path.resolve(work), plan.shards, plan.keyRanges ?? 0,
             typeof r.values.queue === 'string' ? r.values.queue : 'neardup', wait * 1000);
         } else {
           for (let i = 0; i < plan.shards; i++) await runPassagesPart(work, i);
+          for (let k = 0; k < (plan.keyRanges ?? 0); k++) await runPassagesLists(work, k);
         }
         await finishPassages(work, { noMerge: r.values['no-merge'] === true });
         return 0;
