@@ -4,11 +4,13 @@
 //   local     neardup passages index -o DIR FILES --work W --shards N (the parts one after another, here)
 //   bullmq-2  the same with --redis: the parts on 2 `neardup worker` processes (started before the first
 //             repetition) on a private redis-server
-//   stages    passages stage plan, part 0..N-1, finish as separate processes: each step's CPU, and the bytes
-//             it reads and writes
+//   stages    passages stage plan, part 0..N-1, lists 0..K-1 (K = N key ranges), finish as separate
+//             processes: each step's CPU, and the bytes it reads and writes
+//   stages-k0 the same planned with --key-ranges 0: finish merges the parts' lists itself
 // Reports wall and CPU seconds (medians of --reps; CPU of the whole process trees, workers included) and their
 // ratios over `single`, and checks that every run's index equals single's, file for file.
 //   node --import tsx bench/passages-scale.ts [--corpus FILE] [--mb 1000] [--reps 3] [--shards 2]
+// (the key ranges K = --shards)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -68,7 +70,8 @@ async function main() {
   const url = `redis://127.0.0.1:${port}`;
   const workers: ChildProcess[] = [];
   const runs: Record<string, { wall: number; cpu: number }[]> = {};
-  const stageRuns: { name: string; cpu: number; wall: number; read: number; written: number }[][] = [];
+  type StageRun = { name: string; cpu: number; wall: number; read: number; written: number }[];
+  const stageRuns: Record<string, StageRun[]> = { stages: [], 'stages-k0': [] };
   let want: Map<string, string> | undefined;
   const fresh = (d: string) => fs.rmSync(path.join(dir, d), { recursive: true, force: true });
   const check = (name: string, d: string) => {
@@ -97,23 +100,34 @@ async function main() {
         process.stderr.write(`${name} rep ${rep}: ${r.wall.toFixed(1)} s, ${(r.cpu + workerCpu).toFixed(1)} CPU-s\n`);
         check(name, `ix-${name}`);
       }
-      // the stages as separate processes
-      fresh('ix-stages');
-      fresh('w-stages');
-      const st: (typeof stageRuns)[number] = [];
-      let s = step(['passages', 'stage', 'plan', '-o', 'ix-stages', '--work', 'w-stages', '--shards', String(shards), ...files]);
-      st.push({ name: 'plan', cpu: s.cpu, wall: s.wall, read: 0, written: fs.statSync(path.join(dir, 'w-stages', 'passages-plan.json')).size });
-      for (let i = 0; i < shards; i++) {
-        s = step(['passages', 'stage', 'part', '--work', 'w-stages', '--shard', `${i}/${shards}`]);
-        const rep = JSON.parse(s.out) as { read_bytes: number };
-        st.push({ name: `part ${i}/${shards}`, cpu: s.cpu, wall: s.wall, read: rep.read_bytes, written: bytesUnder(path.join(dir, 'w-stages', `part-${i}`)) });
+      // the stages as separate processes, with and without key ranges
+      for (const [name, k] of [['stages', shards], ['stages-k0', 0]] as const) {
+        fresh(`ix-${name}`);
+        fresh(`w-${name}`);
+        const st: StageRun = [];
+        let s = step(['passages', 'stage', 'plan', '-o', `ix-${name}`, '--work', `w-${name}`, '--shards', String(shards), '--key-ranges', String(k), ...files]);
+        st.push({ name: 'plan', cpu: s.cpu, wall: s.wall, read: 0, written: fs.statSync(path.join(dir, `w-${name}`, 'passages-plan.json')).size });
+        for (let i = 0; i < shards; i++) {
+          s = step(['passages', 'stage', 'part', '--work', `w-${name}`, '--shard', `${i}/${shards}`]);
+          const rep = JSON.parse(s.out) as { read_bytes: number };
+          st.push({ name: `part ${i}/${shards}`, cpu: s.cpu, wall: s.wall, read: rep.read_bytes, written: bytesUnder(path.join(dir, `w-${name}`, `part-${i}`)) });
+        }
+        const partBytes = st.reduce((t, x) => t + (x.name.startsWith('part') ? x.written : 0), 0);
+        let rangeBytes = 0;
+        for (let r = 0; r < k; r++) {
+          s = step(['passages', 'stage', 'lists', '--work', `w-${name}`, '--shard', `${r}/${k}`]);
+          const rep = JSON.parse(s.out) as { read_bytes: number; written_bytes: number };
+          rangeBytes += rep.written_bytes;
+          st.push({ name: `lists ${r}/${k}`, cpu: s.cpu, wall: s.wall, read: rep.read_bytes, written: rep.written_bytes });
+        }
+        // finish reads the parts' texts and document lists (and their postings, or the ranges)
+        const partPostings = k === 0 ? 0 : st.reduce((t, x) => t + (x.name.startsWith('lists') ? x.read : 0), 0) / k;
+        s = step(['passages', 'stage', 'finish', '--work', `w-${name}`]);
+        st.push({ name: 'finish', cpu: s.cpu, wall: s.wall, read: partBytes - partPostings + rangeBytes, written: bytesUnder(path.join(dir, `ix-${name}`)) });
+        check(name, `ix-${name}`);
+        stageRuns[name].push(st);
+        process.stderr.write(`${name} rep ${rep}: ${st.map((x) => `${x.name} ${x.cpu.toFixed(1)}`).join(', ')} CPU-s\n`);
       }
-      const partBytes = st.reduce((t, x) => t + (x.name.startsWith('part') ? x.written : 0), 0);
-      s = step(['passages', 'stage', 'finish', '--work', 'w-stages']);
-      st.push({ name: 'finish', cpu: s.cpu, wall: s.wall, read: partBytes, written: bytesUnder(path.join(dir, 'ix-stages')) });
-      check('stages', 'ix-stages');
-      stageRuns.push(st);
-      process.stderr.write(`stages rep ${rep}: ${st.map((x) => `${x.name} ${x.cpu.toFixed(1)}`).join(', ')} CPU-s\n`);
     }
   } finally {
     for (const w of workers) w.kill('SIGTERM');
@@ -124,16 +138,19 @@ async function main() {
   console.log(`${(bytes / 1e6).toFixed(0)} MB in 8 files, --shards ${shards}, ${reps} rep(s), medians; every index equal to single's, file for file\n`);
   console.log('| mode | wall s (each rep) | wall / single | CPU s (each rep) | CPU / single |\n|---|---|---|---|---|');
   const w0 = median(runs.single.map((r) => r.wall)), c0 = median(runs.single.map((r) => r.cpu));
-  const stagesTotal = stageRuns.map((st) => ({ wall: st.reduce((t, x) => t + x.wall, 0), cpu: st.reduce((t, x) => t + x.cpu, 0) }));
-  for (const [name, rs] of [...Object.entries(runs), ['stages (separate processes)', stagesTotal] as const]) {
+  const total = (rs: StageRun[]) => rs.map((st) => ({ wall: st.reduce((t, x) => t + x.wall, 0), cpu: st.reduce((t, x) => t + x.cpu, 0) }));
+  for (const [name, rs] of [...Object.entries(runs), ['stages (separate processes)', total(stageRuns.stages)] as const,
+    ['stages, --key-ranges 0', total(stageRuns['stages-k0'])] as const]) {
     const w = median(rs.map((r) => r.wall)), c = median(rs.map((r) => r.cpu));
     console.log(`| ${name} | ${w.toFixed(1)} (${rs.map((r) => r.wall.toFixed(1)).join(', ')}) | ${(w / w0).toFixed(2)} | ${c.toFixed(1)} (${rs.map((r) => r.cpu.toFixed(1)).join(', ')}) | ${(c / c0).toFixed(2)} |`);
   }
-  console.log('\nThe stages as separate processes (medians; bytes of the middle repetition):\n\n| step | wall s | CPU s | read MB | written MB |\n|---|---|---|---|---|');
-  const mid = stageRuns[Math.floor(stageRuns.length / 2)];
-  mid.forEach((x, k) => {
-    console.log(`| ${x.name} | ${median(stageRuns.map((st) => st[k].wall)).toFixed(1)} | ${median(stageRuns.map((st) => st[k].cpu)).toFixed(1)} | ${(x.read / 1e6).toFixed(1)} | ${(x.written / 1e6).toFixed(1)} |`);
-  });
+  for (const [name, rs] of Object.entries(stageRuns)) {
+    console.log(`\nThe stages as separate processes, ${name === 'stages' ? `${shards} key ranges` : '--key-ranges 0 (finish merges the lists)'} (medians; bytes of the middle repetition):\n\n| step | wall s | CPU s | read MB | written MB |\n|---|---|---|---|---|`);
+    const mid = rs[Math.floor(rs.length / 2)];
+    mid.forEach((x, k) => {
+      console.log(`| ${x.name} | ${median(rs.map((st) => st[k].wall)).toFixed(1)} | ${median(rs.map((st) => st[k].cpu)).toFixed(1)} | ${(x.read / 1e6).toFixed(1)} | ${(x.written / 1e6).toFixed(1)} |`);
+    });
+  }
   fs.rmSync(dir, { recursive: true, force: true });
 }
 

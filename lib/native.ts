@@ -426,6 +426,8 @@ export interface NativeBinding {
    * size of paths[0] (larger than the buffer). The buffer must not be used until it settles.
    */
   readFilesInto(paths: string[], buffer: Uint8Array): Promise<{ files: number; ends: Uint32Array; need: number }>;
+  /** io::AppendFile: the whole file src appended at fd's position (POSIX descriptors); the bytes appended. */
+  appendFile(fd: number, dstPath: string, srcPath: string): Promise<number>;
   SimhashIndex: NativeSimhashIndexClass;
   /** The raw output bytes of one hash (little-endian words for murmur3/fast64). Used by tests. */
   hashBytes(kind: 'fast64' | 'murmur3_32' | 'murmur3_128' | 'sha1' | 'md5', bytes: Uint8Array, seed?: number | bigint): Buffer;

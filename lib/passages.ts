@@ -346,7 +346,6 @@ export class PassageIndex {
       let n = 0, off = 0;
       try {
         docsOut = OutputFile.open(path.join(this.dir, names.docs));
-        const buf = Buffer.allocUnsafe(4 << 20);
         for (const p of parts) {
           for (const b of p.meta.batches) {
             // its document list, renumbered: ids after the documents before it, offsets after the texts before it
@@ -367,13 +366,7 @@ export class PassageIndex {
             if (i !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}: ${i} documents, passages.json says ${b.count}`, { file: docsFile });
             n += i;
             // its texts, copied
-            const textsFile = path.join(p.dir, b.texts);
-            const fd = fs.openSync(textsFile, 'r');
-            try {
-              for (let r; (r = fs.readSync(fd, buf, 0, buf.length, null)) > 0; off += r) await textsOut.write(Buffer.from(buf.subarray(0, r)));  // write() may keep it
-            } finally {
-              fs.closeSync(fd);
-            }
+            off += await textsOut.appendFile(path.join(p.dir, b.texts));
           }
         }
         if (n === 0) {

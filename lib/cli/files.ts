@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { NeardupError } from '../errors';
+import { NeardupError, nativeCall } from '../errors';
 import { native } from '../native';
 
 export const STDIO = '-';
@@ -389,6 +389,30 @@ export class OutputFile {
       else writeAll(this.fd, data);
     } catch (e) {
       this.abort();
+      throw ioError('cannot write', this.file, e);
+    }
+  }
+
+  /**
+   * Writes what is buffered, then appends the whole file `src` (natively, on a libuv thread: on Linux the
+   * kernel copies it); returns its size. The file must not be standard output.
+   */
+  async appendFile(src: string): Promise<number> {
+    await this.flush();
+    if (this.kind === 'stdout') throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `${this.file}: cannot append a file to stdout`);
+    try {
+      if (process.platform !== 'win32') return await nativeCall(native.appendFile(this.fd, this.tmp || this.target, src));
+      const buf = Buffer.allocUnsafe(1 << 20), fd = fs.openSync(src, 'r');
+      let n = 0;
+      try {
+        for (let r; (r = fs.readSync(fd, buf, 0, buf.length, null)) > 0; n += r) writeAll(this.fd, buf.subarray(0, r));
+      } finally {
+        fs.closeSync(fd);
+      }
+      return n;
+    } catch (e) {
+      this.abort();
+      if (e instanceof NeardupError) throw e;
       throw ioError('cannot write', this.file, e);
     }
   }

@@ -1,5 +1,6 @@
 #include "files.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,10 +54,30 @@ Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
       });
 }
 
+// appendFile(fd, dstPath, srcPath) -> Promise<number>: io::AppendFile on a libuv thread: the whole file srcPath
+// appended at the position of fd (a descriptor from fs.open, POSIX only; dstPath names it in errors).
+Napi::Value AppendFile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) ThrowTypeError(env, "Expected fd to be a number");
+  const double fd = info[0].As<Napi::Number>().DoubleValue();
+  if (!(fd >= 0 && fd <= 2147483647.0) || std::floor(fd) != fd) ThrowRangeError(env, "fd must be a file descriptor");
+  if (!info[1].IsString() || !info[2].IsString()) ThrowTypeError(env, "Expected dstPath and srcPath to be strings");
+  const std::string dst = CheckPath(env, info[1].As<Napi::String>().Utf8Value(), "dstPath");
+  const std::string src = CheckPath(env, info[2].As<Napi::String>().Utf8Value(), "srcPath");
+  auto copied = std::make_shared<uint64_t>(0);
+  return QueueFn(
+      env,
+      [fd, dst, src, copied](const std::atomic<bool>* stop) {
+        return io::AppendFile(static_cast<io::os::Fd>(fd), dst, src, stop, copied.get());
+      },
+      [copied](Napi::Env env) { return Napi::Number::New(env, double(*copied)); });
+}
+
 }  // namespace
 
 void Files::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readFilesInto", Napi::Function::New(env, ReadFilesInto, "readFilesInto"));
+  exports.Set("appendFile", Napi::Function::New(env, AppendFile, "appendFile"));
 }
 
 }  // namespace binding

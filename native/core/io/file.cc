@@ -1,6 +1,13 @@
 #include "io/file.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "io/os.h"
 #include "io/temp_names.h"
@@ -239,6 +246,43 @@ Status ReadFilesInto(const std::vector<std::string>& paths, uint8_t* dst, size_t
     out->files++;
   }
   return Status::Ok();
+}
+
+Status AppendFile(os::Fd dst, const std::string& dst_path, const std::string& src, const std::atomic<bool>* stop,
+                  uint64_t* copied) {
+  *copied = 0;
+  os::Fd fd;
+  uint64_t size = 0;
+  bool regular = false;
+  Status s = OpenSized(src, &fd, &size, &regular);
+  if (!s.ok()) return s;
+  uint64_t done = 0;
+#if defined(__linux__) && defined(SYS_copy_file_range)
+  // the kernel's copy (the system call itself: glibc's wrapper is newer than the oldest glibc supported), in
+  // chunks (stop is checked between them); refused (another file system on an old kernel, a special file):
+  // the buffered loop below from where it stopped
+  constexpr uint64_t kChunk = uint64_t(1) << 30;
+  while (done < size) {
+    if (stop && stop->load(std::memory_order_relaxed)) break;
+    const long k = ::syscall(SYS_copy_file_range, int(fd), nullptr, int(dst), nullptr, size_t(std::min<uint64_t>(kChunk, size - done)), 0u);
+    if (k <= 0) break;
+    done += uint64_t(k);
+  }
+#endif
+  std::vector<uint8_t> buf;
+  while (s.ok() && done < size) {
+    if (stop && stop->load(std::memory_order_relaxed)) break;
+    if (buf.empty()) buf.resize(size_t(1) << 20);
+    size_t k = 0;
+    s = os::Read(fd, src, buf.data(), size_t(std::min<uint64_t>(buf.size(), size - done)), &k);
+    if (!s.ok() || k == 0) break;
+    s = os::WriteAll(dst, dst_path, buf.data(), k);
+    done += k;
+  }
+  os::CloseQuietly(fd);
+  *copied = done;
+  if (s.ok() && stop && stop->load(std::memory_order_relaxed)) return Status(Code::kCancelled, "cancelled");
+  return s;
 }
 
 }  // namespace io

@@ -82,5 +82,12 @@ struct FilesRead {
 Status ReadFilesInto(const std::vector<std::string>& paths, uint8_t* dst, size_t cap,
                      const std::atomic<bool>* stop, FilesRead* out);
 
+// Appends the whole file `src` (up to the size it has when opened) at the current position of `dst` (a file
+// open for writing; dst_path names it in errors); *copied: the bytes appended. On Linux the kernel copies
+// (copy_file_range: no pass through user memory, a reflink where the file system offers one), else (and
+// where that call is refused) through a 1 MiB buffer. Checks *stop between chunks.
+Status AppendFile(os::Fd dst, const std::string& dst_path, const std::string& src, const std::atomic<bool>* stop,
+                  uint64_t* copied);
+
 }  // namespace io
 }  // namespace neardup

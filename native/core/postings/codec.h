@@ -110,9 +110,12 @@ inline unsigned BestRiceK(const uint64_t* v, size_t n, unsigned max_k) {
   const unsigned top = BitWidth(hi) < max_k ? BitWidth(hi) : max_k;
   unsigned best = 0;
   uint64_t best_cost = RiceCost(v, n, 0);
+  // the cost is convex in k (cost(k + 1) - cost(k) = n - sum(ceil((v >> k) / 2)) does not decrease with k):
+  // the first k that costs no less than the best so far ends the search
   for (unsigned k = 1; k <= top; k++) {
     const uint64_t c = RiceCost(v, n, k);
-    if (c < best_cost) best = k, best_cost = c;
+    if (c >= best_cost) break;
+    best = k, best_cost = c;
   }
   return best;
 }

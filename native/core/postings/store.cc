@@ -196,24 +196,37 @@ Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
 }
 
 template <typename Key>
-Status BasicSegmentWriter<Key>::AddEncoded(Key key, uint32_t n, const uint8_t* body, uint64_t bit) {
+Status BasicSegmentWriter<Key>::AddEncodedRun(const Key* keys, const uint32_t* counts, size_t m, const uint8_t* body, uint64_t bit) {
   if (!open_) return Status(Code::kInternal, "segment writer not open");
-  if (n == 0 || (keys_ > 0 && key <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
-  if (n > universe_) return Status(Code::kInternal, "segment list longer than its id range");
-  if (counts_.size() == kBlockKeys) {
-    Status s = FlushBlock();
-    if (!s.ok()) return s;
+  for (size_t j = 0; j < m;) {
+    if (counts_.size() == kBlockKeys) {
+      Status s = FlushBlock();
+      if (!s.ok()) return s;
+    }
+    // the keys that still fit in this key block: their lists are one piece of bits
+    const size_t take = std::min(m - j, kBlockKeys - counts_.size());
+    uint64_t bits = 0;
+    for (size_t i = j; i < j + take; i++) {
+      if (counts[i] == 0 || (keys_ > 0 && keys[i] <= last_key_)) return Status(Code::kInternal, "segment lists out of order");
+      if (counts[i] > universe_) return Status(Code::kInternal, "segment list longer than its id range");
+      if (counts_.empty())
+        block_first_ = keys[i];
+      else
+        gaps_.push_back(uint64_t(keys[i] - last_key_ - 1));
+      counts_.push_back(counts[i] - 1);
+      last_key_ = keys[i];
+      keys_++;
+      posts_ += counts[i];
+      bits += EfBits(counts[i], universe_);
+    }
+    bits_.Copy(body, bit, bits);
+    bit += bits;
+    j += take;
+    if (bits_.bytes().size() >= (1 << 16)) {
+      Status s = Drain(false);
+      if (!s.ok()) return s;
+    }
   }
-  if (counts_.empty())
-    block_first_ = key;
-  else
-    gaps_.push_back(uint64_t(key - last_key_ - 1));
-  counts_.push_back(n - 1);
-  last_key_ = key;
-  bits_.Copy(body, bit, EfBits(n, universe_));
-  keys_++;
-  posts_ += n;
-  if (bits_.bytes().size() >= (1 << 16)) return Drain(false);
   return Status::Ok();
 }
 
@@ -671,6 +684,12 @@ Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::st
     if (end != body_bits) return Bad(end, "bits after the last key block");
   }
   return Status::Ok();
+}
+
+template <typename Key>
+Status BasicSegment<Key>::CheckPayload() const {
+  io::FileHeader h;
+  return io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, true, name_, &h);
 }
 
 template <typename Key>
@@ -1417,7 +1436,8 @@ Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& p
   std::vector<std::unique_ptr<Segment>> ranges;
   for (const std::string& p : paths) {
     auto r = std::make_unique<Segment>();
-    s = r->Open(p, true);
+    s = r->Open(p, false);
+    if (s.ok()) s = r->CheckPayload();
     if (!s.ok()) return s;
     if (r->id_base() != next_id_ || r->id_universe() != documents)
       return Status(Code::kInvalidArgument, "'" + p + "' holds the lists of documents " + std::to_string(r->id_base()) + " .. " +
@@ -1435,15 +1455,21 @@ Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& p
   auto blk = std::make_unique<typename Segment::Block>();
   for (size_t r = 0; r < ranges.size() && s.ok(); r++) {
     const Segment& seg = *ranges[r];
+    uint64_t end = 0;  // the key blocks back to back, the last one ending the body (as Open's verify checks)
     for (uint64_t b = 0; b < seg.num_blocks() && s.ok(); b++) {
       if (stop && stop->load()) {
         s = Status(Code::kCancelled, "cancelled");
         break;
       }
       s = seg.ReadBlock(b, blk.get());
+      if (s.ok() && blk->lists_begin != end)
+        s = Corrupt(seg.path(), io::kHeaderSize + blk->lists_begin / 8, "key block " + std::to_string(b) + " does not follow the previous one");
+      end = blk->keys_end;
+      if (s.ok() && b + 1 == seg.num_blocks() && end != seg.body_bits())
+        s = Corrupt(seg.path(), io::kHeaderSize + end / 8, "bits after the last key block");
       if (s.ok() && any && blk->keys[0] <= last)
         s = Status(Code::kInvalidArgument, "'" + seg.path() + "': its keys do not come after those of the key range before it (ranges out of order or of another put-together)");
-      for (size_t j = 0; j < blk->n && s.ok(); j++) s = w.AddEncoded(blk->keys[j], blk->counts[j], seg.body(), blk->offsets[j]);
+      if (s.ok()) s = w.AddEncodedRun(blk->keys, blk->counts, blk->n, seg.body(), blk->lists_begin);
       if (s.ok() && blk->n > 0) {
         any = true;
         last = blk->keys[blk->n - 1];

@@ -63,9 +63,10 @@ class BasicSegmentWriter {
   Status Open(const std::string& path, const std::string& tmp_dir) { return Open(path, tmp_dir, 0, uint64_t(1) << 32); }
   // ids ascending and distinct, n >= 1; keys strictly ascending across calls.
   Status Add(Key key, const uint32_t* ids, size_t n);
-  // The list of n ids already encoded for this writer's id range, copied from bit `bit` of `body` (the body
-  // of a segment with the same id base and universe, checked by its reader): what Add of its ids writes.
-  Status AddEncoded(Key key, uint32_t n, const uint8_t* body, uint64_t bit);
+  // Keys[0 .. m) (ascending) with lists already encoded for this writer's id range, back to back from bit
+  // `bit` of `body` (the body of a segment with the same id base and universe, checked by its reader):
+  // what Add of their ids writes, the lists copied in as few pieces as the key blocks allow.
+  Status AddEncodedRun(const Key* keys, const uint32_t* counts, size_t m, const uint8_t* body, uint64_t bit);
   Status Commit();
   void Abort();
   uint64_t posts() const { return posts_; }
@@ -208,6 +209,9 @@ class BasicSegment {
   }
   // The body bit stream (the lists' bit offsets of Block are into it).
   const uint8_t* body() const { return body_; }
+  uint64_t body_bits() const { return body_bits_; }
+  // Checks the payload checksum of the header (everything after it: one CRC pass over the file).
+  Status CheckPayload() const;
   // Appends the list of block key j (ascending ids) to out.
   Status DecodeList(const Block& block, size_t j, std::vector<uint32_t>* out) const;
   // Index of key in the segment, or -1 when absent.
@@ -330,8 +334,10 @@ class BasicPostingIndex {
   static Status WriteKeyRange(const std::vector<std::string>& part_dirs, uint32_t first_id, uint32_t range, uint32_t ranges,
                               const std::string& out, const std::string& tmp_dir, const std::atomic<bool>* stop,
                               uint64_t* keys, uint64_t* posts);
-  // Appends the segment files of WriteKeyRange (all ranges, in key order; each checked whole when opened) as
-  // one new segment of `documents` documents: their lists are copied bit for bit, the key blocks re-cut.
+  // Appends the segment files of WriteKeyRange (all ranges, in key order) as one new segment of `documents`
+  // documents: their lists are copied bit for bit, the key blocks re-cut. Each file is checked by its payload
+  // checksum and, as it is copied, its key blocks (decoded, back to back, keys ascending); its lists are not
+  // decoded.
   Status AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop = nullptr);
 
   // Live documents holding key (ascending).
