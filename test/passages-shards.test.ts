@@ -86,8 +86,10 @@ test('--shards 1..5 (more shards than files too): the index of a single run, fil
     // the parts are gone, the plan stays
     assert.equal(fs.readdirSync(path.join(dir, `w${n}`)), ['passages-plan.json']);
   }
-  // the lists merged by other numbers of key ranges, or by finish itself (--key-ranges 0)
-  for (const k of [0, 1, 4]) {
+  // a local run: no key ranges by default (finish merges the lists)
+  assert.is(JSON.parse(fs.readFileSync(path.join(dir, 'w3', 'passages-plan.json'), 'utf8')).keyRanges, undefined);
+  // the lists merged by key ranges (as many, fewer or more than the parts), or by finish itself (--key-ranges 0)
+  for (const k of [0, 1, 2, 4]) {
     ok(['passages', 'index', '-o', `kr${k}`, ...OPTS, '--work', `w-kr${k}`, '--shards', '2', '--key-ranges', String(k), ...INPUTS]);
     assertSameTree(path.join(dir, 'single'), path.join(dir, `kr${k}`), `--key-ranges ${k}`);
     assert.equal(fs.readdirSync(path.join(dir, `w-kr${k}`)), ['passages-plan.json']);
@@ -118,7 +120,8 @@ test('added to an index that holds documents: the same as adding in one run (ids
 });
 
 test('stage commands: plan, the parts in any order (one rerun), finish; a missing part or another plan\'s is refused', () => {
-  ok(['passages', 'stage', 'plan', '-o', 'st', '--work', 'w-st', '--shards', '3', ...OPTS, ...INPUTS]);
+  const planned = JSON.parse(ok(['passages', 'stage', 'plan', '-o', 'st', '--work', 'w-st', '--shards', '3', ...OPTS, ...INPUTS])) as { key_ranges: number };
+  assert.is(planned.key_ranges, 3, 'the stage commands: a key range per part by default');
   // finish before the parts: refused, no index written
   let r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
   assert.is(r.code, 1, r.stderr);

@@ -38,13 +38,14 @@ index    builds DIR, or adds the documents to it (new ids). --window N (words, d
          (keep the new segment apart).
          --shards N --work W: the build as N parts (the input files cut into N contiguous shards), each
          indexed on its own into W/part-I, then put together in DIR: the index a single run writes, file
-         for file. The parts' posting lists are merged as K key ranges (--key-ranges K, default N), each
-         by a task of its own (W/lists-R.pst); finish copies the texts and the ranges' lists into DIR
-         (--key-ranges 0: finish merges the lists itself). Without --redis the tasks run here one after
-         another; with --redis URL on 'neardup worker' processes through BullMQ (--queue NAME, default
-         neardup; --redis-wait SECONDS, default 30). Under Slurm or Kubernetes run the stage commands:
-         plan, then part I/N for every I, then lists R/K for every R (each stage's tasks in any order, on
-         any machine sharing W and the inputs), then finish (docs/scale.md).
+         for file. The parts' posting lists are merged as K key ranges (--key-ranges K), each by a task
+         of its own (W/lists-R.pst), and finish copies the texts and the ranges' lists into DIR; with
+         --key-ranges 0 finish merges the lists itself. Without --redis the tasks run here one after
+         another (default K 0); with --redis URL on 'neardup worker' processes through BullMQ (default K
+         N; --queue NAME, default neardup; --redis-wait SECONDS, default 30). Under Slurm or Kubernetes
+         run the stage commands (default K N): plan, then part I/N for every I, then lists R/K for every
+         R (each stage's tasks in any order, on any machine sharing W and the inputs), then finish
+         (docs/scale.md).
 extract  prints the passages shared by the most documents first, one JSON line each:
          {"blot","count","windows","docs":[{"id","begin","end","text"}]}: maximal runs of consecutive
          windows held by the same documents (byte ranges and text in each document's UTF-8 text), each
@@ -83,7 +84,10 @@ function planFrom(values: Record<string, unknown>, files: string[]) {
   const input: Record<string, string> = {};  // field, id-field, on-bad-line
   for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') input[k] = values[k] as string;
   const shards = intOption('shards', values.shards, 1, 1, 65536);
-  const keyRanges = intOption('key-ranges', values['key-ranges'], shards, 0, 65536);
+  // default: a key range per part where the tasks run apart (--redis, the stage commands); none for a local run,
+  // where the ranges would only add their copy to the same merge
+  const local = values.stage !== true && values.redis === undefined;
+  const keyRanges = intOption('key-ranges', values['key-ranges'], local ? 0 : shards, 0, 65536);
   return planPassages(values.work, values.output, files, shards, {
     keyRanges: keyRanges === 0 ? undefined : keyRanges,
     seqLen: values.window === undefined ? undefined : intOption('window', values.window, 10, 1, 1000),
@@ -103,7 +107,7 @@ async function runStageCommand(args: string[]): Promise<number> {
       'key-ranges': { type: 'string' },
     });
     if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
-    const plan = await planFrom(r.values, r.positionals);
+    const plan = await planFrom({ ...r.values, stage: true }, r.positionals);
     process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(String(r.values.work)), dir: plan.dir, files: plan.files.length, shards: plan.shards, key_ranges: plan.keyRanges ?? 0 }) + '\n');
     return 0;
   }
