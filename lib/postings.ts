@@ -255,7 +255,8 @@ export class PostingIndex {
    * appendIndexes cut by key range, as independent tasks: `PostingIndex.writeKeyRange` writes range r of R of
    * the parts' merged lists (anywhere, at once); this appends ranges 0 .. R - 1, in order, as the one new
    * segment appendIndexes of the same parts writes, byte for byte, copying the lists bit for bit. `documents`:
-   * the parts' documents; each range file is checked whole, and one written for other ids is refused.
+   * the parts' documents. Each range file is checked by its payload checksum and its key blocks as they are
+   * copied (its lists are not decoded); one written for other ids is refused.
    */
   appendKeyRanges(files: ReadonlyArray<string>, documents: number): Promise<void> {
     expectArray(files as string[], 'files');

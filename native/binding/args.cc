@@ -53,6 +53,29 @@ const std::string& CheckPath(Napi::Env env, const std::string& path, const std::
                  "ERR_INVALID_ARG_VALUE");
 }
 
+std::string PathArg(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsString()) ThrowTypeError(env, "Expected " + what + " to be a string");
+  std::string path = v.As<Napi::String>().Utf8Value();
+  CheckPath(env, path, what);
+  return path;
+}
+
+std::vector<std::string> PathList(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsArray()) ThrowTypeError(env, "Expected " + what + " to be an array of strings");
+  Napi::Array a = v.As<Napi::Array>();
+  std::vector<std::string> out;
+  out.reserve(a.Length());
+  for (uint32_t i = 0; i < a.Length(); i++) out.push_back(PathArg(env, a.Get(i), what + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+int FdArg(Napi::Env env, const Napi::Value& v, const std::string& what) {
+  if (!v.IsNumber()) ThrowTypeError(env, "Expected " + what + " to be a number");
+  const double fd = v.As<Napi::Number>().DoubleValue();
+  if (!(fd >= 0 && fd <= 2147483647.0) || std::floor(fd) != fd) ThrowRangeError(env, what + " must be a file descriptor");
+  return static_cast<int>(fd);
+}
+
 Napi::Error StatusError(Napi::Env env, const Status& s) { return CodedError(env, CodeName(s.code()), s.message()); }
 
 Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "text/shingle.h"
 #include "util/status.h"
@@ -21,6 +22,12 @@ Napi::Error CodedError(Napi::Env env, const std::string& code, const std::string
 // A file path argument: throws a TypeError with code ERR_INVALID_ARG_VALUE (as Node's fs does) when it holds
 // a NUL byte, which would otherwise silently truncate the path at the system call. Returns `path`.
 const std::string& CheckPath(Napi::Env env, const std::string& path, const std::string& what);
+// A path argument: a string (TypeError otherwise) without NUL bytes (CheckPath).
+std::string PathArg(Napi::Env env, const Napi::Value& v, const std::string& what);
+// An array of paths (each checked as PathArg, named what[i]).
+std::vector<std::string> PathList(Napi::Env env, const Napi::Value& v, const std::string& what);
+// A file descriptor from fs.open: an integer in [0, 2^31).
+int FdArg(Napi::Env env, const Napi::Value& v, const std::string& what);
 
 // Options objects: `undefined` means "all defaults"; anything else must be a plain object.
 Napi::Object OptionsObject(Napi::Env env, const Napi::Value& v, const char* what);

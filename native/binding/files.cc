@@ -1,6 +1,5 @@
 #include "files.h"
 
-#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,16 +18,7 @@ namespace {
 // caller must not touch it meanwhile.
 Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsArray()) ThrowTypeError(env, "Expected paths to be an array of strings");
-  Napi::Array arr = info[0].As<Napi::Array>();
-  auto paths = std::make_shared<std::vector<std::string>>(arr.Length());
-  for (uint32_t i = 0; i < arr.Length(); i++) {
-    Napi::Value v = arr.Get(i);
-    const std::string what = "paths[" + std::to_string(i) + "]";
-    if (!v.IsString()) ThrowTypeError(env, "Expected " + what + " to be a string");
-    (*paths)[i] = v.As<Napi::String>().Utf8Value();
-    CheckPath(env, (*paths)[i], what);
-  }
+  auto paths = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "paths"));
   if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
     ThrowTypeError(env, "Expected buffer to be a Uint8Array (Buffer)");
   Napi::Uint8Array buf = info[1].As<Napi::Uint8Array>();
@@ -58,12 +48,8 @@ Napi::Value ReadFilesInto(const Napi::CallbackInfo& info) {
 // appended at the position of fd (a descriptor from fs.open, POSIX only; dstPath names it in errors).
 Napi::Value AppendFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) ThrowTypeError(env, "Expected fd to be a number");
-  const double fd = info[0].As<Napi::Number>().DoubleValue();
-  if (!(fd >= 0 && fd <= 2147483647.0) || std::floor(fd) != fd) ThrowRangeError(env, "fd must be a file descriptor");
-  if (!info[1].IsString() || !info[2].IsString()) ThrowTypeError(env, "Expected dstPath and srcPath to be strings");
-  const std::string dst = CheckPath(env, info[1].As<Napi::String>().Utf8Value(), "dstPath");
-  const std::string src = CheckPath(env, info[2].As<Napi::String>().Utf8Value(), "srcPath");
+  const int fd = FdArg(env, info[0], "fd");
+  const std::string dst = PathArg(env, info[1], "dstPath"), src = PathArg(env, info[2], "srcPath");
   auto copied = std::make_shared<uint64_t>(0);
   return QueueFn(
       env,

@@ -355,19 +355,6 @@ std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) 
   return ts;
 }
 
-// An array of file or folder paths.
-std::vector<std::string> PathList(Napi::Env env, const Napi::Value& v, const std::string& what) {
-  if (!v.IsArray()) ThrowTypeError(env, "Expected " + what + " to be an array of strings");
-  Napi::Array a = v.As<Napi::Array>();
-  std::vector<std::string> out;
-  for (uint32_t i = 0; i < a.Length(); i++) {
-    Napi::Value e = a.Get(i);
-    if (!e.IsString()) ThrowTypeError(env, "Expected " + what + "[" + std::to_string(i) + "] to be a string");
-    out.push_back(CheckPath(env, e.As<Napi::String>().Utf8Value(), what));
-  }
-  return out;
-}
-
 class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -1401,11 +1388,11 @@ Napi::Value WriteKeyRange(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto dirs = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "partDirs"));
   if (dirs->empty()) ThrowRangeError(env, "partDirs must name at least one index");
-  const std::string out = CheckPath(env, StringArg(env, info[1], "out"), "out");
+  const std::string out = PathArg(env, info[1], "out");
   const uint64_t first = ToUint64(env, info[2], "firstId"), range = ToUint64(env, info[3], "range"), ranges = ToUint64(env, info[4], "ranges");
   if (first > 0xFFFFFFFFull) ThrowRangeError(env, "firstId must be below 2^32");
   if (ranges < 1 || ranges > 0xFFFFFFFFull || range >= ranges) ThrowRangeError(env, "range must be below ranges (1 .. 2^32 - 1)");
-  const std::string tmp = info[5].IsString() ? CheckPath(env, info[5].As<Napi::String>().Utf8Value(), "tmpDir") : std::string();
+  const std::string tmp = info[5].IsUndefined() ? std::string() : PathArg(env, info[5], "tmpDir");
   auto counts = std::make_shared<std::pair<uint64_t, uint64_t>>();
   return Queue(env,
                [dirs, out, first, range, ranges, tmp, counts](const std::atomic<bool>* stop) {

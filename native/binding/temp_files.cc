@@ -1,7 +1,5 @@
 #include "temp_files.h"
 
-#include <cmath>
-
 #include "args.h"
 #include "io/os.h"
 #include "io/temp_names.h"
@@ -10,18 +8,11 @@ namespace neardup {
 namespace binding {
 namespace {
 
-std::string PathArg(Napi::Env env, const Napi::Value& v, const char* what) {
-  if (!v.IsString()) ThrowTypeError(env, std::string("Expected ") + what + " to be a string");
-  return CheckPath(env, v.As<Napi::String>().Utf8Value(), what);
-}
-
 // lockTempFile(fd, path): locks a file the CLI opened (a descriptor from fs.open) for as long as it stays
 // open (io::os::LockFile; on Windows the open file is the lock). Returns false when locks are not supported.
 Napi::Value LockTempFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) ThrowTypeError(env, "Expected fd to be a number");
-  const double fd = info[0].As<Napi::Number>().DoubleValue();
-  if (!(fd >= 0 && fd <= 2147483647.0) || std::floor(fd) != fd) ThrowRangeError(env, "fd must be a file descriptor");
+  const int fd = FdArg(env, info[0], "fd");
   const std::string path = PathArg(env, info[1], "path");
   return Napi::Boolean::New(env, io::os::LockFile(static_cast<io::os::Fd>(fd), path).ok());
 }
