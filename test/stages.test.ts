@@ -253,4 +253,80 @@ test('an input changed after the signatures stage fails verify and filter, namin
   assert.match(r.stderr, /filter shard 1\/2: the input '.*x-c\.jsonl' has changed since the signatures stage/);
 });
 
+// ---- every output option, through `dedup --work` (the local stages) and the stage commands, against one run ----
+
+/** The files a dedup run wrote: each output option's file, --kept-dir's files by name. */
+function outputsOf(prefix: string, set: 'ids' | 'plain'): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  const names = set === 'ids' ? ['flags', 'clusters', 'pairs', 'removed', 'kept'] : ['clusters', 'pairs'];
+  for (const n of names) m.set(n, read(`${prefix}.${n}`));
+  if (set === 'plain') for (const f of fs.readdirSync(path.join(dir, `${prefix}.kd`))) m.set(`kept-dir/${f}`, read(`${prefix}.kd/${f}`));
+  return m;
+}
+/** Every output option: with ids (--id-field: --clusters, --pairs and --removed-ids name them) and without (--kept-dir). */
+function outputArgs(prefix: string, set: 'ids' | 'plain'): string[] {
+  return set === 'ids'
+    ? ['--id-field', 'id', '--flags', `${prefix}.flags`, '--clusters', `${prefix}.clusters`, '--pairs', `${prefix}.pairs`, '--removed-ids', `${prefix}.removed`, '--kept', `${prefix}.kept`]
+    : ['--clusters', `${prefix}.clusters`, '--pairs', `${prefix}.pairs`, '--kept-dir', `${prefix}.kd`];
+}
+/** Runs every stage task of a planned work folder as its own process (shards in reverse order). */
+function stageCommands(work: string, n: number, m: number): void {
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'signatures', '--work', work, '--shard', `${i}/${n}`]);
+  for (let k = m - 1; k >= 0; k--) ok(['dedup-stage', 'buckets', '--work', work, '--shard', `${k}/${m}`]);
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'verify', '--work', work, '--shard', `${i}/${n}`]);
+  ok(['dedup-stage', 'clusters', '--work', work]);
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'filter', '--work', work, '--shard', `${i}/${n}`]);
+  ok(['dedup-stage', 'kept', '--work', work]);
+}
+/**
+ * ids.jsonl: string ids, integer ids (copies of earlier texts: duplicates), lines without an id and a broken line
+ * (--on-bad-line empty: empty documents, id null); c.jsonl ends with copies of a.jsonl's lines 100-159. 2 inputs
+ * over 3 shards: shard 0 has none.
+ */
+const ID_INPUTS = ['ids.jsonl', 'c.jsonl'];
+function writeIdsInput(): void {
+  if (fs.existsSync(path.join(dir, 'ids.jsonl'))) return;
+  const lines = read('a.jsonl').toString('utf8').split('\n').slice(0, 300);
+  const texts = lines.map((l) => (JSON.parse(l) as { text: string }).text);
+  const ints = texts.slice(100, 160).map((t, k) => JSON.stringify({ id: 7000000000 + k * 13, text: t }));
+  const none = texts.slice(200, 230).map((t) => JSON.stringify({ text: `${t} ` }));
+  fs.writeFileSync(path.join(dir, 'ids.jsonl'), [...lines.slice(0, 250), ...ints, ...none, '{"id": 5, "text": broken', ...lines.slice(250)].join('\n') + '\n');
+}
+
+for (const [mode, variants] of [
+  ['dedup --work', [[], ['--fast'], ['--verify', 'estimate'], ['--fast', '--clustering', 'components']]],
+  ['the stage commands', [[]]],
+] as [string, string[][]][]) {
+  test(`every output option through ${mode} (--shards 3, one shard without files) equals dedup's bytes`, () => {
+    writeIdsInput();
+    for (const opts of variants) {
+      for (const set of ['ids', 'plain'] as const) {
+        const what = `${mode} ${opts.join(' ') || '(verified)'} ${set}`;
+        const base = [...ID_INPUTS, '--on-bad-line', 'empty', ...opts];
+        const key = `o-ref${opts.join('')}-${set}`;
+        fs.rmSync(path.join(dir, 'o-s.kd'), { recursive: true, force: true });
+        fs.rmSync(path.join(dir, 'wo'), { recursive: true, force: true });
+        // the single run's outputs, once for both modes
+        if (!fs.existsSync(path.join(dir, `${key}.json`))) fs.writeFileSync(path.join(dir, `${key}.json`), ok(['dedup', ...base, ...outputArgs(key, set)]));
+        const ref = JSON.parse(read(`${key}.json`).toString());
+        assert.ok(ref.duplicates > 100 && ref.reported_pairs !== 0, `${what}: the fixture has duplicates`);
+        if (mode === 'dedup --work') {
+          const got = JSON.parse(ok(['dedup', ...base, ...outputArgs('o-s', set), '--work', 'wo', '--shards', '3', '--band-shards', '2']));
+          for (const k of COUNTS) assert.equal(got[k], ref[k], `${what}: summary ${k}`);
+        } else {
+          ok(['dedup-stage', 'plan', '--work', 'wo', '--shards', '3', '--band-shards', '2', ...base, ...outputArgs('o-s', set)]);
+          stageCommands('wo', 3, 2);
+        }
+        const want = outputsOf(key, set), got = outputsOf('o-s', set);
+        assert.equal([...got.keys()].sort(), [...want.keys()].sort(), `${what}: the same files`);
+        for (const [k, v] of want) assert.ok(v.equals(got.get(k)!), `${what}: ${k} differs`);
+        if (set === 'ids') {
+          const ids = want.get('removed')!.toString().split('\n');
+          assert.ok(ids.some((x) => /^\d+$/.test(x)) && ids.some((x) => x.startsWith('"')) && ids.includes('null'), `${what}: string, integer and missing ids removed`);
+        }
+      }
+    }
+  });
+}
+
 test.run();
