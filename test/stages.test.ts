@@ -3,12 +3,13 @@
 // dedup.test.ts), stage inputs that are missing or corrupt fail naming the shard and the file.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { minhashSync } from '../lib/index';
+import { native } from '../lib/native';
 
 const test = suite('stages');
 const root = path.join(__dirname, '..');
@@ -328,5 +329,85 @@ for (const [mode, variants] of [
     }
   });
 }
+
+test('standard input in a staged run: spooled to the work folder, the outputs of dedup reading it', () => {
+  const input = read('c.jsonl');
+  const args = ['-', '--id-field', 'id', '--pairs'];
+  const run = (extra: string[]) => spawnSync(process.execPath, [MAIN, 'dedup', ...args, ...extra], { cwd: dir, input, encoding: 'utf8', timeout: 120_000 });
+  const ref = run(['in.ref.p', '--removed-ids', 'in.ref.r']);
+  assert.is(ref.status, 0, ref.stderr);
+  fs.rmSync(path.join(dir, 'win'), { recursive: true, force: true });
+  const got = run(['in.s.p', '--removed-ids', 'in.s.r', '--work', 'win', '--shards', '2']);
+  assert.is(got.status, 0, got.stderr);
+  assert.ok(read('in.ref.p').equals(read('in.s.p')) && read('in.ref.r').equals(read('in.s.r')), '--pairs and --removed-ids of stdin');
+  assert.ok(read('in.ref.r').length > 0, 'stdin has duplicates');
+  for (const k of ['documents', 'duplicates', 'reported_pairs']) assert.equal(JSON.parse(got.stdout)[k], JSON.parse(ref.stdout)[k], k);
+  assert.ok(read('win/stdin.input').equals(input), 'the spooled input');
+});
+
+test('the work folder is locked: a run while another holds it is refused; two at once never mix their outputs', async () => {
+  const work = path.join(dir, 'wl');
+  fs.mkdirSync(work, { recursive: true });
+  ok(['dedup', 'a.jsonl', '--flags', 'l.ref-a']);
+  ok(['dedup', 'c.jsonl', '--flags', 'l.ref-c']);
+  // another run holds the lock (this process, as a run would)
+  const fd = fs.openSync(path.join(work, 'LOCK'), 'a');
+  assert.ok(native.lockTempFile(fd, path.join(work, 'LOCK')), 'advisory locks work here');
+  for (const args of [['dedup', 'a.jsonl', '--flags', 'l.x', '--work', 'wl'], ['dedup-stage', 'plan', '--work', 'wl', '--flags', 'l.x', 'a.jsonl'], ['dedup-stage', 'run', '--work', 'wl']]) {
+    const r = cli(args);
+    assert.is(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /the work folder '.*wl' is in use by another run/);
+  }
+  assert.not.ok(fs.existsSync(path.join(dir, 'l.x')) || fs.existsSync(path.join(work, 'plan.json')), 'nothing written');
+  fs.closeSync(fd);
+  // two runs at once on one folder: each refuses or writes its own outputs and summary
+  const spawnRun = (input: string, flags: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const p = spawn(process.execPath, [MAIN, 'dedup', input, '--flags', flags, '--work', 'wl', '--shards', '2'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+  for (let round = 0; round < 3; round++) {
+    for (const f of ['l.a', 'l.c']) fs.rmSync(path.join(dir, f), { force: true });
+    const [ra, rc] = await Promise.all([spawnRun('a.jsonl', 'l.a'), spawnRun('c.jsonl', 'l.c')]);
+    let succeeded = 0;
+    for (const [r, f, docs] of [[ra, 'a', 400], [rc, 'c', 360]] as const) {
+      if (r.code === 0) {
+        succeeded++;
+        assert.is(JSON.parse(r.stdout).documents, docs, `round ${round}: the run of ${f}.jsonl printed its own summary`);
+        assert.ok(read(`l.${f}`).equals(read(`l.ref-${f}`)), `round ${round}: --flags of ${f}.jsonl`);
+      } else {
+        assert.match(r.stderr, /is in use by another run/, `round ${round}: ${r.stderr}`);
+      }
+    }
+    assert.ok(succeeded >= 1, `round ${round}: one of the two runs succeeds`);
+  }
+});
+
+test('outputs into the work folder\'s own files, inputs among them and \'-\' are refused; --index says why it is refused', () => {
+  ok(['dedup-stage', 'plan', '--work', 'wp', '--flags', 'p.f', 'a.jsonl']);
+  const plan = read('wp/plan.json');
+  fs.symlinkSync(path.join(dir, 'wp', 'plan.json'), path.join(dir, 'plan-link'));
+  for (const [args, re] of [
+    [['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/plan.json'], /--flags 'wp\/plan\.json' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--clusters', 'plan-link'], /--clusters 'plan-link' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--pairs', './wp/../wp/sig-0.meta'], /is a file of the work folder .*sig-0\.meta/],
+    [['dedup-stage', 'plan', '--work', 'wp', '--kept', 'wp/clusters.rep', 'a.jsonl'], /--kept 'wp\/clusters\.rep' is a file of the work folder/],
+    [['dedup-stage', 'plan', '--work', 'wp', '--flags', 'wp', 'a.jsonl'], /--flags 'wp' is the work folder/],
+    [['dedup', 'wp/plan.json', '--work', 'wp', '--flags', 'p.f'], /the input 'wp\/plan\.json' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--flags', '-'], /--flags -: a staged run .* give a file/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--index', 'none.lshi'], /--index and --index-out are not supported with --work\/--redis: .* cannot share/],
+  ] as [string[], RegExp][]) {
+    const r = cli(args);
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  assert.ok(read('wp/plan.json').equals(plan), 'plan.json is untouched');
+  // an output elsewhere in the work folder (not one of its files) is fine
+  ok(['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/flags.txt']);
+  ok(['dedup', 'a.jsonl', '--flags', 'p.ref']);
+  assert.ok(read('wp/flags.txt').equals(read('p.ref')));
+});
 
 test.run();

@@ -33,7 +33,8 @@ Runs neardup dedup as stages that read and write files in DIR (local or a shared
 is idempotent (outputs are written to a temporary name and renamed) and may run on any machine:
 
   plan         writes DIR/plan.json: inputs, options and outputs (dedup's options: --flags, --clusters,
-               --pairs, --kept, --kept-dir, --verify, --fast, --threshold, ...)
+               --pairs, --kept, --kept-dir, --id-field, --removed-ids, --verify, --fast, --threshold, ...;
+               '-' reads standard input into DIR/stdin.input); refused while another plan or run holds DIR
   signatures   input-file shard I of N -> band keys by band range, validity, where each text is (--verify
                exact; the texts of gzip, zstd and Parquet inputs are copied, plain JSONL is read again)
   buckets      band range I of M, from every signatures shard -> candidate pairs, cut by input-file shard
@@ -43,7 +44,7 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
   clusters     every verify shard's pairs -> each line's representative; writes --flags/--clusters/--pairs
   filter       input-file shard I of N -> its kept lines (--kept-dir files, or a part of --kept)
   kept         the filter parts -> --kept
-  run          every task above in order, in this process; prints dedup's JSON summary
+  run          every task above in order, in this process (holding DIR's lock); prints dedup's JSON summary
 
 The outputs equal those of 'neardup dedup' with the same options, for any N and M. Every stage prints a JSON
 line: the stage, its shard, the bytes of stage files it read and wrote, its seconds and CPU seconds.
