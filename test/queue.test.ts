@@ -315,8 +315,8 @@ test('every output option through a BullMQ worker (--shards 3, one shard without
   await startWorker();
   const inputs = ['a.jsonl', 'c.jsonl'];
   const sets: [string, string[], (p: string) => string[]][] = [
-    ['ids', [], (p) => ['--id-field', 'id', '--flags', `${p}.flags`, '--clusters', `${p}.clusters`, '--pairs', `${p}.pairs`, '--removed-ids', `${p}.removed`, '--kept', `${p}.kept`]],
     ['plain', [], (p) => ['--clusters', `${p}.clusters`, '--pairs', `${p}.pairs`, '--kept-dir', `${p}.kd`]],
+    ['ids', [], (p) => ['--id-field', 'id', '--flags', `${p}.flags`, '--clusters', `${p}.clusters`, '--pairs', `${p}.pairs`, '--removed-ids', `${p}.removed`, '--kept', `${p}.kept`]],
     ['ids --fast', ['--fast'], (p) => ['--id-field', 'id', '--pairs', `${p}.pairs`, '--removed-ids', `${p}.removed`]],
   ];
   const files = (p: string) => {

@@ -301,7 +301,7 @@ for (const [mode, variants] of [
   test(`every output option through ${mode} (--shards 3, one shard without files) equals dedup's bytes`, () => {
     writeIdsInput();
     for (const opts of variants) {
-      for (const set of ['ids', 'plain'] as const) {
+      for (const set of ['plain', 'ids'] as const) {
         const what = `${mode} ${opts.join(' ') || '(verified)'} ${set}`;
         const base = [...ID_INPUTS, '--on-bad-line', 'empty', ...opts];
         const key = `o-ref${opts.join('')}-${set}`;
