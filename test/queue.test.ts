@@ -310,4 +310,34 @@ test('Redis going away mid-run: the submitter fails naming Redis; rerun once it 
   await stopWorkers();
 });
 
+test('every output option through a BullMQ worker (--shards 3, one shard without files): the single run\'s bytes', async () => {
+  if (!haveRedis) return;
+  await startWorker();
+  const inputs = ['a.jsonl', 'c.jsonl'];
+  const sets: [string, string[], (p: string) => string[]][] = [
+    ['plain', [], (p) => ['--clusters', `${p}.clusters`, '--pairs', `${p}.pairs`, '--kept-dir', `${p}.kd`]],
+    ['ids', [], (p) => ['--id-field', 'id', '--flags', `${p}.flags`, '--clusters', `${p}.clusters`, '--pairs', `${p}.pairs`, '--removed-ids', `${p}.removed`, '--kept', `${p}.kept`]],
+    ['ids --fast', ['--fast'], (p) => ['--id-field', 'id', '--pairs', `${p}.pairs`, '--removed-ids', `${p}.removed`]],
+  ];
+  const files = (p: string) => {
+    const m = new Map<string, Buffer>();
+    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${p}.`) && fs.statSync(path.join(dir, f)).isFile()) m.set(f.slice(p.length), fs.readFileSync(path.join(dir, f)));
+    if (fs.existsSync(path.join(dir, `${p}.kd`))) for (const f of fs.readdirSync(path.join(dir, `${p}.kd`))) m.set(`kd/${f}`, fs.readFileSync(path.join(dir, `${p}.kd`, f)));
+    return m;
+  };
+  for (const [k, [name, opts, outs]] of sets.entries()) {
+    const ref = await run(['dedup', ...inputs, ...opts, ...outs(`o${k}-ref`)]);
+    assert.is(ref.code, 0, ref.stderr);
+    const got = await run(['dedup', ...inputs, ...opts, ...outs(`o${k}-q`), '--work', `wo${k}`, '--redis', url, '--queue', 'test', '--shards', '3', '--band-shards', '2']);
+    assert.is(got.code, 0, `${name}: ${got.stderr}`);
+    const want = files(`o${k}-ref`), have = files(`o${k}-q`);
+    assert.ok(want.size >= 2, `${name}: outputs written`);
+    assert.equal([...have.keys()].sort(), [...want.keys()].sort(), `${name}: the same files`);
+    for (const [f, v] of want) assert.ok(v.equals(have.get(f)!), `${name}: ${f} differs`);
+    assert.ok(want.get('.removed') === undefined || want.get('.removed')!.length > 0, `${name}: duplicates removed`);
+    for (const c of ['documents', 'duplicates', 'reported_pairs']) assert.equal(JSON.parse(got.stdout)[c], JSON.parse(ref.stdout)[c], `${name}: ${c}`);
+  }
+  await stopWorkers();
+});
+
 test.run();

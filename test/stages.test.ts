@@ -3,12 +3,13 @@
 // dedup.test.ts), stage inputs that are missing or corrupt fail naming the shard and the file.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { minhashSync } from '../lib/index';
+import { native } from '../lib/native';
 
 const test = suite('stages');
 const root = path.join(__dirname, '..');
@@ -251,6 +252,162 @@ test('an input changed after the signatures stage fails verify and filter, namin
   fs.appendFileSync(c, '{"text": "late"}\n');
   r = cli(['dedup-stage', 'filter', '--work', 'w6', '--shard', '1/2']);
   assert.match(r.stderr, /filter shard 1\/2: the input '.*x-c\.jsonl' has changed since the signatures stage/);
+});
+
+// ---- every output option, through `dedup --work` (the local stages) and the stage commands, against one run ----
+
+/** The files a dedup run wrote: each output option's file, --kept-dir's files by name. */
+function outputsOf(prefix: string, set: 'ids' | 'plain'): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  const names = set === 'ids' ? ['flags', 'clusters', 'pairs', 'removed', 'kept'] : ['clusters', 'pairs'];
+  for (const n of names) m.set(n, read(`${prefix}.${n}`));
+  if (set === 'plain') for (const f of fs.readdirSync(path.join(dir, `${prefix}.kd`))) m.set(`kept-dir/${f}`, read(`${prefix}.kd/${f}`));
+  return m;
+}
+/** Every output option: with ids (--id-field: --clusters, --pairs and --removed-ids name them) and without (--kept-dir). */
+function outputArgs(prefix: string, set: 'ids' | 'plain'): string[] {
+  return set === 'ids'
+    ? ['--id-field', 'id', '--flags', `${prefix}.flags`, '--clusters', `${prefix}.clusters`, '--pairs', `${prefix}.pairs`, '--removed-ids', `${prefix}.removed`, '--kept', `${prefix}.kept`]
+    : ['--clusters', `${prefix}.clusters`, '--pairs', `${prefix}.pairs`, '--kept-dir', `${prefix}.kd`];
+}
+/** Runs every stage task of a planned work folder as its own process (shards in reverse order). */
+function stageCommands(work: string, n: number, m: number): void {
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'signatures', '--work', work, '--shard', `${i}/${n}`]);
+  for (let k = m - 1; k >= 0; k--) ok(['dedup-stage', 'buckets', '--work', work, '--shard', `${k}/${m}`]);
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'verify', '--work', work, '--shard', `${i}/${n}`]);
+  ok(['dedup-stage', 'clusters', '--work', work]);
+  for (let i = n - 1; i >= 0; i--) ok(['dedup-stage', 'filter', '--work', work, '--shard', `${i}/${n}`]);
+  ok(['dedup-stage', 'kept', '--work', work]);
+}
+/**
+ * ids.jsonl: string ids, integer ids (copies of earlier texts: duplicates), lines without an id and a broken line
+ * (--on-bad-line empty: empty documents, id null); c.jsonl ends with copies of a.jsonl's lines 100-159. 2 inputs
+ * over 3 shards: shard 0 has none.
+ */
+const ID_INPUTS = ['ids.jsonl', 'c.jsonl'];
+function writeIdsInput(): void {
+  if (fs.existsSync(path.join(dir, 'ids.jsonl'))) return;
+  const lines = read('a.jsonl').toString('utf8').split('\n').slice(0, 300);
+  const texts = lines.map((l) => (JSON.parse(l) as { text: string }).text);
+  const ints = texts.slice(100, 160).map((t, k) => JSON.stringify({ id: 7000000000 + k * 13, text: t }));
+  const none = texts.slice(200, 230).map((t) => JSON.stringify({ text: `${t} ` }));
+  fs.writeFileSync(path.join(dir, 'ids.jsonl'), [...lines.slice(0, 250), ...ints, ...none, '{"id": 5, "text": broken', ...lines.slice(250)].join('\n') + '\n');
+}
+
+for (const [mode, variants] of [
+  ['dedup --work', [[], ['--fast'], ['--verify', 'estimate'], ['--fast', '--clustering', 'components']]],
+  ['the stage commands', [[]]],
+] as [string, string[][]][]) {
+  test(`every output option through ${mode} (--shards 3, one shard without files) equals dedup's bytes`, () => {
+    writeIdsInput();
+    for (const opts of variants) {
+      for (const set of ['plain', 'ids'] as const) {
+        const what = `${mode} ${opts.join(' ') || '(verified)'} ${set}`;
+        const base = [...ID_INPUTS, '--on-bad-line', 'empty', ...opts];
+        const key = `o-ref${opts.join('')}-${set}`;
+        fs.rmSync(path.join(dir, 'o-s.kd'), { recursive: true, force: true });
+        fs.rmSync(path.join(dir, 'wo'), { recursive: true, force: true });
+        // the single run's outputs, once for both modes
+        if (!fs.existsSync(path.join(dir, `${key}.json`))) fs.writeFileSync(path.join(dir, `${key}.json`), ok(['dedup', ...base, ...outputArgs(key, set)]));
+        const ref = JSON.parse(read(`${key}.json`).toString());
+        assert.ok(ref.duplicates > 100 && ref.reported_pairs !== 0, `${what}: the fixture has duplicates`);
+        if (mode === 'dedup --work') {
+          const got = JSON.parse(ok(['dedup', ...base, ...outputArgs('o-s', set), '--work', 'wo', '--shards', '3', '--band-shards', '2']));
+          for (const k of COUNTS) assert.equal(got[k], ref[k], `${what}: summary ${k}`);
+        } else {
+          ok(['dedup-stage', 'plan', '--work', 'wo', '--shards', '3', '--band-shards', '2', ...base, ...outputArgs('o-s', set)]);
+          stageCommands('wo', 3, 2);
+        }
+        const want = outputsOf(key, set), got = outputsOf('o-s', set);
+        assert.equal([...got.keys()].sort(), [...want.keys()].sort(), `${what}: the same files`);
+        for (const [k, v] of want) assert.ok(v.equals(got.get(k)!), `${what}: ${k} differs`);
+        if (set === 'ids') {
+          const ids = want.get('removed')!.toString().split('\n');
+          assert.ok(ids.some((x) => /^\d+$/.test(x)) && ids.some((x) => x.startsWith('"')) && ids.includes('null'), `${what}: string, integer and missing ids removed`);
+        }
+      }
+    }
+  });
+}
+
+test('standard input in a staged run: spooled to the work folder, the outputs of dedup reading it', () => {
+  const input = read('c.jsonl');
+  const args = ['-', '--id-field', 'id', '--pairs'];
+  const run = (extra: string[]) => spawnSync(process.execPath, [MAIN, 'dedup', ...args, ...extra], { cwd: dir, input, encoding: 'utf8', timeout: 120_000 });
+  const ref = run(['in.ref.p', '--removed-ids', 'in.ref.r']);
+  assert.is(ref.status, 0, ref.stderr);
+  fs.rmSync(path.join(dir, 'win'), { recursive: true, force: true });
+  const got = run(['in.s.p', '--removed-ids', 'in.s.r', '--work', 'win', '--shards', '2']);
+  assert.is(got.status, 0, got.stderr);
+  assert.ok(read('in.ref.p').equals(read('in.s.p')) && read('in.ref.r').equals(read('in.s.r')), '--pairs and --removed-ids of stdin');
+  assert.ok(read('in.ref.r').length > 0, 'stdin has duplicates');
+  for (const k of ['documents', 'duplicates', 'reported_pairs']) assert.equal(JSON.parse(got.stdout)[k], JSON.parse(ref.stdout)[k], k);
+  assert.ok(read('win/stdin.input').equals(input), 'the spooled input');
+});
+
+test('the work folder is locked: a run while another holds it is refused; two at once never mix their outputs', async () => {
+  const work = path.join(dir, 'wl');
+  fs.mkdirSync(work, { recursive: true });
+  ok(['dedup', 'a.jsonl', '--flags', 'l.ref-a']);
+  ok(['dedup', 'c.jsonl', '--flags', 'l.ref-c']);
+  // another run holds the lock (this process, as a run would)
+  const fd = fs.openSync(path.join(work, 'LOCK'), 'a');
+  assert.ok(native.lockTempFile(fd, path.join(work, 'LOCK')), 'advisory locks work here');
+  for (const args of [['dedup', 'a.jsonl', '--flags', 'l.x', '--work', 'wl'], ['dedup-stage', 'plan', '--work', 'wl', '--flags', 'l.x', 'a.jsonl'], ['dedup-stage', 'run', '--work', 'wl']]) {
+    const r = cli(args);
+    assert.is(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /the work folder '.*wl' is in use by another run/);
+  }
+  assert.not.ok(fs.existsSync(path.join(dir, 'l.x')) || fs.existsSync(path.join(work, 'plan.json')), 'nothing written');
+  fs.closeSync(fd);
+  // two runs at once on one folder: each refuses or writes its own outputs and summary
+  const spawnRun = (input: string, flags: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const p = spawn(process.execPath, [MAIN, 'dedup', input, '--flags', flags, '--work', 'wl', '--shards', '2'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+  for (let round = 0; round < 3; round++) {
+    for (const f of ['l.a', 'l.c']) fs.rmSync(path.join(dir, f), { force: true });
+    const [ra, rc] = await Promise.all([spawnRun('a.jsonl', 'l.a'), spawnRun('c.jsonl', 'l.c')]);
+    let succeeded = 0;
+    for (const [r, f, docs] of [[ra, 'a', 400], [rc, 'c', 360]] as const) {
+      if (r.code === 0) {
+        succeeded++;
+        assert.is(JSON.parse(r.stdout).documents, docs, `round ${round}: the run of ${f}.jsonl printed its own summary`);
+        assert.ok(read(`l.${f}`).equals(read(`l.ref-${f}`)), `round ${round}: --flags of ${f}.jsonl`);
+      } else {
+        assert.match(r.stderr, /is in use by another run/, `round ${round}: ${r.stderr}`);
+      }
+    }
+    assert.ok(succeeded >= 1, `round ${round}: one of the two runs succeeds`);
+  }
+});
+
+test('outputs into the work folder\'s own files, inputs among them and \'-\' are refused; --index says why it is refused', () => {
+  ok(['dedup-stage', 'plan', '--work', 'wp', '--flags', 'p.f', 'a.jsonl']);
+  const plan = read('wp/plan.json');
+  fs.symlinkSync(path.join(dir, 'wp', 'plan.json'), path.join(dir, 'plan-link'));
+  for (const [args, re] of [
+    [['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/plan.json'], /--flags 'wp\/plan\.json' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--clusters', 'plan-link'], /--clusters 'plan-link' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--pairs', './wp/../wp/sig-0.meta'], /is a file of the work folder .*sig-0\.meta/],
+    [['dedup-stage', 'plan', '--work', 'wp', '--kept', 'wp/clusters.rep', 'a.jsonl'], /--kept 'wp\/clusters\.rep' is a file of the work folder/],
+    [['dedup-stage', 'plan', '--work', 'wp', '--flags', 'wp', 'a.jsonl'], /--flags 'wp' is the work folder/],
+    [['dedup', 'wp/plan.json', '--work', 'wp', '--flags', 'p.f'], /the input 'wp\/plan\.json' is a file of the work folder/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--flags', '-'], /--flags -: a staged run .* give a file/],
+    [['dedup', 'a.jsonl', '--work', 'wp', '--index', 'none.lshi'], /--index and --index-out are not supported with --work\/--redis: .* cannot share/],
+  ] as [string[], RegExp][]) {
+    const r = cli(args);
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re);
+  }
+  assert.ok(read('wp/plan.json').equals(plan), 'plan.json is untouched');
+  // an output elsewhere in the work folder (not one of its files) is fine
+  ok(['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/flags.txt']);
+  ok(['dedup', 'a.jsonl', '--flags', 'p.ref']);
+  assert.ok(read('wp/flags.txt').equals(read('p.ref')));
 });
 
 test.run();

@@ -1,13 +1,19 @@
 // `neardup dedup --work DIR [--shards N] [--redis URL]`: dedup as sharded stages (lib/cli/stages.ts), run in
 // this process one after the other, or submitted to BullMQ workers (lib/cli/queue.ts). Same outputs and the
 // same summary as the single-process run (docs/scale.md).
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { dedupOptionsFrom } from './commands/dedup';
-import { UsageError, intOption } from './common';
+import { UsageError, idFieldOption, intOption } from './common';
+import { NeardupError } from '../errors';
+import { native } from '../native';
+import { OutputFile } from './files';
+import { keptDirName } from './kept';
+import { sniffFile } from '../input';
 import { resolveDedupOptions } from '../dedup';
 import { version } from '../version';
 import {
-  loadPlan, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
+  loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
 } from './stages';
 
 export const STAGED_OPTIONS = {
@@ -15,7 +21,9 @@ export const STAGED_OPTIONS = {
   queue: { type: 'string' }, 'redis-wait': { type: 'string' },
 } as const;
 
-export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run
+export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
+                            output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
+                            is locked while the run lasts, and no output may be one of DIR's own files
   --shards N                input-file shards of the signatures and filter stages (default 1)
   --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
   --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
@@ -24,12 +32,109 @@ export const STAGED_USAGE = `  --work DIR                run as sharded stages i
   --redis-wait SECONDS      how long a lost Redis may stay away before the run fails (default 30; then
                             rerun the same command: the stages start again, their outputs are idempotent)`;
 
-/** The plan of a dedup command line (dedup's options, inputs and outputs). */
+/** The file the stages read standard input from: spooled into the work folder (stages run anywhere, read it again). */
+export const STDIN_SPOOL = 'stdin.input';
+
+/** The names of the work folder's own files (plan, lock, stage files, the spooled stdin, test markers). */
+const WORK_FILE = /^(plan\.json|LOCK|clusters\.rep|stdin\.input|sig-\d+\.[\w-]+|bkt-\d+\.(pairs|cand-\d+)|vfy-\d+\.pairs|kept-\d+\.part|paused-.*|\..*\.neardup-tmp-.*)$/;
+
+/** A path with its folder's symbolic links resolved (as far as the folder exists), the file's own link followed. */
+function realPath(p: string): string {
+  const abs = path.resolve(p);
+  try {
+    return fs.realpathSync(abs);
+  } catch { /* not there (yet) */ }
+  let dir = path.dirname(abs), rest = path.basename(abs);
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(dir), rest);
+    } catch {
+      if (path.dirname(dir) === dir) return abs;
+      rest = path.join(path.basename(dir), rest);
+      dir = path.dirname(dir);
+    }
+  }
+}
+
+/** The staged run's output files, as dedup names them (option, file); --kept-dir: one per input. */
+export function stagedOutputs(values: Record<string, unknown>, positionals: string[]): { option: string; file: string }[] {
+  const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
+    .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+  const keptDir = values['kept-dir'];
+  if (keptDir !== undefined) {
+    for (const f of positionals) if (f !== '-') outputs.push({ option: '--kept-dir', file: keptDirName(String(keptDir), f, sniffFile(f).format) });
+  }
+  return outputs;
+}
+
+/**
+ * Refuses what would make the stages overwrite their own files or the user's: an output that is (or links to)
+ * a file of the work folder (plan.json, a stage file), an input that is one (a later stage would replace it),
+ * and '-' as an output (the stage tasks write the outputs, on any machine: give a file).
+ */
+export function checkWorkFolder(work: string, outputs: { option: string; file: string }[], inputs: string[]): void {
+  const w = realPath(work);
+  for (const o of outputs) {
+    if (o.file === '-') throw new UsageError(`${o.option} -: a staged run (--work) writes its outputs from its stage tasks; give a file, not standard output`);
+    const r = realPath(o.file);
+    if (r === w || (path.dirname(r) === w && WORK_FILE.test(path.basename(r))))
+      throw new UsageError(`${o.option} '${o.file}' is ${r === w ? 'the work folder' : `a file of the work folder '${work}' (its stages write ${path.basename(r)})`}: write the output elsewhere`);
+  }
+  for (const f of inputs) {
+    if (f === '-') continue;
+    const r = realPath(f);
+    if (path.dirname(r) === w && WORK_FILE.test(path.basename(r)) && path.basename(r) !== STDIN_SPOOL)
+      throw new UsageError(`the input '${f}' is a file of the work folder '${work}' (its stages write ${path.basename(r)}): move it out of the work folder`);
+  }
+}
+
+/**
+ * Takes the work folder's lock (an advisory lock on WORK/LOCK, released by the system when the process dies): the
+ * runs that write plan.json or run every stage (`dedup --work`, `dedup-stage plan`, `dedup-stage run`) hold it, so
+ * two of them never share a folder at once; a second one is refused while the first runs (two that start at the
+ * same instant run one after the other). Stage tasks do not take it: the tasks of one run run side by side.
+ */
+export function lockWork(work: string): () => void {
+  fs.mkdirSync(work, { recursive: true });
+  const file = path.join(work, 'LOCK');
+  if (native.chunkIndexLockState(file) === 'held')
+    throw new NeardupError('ERR_NEARDUP_IO', `the work folder '${work}' is in use by another run (it holds ${file}); wait for it or give another --work`, { file });
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'a', 0o644);
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${(e as Error).message}`, { file, cause: e });
+  }
+  native.lockTempFile(fd, file);
+  const release = () => {
+    process.removeListener('exit', release);
+    try { fs.closeSync(fd); } catch { /* closed */ }
+  };
+  process.on('exit', release);
+  return release;
+}
+
+/** Copies standard input to WORK/stdin.input (atomically) when '-' is an input; returns the inputs with it in place of '-'. */
+export async function spoolStdin(work: string, positionals: string[]): Promise<string[]> {
+  if (!positionals.includes('-')) return positionals;
+  const spool = path.join(work, STDIN_SPOOL);
+  const out = OutputFile.open(spool);
+  try {
+    for await (const chunk of process.stdin) await out.write(chunk as Buffer);
+    await out.commit();
+  } finally {
+    out.abort();
+  }
+  return positionals.map((f) => (f === '-' ? spool : f));
+}
+
+/** The plan of a dedup command line (dedup's options, inputs and outputs; stdin already spooled). */
 export function buildPlan(values: Record<string, unknown>, positionals: string[]): StagePlan {
-  if (positionals.length === 0 || positionals.includes('-')) throw new UsageError('--work: the stages read file inputs, not stdin');
-  if (values['id-field'] !== undefined || values['removed-ids'] !== undefined)
-    throw new UsageError('--work/--redis: --id-field and --removed-ids are not supported by the staged run yet');
+  if (positionals.length === 0) throw new UsageError('--work: give the input files (or - for standard input)');
+  if (positionals.includes('-')) throw new UsageError('--work: standard input is read once, before the plan');
+  if (values['removed-ids'] !== undefined && values['id-field'] === undefined) throw new UsageError('--removed-ids needs --id-field');
   const o = dedupOptionsFrom(values);
+  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
   const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
   const res = resolveDedupOptions({ ...o.shingle, profile: o.profile, numPerm: o.numPerm, seed: o.seed, threshold: o.threshold, b: o.b, r: o.r, verify: o.verify, banding: o.banding as never, minRecall: o.minRecall });
   const bandShards = Math.min(res.b, values['band-shards'] === undefined ? shards : intOption('band-shards', values['band-shards'], 1, 1, 1 << 20));
@@ -40,9 +145,15 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
     ...(o.seed !== undefined ? { seed: String(o.seed) } : {}),
   };
   for (const k of Object.keys(options) as (keyof typeof options)[]) if (options[k] === undefined) delete options[k];
-  const outputs: StagePlan['outputs'] = { flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']) };
+  const outputs: StagePlan['outputs'] = {
+    flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
+    removedIds: abs(values['removed-ids']),
+  };
   for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
-  return { version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options, input: o.input, outputs };
+  return {
+    version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
+    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs,
+  };
 }
 
 /** dedup's JSON summary for a finished staged run. */
@@ -79,17 +190,26 @@ export async function runStagedDedup(values: Record<string, unknown>, positional
   if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
   const start = Date.now();
   const work = path.resolve(String(values.work));
-  const plan = buildPlan(values, positionals);
-  await writePlan(work, plan);
-  let reports: StageReport[];
-  if (values.redis !== undefined) {
-    const { submitDedup } = await import('./queue.js');
-    const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
-    reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
-  } else {
-    reports = await runStagesLocally(work);
+  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
+  const release = lockWork(work);
+  try {
+    const plan = buildPlan(values, await spoolStdin(work, positionals));
+    await writePlan(work, plan);
+    const id = loadPlan(work).id;
+    let reports: StageReport[];
+    if (values.redis !== undefined) {
+      const { submitDedup } = await import('./queue.js');
+      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
+    } else {
+      reports = await runStagesLocally(work);
+    }
+    const lp = loadPlan(work);
+    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
+    const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
+    process.stdout.write(JSON.stringify(summary) + '\n');
+    return 0;
+  } finally {
+    release();
   }
-  const summary = stagedSummary(loadPlan(work), (Date.now() - start) / 1000, reports);
-  process.stdout.write(JSON.stringify(summary) + '\n');
-  return 0;
 }

@@ -25,7 +25,7 @@ import * as path from 'node:path';
 import { NeardupError, nativeCall, nativeSync } from '../errors';
 import { native, type NativeLshDedup } from '../native';
 import { resolveDedupOptions, dedupLimits, documentTooLarge, type DedupOptions } from '../dedup';
-import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../input';
+import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../input';
 import { version } from '../version';
 import { CompressedOutput, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from './kept';
 import { OutputFile, writeLinesTo } from './files';
@@ -44,8 +44,9 @@ export interface StagePlan {
   bandShards: number;
   /** DedupOptions with the seed as a string. */
   options: Omit<DedupOptions, 'seed'> & { seed?: string };
-  input: Pick<ReadDocumentsOptions, 'field' | 'onBadLine'>;
-  outputs: { flags?: string; clusters?: string; pairs?: string; kept?: string; keptDir?: string };
+  /** idField: each document's id is kept by the signatures stage (sig-I.ids) for the outputs that name ids. */
+  input: Pick<ReadDocumentsOptions, 'field' | 'onBadLine' | 'idField'>;
+  outputs: { flags?: string; clusters?: string; pairs?: string; kept?: string; keptDir?: string; removedIds?: string };
 }
 
 // ---- the common header (docs/FORMAT.md section 3), written and checked here for the stage files ----
@@ -78,7 +79,7 @@ function header(kind: string, version: number, flags: number, params: [number, n
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 /** The version of each stage file kind this build writes and reads. */
-const VERSIONS: Record<string, number> = { SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
+const VERSIONS: Record<string, number> = { SGID: 1, SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
 
 /** Writes a stage file atomically: header (kind, flags = plan id, params) + the payload parts. */
 async function writeStageFile(file: string, kind: string, planId: number, params: [number, number], parts: ArrayBufferView[]): Promise<number> {
@@ -361,6 +362,9 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   const m = plan.bandShards, b = res.b;
   const keyParts: BigUint64Array[][] = Array.from({ length: m }, () => []);
   const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], locs: Buffer[] = [], copiedCrcs: Uint32Array[] = [];
+  // --id-field: each document's id as dedup writes it (JSON: a string, an integer or null), one a line
+  const idParts: Buffer[] = [];
+  let idBytes = 0;
   const meta: ShardMeta = {
     docs: 0, bad: 0, bytes: 0, textBytes: 0,
     files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0, ...inputStat(file), inPlace: false })),
@@ -388,7 +392,9 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
         const at = lines ? lines.start + lines.lineAt[d] : meta.textBytes + off[d] - off[0];
         rec.writeUInt32LE(at % 0x100000000, d * LOC_BYTES);
         rec.writeUInt32LE(Math.floor(at / 0x100000000), d * LOC_BYTES + 4);
-        rec.writeUInt32LE(lines ? lines.lineLen[d] : len, d * LOC_BYTES + 8);
+        // a bad line read as an empty document (--on-bad-line empty): no bytes to read again (its line may hold a
+        // text, e.g. a line bad only for its missing --id-field; the parser would find that text)
+        rec.writeUInt32LE(lines ? (batch.bad.has(d) ? 0 : lines.lineLen[d]) : len, d * LOC_BYTES + 8);
         rec.writeUInt32LE(len, d * LOC_BYTES + 12);
         rec.writeUInt32LE(r.crcs![d], d * LOC_BYTES + 16);
       }
@@ -419,6 +425,14 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
         const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
         signed.catch(() => undefined);  // awaited in take()
         pending.push({ batch, valid: v, signed });
+        if (plan.input.idField !== undefined) {
+          const ids = batch.ids;
+          let text = '';
+          for (let d = 0; d < batch.count; d++) text += (ids ? idJson(ids, d) : 'null') + '\n';
+          const buf = Buffer.from(text, 'utf8');
+          idParts.push(buf);
+          idBytes += buf.length;
+        }
         const f = meta.files[batch.fileIndex];
         f.format = batch.format;
         f.compression = batch.compression;
@@ -474,6 +488,7 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
     written += HEADER + recs.length + table.length;
   }
   if (withSigs) written += await writeStageFile(sigName(work, i, 'sigs'), 'SGSG', lp.id, [meta.docs, res.numPerm], sigParts);
+  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, idBytes], idParts);
   // the meta last: it names what the shard holds
   written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
   return { stage: 'signatures', shard: `${i}/${plan.shards}`, readBytes: meta.bytes, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
@@ -651,7 +666,10 @@ export async function runVerify(lp: LoadedPlan, i: number): Promise<StageReport>
       read += sf.payload.length + HEADER;
     }
   }
-  const r = await nativeCall(native.verifyPairs({ ...res.native, textSkip: HEADER, field: plan.input.field }, cands, texts, sigs));
+  // no candidates (e.g. an input-file shard without files): nothing to decide, no texts or signatures to read
+  const r = cands.every((c) => c.length === 0)
+    ? { candidatePairs: 0, pairA: new Uint32Array(0), pairB: new Uint32Array(0), pairEstimate: new Float32Array(0), pairExact: new Float32Array(0), textBytes: 0 }
+    : await nativeCall(native.verifyPairs({ ...res.native, textSkip: HEADER, field: plan.input.field }, cands, texts, sigs));
   read += r.textBytes;
   const np = r.pairA.length;
   const table = new Float64Array([r.candidatePairs, np, r.pairEstimate.length, r.pairExact.length]);
@@ -719,9 +737,17 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   const candidates = verified.reduce((s, v) => s + v.candidates, 0);
   const np = verified.reduce((s, v) => s + v.pairA.length, 0);
   const pa = new Uint32Array(np), pb = new Uint32Array(np);
-  const est = new Float32Array(verified[0]?.est.length ? np : 0), exact = new Float32Array(verified[0]?.exact.length ? np : 0);
+  // estimates and exact similarities: there for every pair or for none (decided by the plan, not by a shard's
+  // pairs: a verify shard without pairs, e.g. of an input-file shard without files, has neither)
+  const withEst = needsEstimates({ ...o, verify: res.settings.verify }, plan), withExact = res.settings.verify === 'exact';
+  const est = new Float32Array(withEst ? np : 0), exact = new Float32Array(withExact ? np : 0);
   let at = 0;
-  for (const v of verified) {
+  for (const [i, v] of verified.entries()) {
+    const k = v.pairA.length;
+    if (k > 0 && (v.est.length !== (withEst ? k : 0) || v.exact.length !== (withExact ? k : 0))) {
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `verify shard ${i}/${plan.shards}: '${vfyName(work, i)}' holds ${v.est.length} estimates and ` +
+        `${v.exact.length} exact similarities for ${k} pairs; the plan needs ${withEst ? k : 0} and ${withExact ? k : 0} (rerun that stage)`, { file: vfyName(work, i) });
+    }
     pa.set(v.pairA, at);
     pb.set(v.pairB, at);
     if (est.length) est.set(v.est, at);
@@ -809,16 +835,80 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
       f.abort();
     }
   };
+  const idOf = plan.input.idField !== undefined && (plan.outputs.clusters !== undefined || plan.outputs.pairs !== undefined || plan.outputs.removedIds !== undefined)
+    ? readIds(lp, n) : undefined;
+  if (idOf) read += idOf.bytes;
   if (plan.outputs.flags !== undefined) await writeLines(plan.outputs.flags, n, (i) => (rep[i] === i ? '1\n' : '0\n'));
-  if (plan.outputs.clusters !== undefined) await writeLines(plan.outputs.clusters, n, (i) => `${rep[i]}\n`);
+  if (plan.outputs.clusters !== undefined) {
+    await writeLines(plan.outputs.clusters, n, idOf === undefined ? (i) => `${rep[i]}\n`
+      : (i) => `{"id": ${idOf.id(i)}, "kept": ${rep[i]}, "kept_id": ${idOf.id(rep[i])}}\n`);
+  }
   if (plan.outputs.pairs !== undefined) {
     await writeLines(plan.outputs.pairs, np, (x) => {
       const ex = exact.length ? `, "exact": ${+exact[x].toFixed(6)}` : '';
-      return `{"a": ${pa[x]}, "b": ${pb[x]}, "estimate": ${+est[x].toFixed(6)}${ex}}\n`;
+      const ids = idOf === undefined ? '' : `, "a_id": ${idOf.id(pa[x])}, "b_id": ${idOf.id(pb[x])}`;
+      return `{"a": ${pa[x]}, "b": ${pb[x]}${ids}, "estimate": ${+est[x].toFixed(6)}${ex}}\n`;
     });
+  }
+  if (plan.outputs.removedIds !== undefined) {
+    if (idOf === undefined) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${planPath(work)}': --removed-ids needs the ids (--id-field)`, { file: planPath(work) });
+    const removed: number[] = [];
+    for (let d = 0; d < n; d++) if (rep[d] !== d) removed.push(d);
+    await writeLines(plan.outputs.removedIds, removed.length, (k) => `${idOf.id(removed[k])}\n`);
   }
   const written = await writeStageFile(repName(work), 'CLRP', lp.id, [n, 0], [rep, Buffer.from(JSON.stringify(summary))]);
   return { stage: 'clusters', shard: '0/1', readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
+}
+
+/** Every signatures shard's ids (sig-I.ids, one JSON value a line): document d's id, and the bytes read. */
+function readIds(lp: LoadedPlan, n: number): { id: (d: number) => string; bytes: number } {
+  const parts: Buffer[] = [];
+  const starts: Float64Array[] = [];
+  let docs = 0, bytes = 0;
+  for (let i = 0; i < lp.plan.shards; i++) {
+    const what = `signatures shard ${i}/${lp.plan.shards}`;
+    const file = sigName(lp.work, i, 'ids');
+    const f = readStageFile(file, 'SGID', lp.id, what);
+    const m = readMeta(lp, i).docs;
+    const corrupt = (why: string) => new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${file}' is corrupt: ${why}`, { file });
+    if (f.params[0] !== m || f.params[1] !== f.payload.length) throw corrupt(`it holds ${f.params[0]} ids in ${f.params[1]} bytes; its meta says ${m} documents`);
+    // line starts (n + 1: the last is the end)
+    const st = new Float64Array(m + 1);
+    let k = 0;
+    for (let at = 0; k < m; k++) {
+      st[k] = at;
+      const nl = f.payload.indexOf(0x0a, at);
+      if (nl < 0) throw corrupt(`${k} of its ${m} ids end with a newline`);
+      at = nl + 1;
+    }
+    st[m] = f.payload.length;
+    if (m > 0 && f.payload[f.payload.length - 1] !== 0x0a) throw corrupt('bytes after its last id');
+    parts.push(f.payload);
+    starts.push(st);
+    docs += m;
+    bytes += f.payload.length + HEADER;
+  }
+  if (docs !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `the signatures shards hold ${docs} ids for ${n} documents (rerun the signatures stage)`);
+  const firsts: number[] = [];
+  for (let i = 0, d = 0; i < starts.length; i++) {
+    firsts.push(d);
+    d += starts[i].length - 1;
+  }
+  let last = 0;  // the shard of the last look-up (most look-ups are near each other)
+  const id = (d: number): string => {
+    let s = last;
+    if (!(firsts[s] <= d && d < firsts[s] + starts[s].length - 1)) {
+      let lo = 0, hi = firsts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (firsts[mid] <= d) lo = mid; else hi = mid - 1;
+      }
+      s = last = lo;
+    }
+    const x = d - firsts[s];
+    return parts[s].toString('utf8', starts[s][x], starts[s][x + 1] - 1);
+  };
+  return { id, bytes };
 }
 
 export function readClusters(lp: LoadedPlan): { rep: Uint32Array; summary: ClustersSummary } {

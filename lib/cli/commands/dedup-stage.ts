@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { UsageError, parse, type Command } from '../common';
 import { checkFiles } from '../files';
 import { DEDUP_OPTIONS } from './dedup';
-import { STAGED_OPTIONS, buildPlan, runStagesLocally, stagedSummary } from '../staged';
+import { checkKeptDirInputs } from '../kept';
+import { STAGED_OPTIONS, buildPlan, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../staged';
 import { STAGES, loadPlan, runStage, stageShards, writePlan, type StageName } from '../stages';
 
 /** --shard I/N (0-based I) checked against the plan's count. */
@@ -32,7 +33,8 @@ Runs neardup dedup as stages that read and write files in DIR (local or a shared
 is idempotent (outputs are written to a temporary name and renamed) and may run on any machine:
 
   plan         writes DIR/plan.json: inputs, options and outputs (dedup's options: --flags, --clusters,
-               --pairs, --kept, --kept-dir, --verify, --fast, --threshold, ...)
+               --pairs, --kept, --kept-dir, --id-field, --removed-ids, --verify, --fast, --threshold, ...;
+               '-' reads standard input into DIR/stdin.input); refused while another plan or run holds DIR
   signatures   input-file shard I of N -> band keys by band range, validity, where each text is (--verify
                exact; the texts of gzip, zstd and Parquet inputs are copied, plain JSONL is read again)
   buckets      band range I of M, from every signatures shard -> candidate pairs, cut by input-file shard
@@ -42,7 +44,7 @@ is idempotent (outputs are written to a temporary name and renamed) and may run 
   clusters     every verify shard's pairs -> each line's representative; writes --flags/--clusters/--pairs
   filter       input-file shard I of N -> its kept lines (--kept-dir files, or a part of --kept)
   kept         the filter parts -> --kept
-  run          every task above in order, in this process; prints dedup's JSON summary
+  run          every task above in order, in this process (holding DIR's lock); prints dedup's JSON summary
 
 The outputs equal those of 'neardup dedup' with the same options, for any N and M. Every stage prints a JSON
 line: the stage, its shard, the bytes of stage files it read and wrote, its seconds and CPU seconds.
@@ -63,11 +65,22 @@ Options:
     if (stage === 'plan') {
       const { values, positionals } = parse(args.slice(1), { ...DEDUP_OPTIONS, ...STAGED_OPTIONS, shard: { type: 'string' } });
       if (values.work === undefined) throw new UsageError('plan needs --work DIR');
-      const outputs = (['kept', 'flags', 'clusters', 'pairs'] as const).filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+      const work = path.resolve(String(values.work));
+      if ((values.kept !== undefined || values['kept-dir'] !== undefined) && positionals.includes('-'))
+        throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+      if (values.kept !== undefined && values['kept-dir'] !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
+      if (values['kept-dir'] !== undefined) checkKeptDirInputs(positionals);
+      const outputs = stagedOutputs(values, positionals);
       checkFiles({ inputs: positionals, outputs, stdout: true });
-      const plan = buildPlan(values, positionals);
-      await writePlan(path.resolve(String(values.work)), plan);
-      process.stdout.write(JSON.stringify({ stage: 'plan', work: path.resolve(String(values.work)), files: plan.files.length, shards: plan.shards, band_shards: plan.bandShards }) + '\n');
+      checkWorkFolder(work, outputs, positionals);
+      const release = lockWork(work);
+      try {
+        const plan = buildPlan(values, await spoolStdin(work, positionals));
+        await writePlan(work, plan);
+        process.stdout.write(JSON.stringify({ stage: 'plan', work, files: plan.files.length, shards: plan.shards, band_shards: plan.bandShards }) + '\n');
+      } finally {
+        release();
+      }
       return 0;
     }
     const { values, positionals } = parse(args.slice(1), { work: { type: 'string' }, shard: { type: 'string' } }, false);
@@ -76,8 +89,13 @@ Options:
     const work = path.resolve(String(values.work));
     if (stage === 'run') {
       const start = Date.now();
-      const reports = await runStagesLocally(work);
-      process.stdout.write(JSON.stringify(stagedSummary(loadPlan(work), (Date.now() - start) / 1000, reports)) + '\n');
+      const release = lockWork(work);
+      try {
+        const reports = await runStagesLocally(work);
+        process.stdout.write(JSON.stringify(stagedSummary(loadPlan(work), (Date.now() - start) / 1000, reports)) + '\n');
+      } finally {
+        release();
+      }
       return 0;
     }
     if (!(STAGES as readonly string[]).includes(stage))

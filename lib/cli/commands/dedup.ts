@@ -191,7 +191,7 @@ ${INPUT_USAGE}`,
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
     if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
-      if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis (staged runs)');
+      if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis: a run against an index reads, queries and updates one index in corpus order in one process, which the staged tasks (on any machine, side by side) cannot share; run dedup with --index without --work (docs/scale.md)');
       return runStagedDedup(values, positionals);
     }
     // against an index: loaded first (its settings are the defaults of every option below)
