@@ -9,6 +9,7 @@ import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
+import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../files';
 import { seedOption } from './minhash';
 import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
@@ -270,7 +271,8 @@ ${INPUT_USAGE}`,
       const pending: Promise<void>[] = [];
       const limits = dedupLimits(effective);
       for await (const batch of readDocuments(positionals, {
-        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
+        // --memory also bounds what one input unit (a line, a Parquet page or column chunk) may take decoded
+        ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(memory, documentMemory()) } : {}), onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
       })) {
         if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
         const off = batch.packed.offsets;
