@@ -4,7 +4,10 @@
 // decoder), gzip (node:zlib), brotli (node:zlib). The text column must hold strings (BYTE_ARRAY, taken as
 // bytes and checked as strict UTF-8); a nested field ('meta.content') is a member of a struct column. A null
 // or missing value, invalid UTF-8 or a value of another type is a bad row, under the same --on-bad-line
-// policy as a bad JSONL line ("FILE:ROW", 1-based rows). Ids: strings or integers (INT32/INT64).
+// policy as a bad JSONL line ("FILE:ROW", 1-based rows). Ids: strings or integers (INT32/INT64). A BYTE_ARRAY
+// column without a UTF-8 annotation (binary, as some writers store strings) is read as text when its values
+// are valid UTF-8 (as hyparquet and Spark's binaryAsString do); a value that is not says it is binary. A list
+// column's value says it is a list.
 // A file that is not valid Parquet is ERR_NEARDUP_CORRUPT naming it.
 // Memory: a row group is read in slices of rows (about batchBytes of text each, for flat columns), and every
 // column chunk's uncompressed size (from the footer) and every page's declared uncompressed size are checked
@@ -125,7 +128,7 @@ function typeName(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'bigint') return 'number';
   if (v instanceof Uint8Array) return 'string';
-  if (Array.isArray(v)) return 'object';
+  if (Array.isArray(v)) return 'a list';
   return typeof v;
 }
 
@@ -180,6 +183,11 @@ AsyncGenerator<{ batch: DocumentBatch; bytes: number; fractionOfFile: number }> 
   const limit = o.memoryLimit ?? Number.MAX_SAFE_INTEGER;
   // flat columns are read in slices of rows (hyparquet decodes only the pages a slice needs); a nested one whole
   const schema = hp.parquetSchema(meta);
+  let leaf: (typeof schema) | undefined = schema;
+  for (const part of textParts) leaf = leaf?.children.find((c) => c.element.name === part);
+  const e = leaf?.element;
+  const binaryText = e?.type === 'BYTE_ARRAY' && e.converted_type !== 'UTF8' && e.converted_type !== 'JSON' &&
+    e.converted_type !== 'ENUM' && e.logical_type?.type !== 'STRING' && e.logical_type?.type !== 'JSON' && e.logical_type?.type !== 'ENUM';
   const flat = columns.every((c) => schema.children.find((x) => x.element.name === c)?.children.length === 0);
   let row = 0;
   for (const [g, group] of meta.row_groups.entries()) {
@@ -227,6 +235,7 @@ AsyncGenerator<{ batch: DocumentBatch; bytes: number; fractionOfFile: number }> 
         else {
           const v = utf8Of(t.value);
           if (v === undefined) reason = `field '${o.field}' is ${typeName(t.value)}, expected a string`;
+          else if (v === null && binaryText) reason = `field '${o.field}' is binary (BYTE_ARRAY without a UTF-8 annotation) and not valid UTF-8`;
           else if (v === null) reason = `field '${o.field}' is not valid UTF-8 (or holds an unpaired surrogate)`;
           else text = v;
         }

@@ -97,4 +97,18 @@ test('Parquet row groups are read in slices of rows: documents, ids and lines as
   }
 });
 
+test('Parquet type mismatches: binary text read when valid UTF-8, else named binary; a list column named a list', async () => {
+  const bin = path.join(tmp, 'binary.parquet');
+  fs.writeFileSync(bin, await parquetBytes([{ name: 'text', type: 'BYTE_ARRAY', data: [Buffer.from('plain text'), Buffer.from([0x61, 0xff, 0x62])] }]));
+  assert.equal((await readAllDocs([bin])).map((d) => d.reason ?? d.text),
+    ['plain text', "field 'text' is binary (BYTE_ARRAY without a UTF-8 annotation) and not valid UTF-8"]);
+  const list = path.join(tmp, 'list.parquet');
+  fs.writeFileSync(list, await parquetBytes([{ name: 'text', data: [['a', 'b'], ['c']] }]));
+  assert.equal((await readAllDocs([list])).map((d) => d.reason ?? d.text),
+    ["field 'text' is a list, expected a string", "field 'text' is a list, expected a string"]);
+  const r = run(['dedup', '--fast', list]);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /list\.parquet:1: field 'text' is a list, expected a string/);
+});
+
 test.run();
