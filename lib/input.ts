@@ -125,6 +125,29 @@ export function sniffInput(head: Uint8Array): { format: InputFormat; compression
   return { format: 'jsonl', compression: 'none' };
 }
 
+/** Compressed and archive formats the readers do not take, by their magic bytes, and how to read them. */
+const OTHER_FORMATS: { name: string; magic: number[]; tool: string }[] = [
+  { name: 'xz', magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], tool: 'xz -dc' },
+  { name: 'bzip2', magic: [0x42, 0x5a, 0x68], tool: 'bzip2 -dc' },
+  { name: 'lz4', magic: [0x04, 0x22, 0x4d, 0x18], tool: 'lz4 -dc' },
+  { name: 'zip', magic: [0x50, 0x4b, 0x03, 0x04], tool: 'unzip -p' },
+  { name: '7-Zip', magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], tool: '7z x -so' },
+  { name: 'lzip', magic: [0x4c, 0x5a, 0x49, 0x50], tool: 'lzip -dc' },
+];
+
+/**
+ * ERR_NEARDUP_UNSUPPORTED for an input whose first bytes are a compressed or archive format the readers do
+ * not take (xz, bzip2, lz4, zip, 7-Zip, lzip), naming it and the formats read; undefined for anything else.
+ */
+export function unsupportedFormat(file: string, head: Uint8Array): NeardupError | undefined {
+  const f = OTHER_FORMATS.find((o) => head.length >= o.magic.length && o.magic.every((b, i) => head[i] === b));
+  if (!f) return undefined;
+  const name = file === '-' ? '<stdin>' : file;
+  return new NeardupError('ERR_NEARDUP_UNSUPPORTED',
+    `${name}: ${f.name}-compressed input is not read (inputs are JSONL, plain, gzip or zstd, and Parquet); ` +
+    `decompress it first, e.g. '${f.tool} ${file === '-' ? 'FILE' : file} | neardup ... -'`, { file: name });
+}
+
 /**
  * sniffInput of a regular file's first bytes. JSONL, uncompressed, for '-', an empty file or one that cannot be
  * read (opening it reports that), and for anything but a regular file: a FIFO is not opened here (the open
@@ -230,6 +253,11 @@ export async function openInputFile(file: string, chunkBytes = 16 << 20): Promis
   const first = await peek(src, file);
   if (first === null) return { format: 'jsonl', compression: 'none', stream: src };
   const kind = sniffInput(first);
+  const other = kind.compression === 'none' && kind.format === 'jsonl' ? unsupportedFormat(file, first) : undefined;
+  if (other) {
+    src.destroy();
+    throw other;
+  }
   if (kind.format === 'parquet') {
     src.destroy();
     if (file === '-') throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'Parquet on standard input: give the file (Parquet is read from its end)');
