@@ -25,7 +25,8 @@ import { constants as bufferConstants } from 'node:buffer';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { NeardupError, fromNative, nativeCall, invalidArgument } from './errors';
 import { native, type NativeJsonlBatch, type NativeZstdDecoder } from './native';
-import { expectArray, expectString, optionsObject } from './validate';
+import * as os from 'node:os';
+import { expectArray, expectString, optionsObject, parseByteSize } from './validate';
 import { readParquetDocuments } from './parquet';
 
 export type OnBadLine = 'error' | 'skip' | 'empty';
@@ -43,8 +44,15 @@ export interface ReadDocumentsOptions {
   onBadLine?: OnBadLine;
   /** Input bytes per batch (default 16 MiB; a batch always holds at least one line). */
   batchBytes?: number;
-  /** The longest line accepted (default MAX_LINE_BYTES). */
+  /** The longest line accepted (default MAX_LINE_BYTES, and never more than memoryLimit). */
   maxLineBytes?: number;
+  /**
+   * The most bytes one unit of the input may take in memory as it is decoded: a line of JSONL (also after
+   * gzip/zstd decompression), a Parquet page or a row group's column chunk (uncompressed). A unit beyond it is
+   * ERR_NEARDUP_INVALID_INPUT naming the file (and line, or row group and column), found before it is held
+   * (a decompression bomb costs at most this). Default: the document memory (documentMemoryFromEnv()).
+   */
+  memoryLimit?: number;
   /** Also give each line's raw bytes (JSONL only), for commands that rewrite lines. */
   raw?: boolean;
   /** Also give where each line is in its file (DocumentBatch.lines), for plain JSONL files read by the addon. */
@@ -115,6 +123,29 @@ export function sniffInput(head: Uint8Array): { format: InputFormat; compression
   if (startsWith(head, GZIP_MAGIC)) return { format: 'jsonl', compression: 'gzip' };
   if (startsWith(head, ZSTD_MAGIC)) return { format: 'jsonl', compression: 'zstd' };
   return { format: 'jsonl', compression: 'none' };
+}
+
+/** Compressed and archive formats the readers do not take, by their magic bytes, and how to read them. */
+const OTHER_FORMATS: { name: string; magic: number[]; tool: string }[] = [
+  { name: 'xz', magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], tool: 'xz -dc' },
+  { name: 'bzip2', magic: [0x42, 0x5a, 0x68], tool: 'bzip2 -dc' },
+  { name: 'lz4', magic: [0x04, 0x22, 0x4d, 0x18], tool: 'lz4 -dc' },
+  { name: 'zip', magic: [0x50, 0x4b, 0x03, 0x04], tool: 'unzip -p' },
+  { name: '7-Zip', magic: [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], tool: '7z x -so' },
+  { name: 'lzip', magic: [0x4c, 0x5a, 0x49, 0x50], tool: 'lzip -dc' },
+];
+
+/**
+ * ERR_NEARDUP_UNSUPPORTED for an input whose first bytes are a compressed or archive format the readers do
+ * not take (xz, bzip2, lz4, zip, 7-Zip, lzip), naming it and the formats read; undefined for anything else.
+ */
+export function unsupportedFormat(file: string, head: Uint8Array): NeardupError | undefined {
+  const f = OTHER_FORMATS.find((o) => head.length >= o.magic.length && o.magic.every((b, i) => head[i] === b));
+  if (!f) return undefined;
+  const name = file === '-' ? '<stdin>' : file;
+  return new NeardupError('ERR_NEARDUP_UNSUPPORTED',
+    `${name}: ${f.name}-compressed input is not read (inputs are JSONL, plain, gzip or zstd, and Parquet); ` +
+    `decompress it first, e.g. '${f.tool} ${file === '-' ? 'FILE' : file} | neardup ... -'`, { file: name });
 }
 
 /**
@@ -209,8 +240,9 @@ export async function openInputFile(file: string, chunkBytes = 16 << 20): Promis
   if (file === '-') {
     src = process.stdin;
   } else {
-    // compressed input is read in small pieces: each is decompressed in one go (a bounded amount of output)
-    const rs = fs.createReadStream(file, { highWaterMark: sniffFile(file).compression === 'none' ? chunkBytes : 1 << 20 });
+    // compressed input is read in small pieces: each is decompressed in one go (a bounded amount of output);
+    // never less than 4 KiB a read, so the first read holds the magic bytes that tell the format
+    const rs = fs.createReadStream(file, { highWaterMark: sniffFile(file).compression === 'none' ? Math.max(4096, chunkBytes) : 1 << 20 });
     await new Promise<void>((resolve, reject) => {
       rs.once('open', () => resolve());
       rs.once('error', (e: NodeJS.ErrnoException) =>
@@ -221,6 +253,11 @@ export async function openInputFile(file: string, chunkBytes = 16 << 20): Promis
   const first = await peek(src, file);
   if (first === null) return { format: 'jsonl', compression: 'none', stream: src };
   const kind = sniffInput(first);
+  const other = kind.compression === 'none' && kind.format === 'jsonl' ? unsupportedFormat(file, first) : undefined;
+  if (other) {
+    src.destroy();
+    throw other;
+  }
   if (kind.format === 'parquet') {
     src.destroy();
     if (file === '-') throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', 'Parquet on standard input: give the file (Parquet is read from its end)');
@@ -399,6 +436,16 @@ export function applyBadLines(name: string, firstLine: number, count: number, ba
   return valid;
 }
 
+/**
+ * The document memory: NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, when it is not set, half of the
+ * physical memory; undefined when the variable is not a size.
+ */
+export function documentMemoryFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env.NEARDUP_DOCUMENT_MEMORY;
+  if (v === undefined || v === '') return Math.floor(os.totalmem() / 2);
+  return parseByteSize(v);
+}
+
 /** Reads documents from files in batches, line i = document i (see the header comment). */
 export async function* readDocuments(files: string[], options: ReadDocumentsOptions = {}): AsyncGenerator<DocumentBatch> {
   expectArray(files, 'files').forEach((f, i) => expectString(f, `files[${i}]`));
@@ -410,7 +457,10 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
   const onBad = options.onBadLine ?? 'error';
   if (!['error', 'skip', 'empty'].includes(onBad)) throw invalidArgument(RangeError, "onBadLine must be 'error', 'skip' or 'empty'");
   const batchBytes = options.batchBytes ?? 16 << 20;
-  const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+  const memoryLimit = options.memoryLimit ?? documentMemoryFromEnv();
+  if (memoryLimit === undefined) throw invalidArgument(RangeError, `NEARDUP_DOCUMENT_MEMORY must be a size like 512M or 8G, got '${process.env.NEARDUP_DOCUMENT_MEMORY}'`);
+  if (!(Number.isSafeInteger(memoryLimit) && memoryLimit > 0)) throw invalidArgument(RangeError, 'memoryLimit must be a positive integer (bytes)');
+  const maxLine = Math.min(options.maxLineBytes ?? MAX_LINE_BYTES, memoryLimit);
   const total = inputSize(files);
   let consumed = 0;
   let before = 0;  // bytes of the files already read
@@ -419,7 +469,7 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
     const opened = await openInputFile(file, Math.min(batchBytes, 16 << 20));
     if (opened.format === 'parquet') {
       const size = file === '-' ? 0 : fs.statSync(file).size;
-      for await (const b of readParquetDocuments(file, fileIndex, { field, idField, onBadLine: onBad, batchBytes })) {
+      for await (const b of readParquetDocuments(file, fileIndex, { field, idField, onBadLine: onBad, batchBytes, memoryLimit })) {
         consumed += b.bytes;
         options.onProgress?.(consumed, total ? Math.min(1, (before + size * b.fractionOfFile) / total) : undefined);
         yield b.batch;

@@ -373,7 +373,7 @@ export interface NativeBinding {
   };
   ZstdDecoder: new (name: string) => NativeZstdDecoder;
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
-  zstdDecompressSync(input: Uint8Array, name: string): Uint8Array;
+  zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };

@@ -91,3 +91,11 @@ export function capOption(options: unknown, key: string): number {
   if (!Number.isSafeInteger(v) || v < 0) throw invalidArgument(RangeError, `${key} must be a non-negative integer`);
   return v;
 }
+
+/** A size such as 512M, 8G, 64k or 1024 (bytes; K/M/G/T are powers of 1024); undefined when malformed. */
+export function parseByteSize(s: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)i?[bB]?$/.exec(s);
+  if (!m) return undefined;
+  const mult = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30, t: 2 ** 40 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
+  return Math.floor(Number(m[1]) * mult);
+}

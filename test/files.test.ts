@@ -346,7 +346,7 @@ function spillFiles(tmp: string): number {
   }, 0);
 }
 
-for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
   test(`${signal} during dedup --memory: exit ${status}, no spill file and no temporary output left`, async () => {
     const dir = freshDir();
     const tmp = path.join(dir, 'tmp');

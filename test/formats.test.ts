@@ -39,6 +39,28 @@ test('Parquet: snappy, gzip, zstd and uncompressed pages, several row groups: ro
   }
 });
 
+test('xz, bzip2, lz4, zip, 7-Zip and lzip inputs are named, with the formats read and how to decompress', async () => {
+  const heads: [string, number[]][] = [
+    ['xz', [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]], ['bzip2', [0x42, 0x5a, 0x68, 0x39]], ['lz4', [0x04, 0x22, 0x4d, 0x18]],
+    ['zip', [0x50, 0x4b, 0x03, 0x04]], ['7-Zip', [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]], ['lzip', [0x4c, 0x5a, 0x49, 0x50]],
+  ];
+  for (const [name, magic] of heads) {
+    const f = write(`in-${name}.bin`, Buffer.concat([Buffer.from(magic), Buffer.alloc(100, 7)]));
+    await rejects((async () => { for await (const _ of readDocuments([f])) void _; })(),
+      (e: NeardupError) => e.code === 'ERR_NEARDUP_UNSUPPORTED' && e.message.startsWith(`${f}: ${name}-compressed input is not read`), name);
+  }
+  // through the CLI: a file and standard input (one process each)
+  const r = cli(dir, ['dedup', '--fast', 'in-xz.bin']);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /in-xz\.bin: xz-compressed input is not read \(inputs are JSONL, plain, gzip or zstd, and Parquet\); decompress it first, e\.g\. 'xz -dc in-xz\.bin \| neardup \.\.\. -'/);
+  const s = cli(dir, ['dedup', '--fast', '-'], fs.readFileSync(path.join(dir, 'in-lz4.bin')));
+  assert.is(s.code, 1);
+  assert.match(s.stderr, /<stdin>: lz4-compressed input is not read/);
+  // a JSONL line that merely starts with such letters is text ("BZh" is bzip2's magic, not '{"BZh')
+  const ok = write('bzh.jsonl', '{"text":"BZh91AY&SY"}\n');
+  assert.is((await docs([ok]))[0].text, 'BZh91AY&SY');
+});
+
 test('Parquet: nulls and wrong types follow --on-bad-line (FILE:ROW); a missing column names the columns', async () => {
   const f = write('nulls.parquet', await parquetBytes([
     { name: 'text', data: ['a', null, 'c', 'd'], type: 'STRING', nullable: true }, { name: 'id', data: [1.5, 2, 3, 4], type: 'DOUBLE' },

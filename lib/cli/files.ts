@@ -7,7 +7,7 @@
 //    0600, ".NAME.neardup-tmp-PID-RANDOM"), synced and renamed over it, keeping the replaced file's mode.
 //  - NativeOutput: the same for files the addon writes (io::AtomicFile has the same rules); '-' and devices
 //    go through a private temporary file that is copied out at the end.
-//  - Temporary files and spill folders are removed on success, on error, on SIGINT (exit 130) and SIGTERM
+//  - Temporary files and spill folders are removed on success, on error, on SIGINT (exit 130), SIGHUP (129) and SIGTERM
 //    (exit 143). Each is locked by its writer while in use (the temporary file itself; a spill folder's LOCK
 //    file); the next run removes those of killed processes: unlocked, and either their PID is gone or they
 //    are over an hour old (io::IsStale: the same sweep as the addon's, safe across PID namespaces).
@@ -261,7 +261,10 @@ export function cleanupNow(): void {
 
 let installed = false;
 
-/** SIGINT/SIGTERM: remove temporary files and spill folders, exit 130/143; on any exit: the same cleanup. */
+/**
+ * SIGINT/SIGTERM/SIGHUP (a closed terminal or ssh session): remove temporary files and spill folders, exit
+ * 130/143/129; on any exit: the same cleanup.
+ */
 export function installCleanup(): void {
   if (installed) return;
   installed = true;
@@ -274,6 +277,7 @@ export function installCleanup(): void {
   };
   process.on('SIGINT', on(130));
   process.on('SIGTERM', on(143));
+  process.on('SIGHUP', on(129));
   process.on('exit', cleanupNow);
 }
 

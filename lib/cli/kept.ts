@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { NeardupError, nativeCall } from '../errors';
 import { native } from '../native';
-import { openInputFile, readError, type InputCompression, type InputFormat } from '../input';
+import { documentMemoryFromEnv, openInputFile, readError, type InputCompression, type InputFormat } from '../input';
 import { parquetRowsAsJson } from '../parquet';
 import { OutputFile } from './files';
 import { readLines } from './jsonl';
@@ -136,7 +136,7 @@ export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boole
     const out = outputFor(inp);
     let d = inp.first;
     if (inp.format === 'parquet') {
-      for await (const rows of parquetRowsAsJson(inp.file)) {
+      for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
         for (const r of rows) {
           if (d < inp.first + inp.count && keep(d)) await out.write(Buffer.from(r + '\n'));
           d++;

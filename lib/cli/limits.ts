@@ -4,10 +4,9 @@
 // would exceed the document memory is refused with its file:line instead of running the machine out of
 // memory. The document memory is NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, by default, half of the
 // physical memory.
-import * as os from 'node:os';
 import { NeardupError } from '../errors';
 import { UsageError } from './common';
-import { parseSize } from './commands/dupi';
+import { documentMemoryFromEnv } from '../input';
 import type { JsonlBatch } from './jsonl';
 import type { DocumentBatch } from '../input';
 
@@ -28,13 +27,9 @@ export type LimitedCommand = keyof typeof DOCUMENT_BYTES_PER_BYTE;
 
 /** The document memory: NEARDUP_DOCUMENT_MEMORY, or half of the physical memory. */
 export function documentMemory(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env.NEARDUP_DOCUMENT_MEMORY;
-  if (v === undefined || v === '') return Math.floor(os.totalmem() / 2);
-  try {
-    return parseSize(v);
-  } catch {
-    throw new UsageError(`NEARDUP_DOCUMENT_MEMORY must be a size like 512M or 8G, got '${v}'`);
-  }
+  const n = documentMemoryFromEnv(env);
+  if (n === undefined) throw new UsageError(`NEARDUP_DOCUMENT_MEMORY must be a size like 512M or 8G, got '${env.NEARDUP_DOCUMENT_MEMORY}'`);
+  return n;
 }
 
 /** The largest document (UTF-8 bytes) `command` takes. */

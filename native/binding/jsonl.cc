@@ -351,14 +351,16 @@ class ZstdEncoder : public Napi::ObjectWrap<ZstdEncoder> {
   std::shared_ptr<ZstdEncState> st_;
 };
 
-// zstdDecompressSync(bytes, name): one whole buffer of zstd frames (a Parquet page), on the calling thread.
+// zstdDecompressSync(bytes, name, maxBytes?): one whole buffer of zstd frames (a Parquet page), on the calling
+// thread; more than maxBytes out (when given and not 0) is ERR_NEARDUP_INVALID_INPUT, found before more is made.
 Napi::Value ZstdDecompressSync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Uint8Array in = ExpectBytes(env, info[0], "input");
   const std::string name = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string("zstd data");
+  const uint64_t max_out = info[2].IsUndefined() ? 0 : GetCap(env, info[2], "maxBytes");
   std::vector<uint8_t> out;
   return RunSync(
-      env, [&] { return io::ZstdDecompressAll(BytesOf(in), in.ByteLength(), &out, name); },
+      env, [&] { return io::ZstdDecompressAll(BytesOf(in), in.ByteLength(), &out, name, static_cast<size_t>(max_out)); },
       [&](Napi::Env e) { return U8(e, std::move(out)); });
 }
 

@@ -256,4 +256,30 @@ TEST(zstd_round_trip_frames_and_errors) {
   EXPECT(!st.ok() && st.code() == Code::kCorrupt && st.message().rfind("in.zst: ", 0) == 0);
 }
 
+// A frame of RLE blocks (128 KiB each, 4 bytes on disk) that expands to `blocks` x 128 KiB of 'a'.
+static std::vector<uint8_t> RleBomb(size_t blocks) {
+  std::vector<uint8_t> f = {0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3};
+  for (size_t i = 0; i < blocks; i++) {
+    const uint32_t h = (uint32_t(1) << 17 << 3) | (1u << 1) | (i + 1 == blocks ? 1u : 0u);
+    f.insert(f.end(), {uint8_t(h), uint8_t(h >> 8), uint8_t(h >> 16), uint8_t('a')});
+  }
+  return f;
+}
+
+TEST(zstd_decompress_all_stops_at_max_out) {
+  const std::vector<uint8_t> bomb = RleBomb(8192);  // 1 GiB out of 32 KB
+  std::vector<uint8_t> out;
+  // the limit: refused after at most max_out (+ one step) bytes, with the name
+  Status st = io::ZstdDecompressAll(bomb.data(), bomb.size(), &out, "page", size_t(1) << 20);
+  EXPECT(!st.ok() && st.code() == Code::kInvalidInput && st.message() == "page: expands to more than 1048576 bytes");
+  EXPECT(out.size() <= (size_t(1) << 20));
+  // exactly at the limit: accepted; one byte under it: refused
+  const std::vector<uint8_t> two = RleBomb(2);
+  EXPECT(io::ZstdDecompressAll(two.data(), two.size(), &out, "p", size_t(1) << 18).ok() && out.size() == (size_t(1) << 18));
+  EXPECT(out[0] == 'a' && out.back() == 'a');
+  EXPECT(!io::ZstdDecompressAll(two.data(), two.size(), &out, "p", (size_t(1) << 18) - 1).ok());
+  // 0: no limit
+  EXPECT(io::ZstdDecompressAll(two.data(), two.size(), &out, "p", 0).ok() && out.size() == (size_t(1) << 18));
+}
+
 TEST_MAIN("jsonl")

@@ -54,6 +54,25 @@ export function zstdRleFrame(byte: number, count: number): Buffer {
   return Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3, h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff, byte]);
 }
 
+/**
+ * A zstd frame that expands to `prefix` then `count` copies of `byte` (RLE blocks of 128 KiB: 4 bytes each),
+ * so a few KB of frame make gigabytes: a decompression bomb.
+ */
+export function zstdBombFrame(prefix: Uint8Array, byte: number, count: number): Buffer {
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (17 - 10) << 3])];
+  const header = (size: number, type: number, last: boolean) => {
+    const h = (size << 3) | (type << 1) | (last ? 1 : 0);
+    return Buffer.from([h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff]);
+  };
+  if (prefix.length) parts.push(header(prefix.length, 0, count === 0), Buffer.from(prefix));
+  for (let left = count; left > 0;) {
+    const n = Math.min(left, 1 << 17);
+    left -= n;
+    parts.push(header(n, 1, left === 0), Buffer.from([byte]));
+  }
+  return Buffer.concat(parts);
+}
+
 /** A skippable frame (magic 0x184D2A50..5F) of `n` bytes of junk. */
 export function zstdSkippableFrame(n: number): Buffer {
   const b = Buffer.alloc(8 + n, 0x5a);
@@ -75,15 +94,19 @@ export interface ParquetColumn {
  * A Parquet file's bytes: `codec` pages (SNAPPY, GZIP, ZSTD (written as raw-block frames), UNCOMPRESSED),
  * `rowGroupSize` rows per row group.
  */
-export async function parquetBytes(columns: ParquetColumn[], options: { codec?: 'SNAPPY' | 'GZIP' | 'ZSTD' | 'UNCOMPRESSED'; rowGroupSize?: number; zstd?: (b: Uint8Array) => Uint8Array } = {}): Promise<Buffer> {
+export async function parquetBytes(columns: ParquetColumn[], options: {
+  codec?: 'SNAPPY' | 'GZIP' | 'ZSTD' | 'UNCOMPRESSED'; rowGroupSize?: number; pageSize?: number;
+  zstd?: (b: Uint8Array) => Uint8Array; gzip?: (b: Uint8Array) => Uint8Array;
+} = {}): Promise<Buffer> {
   const w: Writer = await import('hyparquet-writer');
   const zlib = await import('node:zlib');
   const ab = w.parquetWriteBuffer({
     columnData: columns.map((c) => ({ name: c.name, data: c.data as never, type: c.type, nullable: c.nullable })),
     codec: options.codec ?? 'SNAPPY',
     rowGroupSize: options.rowGroupSize,
+    ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
     compressors: {
-      GZIP: (b: Uint8Array) => new Uint8Array(zlib.gzipSync(b)),
+      GZIP: options.gzip ?? ((b: Uint8Array) => new Uint8Array(zlib.gzipSync(b))),
       ZSTD: options.zstd ?? ((b: Uint8Array) => new Uint8Array(zstdRawFrame(b))),
     },
   });

@@ -2,13 +2,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { NeardupError } from '../../errors';
-import { DedupSession, INDEX_REPRESENTATIVE, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
 import { LshIndex } from '../../lsh';
 import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
 import { Progress } from '../progress';
+import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../files';
 import { seedOption } from './minhash';
 import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
@@ -270,7 +271,9 @@ ${INPUT_USAGE}`,
       const pending: Promise<void>[] = [];
       const limits = dedupLimits(effective);
       for await (const batch of readDocuments(positionals, {
-        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
+        // --memory also bounds what one input unit (a line, a Parquet page or column chunk) may take decoded
+        // (budgets under 64 MiB count as 64 MiB, as for the per-document limits)
+        ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(Math.max(memory, MIN_LIMIT_BUDGET), documentMemory()) } : {}), onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
       })) {
         if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
         const off = batch.packed.offsets;

@@ -8,6 +8,7 @@ import { NeardupError } from '../../errors';
 import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
 import { defaultBuildMemory } from '../../postings';
 import { inputSize } from '../../input';
+import { parseByteSize } from '../../validate';
 import { Output, UsageError, type Command } from '../common';
 import { checkFiles } from '../files';
 
@@ -95,10 +96,9 @@ async function runIndex(root: string, args: string[]): Promise<number> {
 }
 
 export function parseSize(s: string): number {
-  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT]?)i?[bB]?$/.exec(s);
-  if (!m) throw new UsageError(`invalid size '${s}' (examples: 512M, 1G)`);
-  const mult = { '': 1, k: 1 << 10, m: 1 << 20, g: 1 << 30, t: 2 ** 40 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
-  return Math.floor(Number(m[1]) * mult);
+  const n = parseByteSize(s);
+  if (n === undefined) throw new UsageError(`invalid size '${s}' (examples: 512M, 1G)`);
+  return n;
 }
 
 async function runInspect(root: string, args: string[], out: Output): Promise<number> {

@@ -82,16 +82,24 @@ Status ZstdWriter::Feed(const uint8_t* in, size_t n, bool end, std::vector<uint8
   return Status::Ok();
 }
 
-Status ZstdDecompressAll(const uint8_t* in, size_t n, std::vector<uint8_t>* out, const std::string& what) {
+Status ZstdDecompressAll(const uint8_t* in, size_t n, std::vector<uint8_t>* out, const std::string& what,
+                         size_t max_out) {
   ZstdStream s;
   size_t consumed = 0;
   out->clear();
   RawBuffer<uint8_t> part;
+  constexpr size_t kStep = size_t(16) << 20;
+  size_t step = kStep;
   do {
-    const Status st = s.Feed(in, n, &consumed, size_t(16) << 20, &part, what);
+    // with a limit, a step never asks for more than one byte past it (so "more than max_out" is seen early)
+    step = max_out == 0 ? kStep : std::min(kStep, max_out - out->size() + 1);
+    const Status st = s.Feed(in, n, &consumed, step, &part, what);
     if (!st.ok()) return st;
+    if (max_out != 0 && part.size() > max_out - out->size())
+      return Status(Code::kInvalidInput, (what.empty() ? std::string() : what + ": ") + "expands to more than " +
+                                  std::to_string(max_out) + " bytes");
     out->insert(out->end(), part.data(), part.data() + part.size());
-  } while (consumed < n || part.size() >= (size_t(16) << 20));
+  } while (consumed < n || part.size() >= step);
   return s.Finish(what);
 }
 

@@ -54,7 +54,11 @@ class ZstdWriter {
 };
 
 // Decompresses one whole buffer of frames (a Parquet page) into *out (replaced).
-Status ZstdDecompressAll(const uint8_t* in, size_t n, std::vector<uint8_t>* out, const std::string& what);
+// max_out: the most bytes the input may expand to (0: no limit). Decompression stops as soon as more would
+// come out (a frame that expands without end costs at most max_out bytes and a step): Code::kInvalidInput,
+// "WHAT: expands to more than MAX_OUT bytes".
+Status ZstdDecompressAll(const uint8_t* in, size_t n, std::vector<uint8_t>* out, const std::string& what,
+                         size_t max_out = 0);
 
 }  // namespace io
 }  // namespace neardup
