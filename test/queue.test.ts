@@ -340,4 +340,38 @@ test('every output option through a BullMQ worker (--shards 3, one shard without
   await stopWorkers();
 });
 
+test('Redis unreachable from the start: dedup --redis reports it and exits non-zero promptly (no handle keeps it alive)', async () => {
+  if (!haveRedis) return;
+  const port = await freePort();  // nothing listens there
+  const t0 = Date.now();
+  const r = await Promise.race([
+    run(['dedup', 'a.jsonl', '--flags', 'unreach.flags', '--work', 'wk-unreach', '--redis', `redis://127.0.0.1:${port}`, '--shards', '2', '--redis-wait', '2']),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('dedup --redis still running 40 s after Redis was found unreachable')), 40_000).unref()),
+  ]);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /lost the connection to Redis at redis:\/\/127\.0\.0\.1:\d+ for \d+ s \(connect ECONNREFUSED/);
+  assert.ok(Date.now() - t0 < 25_000, `exited after ${Date.now() - t0} ms`);
+  assert.not.ok(fs.existsSync(path.join(dir, 'unreach.flags')));
+});
+
+test('neardup worker with Redis down: says once what it waits for, backs off, and serves once Redis is up', async () => {
+  if (!haveRedis) return;
+  const port = await freePort();
+  const w = spawn(process.execPath, [MAIN, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--queue', 'test-down'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  workers.push(w);
+  let err = '';
+  w.stderr!.on('data', (d) => { err += d; });
+  await new Promise((r) => setTimeout(r, 6000));
+  const lines = err.split('\n').filter((l) => l);
+  assert.equal(lines, [`neardup worker: waiting for Redis at redis://127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port}); retrying with a growing delay, up to 20 s`]);
+  const second = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', path.join(dir, 'redis'), '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await waitFor(w, /is back after \d+ s/, 'worker after Redis came up', 40_000);
+    assert.match(err, /serving queue 'test-down'/);
+  } finally {
+    await stopWorkers();
+    await new Promise<void>((resolve) => { second.once('exit', () => resolve()); second.kill('SIGTERM'); });
+  }
+});
+
 test.run();

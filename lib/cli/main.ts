@@ -73,11 +73,16 @@ if (require.main === module) {
     process.stderr.write(`neardup: cannot write standard output: ${systemMessage(e)}\n`);
     process.exit(1);
   });
-  main(process.argv.slice(2)).then(
-    (code) => { process.exitCode = code; },
-    (e) => {
-      process.stderr.write(`neardup: internal error: ${(e as Error).stack ?? String(e)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  // A failure exits as soon as standard output is flushed: no open handle (a Redis client still reconnecting,
+  // a worker pool, a timer) may keep a failed batch job alive. Success waits for the event loop as usual.
+  const finish = (code: number) => {
+    process.exitCode = code;
+    if (code === 0) return;
+    setTimeout(() => process.exit(code), 2000).unref();  // a stdout that is never drained
+    process.stdout.write('', () => process.exit(code));
+  };
+  main(process.argv.slice(2)).then(finish, (e) => {
+    process.stderr.write(`neardup: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    finish(1);
+  });
 }

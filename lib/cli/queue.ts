@@ -63,9 +63,29 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
     stalledInterval: Math.max(500, Math.floor(o.lockDuration / 2)), maxStalledCount: 3, useWorkerThreads: false,
   });
   let fatal: (e: Error) => void = () => undefined;
+  // Redis away: its clients retry with a growing delay (up to 20 s) and report each failed attempt; the log
+  // says once what the worker waits for, then a line a minute while it still waits, and when it is back.
+  let waiting: { since: number; said: number; message: string } | undefined;
   worker.on('error', (e) => {
-    process.stderr.write(`neardup worker: ${e.message}\n`);
-    if (/could not load/i.test(e.message)) fatal(e);  // a missing client package: retrying cannot help
+    if (/could not load/i.test(e.message)) {  // a missing client package: retrying cannot help
+      process.stderr.write(`neardup worker: ${e.message}\n`);
+      fatal(e);
+      return;
+    }
+    const now = Date.now();
+    if (!isConnectionError(e)) process.stderr.write(`neardup worker: ${e.message}\n`);
+    else if (!waiting) {
+      waiting = { since: now, said: now, message: e.message };
+      process.stderr.write(`neardup worker: waiting for Redis at ${url} (${e.message}); retrying with a growing delay, up to 20 s\n`);
+    } else if (now - waiting.said >= 60_000) {
+      waiting.said = now;
+      process.stderr.write(`neardup worker: still waiting for Redis at ${url} after ${Math.round((now - waiting.since) / 1000)} s (${e.message})\n`);
+    }
+  });
+  worker.on('ready', () => {
+    if (!waiting) return;
+    process.stderr.write(`neardup worker: Redis at ${url} is back after ${Math.round((Date.now() - waiting.since) / 1000)} s\n`);
+    waiting = undefined;
   });
   worker.on('failed', (job, e) => process.stderr.write(`neardup worker: ${job?.name} ${JSON.stringify(job?.data)} failed: ${e.message}\n`));
   try {
@@ -79,8 +99,20 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
       }, reject);
     });
   } finally {
-    await worker.close();
+    // closing waits for pending commands; with Redis away that is forever: then force the connections shut
+    const closing = worker.close();
+    if (waiting) {
+      await Promise.race([closing, new Promise((r) => setTimeout(r, 1000).unref())]);
+      void worker.disconnect().catch(() => undefined);
+    } else await closing;
   }
+}
+
+/** An error of a Redis client's connection (refused, reset, unreachable, timed out), which a retry can mend. */
+function isConnectionError(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return (code !== undefined && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EPIPE)$/.test(code)) ||
+    /ECONNREFUSED|ECONNRESET|Connection is closed|connect ETIMEDOUT/.test(e.message);
 }
 
 /**
@@ -122,9 +154,12 @@ async function submitter(url: string, queue: string, waitMs: number) {
     async close(): Promise<void> {
       clearInterval(clock);
       // closing waits for pending commands; a Redis that is gone would hold it forever
+      // (and its clients would go on reconnecting, keeping the process alive): then force them shut
       const closing = Promise.allSettled([events.close(), flow.close()]);
-      if (lost) await Promise.race([closing, new Promise((r) => setTimeout(r, 1000))]);
-      else await closing;
+      if (lost) {
+        await Promise.race([closing, new Promise((r) => setTimeout(r, 1000).unref())]);
+        void Promise.allSettled([events.disconnect(), flow.disconnect()]);
+      } else await closing;
     },
   };
 }
