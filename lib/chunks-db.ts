@@ -8,7 +8,7 @@
 // writer, read in place by a reader). better-sqlite3 (12.x) is an optional dependency, loaded on first use.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from './errors';
+import { NeardupError, nativeSync } from './errors';
 import { native, type NativeChunkIndex } from './native';
 
 export const DB_NAME = 'similar.sqlite';
@@ -88,7 +88,7 @@ export function dbGeneration(dir: string): number | null {
  */
 export function acquireLock(dir: string): () => void {
   const file = path.join(dir, LOCK_NAME);
-  if (native.chunkIndexLockState(file) === 'held')
+  if (nativeSync(() => native.chunkIndexLockState(file)) === 'held')
     throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' is being written by another process (it holds ${file})`, { file });
   let fd: number;
   try {
@@ -118,7 +118,7 @@ export interface Consistent {
  * PENDING when the table is ahead, discards it when not.
  */
 export function consistentState(dir: string, writer: boolean): Consistent {
-  const pr = native.chunkIndexProbe(dir);
+  const pr = nativeSync(() => native.chunkIndexProbe(dir));
   const db = dbGeneration(dir);
   const m = pr.manifest ?? 0;
   if (pr.manifest === null && pr.pending === null) {
@@ -127,7 +127,7 @@ export function consistentState(dir: string, writer: boolean): Consistent {
   }
   if (db !== null && db === m + 1 && pr.pending === db) {
     if (!writer) return { which: 'PENDING', generation: db };
-    native.chunkIndexCommit(dir);
+    nativeSync(() => native.chunkIndexCommit(dir));
     return { which: 'MANIFEST', generation: db };
   }
   if (pr.manifest !== null && db === m) {

@@ -262,7 +262,11 @@ export class ChunkIndex {
     return ChunkIndex.open(dir);
   }
 
-  /** Opens an index for reading (top, query) and updates. verify: check every checksum now (reads it all). */
+  /**
+   * Opens an index for reading (top, query) and updates. Every file is checked by default (docs/FORMAT.md section 14:
+   * manifests and the directory now, each record and posting key block the first time it is read); verify: check
+   * every checksum now (reads it all).
+   */
   static async open(dir: string, options: { verify?: boolean } = {}): Promise<ChunkIndex> {
     expectString(dir, 'dir');
     const o = optionsObject(options);
@@ -503,7 +507,7 @@ export const stages = {
     const run = checkRunOptions(o);
     if (o.out !== undefined) expectString(o.out, 'out');
     if (o.parts !== undefined) expectInt(o.parts, 'parts', part + 1, 4096);
-    const probe = native.chunkIndexProbe(dir);
+    const probe = nativeSync(() => native.chunkIndexProbe(dir));
     if (!probe.stage) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' holds no prepared build (STAGE)`, { file: dir });
     const out = o.out ?? path.join(dir, `pairs-${part}.ckp`);
     await nativeCall(native.chunkStagePart(dir, part, o.parts, out, run.memory, run.tmp));

@@ -3,9 +3,11 @@
 // docs/passages.md). Passages (consecutive shared windows merged) are found natively
 // (native/core/postings/passages.h).
 //
-//   DIR/passages.json   {"version":1,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count"}]}
+//   DIR/passages.json   {"version":2,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count","docsCrc"}],"crc"}
 //   DIR/texts-K.bin     the UTF-8 texts of batch K (one index run) back to back
-//   DIR/docs-K.jsonl    one line per document of batch K: {"n": internal id, "id": the user's id, "offset", "length"}
+//   DIR/docs-K.jsonl    one line per document of batch K: {"n": internal id, "id": the user's id, "offset", "length", "crc"}
+// Checks (docs/FORMAT.md section 14): passages.json's crc when it is read, a document list's docsCrc when it is
+// read, a text's crc the first time it is read (version 1 files and batches written before them carry none).
 //   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
 // A run writes its batch files and its postings segment before passages.json (temporary name + rename).
 import * as fs from 'node:fs';
@@ -15,6 +17,7 @@ import { NeardupError, invalidArgument } from './errors';
 import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
 import { OutputFile } from './cli/files';
 import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
+import { native } from './native';
 
 export interface PassageIndexOptions {
   /** Words per window. Default 10. */
@@ -24,10 +27,58 @@ export interface PassageIndexOptions {
 }
 
 interface Meta {
-  version: 1;
+  version: 1 | 2;
   seqLen: number;
   hash: WindowHash;
-  batches: Array<{ texts: string; docs: string; first: number; count: number }>;
+  /** docsCrc: CRC-32C of the docs file (whose lines then carry each text's crc); absent in batches written before. */
+  batches: Array<{ texts: string; docs: string; first: number; count: number; docsCrc?: number }>;
+}
+
+const crc32c = (b: Uint8Array | string, crc?: number) => native.crc32c(typeof b === 'string' ? Buffer.from(b) : b, crc) >>> 0;
+
+/** passages.json, version 2: the JSON of the meta, its CRC-32C (of that JSON text without the crc) as a last field. */
+function metaText(meta: Meta): string {
+  const m = { ...meta, version: 2 } as Meta & { crc?: number };
+  delete m.crc;
+  const body = JSON.stringify(m);
+  return body.slice(0, -1) + `,"crc":${crc32c(body)}}\n`;
+}
+
+function readMeta(metaFile: string): Meta {
+  let meta: Meta & { crc?: number };
+  let text: string;
+  try {
+    text = fs.readFileSync(metaFile, 'utf8');
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${metaFile}': ${(e as Error).message}`, { file: metaFile, cause: e });
+  }
+  try {
+    meta = JSON.parse(text) as Meta & { crc?: number };
+  } catch (e) {
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `cannot read '${metaFile}': ${(e as Error).message}`, { file: metaFile, cause: e });
+  }
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is not a passage index's meta file`, { file: metaFile });
+  if (meta.version !== 1 && meta.version !== 2) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${metaFile}': version ${meta.version} is not supported`, { file: metaFile });
+  if (meta.version === 2) {
+    const crc = meta.crc;
+    delete meta.crc;
+    if (crc !== crc32c(JSON.stringify(meta))) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is corrupt: its checksum does not match`, { file: metaFile });
+  }
+  if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash or batch list`, { file: metaFile });
+  return meta;
+}
+
+/** Checks an id the document lists can hold: one JSON.stringify gives back (strings, finite numbers, booleans, null, plain data). */
+function checkId(id: unknown, what: string): void {
+  let j: string | undefined;
+  try {
+    j = JSON.stringify(id);
+  } catch (e) {
+    throw invalidArgument(TypeError, `Expected ${what} to be a JSON value: ${(e as Error).message}`);
+  }
+  if (j === undefined || (typeof id === 'number' && !Number.isFinite(id)))
+    throw invalidArgument(TypeError, `Expected ${what} to be a JSON value (a string, a finite number, a boolean, null, an array or an object), got ${typeof id === 'number' ? String(id) : typeof id}`);
 }
 
 export interface ExtractOptions {
@@ -107,7 +158,7 @@ export interface QueryMatch {
 interface DocTable {
   id(n: number): unknown;
   ids: { json: Uint8Array; offsets: Float64Array };
-  texts: { files: string[]; file: Uint32Array; offset: Float64Array; length: Uint32Array };
+  texts: { files: string[]; file: Uint32Array; offset: Float64Array; length: Uint32Array; crc: Uint32Array; check: Uint8Array };
 }
 
 /** Passages' documents (occurrences) and text bytes read from the native extract at a time. */
@@ -127,12 +178,13 @@ export function extractMemory(memory: number, docs: number): number {
 }
 
 /** The non-empty lines of a (large) file, read 1 MiB at a time. */
-function* readLines(file: string): Generator<string> {
+function* readLines(file: string, onBytes?: (bytes: Buffer) => void): Generator<string> {
   const fd = fs.openSync(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
     let rest: Buffer = Buffer.alloc(0);
     for (let r; (r = fs.readSync(fd, buf, 0, buf.length, null)) > 0;) {
+      onBytes?.(buf.subarray(0, r));
       const data = rest.length ? Buffer.concat([rest, buf.subarray(0, r)]) : buf.subarray(0, r);
       let at = 0;
       for (let nl; (nl = data.indexOf(0x0a, at)) >= 0; at = nl + 1) if (nl > at) yield data.toString('utf8', at, nl);
@@ -163,17 +215,11 @@ export class PassageIndex {
     if (!fs.existsSync(metaFile)) {
       if (!create) throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' holds no passage index (no passages.json)`, { file: metaFile });
       fs.mkdirSync(dir, { recursive: true });
-      const meta: Meta = { version: 1, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', batches: [] };
+      const meta: Meta = { version: 2, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', batches: [] };
       if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'));
-      await writeIndexFile(metaFile, JSON.stringify(meta) + '\n');
+      await writeIndexFile(metaFile, metaText(meta));
     }
-    let meta: Meta;
-    try {
-      meta = JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Meta;
-    } catch (e) {
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `cannot read '${metaFile}': ${(e as Error).message}`, { file: metaFile, cause: e });
-    }
-    if (meta.version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${metaFile}': version ${meta.version} is not supported`, { file: metaFile });
+    const meta = readMeta(metaFile);
     if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash)) {
       throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash}`);
     }
@@ -210,11 +256,15 @@ export class PassageIndex {
     const n = this.size;
     const file = new Uint32Array(n), length = new Uint32Array(n);
     const offset = new Float64Array(n), idOffsets = new Float64Array(n + 1);
+    const crc = new Uint32Array(n), check = new Uint8Array(n);
     const idParts: Buffer[] = [];
     let idBytes = 0;
     this.meta.batches.forEach((b, k) => {
       const f = path.join(this.dir, b.docs);
-      const all = fs.readFileSync(f, 'utf8');
+      const raw = fs.readFileSync(f);
+      if (b.docsCrc !== undefined && crc32c(raw) !== b.docsCrc)
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${f}' is corrupt: its checksum does not match passages.json`, { file: f });
+      const all = raw.toString('utf8');
       let lines = 0, pending: string[] = [];
       const flush = () => {
         const buf = Buffer.from(pending.join(''));
@@ -228,13 +278,20 @@ export class PassageIndex {
         at = end + 1;
         if (!l) continue;
         const i = lines++;
-        let d: { n: number; id: unknown; offset: number; length: number };
+        let d: { n: number; id: unknown; offset: number; length: number; crc?: number };
         try {
           d = JSON.parse(l);
         } catch (e) {
           throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: ${(e as Error).message}`, { file: f, line: i + 1, cause: e });
         }
         if (d.n !== b.first + i) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: document number ${d.n}, expected ${b.first + i}`, { file: f, line: i + 1 });
+        if (!Number.isSafeInteger(d.offset) || d.offset < 0 || !Number.isInteger(d.length) || d.length < 0 || d.length > 0xffffffff ||
+            (b.docsCrc !== undefined && !(Number.isInteger(d.crc) && d.crc! >= 0 && d.crc! <= 0xffffffff)))
+          throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}:${i + 1}: bad offset, length or crc`, { file: f, line: i + 1 });
+        if (b.docsCrc !== undefined) {
+          crc[d.n] = d.crc!;
+          check[d.n] = 1;
+        }
         const idJson = JSON.stringify(d.id);
         pending.push(idJson);
         idBytes += Buffer.byteLength(idJson);
@@ -249,7 +306,7 @@ export class PassageIndex {
     });
     const json = Buffer.concat(idParts, idBytes);
     const id = (d: number) => JSON.parse(json.toString('utf8', idOffsets[d], idOffsets[d + 1])) as unknown;
-    this.table = { id, ids: { json, offsets: idOffsets }, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length } };
+    this.table = { id, ids: { json, offsets: idOffsets }, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length, crc, check } };
     this.ix.setDocIds(json, idOffsets);  // for the lines formatted natively
     return this.table;
   }
@@ -270,7 +327,7 @@ export class PassageIndex {
     const textsOut = OutputFile.open(path.join(this.dir, names.texts));
     let docsOut: OutputFile | undefined;
     let app: Awaited<ReturnType<PostingIndex['appender']>> | undefined;
-    let n = 0, off = 0;
+    let n = 0, off = 0, docsCrc = 0;
     try {
       docsOut = OutputFile.open(path.join(this.dir, names.docs));
       app = await this.ix.appender({ memory: memorySplit(o.memory ?? 0).buildMemory, tmp: o.tmp });
@@ -279,16 +336,19 @@ export class PassageIndex {
         docs.forEach((d, i) => {
           if (d === null || typeof d !== 'object' || !(d.text instanceof Uint8Array))
             throw invalidArgument(TypeError, `Expected docs[${i}] to be { id, text: Buffer }`);
+          checkId(d.id, `docs[${i}].id`);
         });
         if (docs.length === 0) continue;
         let lines = '';
         for (const d of docs) {
-          lines += JSON.stringify({ n: first + n, id: d.id, offset: off, length: d.text.length }) + '\n';
+          lines += JSON.stringify({ n: first + n, id: d.id, offset: off, length: d.text.length, crc: crc32c(d.text) }) + '\n';
           await textsOut.write(Buffer.from(d.text.buffer, d.text.byteOffset, d.text.byteLength));
           off += d.text.length;
           n++;
         }
-        await docsOut.write(lines);
+        const lineBytes = Buffer.from(lines);
+        docsCrc = crc32c(lineBytes, docsCrc);
+        await docsOut.write(lineBytes);
         const ids = await app.addTexts(docs.map((d) => d.text), { blot: this.blotOptions });
         if (ids.length !== docs.length || ids[0] !== first + n - docs.length) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
         o.onBatch?.(n, off);
@@ -308,8 +368,9 @@ export class PassageIndex {
       await app?.abort().catch(() => undefined);
       throw e;
     }
-    this.meta.batches.push({ ...names, first, count: n });
-    await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
+    this.meta.batches.push({ ...names, first, count: n, docsCrc });
+    await writeIndexFile(path.join(this.dir, 'passages.json'), metaText(this.meta));
+    this.meta.version = 2;
     this.table = undefined;
     return n;
   }
@@ -343,26 +404,34 @@ export class PassageIndex {
       const first = this.size;
       const textsOut = OutputFile.open(path.join(this.dir, names.texts));
       let docsOut: OutputFile | undefined;
-      let n = 0, off = 0;
+      let n = 0, off = 0, docsCrc = 0;
       try {
         docsOut = OutputFile.open(path.join(this.dir, names.docs));
         for (const p of parts) {
           for (const b of p.meta.batches) {
             // its document list, renumbered: ids after the documents before it, offsets after the texts before it
             const docsFile = path.join(p.dir, b.docs);
-            let i = 0;
-            for (const l of readLines(docsFile)) {
-              let d: { n: number; id: unknown; offset: number; length: number };
+            let i = 0, partCrc = 0;
+            for (const l of readLines(docsFile, (bytes) => { partCrc = crc32c(bytes, partCrc); })) {
+              let d: { n: number; id: unknown; offset: number; length: number; crc?: number };
               try {
                 d = JSON.parse(l);
               } catch (e) {
                 throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: ${(e as Error).message}`, { file: docsFile, line: i + 1, cause: e });
               }
               if (d.n !== b.first + i) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: document number ${d.n}, expected ${b.first + i}`, { file: docsFile, line: i + 1 });
-              const w = docsOut.write(JSON.stringify({ n: first + n + i, id: d.id, offset: off + d.offset, length: d.length }) + '\n');
+              if (b.docsCrc !== undefined && !(Number.isInteger(d.crc) && d.crc! >= 0 && d.crc! <= 0xffffffff))
+                throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: bad crc`, { file: docsFile, line: i + 1 });
+              // a batch without checksums gets them here (its text read once)
+              const crc = b.docsCrc !== undefined ? d.crc! : crc32c(p.text(b.first + i));
+              const line = Buffer.from(JSON.stringify({ n: first + n + i, id: d.id, offset: off + d.offset, length: d.length, crc }) + '\n');
+              docsCrc = crc32c(line, docsCrc);
+              const w = docsOut.write(line);
               if (w) await w;
               i++;
             }
+            if (b.docsCrc !== undefined && partCrc !== b.docsCrc)
+              throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${docsFile}' is corrupt: its checksum does not match passages.json`, { file: docsFile });
             if (i !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}: ${i} documents, passages.json says ${b.count}`, { file: docsFile });
             n += i;
             // its texts, copied
@@ -390,8 +459,9 @@ export class PassageIndex {
         throw e;
       }
       if (this.ix.info().nextId !== first + n) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
-      this.meta.batches.push({ ...names, first, count: n });
-      await writeIndexFile(path.join(this.dir, 'passages.json'), JSON.stringify(this.meta) + '\n');
+      this.meta.batches.push({ ...names, first, count: n, docsCrc });
+      await writeIndexFile(path.join(this.dir, 'passages.json'), metaText(this.meta));
+      this.meta.version = 2;
       this.table = undefined;
       return n;
     } finally {
@@ -405,6 +475,7 @@ export class PassageIndex {
     docs.forEach((d, i) => {
       if (d === null || typeof d !== 'object' || !(d.text instanceof Uint8Array))
         throw invalidArgument(TypeError, `Expected docs[${i}] to be { id, text: Buffer }`);
+      checkId(d.id, `docs[${i}].id`);
     });
     const o = optionsObject(options);
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
@@ -438,6 +509,8 @@ export class PassageIndex {
     if (b.length > 0 && fs.readSync(fd, b, 0, b.length, t.offset[n]) !== b.length) {
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${t.files[k]}' is shorter than its document list says`, { file: t.files[k] });
     }
+    if (t.check[n] && crc32c(b) !== t.crc[n])
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${t.files[k]}' is corrupt at offset ${t.offset[n]}: the text of document ${n} does not match its checksum`, { file: t.files[k], offset: t.offset[n] });
     return b;
   }
 

@@ -111,6 +111,9 @@ export interface TextSourceArg {
   files: string[];
   file: Uint32Array;
   offset: Float64Array;
+  /** Each text's CRC-32C, checked the first time it is read where check[d] is 1 (its list gave one). */
+  crc?: Uint32Array;
+  check?: Uint8Array;
   length: Uint32Array;
 }
 
@@ -199,7 +202,11 @@ export class PostingIndex {
     return toU32(v as ArrayLike<number>, what);
   }
 
-  /** Opens an index; verify checks every checksum and list (reads everything). */
+  /**
+   * Opens an index. By default the manifest and each segment's directory are checked now and each key block the first
+   * time it is read (version 2 segments: their payload checksum now); verify checks every checksum and list now (reads
+   * everything).
+   */
   static async open(dir: string, options: { verify?: boolean } = {}): Promise<PostingIndex> {
     expectString(dir, 'dir');
     const o = optionsObject(options);

@@ -1,6 +1,7 @@
 #include "posting_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "addon.h"
+#include "hash/crc32c.h"
 #include "args.h"
 #include "parallel/pool.h"
 #include "io/file.h"
@@ -47,6 +49,13 @@ std::vector<uint32_t> U32Arg(Napi::Env env, const Napi::Value& v, const char* wh
     ThrowTypeError(env, std::string("Expected ") + what + " to be a Uint32Array");
   Napi::Uint32Array a = v.As<Napi::Uint32Array>();
   return std::vector<uint32_t>(a.Data(), a.Data() + a.ElementLength());
+}
+
+std::vector<uint8_t> U8Arg(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, std::string("Expected ") + what + " to be a Uint8Array");
+  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+  return std::vector<uint8_t>(a.Data(), a.Data() + a.ElementLength());
 }
 
 std::string StringArg(Napi::Env env, const Napi::Value& v, const char* what) {
@@ -288,13 +297,16 @@ Status KeyCountsOf(IndexState& s, std::vector<Key>* keys, std::vector<uint32_t>*
 }
 
 // The indexed documents' texts for the passage functions: { files: string[], file: Uint32Array,
-// offset: Float64Array, length: Uint32Array } (document d = length[d] bytes at offset[d] of files[file[d]]),
-// read from memory-mapped files.
+// offset: Float64Array, length: Uint32Array, crc?: Uint32Array } (document d = length[d] bytes at offset[d] of
+// files[file[d]]), read from memory-mapped files. With crc, a document's text is checked against crc[d]
+// (its CRC-32C, from the document list) the first time it is read; documents whose list carries no CRC
+// (an index written before they did) have pending[d] = 0 from the start.
 struct TextSource {
   std::vector<std::string> names;
-  std::vector<uint32_t> file, length;
+  std::vector<uint32_t> file, length, crc;
   std::vector<double> offset;
   std::vector<io::MappedFile> maps;
+  std::unique_ptr<std::atomic<uint8_t>[]> pending;  // 1: the text's CRC is still to be checked
   Status Open() {
     maps.resize(names.size());
     for (size_t i = 0; i < names.size(); i++) {
@@ -314,6 +326,12 @@ struct TextSource {
                                           std::to_string(d) + ")");
       *t = m.data() + size_t(off);
       *n = length[d];
+      if (pending && pending[d].load(std::memory_order_relaxed)) {
+        if (Crc32c(*t, *n) != crc[d])
+          return Status(Code::kCorrupt, "'" + names[file[d]] + "' is corrupt at offset " + std::to_string(uint64_t(off)) +
+                                            ": the text of document " + std::to_string(d) + " does not match its checksum");
+        pending[d].store(0, std::memory_order_relaxed);
+      }
       return Status::Ok();
     };
   }
@@ -352,6 +370,15 @@ std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) 
   ts->offset.assign(fo.Data(), fo.Data() + fo.ElementLength());
   if (ts->offset.size() != ts->file.size() || ts->length.size() != ts->file.size())
     ThrowRangeError(env, "texts.file, texts.offset and texts.length must have one entry per document");
+  Napi::Value crc = o.Get("crc");
+  if (!crc.IsUndefined()) {
+    ts->crc = U32Arg(env, crc, "texts.crc");
+    std::vector<uint8_t> check = U8Arg(env, o.Get("check"), "texts.check");
+    if (ts->crc.size() != ts->file.size() || check.size() != ts->file.size())
+      ThrowRangeError(env, "texts.crc and texts.check must have one entry per document");
+    ts->pending = std::make_unique<std::atomic<uint8_t>[]>(check.size());
+    for (size_t i = 0; i < check.size(); i++) ts->pending[i].store(check[i] ? 1 : 0, std::memory_order_relaxed);
+  }
   return ts;
 }
 

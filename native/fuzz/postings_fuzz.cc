@@ -4,8 +4,11 @@
 // Mode 1 (bit 0 set) wraps the rest of the input in a valid header and a trailer that agrees with it: bits
 // 2..7 of the first byte are the number of key blocks B, the next 10 bytes give the key count (within B
 // blocks), the post count, the doc id range and how many bits of the last body byte are unused; the input's
-// last B directory entries follow the body. So the key-block and list decoding run on hostile directory
-// entries, Rice codes and Elias-Fano lists. Invariants: no crash or out-of-bounds read (ASan), every
+// last B directory entries follow the body, then B key block checksums (version 3). The directory checksum
+// in the trailer is made to match, and the input is run twice: with the key block checksums it carries (each
+// block read then fails its checksum, or decodes as it should), and with the checksums of the blocks as they
+// decode (DecodeBlock, BlockCrc). So the key-block and list decoding run on hostile directory entries, Rice
+// codes and Elias-Fano lists. Invariants: no crash or out-of-bounds read (ASan), every
 // error is ERR_NEARDUP_CORRUPT naming the file and an offset, and every list that decodes has `count`
 // strictly ascending ids inside the segment's id range.
 #include <cstdint>
@@ -29,6 +32,9 @@ static void Check(const Status& s, const std::string& path) {
 }
 
 template <typename Key>
+static bool Scan(const std::vector<uint8_t>& file, const std::string& path);
+
+template <typename Key>
 static int Run(const uint8_t* data, size_t size) {
   using Segment = postings::BasicSegment<Key>;
   constexpr size_t kEntry = postings::DirEntrySize<Key>();
@@ -41,8 +47,8 @@ static int Run(const uint8_t* data, size_t size) {
     const uint8_t* q = data + 1;
     const uint8_t* p = data + 11;
     const size_t n = size - 11;
-    const size_t blocks = std::min<size_t>(data[0] >> 2, n / kEntry);
-    const size_t body = n - blocks * kEntry;
+    const size_t blocks = std::min<size_t>(data[0] >> 2, n / (kEntry + 4));
+    const size_t body = n - blocks * (kEntry + 4);
     const uint64_t keys = blocks == 0 ? 0 : (blocks - 1) * postings::kBlockKeys + 1 + q[0] % postings::kBlockKeys;
     const uint64_t universe = 1 + (uint64_t(LoadLe32(q + 1)) & 0xffffff);
     const uint64_t posts = keys + LoadLe32(q + 5) % (keys * 4 + 1);
@@ -55,6 +61,8 @@ static int Run(const uint8_t* data, size_t size) {
     StoreLe64(t + 16, body * 8 - unused);
     StoreLe64(t + 24, q[9] >> 3);
     StoreLe64(t + 32, universe);
+    StoreLe32(t + 40, Crc32c(p, body));
+    StoreLe32(t + 44, Crc32c(p + body, blocks * (kEntry + 4)));
     file.insert(file.end(), t, t + sizeof t);
     io::FileHeader h;
     std::memcpy(h.kind, postings::kSegmentKind, 4);
@@ -66,10 +74,35 @@ static int Run(const uint8_t* data, size_t size) {
     h.params[1] = posts;
     io::EncodeHeader(h, file.data());
   }
+  if (Scan<Key>(file, path) && (data[0] & 1)) {
+    // the key block checksums of the blocks as they decode, then again
+    Segment seg;
+    if (!seg.Attach(file.data(), file.size(), path, false).ok()) std::abort();
+    const size_t blocks = seg.num_blocks(), body = (seg.body_bits() + 7) / 8;
+    uint8_t* crcs = file.data() + io::kHeaderSize + body + blocks * kEntry;
+    typename Segment::Block blk;
+    for (uint64_t b = 0; b < blocks; b++)
+      if (seg.DecodeBlock(b, &blk).ok()) StoreLe32(crcs + 4 * b, seg.BlockCrc(blk));
+    uint8_t* t = file.data() + file.size() - postings::kTrailerSize;
+    StoreLe32(t + 44, Crc32c(file.data() + io::kHeaderSize + body, blocks * (kEntry + 4)));
+    io::FileHeader h;
+    if (!io::DecodeHeaderOnly(file.data(), file.size(), file.size(), postings::kSegmentKind, postings::kSegmentVersion, path, &h).ok())
+      std::abort();
+    h.payload_crc = Crc32c(file.data() + io::kHeaderSize, file.size() - io::kHeaderSize);
+    io::EncodeHeader(h, file.data());
+    Scan<Key>(file, path);
+  }
+  return 0;
+}
+
+// Reads every key block and list of the image; true when it attaches.
+template <typename Key>
+static bool Scan(const std::vector<uint8_t>& file, const std::string& path) {
+  using Segment = postings::BasicSegment<Key>;
   Segment seg;
   Status s = seg.Attach(file.data(), file.size(), path, false);
   Check(s, path);
-  if (!s.ok()) return 0;
+  if (!s.ok()) return false;
   std::vector<uint32_t> ids;
   typename Segment::Block blk;
   for (uint64_t b = 0; b < seg.num_blocks(); b++) {
@@ -97,7 +130,7 @@ static int Run(const uint8_t* data, size_t size) {
   }
   Segment v;
   Check(v.Attach(file.data(), file.size(), path, true), path);
-  return 0;
+  return true;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

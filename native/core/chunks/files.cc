@@ -484,6 +484,9 @@ Status RecordFile::Read(uint64_t off, uint32_t id, const uint8_t** items, uint32
   const uint64_t body = 8 + c * item_bytes_;
   if (body + 4 > size - off) return CorruptAt(path(), off + 4, "record longer than the file");
   if (Crc32c(r, body) != LoadLe32(r + body)) return CorruptAt(path(), off, "record checksum mismatch");
+  // the zero padding to 8 after the checksum (not under it)
+  for (uint64_t p = body + 4; p % 8 && p < size - off; p++)
+    if (r[p] != 0) return CorruptAt(path(), off + p, "record padding not zero");
   *items = r + 8;
   *count = uint32_t(c);
   return Status::Ok();

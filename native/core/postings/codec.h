@@ -7,11 +7,13 @@
 // every 64-bit load stays within 8 bytes past the last byte of the stream (the segment layout guarantees
 // that those bytes exist), so hostile streams cannot read out of bounds.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "hash/crc32c.h"
 #include "hash/fast64.h"
 #include "util/endian.h"
 
@@ -36,6 +38,24 @@ inline unsigned EfLowBits(uint64_t n, uint64_t universe) {
 inline uint64_t EfBits(uint64_t n, uint64_t universe) {
   const unsigned l = EfLowBits(n, universe);
   return n * l + n + ((universe - 1) >> l);
+}
+
+// A key block's checksum (segment version 3): CRC-32C of the stream bytes floor(from / 8) .. ceil(to / 8) - 1
+// with the bits outside [from, to) taken as 0 (the bytes at both ends are shared with the neighbouring blocks).
+inline uint8_t MaskByte(uint8_t c, uint64_t byte, uint64_t from, uint64_t to) {
+  if (byte == from >> 3) c = uint8_t(c & (0xff << (from & 7)));
+  if (byte == (to - 1) >> 3 && (to & 7)) c = uint8_t(c & (0xff >> (8 - (to & 7))));
+  return c;
+}
+inline uint32_t BitRangeCrc(const uint8_t* d, uint64_t from, uint64_t to) {
+  if (to <= from) return 0;
+  const uint64_t b0 = from >> 3, b1 = (to + 7) >> 3;
+  uint8_t c = MaskByte(d[b0], b0, from, to);
+  uint32_t crc = Crc32c(&c, 1);
+  if (b1 - b0 == 1) return crc;
+  crc = Crc32c(d + b0 + 1, size_t(b1 - b0 - 2), crc);
+  c = MaskByte(d[b1 - 1], b1 - 1, from, to);
+  return Crc32c(&c, 1, crc);
 }
 
 class BitWriter {
@@ -72,6 +92,30 @@ class BitWriter {
     if (n) Put((Load64(src + (bit >> 3)) >> (bit & 7)) & ((uint64_t(1) << n) - 1), unsigned(n));
   }
   uint64_t bits() const { return bits_; }
+  // BitRangeCrc of the stream's bits [from, bits()): the bytes from floor(from / 8) on must still be held
+  // (not taken out of bytes() since).
+  uint32_t RangeCrc(uint64_t from) const {
+    const uint64_t to = bits_;
+    if (to <= from) return 0;
+    const uint64_t emitted = (bits_ - fill_) >> 3, held = emitted - out_.size();
+    const uint64_t b0 = from >> 3, b1 = (to + 7) >> 3;
+    uint8_t pend[8];
+    for (unsigned i = 0; i < 8; i++) pend[i] = uint8_t(acc_ >> (8 * i));
+    auto at = [&](uint64_t i) { return i < emitted ? out_[size_t(i - held)] : pend[i - emitted]; };
+    uint8_t c = MaskByte(at(b0), b0, from, to);
+    uint32_t crc = Crc32c(&c, 1);
+    uint64_t i = b0 + 1;
+    const uint64_t m = std::min(emitted, b1 - 1);
+    if (m > i) {
+      crc = Crc32c(out_.data() + (i - held), size_t(m - i), crc);
+      i = m;
+    }
+    for (; i < b1; i++) {
+      c = MaskByte(at(i), i, from, to);
+      crc = Crc32c(&c, 1, crc);
+    }
+    return crc;
+  }
   // Whole bytes written so far (the partial last byte stays until Finish).
   std::vector<uint8_t>& bytes() { return out_; }
   // Pads the stream to a whole byte and moves the remaining bits into bytes().

@@ -113,6 +113,9 @@ Status BasicSegmentWriter<Key>::Open(const std::string& path, const std::string&
   bits_ = BitWriter();
   dir_buf_.clear();
   dir_spill_.reset();
+  crc_buf_.clear();
+  crc_spill_.reset();
+  block_start_ = 0;
   gaps_.clear();
   counts_.clear();
   open_ = true;
@@ -154,19 +157,61 @@ Status BasicSegmentWriter<Key>::FlushBlock() {
   }
   gaps_.clear();
   counts_.clear();
+  // the block's checksum: its lists and key part (every byte of it is still in bits_, Drain runs only here)
+  uint8_t c[4];
+  StoreLe32(c, bits_.RangeCrc(block_start_));
+  block_start_ = bits_.bits();
+  crc_buf_.insert(crc_buf_.end(), c, c + 4);
   dir_buf_.insert(dir_buf_.end(), e, e + kEntry);
-  dir_crc_ = Crc32c(e, kEntry, dir_crc_);
-  if (dir_buf_.size() >= kKeySpillAt) {
-    if (!dir_spill_) {
-      dir_spill_ = std::make_unique<lsh::TempFile>();
-      Status s = dir_spill_->Create(tmp_dir_, "pst-dir");
-      if (!s.ok()) return s;
-    }
-    Status s = dir_spill_->Append(dir_buf_.data(), dir_buf_.size());
-    dir_buf_.clear();
+  Status s = Spill(&dir_buf_, &dir_spill_, "pst-dir");
+  if (s.ok()) s = Spill(&crc_buf_, &crc_spill_, "pst-crc");
+  if (s.ok() && bits_.bytes().size() >= (1 << 16)) s = Drain(false);
+  return s;
+}
+
+template <typename Key>
+Status BasicSegmentWriter<Key>::Spill(std::vector<uint8_t>* buf, std::unique_ptr<lsh::TempFile>* spill, const char* what) {
+  if (buf->size() < kKeySpillAt) return Status::Ok();
+  if (!*spill) {
+    *spill = std::make_unique<lsh::TempFile>();
+    Status s = (*spill)->Create(tmp_dir_, what);
     if (!s.ok()) return s;
   }
-  return Status::Ok();
+  Status s = (*spill)->Append(buf->data(), buf->size());
+  buf->clear();
+  return s;
+}
+
+// Writes what was spilled, then what is held, to the output, adding it to crc.
+template <typename Key>
+Status BasicSegmentWriter<Key>::CopySpill(std::vector<uint8_t>* buf, std::unique_ptr<lsh::TempFile>* spill, uint32_t* crc) {
+  // *crc: the payload's; dir_crc_: the directory's and the block checksums' 
+  Status s;
+  if (*spill) {
+    s = (*spill)->Finish();
+    if (!s.ok()) return s;
+    io::os::Fd fd = io::os::kNoFd;
+    s = io::os::OpenRead((*spill)->path(), &fd);
+    if (!s.ok()) return s;
+    std::vector<uint8_t> b(1 << 16);
+    for (;;) {
+      size_t k = 0;
+      s = io::os::Read(fd, (*spill)->path(), b.data(), b.size(), &k);
+      if (!s.ok() || k == 0) break;
+      *crc = Crc32c(b.data(), k, *crc);
+      dir_crc_ = Crc32c(b.data(), k, dir_crc_);
+      s = out_.Write(b.data(), k);
+      if (!s.ok()) break;
+    }
+    io::os::CloseQuietly(fd);
+    if (!s.ok()) return s;
+    spill->reset();
+  }
+  *crc = Crc32c(buf->data(), buf->size(), *crc);
+  dir_crc_ = Crc32c(buf->data(), buf->size(), dir_crc_);
+  s = out_.Write(buf->data(), buf->size());
+  buf->clear();
+  return s;
 }
 
 template <typename Key>
@@ -191,7 +236,6 @@ Status BasicSegmentWriter<Key>::Add(Key key, const uint32_t* ids, size_t n) {
   PutEliasFano(&bits_, ids, n, id_base_, universe_);
   keys_++;
   posts_ += n;
-  if (bits_.bytes().size() >= (1 << 16)) return Drain(false);
   return Status::Ok();
 }
 
@@ -222,10 +266,6 @@ Status BasicSegmentWriter<Key>::AddEncodedRun(const Key* keys, const uint32_t* c
     bits_.Copy(body, bit, bits);
     bit += bits;
     j += take;
-    if (bits_.bytes().size() >= (1 << 16)) {
-      Status s = Drain(false);
-      if (!s.ok()) return s;
-    }
   }
   return Status::Ok();
 }
@@ -238,29 +278,11 @@ Status BasicSegmentWriter<Key>::Commit() {
   if (!s.ok()) return s;
   const uint64_t body_bits = bits_.bits();
   uint32_t crc = body_crc_;
-  if (dir_spill_) {
-    s = dir_spill_->Finish();
-    if (!s.ok()) return s;
-    io::os::Fd fd = io::os::kNoFd;
-    s = io::os::OpenRead(dir_spill_->path(), &fd);
-    if (!s.ok()) return s;
-    std::vector<uint8_t> buf(1 << 16);
-    for (;;) {
-      size_t k = 0;
-      s = io::os::Read(fd, dir_spill_->path(), buf.data(), buf.size(), &k);
-      if (!s.ok() || k == 0) break;
-      crc = Crc32c(buf.data(), k, crc);
-      s = out_.Write(buf.data(), k);
-      if (!s.ok()) break;
-    }
-    io::os::CloseQuietly(fd);
-    if (!s.ok()) return s;
-    dir_spill_.reset();
-  }
-  crc = Crc32c(dir_buf_.data(), dir_buf_.size(), crc);
-  s = out_.Write(dir_buf_.data(), dir_buf_.size());
+  // directory, then the key block checksums: the trailer's directory CRC covers both
+  dir_crc_ = 0;
+  s = CopySpill(&dir_buf_, &dir_spill_, &crc);
+  if (s.ok()) s = CopySpill(&crc_buf_, &crc_spill_, &crc);
   if (!s.ok()) return s;
-  dir_buf_.clear();
   uint8_t t[kTrailerSize];
   StoreLe64(t, keys_);
   StoreLe64(t + 8, posts_);
@@ -292,6 +314,7 @@ template <typename Key>
 void BasicSegmentWriter<Key>::Abort() {
   out_.Abort();
   dir_spill_.reset();
+  crc_spill_.reset();
   open_ = false;
 }
 
@@ -628,8 +651,15 @@ Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::st
   size_ = size;
   name_ = path;
   num_keys_ = num_posts_ = num_blocks_ = body_bits_ = universe_ = 0;
+  block_crcs_ = nullptr;
+  checked_.reset();
   io::FileHeader h;
-  Status s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify, path, &h);
+  // version 2 has no key block checksums: its payload checksum is checked now, whatever verify says
+  Status s = io::DecodeHeaderOnly(data_, size_, size_, kSegmentKind, kSegmentVersion, path, &h);
+  if (!s.ok()) return s;
+  version_ = h.version;
+  if (version_ < 2) return Status(Code::kUnsupported, "'" + path + "': posting segment version " + std::to_string(version_) + " is no longer read (rebuild the index)");
+  s = io::DecodeHeader(data_, size_, kSegmentKind, kSegmentVersion, verify || version_ < 3, path, &h);
   if (!s.ok()) return s;
   if (h.flags != KeyBits<Key>()) {
     if (h.flags == 32 || h.flags == 64)
@@ -648,7 +678,8 @@ Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::st
   const uint64_t blocks = keys / kBlockKeys + (keys % kBlockKeys != 0);
   const uint64_t body_bytes = body_bits / 8 + (body_bits % 8 != 0);
   const uint64_t room = h.payload_size - kTrailerSize;
-  if (body_bytes > room || blocks > (room - body_bytes) / kEntry || (room - body_bytes) != blocks * kEntry)
+  const size_t per_block = kEntry + (version_ >= 3 ? 4 : 0);
+  if (body_bytes > room || blocks > (room - body_bytes) / per_block || (room - body_bytes) != blocks * per_block)
     return Corrupt(path, trailer_at, "section lengths do not add up to the file size");
   if (posts < keys || (keys == 0) != (posts == 0) || (keys > 0 && (universe == 0 || posts / keys > universe)) ||
       body_bits < posts)
@@ -661,10 +692,23 @@ Status BasicSegment<Key>::Attach(const uint8_t* data, size_t size, const std::st
   universe_ = universe;
   body_ = data_ + io::kHeaderSize;
   dir_ = body_ + body_bytes;
+  if (version_ >= 3) {
+    block_crcs_ = dir_ + blocks * kEntry;
+    checked_ = std::make_unique<std::atomic<uint64_t>[]>(size_t(blocks / 64 + 1));
+  }
+  // The directory, always (a lookup's binary search trusts it): its checksum (version 3: with the key block
+  // checksums), first keys strictly ascending, key parts in order inside the body, k values in range.
+  if (Crc32c(dir_, blocks * per_block) != LoadLe32(t + 44))
+    return Corrupt(path, io::kHeaderSize + body_bytes, "directory checksum");
+  for (uint64_t b = 0; b < blocks; b++) {
+    const uint8_t* e = dir_ + b * kEntry;
+    const uint64_t limit = b + 1 < blocks ? DirOffset(b + 1) : body_bits;
+    if (e[sizeof(Key) + 8] > KeyBits<Key>() || e[sizeof(Key) + 9] > 32 || DirOffset(b) >= limit ||
+        (b > 0 && DirKey(b) <= DirKey(b - 1)))
+      return Corrupt(path, uint64_t(e - data_), "bad directory entry of key block " + std::to_string(b));
+  }
   if (verify) {
     if (Crc32c(body_, body_bytes) != LoadLe32(t + 40)) return Corrupt(path, io::kHeaderSize, "body checksum");
-    if (Crc32c(dir_, blocks * kEntry) != LoadLe32(t + 44))
-      return Corrupt(path, io::kHeaderSize + body_bytes, "directory checksum");
     // Structure: blocks back to back (each block's lists start where the previous key block ended, the last
     // ends the body), keys ascending, every list decodes to its count.
     Block blk;
@@ -709,6 +753,19 @@ uint64_t BasicSegment<Key>::DirOffset(uint64_t b) const {
 
 template <typename Key>
 Status BasicSegment<Key>::ReadBlock(uint64_t b, Block* out) const {
+  Status s = DecodeBlock(b, out);
+  if (!s.ok() || !block_crcs_) return s;
+  std::atomic<uint64_t>& w = checked_[size_t(b / 64)];
+  const uint64_t bit = uint64_t(1) << (b % 64);
+  if (w.load(std::memory_order_relaxed) & bit) return s;
+  if (BlockCrc(*out) != LoadLe32(block_crcs_ + 4 * b))
+    return Corrupt(name_, io::kHeaderSize + out->lists_begin / 8, "checksum of key block " + std::to_string(b));
+  w.fetch_or(bit, std::memory_order_relaxed);
+  return s;
+}
+
+template <typename Key>
+Status BasicSegment<Key>::DecodeBlock(uint64_t b, Block* out) const {
   if (b >= num_blocks_) return Status(Code::kInternal, "key block index out of range");
   const uint8_t* e = dir_ + b * DirEntrySize<Key>();
   const uint64_t entry_at = uint64_t(e - data_);

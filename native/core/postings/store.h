@@ -32,7 +32,7 @@ namespace postings {
 
 constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
 constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
-constexpr uint32_t kSegmentVersion = 2;
+constexpr uint32_t kSegmentVersion = 3;   // version 2 (no key block checksums) is still read
 constexpr uint32_t kManifestVersion = 2;
 constexpr size_t kTrailerSize = 48;
 constexpr size_t kBlockKeys = 64;  // keys per key block
@@ -75,11 +75,14 @@ class BasicSegmentWriter {
  private:
   Status FlushBlock();
   Status Drain(bool all);
+  Status Spill(std::vector<uint8_t>* buf, std::unique_ptr<lsh::TempFile>* spill, const char* what);
+  Status CopySpill(std::vector<uint8_t>* buf, std::unique_ptr<lsh::TempFile>* spill, uint32_t* crc);
   io::AtomicFile out_;
   std::string tmp_dir_;
-  std::unique_ptr<lsh::TempFile> dir_spill_;
+  std::unique_ptr<lsh::TempFile> dir_spill_, crc_spill_;
   BitWriter bits_;
-  std::vector<uint8_t> dir_buf_;
+  std::vector<uint8_t> dir_buf_, crc_buf_;  // directory entries, key block checksums (u32 each)
+  uint64_t block_start_ = 0;                // body bit where the open key block's lists start
   std::vector<uint64_t> gaps_, counts_;
   Key block_first_ = 0;
   uint64_t keys_ = 0, posts_ = 0, body_bytes_ = 0;
@@ -189,8 +192,11 @@ class BasicSegment {
     uint64_t offsets[kBlockKeys];
   };
 
-  // verify: check the checksums and decode every key block and list now (reads the whole file); otherwise
-  // only the header and the trailer are checked at open, and each key block and list as it is decoded.
+  // Always checked at open: the header, the trailer, the directory (its checksum and entries: first keys
+  // ascending, key parts in order) and, for a version 2 file (no key block checksums), the payload checksum.
+  // A version 3 key block is checked against its checksum the first time it is read (ReadBlock), and its
+  // lists as they are decoded. verify: also check every checksum and decode every key block and list now
+  // (reads the whole file).
   Status Open(const std::string& path, bool verify);
   // Reads a segment held in memory (it must outlive this object); `path` names it in errors.
   Status Attach(const uint8_t* data, size_t size, const std::string& path, bool verify);
@@ -201,7 +207,12 @@ class BasicSegment {
   uint32_t id_base() const { return id_base_; }
   uint64_t id_universe() const { return universe_; }
 
+  // Decodes key block b (checking its checksum the first time: version 3).
   Status ReadBlock(uint64_t b, Block* out) const;
+  // ReadBlock without the block checksum; BlockCrc: the checksum a decoded block should have (fuzzing).
+  Status DecodeBlock(uint64_t b, Block* out) const;
+  uint32_t BlockCrc(const Block& blk) const { return BitRangeCrc(body_, blk.lists_begin, blk.keys_end); }
+  uint32_t version() const { return version_; }
   // The first block that can hold key (the last whose first key is <= key; 0 when key is below them all).
   uint64_t BlockAtOrBefore(Key key) const {
     const int64_t b = BlockOf(key);
@@ -240,6 +251,10 @@ class BasicSegment {
   std::string name_;
   const uint8_t* body_ = nullptr;
   const uint8_t* dir_ = nullptr;
+  const uint8_t* block_crcs_ = nullptr;  // version 3: u32 per key block
+  uint32_t version_ = 0;
+  // Key blocks whose checksum was checked (bit b of word b / 64); set by any reading thread.
+  std::unique_ptr<std::atomic<uint64_t>[]> checked_;
   uint64_t body_bits_ = 0, num_keys_ = 0, num_posts_ = 0, num_blocks_ = 0, universe_ = 0;
   uint32_t id_base_ = 0;
 };
