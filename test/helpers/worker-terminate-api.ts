@@ -4,7 +4,7 @@
 // environment that loaded it, which is when Node unloads an addon (the case the older scenarios, which load
 // the addon here too, could not reach). Prints "survived N" when every Worker ended and this process lived,
 // after "addon still mapped: yes|no" (Linux).
-// argv: [rounds] [case-name regex].
+// argv: [rounds] [case-name regex] [repro terminations, 12].
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,6 +13,7 @@ import * as path from 'node:path';
 if (isMainThread) {
   const rounds = Number(process.argv[2] ?? 2);
   const only = new RegExp(process.argv[3] ?? '');
+  const repro = Number(process.argv[4] ?? 12);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-terminate-'));
   let x = 12345;
   const delay = () => 20 + ((x = (x * 1103515245 + 12345) & 0x7fffffff) % 131);
@@ -38,6 +39,24 @@ if (isMainThread) {
         if (process.env.NEARDUP_TEST_VERBOSE) process.stderr.write(`${name}: started in ${t1 - t0} ms, terminated in ${Date.now() - t1} ms\n`);
         n++;
       }
+    }
+    // Then issue 25's repro itself, where the race shows most: twelve Workers looping minhash over 20,000
+    // short texts (the binding's call that lib's minhash() makes, loaded without tsx: a Worker starts in a
+    // fraction of the time), each terminated 20-300 ms in.
+    for (let i = 0; i < repro; i++) {
+      const w = new Worker(`
+        const { parentPort } = require('node:worker_threads');
+        const addon = require('node-gyp-build')(${JSON.stringify(path.join(__dirname, '..', '..'))});
+        const texts = Array.from({ length: 20000 }, (_, i) => 'short text number ' + i + ' with a few words ' + (i % 97));
+        parentPort.postMessage('started');
+        (async () => { for (;;) await addon.minhash(texts, { numPerm: 64 }); })();`, { eval: true });
+      await new Promise<void>((resolve, reject) => {
+        w.once('error', reject);
+        w.once('message', () => resolve());
+      });
+      await new Promise((r) => setTimeout(r, 20 + (delay() * 2) % 281));
+      await w.terminate();
+      n++;
     }
     fs.rmSync(dir, { recursive: true, force: true });
     // The addon stays mapped once the last environment that loaded it is gone (Linux tells: /proc).
