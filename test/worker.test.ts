@@ -57,4 +57,33 @@ test('every API case works inside a Worker and gives what it gives on the main t
   assert.is(Object.keys(got).length, CASES.length);
 });
 
+test('a new output file gets 0666 minus the umask, in a Worker as on the main thread (no process.umask(m) call)', async () => {
+  if (process.platform === 'win32') return;
+  const old = process.umask(0o027);
+  try {
+    const files = path.join(__dirname, '..', 'lib', 'cli', 'files.ts');
+    const write = async (f: string) => {
+      const { OutputFile } = await import('../lib/cli/files');
+      const o = OutputFile.open(f);
+      o.write('x\n');
+      await o.commit();
+    };
+    await write(path.join(tmp, 'main.txt'));
+    const w = new Worker(`
+      require(${JSON.stringify(require.resolve('tsx/cjs'))});
+      const { OutputFile } = require(${JSON.stringify(files)});
+      const o = OutputFile.open(${JSON.stringify(path.join(tmp, 'worker.txt'))});
+      o.write('x\\n');
+      o.commit().then(() => require('node:worker_threads').parentPort.postMessage('ok'),
+        (e) => require('node:worker_threads').parentPort.postMessage(String(e && e.message)));`, { eval: true });
+    const m = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+    await w.terminate();
+    assert.is(m, 'ok');
+    for (const f of ['main.txt', 'worker.txt']) assert.is(fs.statSync(path.join(tmp, f)).mode & 0o777, 0o640, f);
+    assert.is(fs.readFileSync(path.join(tmp, 'worker.txt'), 'utf8'), 'x\n');
+  } finally {
+    process.umask(old);
+  }
+});
+
 test.run();
