@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nd from '../lib/index';
 import { CASES } from './helpers/api-cases';
+import { OutputFile } from '../lib/cli/files';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-worker-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -63,7 +64,6 @@ test('a new output file gets 0666 minus the umask, in a Worker as on the main th
   try {
     const files = path.join(__dirname, '..', 'lib', 'cli', 'files.ts');
     const write = async (f: string) => {
-      const { OutputFile } = await import('../lib/cli/files');
       const o = OutputFile.open(f);
       o.write('x\n');
       await o.commit();
