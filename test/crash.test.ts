@@ -14,6 +14,7 @@ import {
 } from '../lib/index';
 import { native } from '../lib/native';
 import { cli } from './cli-helper';
+import { TSX_FLAGS } from './support/tsx';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-crash-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -178,6 +179,19 @@ test('worker.terminate() during minhash/shingleHashes/ParagraphFilter/dedup/LshI
   const out = execFileSync(process.execPath, [path.join(__dirname, 'helpers', 'worker-terminate-all.js')],
     { encoding: 'utf8', timeout: 240_000, cwd: path.join(__dirname, '..') });
   assert.match(out, /^ok 45$/m);
+});
+
+// Issue 25: the scenario above loads the addon on its main thread too, so a Worker's exit never freed the last
+// environment that held it and Node never unloaded it. Here only the Workers load it: on the old code each
+// termination unloaded the library under the native pool's threads (SIGSEGV under load), and the addon was
+// no longer mapped afterwards (the deterministic half of the check, on Linux).
+test('worker.terminate() during every async method of the API, the addon loaded in Workers only: the process survives', () => {
+  const { CASES } = require('./helpers/api-cases') as typeof import('./helpers/api-cases');
+  const out = execFileSync(process.execPath, [...TSX_FLAGS, path.join(__dirname, 'helpers', 'worker-terminate-api.ts'), '1'],
+    // 8 pool threads on any machine: more helper tasks per batch, more of them late, a wider window
+    { encoding: 'utf8', timeout: 120_000, cwd: path.join(__dirname, '..'), env: { ...process.env, NEARDUP_THREADS: '8' } });
+  if (process.platform === 'linux') assert.match(out, /^addon still mapped: yes$/m);
+  assert.match(out, new RegExp(`^survived ${CASES.length + 12}$`, 'm'));
 });
 
 // ---- loaders --------------------------------------------------------------------------------------------

@@ -302,12 +302,6 @@ function kindOf(file: string): { kind: 'stdout' } | { kind: 'inplace'; target: s
   return { kind: 'atomic', target: resolveTarget(file), st };
 }
 
-function newFileMode(): number {
-  const u = process.umask(0o022);
-  process.umask(u);
-  return 0o666 & ~u;
-}
-
 function writeAll(fd: number, data: Buffer): void {
   let off = 0;
   while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
@@ -335,7 +329,7 @@ export class OutputFile {
     readonly file: string,
     private readonly kind: 'stdout' | 'inplace' | 'atomic',
     private readonly target: string,
-    private readonly mode: number,
+    private mode: number,
     private readonly owner?: { uid: number; gid: number },
   ) {}
 
@@ -351,15 +345,21 @@ export class OutputFile {
       }
       return o;
     }
-    const mode = k.st ? k.st.mode & 0o7777 : newFileMode();
-    const o = new OutputFile(file, 'atomic', k.target, mode, k.st ? { uid: k.st.uid, gid: k.st.gid } : undefined);
+    // A new file gets the mode the OS gives one created with 0666 (the umask applied): the temporary file
+    // is created so and its mode read back, then made private while it is written. (Reading the umask by
+    // setting it, process.umask(m), throws in a worker thread and changes it for every thread.)
+    const o = new OutputFile(file, 'atomic', k.target, k.st ? k.st.mode & 0o7777 : 0, k.st ? { uid: k.st.uid, gid: k.st.gid } : undefined);
     cleanStaleTemps(path.dirname(k.target));
     for (let attempt = 0; ; attempt++) {
       const tmp = tempNameFor(k.target);
       try {
-        o.fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+        o.fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, k.st ? 0o600 : 0o666);
         o.tmp = tmp;
         liveTemps.add(tmp);
+        if (!k.st) {
+          o.mode = fs.fstatSync(o.fd).mode & 0o777;
+          fs.fchmodSync(o.fd, 0o600);
+        }
         native.lockTempFile(o.fd, tmp);  // in use, for sweepers in any PID namespace (best effort)
         break;
       } catch (e) {

@@ -21,6 +21,7 @@
 #include "simhash_index.h"
 #include "temp_files.h"
 #include "files.h"
+#include "io/os.h"
 
 namespace neardup {
 namespace binding {
@@ -172,7 +173,19 @@ Napi::Value Interrupt(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+namespace {
+// The addon is never unloaded. Node dlcloses an addon when the last environment that loaded it is freed
+// (a Worker that required it while the main thread did not), but the process-wide pool's threads
+// (parallel/pool.cc) are not the environment's: they sleep in code of this library, and a helper that
+// started after its batch's chunks were all claimed may still be returning through it when the batch's
+// completion callback has run. Unmapping the library under them was the SIGSEGV on worker.terminate()
+// (issue 25). Pinned, the next environment that loads the addon gets the same copy and the same pool.
+const char kModuleAnchor = 0;
+std::once_flag g_pin_once;
+}  // namespace
+
 Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
+  std::call_once(g_pin_once, [] { io::os::PinLoadedModule(&kModuleAnchor); });
   auto* data = new InstanceData();
   env.SetInstanceData<InstanceData>(data);
   if (const char* cap = std::getenv("NEARDUP_TEST_MAX_RESULT_BYTES"); cap != nullptr && *cap != '\0')

@@ -8,6 +8,9 @@
 // Note: Node lets in-flight thread-pool work finish before it runs cleanup hooks, so worker.terminate()
 // during a long batch waits for that batch (the `closing` check between chunks matters for process
 // teardown paths that run the hooks first).
+// The library itself is pinned at load (io::os::PinLoadedModule, addon.cc): the process-wide core pool's
+// threads run its code whatever environment queued the work, so it must not be unloaded with the last
+// environment that loaded it (see HACKING.md, "Environment teardown").
 #pragma once
 #include <napi.h>
 

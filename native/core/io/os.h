@@ -100,6 +100,12 @@ uint64_t AnonymousMemoryBytes();
 
 // The id of this process (used to name temporary files).
 uint64_t ProcessId();
+
+// Keeps the shared library (DLL) that contains `addr` mapped until the process exits, whatever unloads it
+// later (dlopen RTLD_NOLOAD|RTLD_NODELETE; GetModuleHandleEx PIN on Windows). The addon calls it at load:
+// its process-wide thread pool outlives any one environment, so the code must outlive them too. False
+// when the system refused (or `addr` is not in a shared library).
+bool PinLoadedModule(const void* addr);
 // The folder part of a path ("." when there is none); '/' on every system, '\\' too on Windows.
 std::string DirName(const std::string& path);
 // Position just after the last path separator, or 0.

@@ -2,6 +2,7 @@
 #if !defined(_WIN32)
 #include "io/os.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -273,6 +274,14 @@ uint64_t AnonymousMemoryBytes() {
 }
 
 uint64_t ProcessId() { return static_cast<uint64_t>(::getpid()); }
+
+bool PinLoadedModule(const void* addr) {
+  Dl_info info;
+  if (::dladdr(addr, &info) == 0 || info.dli_fname == nullptr) return false;
+  // NOLOAD: only the copy already mapped (never a second one); NODELETE: dlclose no longer unmaps it. The
+  // handle adds one reference that is never dropped, which is the point.
+  return ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+}
 
 size_t BaseNameStart(const std::string& path) {
   const size_t slash = path.rfind('/');

@@ -312,6 +312,12 @@ uint64_t AnonymousMemoryBytes() { return 0; }
 
 uint64_t ProcessId() { return static_cast<uint64_t>(GetCurrentProcessId()); }
 
+bool PinLoadedModule(const void* addr) {
+  HMODULE h = nullptr;
+  return GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+                            static_cast<LPCWSTR>(addr), &h) != 0;
+}
+
 size_t BaseNameStart(const std::string& path) {
   const size_t sep = path.find_last_of("/\\:");
   return sep == std::string::npos ? 0 : sep + 1;
