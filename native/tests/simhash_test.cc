@@ -284,9 +284,25 @@ TEST(all_pairs_dense_sets) {
   for (auto& x : many) x = rng();
   FindDistinct(many.data(), many.size(), &d);
   EXPECT(d.identity && d.size() == many.size());
-  many.push_back(many[1234]);  // one repeat among 10,001 (the radix-sorted path)
+  many.push_back(many[1234]);  // one repeat among 10,001
   FindDistinct(many.data(), many.size(), &d);
   EXPECT(!d.identity && d.size() == 10000);
+  // beyond 2^17: a sample; a value held by a run of 1,000 fingerprints is found, and the pairs stay exact
+  // either way (one repeated pair only: missed by the sample, found by the search)
+  many.assign(300000, 0);
+  for (auto& x : many) x = rng();
+  many[5] = many[299990];
+  for (int i = 0; i < 1000; i++) many[100000 + i] = many[7];
+  FindDistinct(many.data(), many.size(), &d);
+  EXPECT(!d.identity);
+  many.assign(300000, 0);
+  for (auto& x : many) x = rng();
+  many[5] = many[299990];
+  FindDistinct(many.data(), many.size(), &d);
+  EXPECT(d.identity);
+  Pairs got;
+  EXPECT(AllPairs(many.data(), many.size(), 5, 3, 2, nullptr, &got).ok());
+  EXPECT(got == (Pairs{{5, 299990}}));
 }
 
 static void CheckIndex(Index& ix, const std::vector<uint64_t>& fps, const std::vector<uint64_t>& ids,

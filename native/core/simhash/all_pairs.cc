@@ -397,27 +397,21 @@ Status Collect(const uint64_t* fps, const Distinct& d, uint32_t m, uint32_t k, s
 void FindDistinct(const uint64_t* fps, size_t n, Distinct* d) {
   *d = Distinct();
   d->n = n;
-  // The common case first: a sorted copy without equal neighbours (LSD radix sort, 16-bit digits).
+  // The common case first: no value repeats. Up to 2^17 fingerprints, a sorted copy says so; beyond, a
+  // sorted sample of 2^16 (evenly spaced), which costs a few milliseconds where sorting them all would
+  // cost about a fifth of the search (1M random fingerprints, (5,3)). Values repeated often show up in the
+  // sample; the few repeats a sample misses cost little (a group of equal values has no varying bit and is
+  // compared all-to-all at once), so grouping is a matter of speed there, not of the result.
   {
-    std::vector<uint64_t> v(fps, fps + n);
-    if (n < 4096) {
-      std::sort(v.begin(), v.end());
+    constexpr size_t kSample = size_t{1} << 16;
+    std::vector<uint64_t> v;
+    if (n <= 2 * kSample) {
+      v.assign(fps, fps + n);
     } else {
-      std::vector<uint64_t> tmp(n);
-      std::vector<uint32_t> cnt(size_t{1} << 16);
-      for (uint32_t shift = 0; shift < 64; shift += 16) {
-        std::fill(cnt.begin(), cnt.end(), 0);
-        for (uint64_t x : v) cnt[(x >> shift) & 0xffff]++;
-        uint32_t sum = 0;
-        for (auto& c : cnt) {
-          const uint32_t t = c;
-          c = sum;
-          sum += t;
-        }
-        for (uint64_t x : v) tmp[cnt[(x >> shift) & 0xffff]++] = x;
-        v.swap(tmp);
-      }
+      v.resize(kSample);
+      for (size_t i = 0; i < kSample; i++) v[i] = fps[i * n / kSample];
     }
+    std::sort(v.begin(), v.end());
     if (std::adjacent_find(v.begin(), v.end()) == v.end()) return;
   }
   d->identity = false;

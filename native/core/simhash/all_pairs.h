@@ -32,9 +32,10 @@ namespace neardup {
 namespace simhash {
 
 // The distinct values of a set of fingerprints and, for each, the indices holding it. Memory when a value
-// repeats: 4 bytes per fingerprint and 12 per distinct value (none otherwise: identity).
+// repeats: 4 bytes per fingerprint and 12 per distinct value (none otherwise: identity). Beyond 2^17
+// fingerprints, repeats are looked for in an evenly spaced sample of 2^16 (identity when it has none).
 struct Distinct {
-  bool identity = true;         // no value repeats: value u is fingerprint u (the vectors stay empty)
+  bool identity = true;         // no repeat found (all_pairs.cc): value u is fingerprint u (vectors empty)
   size_t n = 0;                 // fingerprints
   std::vector<uint64_t> fps;    // the distinct values (ascending)
   std::vector<uint32_t> start;  // value u's members: members[start[u] .. start[u+1]), ascending
