@@ -86,12 +86,29 @@ test('reference agrees with native fingerprints on random texts', async () => {
   assert.is(simhashFingerprintsSync([rep], { profile: 'seomoz', weighting: 'binary' })[0], ref.compute(distinct));
 });
 
-test('default profile: word 3-grams of \\W+-split lower-cased text (one shingle when shorter), fast64', () => {
+test('default profile: word 3-grams of \\W+-split lower-cased text (one shingle when shorter), fast64, each distinct shingle once', () => {
   const texts = ['The quick brown fox jumps over the lazy dog', 'Two WORDS', '', 'a a a a b b a a a a', 'naïve café, Über!'];
   const fps = simhashFingerprintsSync(texts);
-  const sh = shingleHashesSync(texts, { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole', hash: 'fast64' });
+  const sh = shingleHashesSync(texts, { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole', hash: 'fast64', dedupe: true });
   texts.forEach((t, i) => assert.is(fps[i], simhashCompute(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array), t));
   assert.ok(fps[1] !== 0n); // the two-word text has its one shingle
+});
+
+test('default weighting (issue 26): one repeated shingle does not decide the fingerprint', () => {
+  // Two unrelated texts, each with a long run of spaces: with counts the run's shingle outvotes the rest in
+  // char 5-grams and both get its fingerprint; each distinct shingle voting once keeps them apart.
+  const pad = ' '.repeat(3000);
+  const texts = [`function add(a, b) { return a + b; }${pad}module.exports = add;`, `The quick brown fox jumps over the lazy dog.${pad}The end.`];
+  const o = { unit: 'char', n: 5, lowercase: false } as const;
+  const counted = simhashFingerprintsSync(texts, { ...o, weighting: 'count' });
+  assert.is(counted[0], counted[1]);
+  const fps = simhashFingerprintsSync(texts, o);
+  const sh = shingleHashesSync(texts, { ...o, hash: 'fast64', dedupe: true });
+  texts.forEach((_, i) => assert.is(fps[i], ref.compute(Array.from(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array))));
+  assert.ok(hammingDistance(fps[0], fps[1]) > 8);
+  // the seomoz profile keeps counts (the drop-in)
+  const rep = 'a b c d a b c d a b c d e f g h';
+  assert.is(simhashFingerprintsSync([rep], { profile: 'seomoz' })[0], ref.seomozFingerprint(rep));
 });
 
 test('find-all: zero misses and zero false positives vs brute force, several (m, k)', async () => {
