@@ -263,7 +263,7 @@ TEST(all_pairs_dense_sets) {
         all.insert(all.end(), part.begin(), part.end());
       }
       if (with_ids) {
-        EXPECT(all == std::vector<std::pair<uint64_t, uint64_t>>(id_pairs.begin(), id_pairs.end()));
+        EXPECT((all == std::vector<std::pair<uint64_t, uint64_t>>(id_pairs.begin(), id_pairs.end())));
       } else {
         EXPECT_EQ(all.size(), want.size());
         bool same = all.size() == want.size();
@@ -302,7 +302,7 @@ TEST(all_pairs_dense_sets) {
   EXPECT(d.identity);
   Pairs got;
   EXPECT(AllPairs(many.data(), many.size(), 5, 3, 2, nullptr, &got).ok());
-  EXPECT(got == (Pairs{{5, 299990}}));
+  EXPECT((got == Pairs{{5, 299990}}));
 }
 
 static void CheckIndex(Index& ix, const std::vector<uint64_t>& fps, const std::vector<uint64_t>& ids,
