@@ -32,7 +32,10 @@ type Located = ChunkDocument & { [SOURCE]?: { file: string; line: number } };
 export interface ChunkOptions {
   /** Words per chunk. Default 5. */
   n?: number;
-  /** Bits of a chunk id: 28..32 (the paper's hashed ids) or 64. Default 32. */
+  /**
+   * Bits of a chunk id: 64 (default) or 28..32 (the paper's hashed ids: among n distinct chunks about
+   * n² / 2^(bits+1) pairs share an id, each counted as a shared chunk; 2^33 at 32 bits).
+   */
   bits?: number;
   /** Seed of the chunk hash (fast64). Default 0. */
   seed?: number | bigint;

@@ -14,7 +14,10 @@ export interface SimhashOptions extends ShingleOptions {
   /** 64-bit shingle hash: 'fast64', 'murmur3_64' or 'md5_64'. */
   hash?: 'fast64' | 'murmur3_64' | 'md5_64';
   seed?: number | bigint;
-  /** 'count' (every occurrence of a shingle votes, default, as seomoz) or 'binary' (each distinct shingle once). */
+  /**
+   * 'binary' (each distinct shingle votes once; the default profile's) or 'count' (every occurrence votes, as
+   * seomoz; the seomoz profile's). With counts one repeated shingle can decide every bit (docs/simhash.md).
+   */
   weighting?: 'count' | 'binary';
 }
 

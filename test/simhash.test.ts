@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   SimhashIndex, hammingDistance, pickSimhashBlocks, shingleHashesSync, simhashCompute, simhashFindAll,
-  simhashFindAllSync, simhashFingerprints, simhashFingerprintsSync,
+  simhashFindAllStream, simhashFindAllSync, simhashFingerprints, simhashFingerprintsSync,
 } from '../lib/index';
 import { native } from '../lib/native';
 import * as ref from './reference/simhash';
@@ -86,12 +86,29 @@ test('reference agrees with native fingerprints on random texts', async () => {
   assert.is(simhashFingerprintsSync([rep], { profile: 'seomoz', weighting: 'binary' })[0], ref.compute(distinct));
 });
 
-test('default profile: word 3-grams of \\W+-split lower-cased text (one shingle when shorter), fast64', () => {
+test('default profile: word 3-grams of \\W+-split lower-cased text (one shingle when shorter), fast64, each distinct shingle once', () => {
   const texts = ['The quick brown fox jumps over the lazy dog', 'Two WORDS', '', 'a a a a b b a a a a', 'naïve café, Über!'];
   const fps = simhashFingerprintsSync(texts);
-  const sh = shingleHashesSync(texts, { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole', hash: 'fast64' });
+  const sh = shingleHashesSync(texts, { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole', hash: 'fast64', dedupe: true });
   texts.forEach((t, i) => assert.is(fps[i], simhashCompute(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array), t));
   assert.ok(fps[1] !== 0n); // the two-word text has its one shingle
+});
+
+test('default weighting (issue 26): one repeated shingle does not decide the fingerprint', () => {
+  // Two unrelated texts, each with a long run of spaces: with counts the run's shingle outvotes the rest in
+  // char 5-grams and both get its fingerprint; each distinct shingle voting once keeps them apart.
+  const pad = ' '.repeat(3000);
+  const texts = [`function add(a, b) { return a + b; }${pad}module.exports = add;`, `The quick brown fox jumps over the lazy dog.${pad}The end.`];
+  const o = { unit: 'char', n: 5, lowercase: false } as const;
+  const counted = simhashFingerprintsSync(texts, { ...o, weighting: 'count' });
+  assert.is(counted[0], counted[1]);
+  const fps = simhashFingerprintsSync(texts, o);
+  const sh = shingleHashesSync(texts, { ...o, hash: 'fast64', dedupe: true });
+  texts.forEach((_, i) => assert.is(fps[i], ref.compute(Array.from(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array))));
+  assert.ok(hammingDistance(fps[0], fps[1]) > 8);
+  // the seomoz profile keeps counts (the drop-in)
+  const rep = 'a b c d a b c d a b c d e f g h';
+  assert.is(simhashFingerprintsSync([rep], { profile: 'seomoz' })[0], ref.seomozFingerprint(rep));
 });
 
 test('find-all: zero misses and zero false positives vs brute force, several (m, k)', async () => {
@@ -263,6 +280,50 @@ test('simhashFindAll without ids: the native side numbers fingerprints 0..n-1', 
   assert.equal(native.simhashFindAllSync(undefined, fps, opts, 2 ** 25), explicit);
   assert.equal(await simhashFindAll(fps, { distance: 3, blocks: 6, clusters: true }), { pairs: explicit.pairs, clusters: { offsets: explicit.clusterOffsets!, ids: explicit.clusterIds! } });
   assert.throws(() => native.simhashFindAllSync(ids.subarray(1), fps, opts, 2 ** 25), (e: Error) => e instanceof RangeError);
+});
+
+
+test('find-all on dense sets (issue 26): equal fingerprints and values within a few bits, vs brute force', async () => {
+  // 300 identical fingerprints plus 300 within 1..3 bits of them, a dense cluster of distinct values and
+  // random ones, shuffled. Before equal values were grouped and dense groups compared all-to-all, k = 3 took
+  // seconds and k = 5, 8 minutes (bench/simhash-dense.ts); the pairs were right, only slow.
+  const next = ref.rng(2626n);
+  const base = next(), base2 = next();
+  const fps: bigint[] = [];
+  for (let i = 0; i < 300; i++) fps.push(base);
+  for (let i = 0; i < 300; i++) {
+    let y = base;
+    for (let f = 0, flips = 1 + Number(next() % 3n); f < flips; f++) y ^= 1n << (next() % 64n);
+    fps.push(y);
+  }
+  for (let i = 0; i < 100; i++) fps.push(base2 ^ (1n << (next() % 64n)) ^ (1n << (next() % 64n)));
+  for (let i = 0; i < 100; i++) fps.push(next());
+  for (let i = fps.length - 1; i > 0; i--) {
+    const j = Number(next() % BigInt(i + 1));
+    [fps[i], fps[j]] = [fps[j], fps[i]];
+  }
+  const ids = fps.map((_, i) => BigInt(i) * 3n + 1n);
+  for (const [m, k] of [[6, 3], [8, 5], [11, 8]]) {
+    const want = ref.bruteForcePairs(fps, k);
+    const wantIds = want.flatMap(([i, j]) => [ids[i], ids[j]]);
+    const r = await simhashFindAll(fps, { ids, blocks: m, distance: k, clusters: true });
+    assert.is(r.pairs.length, wantIds.length, `(${m},${k})`);
+    assert.ok(Array.from(r.pairs).every((x, i) => x === wantIds[i]), `(${m},${k}) pairs`);
+    const streamed: bigint[] = [];
+    for await (const { a, b } of simhashFindAllStream(fps, { ids, blocks: m, distance: k, chunkPairs: 9000 })) for (let i = 0; i < a.length; i++) streamed.push(a[i], b[i]);
+    assert.ok(streamed.length === wantIds.length && streamed.every((x, i) => x === wantIds[i]), `(${m},${k}) stream`);
+    // clusters without pairs: the components of the brute-force pairs
+    const parent = fps.map((_, i) => i);
+    const find = (x: number): number => (parent[x] === x ? x : (parent[x] = find(parent[x])));
+    for (const [i, j] of want) parent[Math.max(find(i), find(j))] = Math.min(find(i), find(j));
+    const groups = new Map<number, bigint[]>();
+    fps.forEach((_, i) => groups.set(find(i), [...(groups.get(find(i)) ?? []), ids[i]]));
+    const wantClusters = [...groups.values()].filter((g) => g.length > 1).map((g) => g.join(' ')).sort();
+    const c = (await simhashFindAll(fps, { ids, blocks: m, distance: k, clusters: true, pairs: false })).clusters!;
+    const gotClusters: string[] = [];
+    for (let i = 0; i + 1 < c.offsets.length; i++) gotClusters.push(Array.from(c.ids.subarray(c.offsets[i], c.offsets[i + 1])).join(' '));
+    assert.equal(gotClusters.sort(), wantClusters, `(${m},${k}) clusters`);
+  }
 });
 
 test.run();

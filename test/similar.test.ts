@@ -107,6 +107,42 @@ test('a full run agrees with brute force over exact chunk sets, and the SQLite t
   }
 });
 
+test('64-bit chunk ids by default (issue 26): a 32-bit collision makes no pair; 32-bit indexes keep their width', async () => {
+  // 'w1saw' and 'w20em' share the top 32 bits of fast64 (found by a birthday search over 300,000 words), not 64.
+  const [x, y] = ['w1saw', 'w20em'];
+  assert.equal(refChunkIds(x, { n: 1, bits: 32 }), refChunkIds(y, { n: 1, bits: 32 }));
+  assert.not.equal(refChunkIds(x, { n: 1 }), refChunkIds(y, { n: 1 }));
+  assert.equal((await chunkIds([x], { n: 1 })).chunks, BigUint64Array.from(refChunkIds(x, { n: 1, bits: 64 })));
+  const docs: ChunkDocument[] = [{ id: 'a', text: `${x} one two` }, { id: 'b', text: `${y} three four` }, { id: 'c', text: 'one two five' }];
+  const want = tableOf(refSimilar(docs, { n: 1 }));  // brute force over the chunks' texts
+  assert.ok(!want.get('"a"')!.includes('"b"'));
+  const ix = await ChunkIndex.build(newDir(), docs, { n: 1 });
+  assert.is(ix.options.bits, 64);
+  sameTables(await indexTable(ix), want, 'default width');
+  ix.close();
+  // The CLI's default too.
+  const dir = newDir();
+  fs.writeFileSync(path.join(tmp, 'w.jsonl'), docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+  const r = cli(tmp, ['similar', 'build', 'w.jsonl', '--index', dir, '--n', '1']);
+  assert.is(r.code, 0, r.stderr);
+  const top = cli(tmp, ['similar', 'top', '--index', dir]).stdout.toString();
+  assert.ok(top.includes('"id":"a","other":"c"') && !top.includes('"other":"b"'), top);
+  // An index built with 32-bit ids keeps them: reopened and updated, the collision still counts.
+  const d32 = newDir();
+  (await ChunkIndex.build(d32, docs, { n: 1, bits: 32 })).close();
+  const again = await ChunkIndex.open(d32);
+  assert.is(again.options.bits, 32);
+  await again.update([{ id: 'd', text: `${y} six` }]);
+  const t = await indexTable(again);
+  assert.ok(t.get('"a"')!.includes('"other":"b"') && t.get('"a"')!.includes('"other":"d"'), 'the 32-bit collision');
+  again.close();
+  const up = cli(tmp, ['similar', 'update', 'w.jsonl', '--index', d32]);
+  assert.is(up.code, 0, up.stderr);
+  const reopened = await ChunkIndex.open(d32);
+  assert.is(reopened.options.bits, 32);
+  reopened.close();
+});
+
 test('parts, a small memory budget and staged runs give the same table', async () => {
   const docs = corpus(6, 120);
   const o = { n: 3, bits: 32, k: 4 };

@@ -266,7 +266,9 @@ static IndexParams SmallParams(uint32_t k, uint32_t bits) {
 // ------------------------------------------------------------------------------------------------- tests
 
 TEST(chunker_matches_a_reference) {
-  ChunkOptions o;  // 5 words, nonword split, lower-case, 32 bits
+  ChunkOptions o;  // 5 words, nonword split, lower-case, 64 bits (the default)
+  EXPECT_EQ(o.bits, 64u);
+  o.bits = 32;
   Chunker c(o);
   std::vector<uint64_t> got;
   const std::string t = "The quick, brown fox -- jumps over THE lazy dog.";
@@ -279,6 +281,18 @@ TEST(chunker_matches_a_reference) {
     want.insert(fast64::Hash(s.data(), s.size()) >> 32);
   }
   EXPECT(got == std::vector<uint64_t>(want.begin(), want.end()));
+  {
+    Chunker c64{ChunkOptions()};
+    std::vector<uint64_t> got64;
+    c64.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size(), &got64);
+    std::set<uint64_t> want64;
+    for (size_t i = 0; i + 5 <= w.size(); i++) {
+      std::string s = w[i];
+      for (size_t j = 1; j < 5; j++) s += " " + w[i + j];
+      want64.insert(fast64::Hash(s.data(), s.size()));
+    }
+    EXPECT((got64 == std::vector<uint64_t>(want64.begin(), want64.end())));
+  }
   o.bits = 28;
   Chunker c28(o);
   std::vector<uint64_t> got28;

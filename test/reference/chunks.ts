@@ -23,7 +23,7 @@ function shingles(text: string | Uint8Array, o: RefChunkOptions): Uint8Array[] {
 
 /** Sorted distinct chunk ids: the top `bits` bits of fast64 of each chunk's bytes. */
 export function refChunkIds(text: string | Uint8Array, o: RefChunkOptions = {}): bigint[] {
-  const bits = BigInt(o.bits ?? 32);
+  const bits = BigInt(o.bits ?? 64);
   const set = new Set<bigint>();
   for (const s of shingles(text, o)) set.add(fast64(s, o.seed ?? 0n) >> (64n - bits));
   return [...set].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

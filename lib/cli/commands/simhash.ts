@@ -28,7 +28,8 @@ Options:
   --profile default|seomoz  seomoz: word 4-grams of \\W+-split lower-cased text, MD5 feature hash (exactly
                             seomoz simhash-py); default: word 3-grams, fast64 (default profile)
   --hash fast64|murmur3_64|md5_64   feature hash (overrides the profile)
-  --weighting count|binary  every occurrence of a shingle votes (default) or each distinct one once
+  --weighting binary|count  each distinct shingle votes once (the default profile's) or every occurrence
+                            votes (the seomoz profile's: a repeated shingle can decide the fingerprint)
 ${SHINGLE_USAGE}
   (the shingle defaults are the profile's)
 ${INPUT_USAGE}

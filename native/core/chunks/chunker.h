@@ -16,8 +16,9 @@ namespace chunks {
 struct ChunkOptions {
   // Word unit; n = words per chunk (5); nonword split and lower-casing by default.
   TextOptions text;
-  // Bits of a chunk id: 28..32 (32-bit keys) or 64.
-  uint32_t bits = 32;
+  // Bits of a chunk id: 64 (default: exact in practice) or 28..32 (32-bit keys: colliding chunks count as
+  // shared, n^2 / 2^33 pairs of distinct chunks among n; docs/similar.md).
+  uint32_t bits = 64;
   uint64_t seed = 0;
   ChunkOptions() {
     text.unit = TextUnit::kWord;

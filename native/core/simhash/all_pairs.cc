@@ -103,26 +103,48 @@ struct Finder {
         seen++;
       }
     }
-    std::vector<std::pair<uint64_t, uint32_t>> order(g);
+    // The k+1 partitions, each sorted by its block. Dense groups (most members within a few bits of each
+    // other) barely shrink: every sub-group keeps nearly all of the group, and recursing multiplies the
+    // work by up to k+1 per level. When the sub-groups, compared all-to-all, would cost half the group's
+    // own all-to-all comparison or more, the group is compared all-to-all here instead (Accept reports each
+    // pair at this level exactly as the recursion would). Each level that recurses at least halves that
+    // sum of squares, so a group costs O(g^2) comparisons at most, whatever its shape.
+    std::vector<std::pair<uint64_t, uint32_t>> order(g * (k + 1));
+    uint64_t sub_cost = 0;
+    for (uint32_t j = 0; j <= k; j++) {
+      const uint64_t mask = L.blocks[j];
+      auto* o = order.data() + size_t{j} * g;
+      for (size_t i = 0; i < g; i++) o[i] = {fp[i], idx[i]};
+      std::sort(o, o + g, [mask](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
+        return (a.first & mask) < (b.first & mask);
+      });
+      for (size_t a = 0; a < g;) {
+        size_t b = a + 1;
+        while (b < g && ((o[b].first ^ o[a].first) & mask) == 0) b++;
+        if (b - a >= 2) sub_cost += uint64_t{b - a} * (b - a);
+        a = b;
+      }
+    }
+    if (2 * sub_cost >= uint64_t{g} * g) {
+      Leaf(fp.data(), idx.data(), g);
+      return;
+    }
     std::vector<uint64_t> sub_fp;
     std::vector<uint32_t> sub_idx;
     for (uint32_t j = 0; j <= k; j++) {
       const uint64_t mask = L.blocks[j];
-      for (size_t i = 0; i < g; i++) order[i] = {fp[i], idx[i]};
-      std::sort(order.begin(), order.end(), [mask](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
-        return (a.first & mask) < (b.first & mask);
-      });
+      const auto* o = order.data() + size_t{j} * g;
       L.chosen = j;
       levels.push_back(L);
       for (size_t a = 0; a < g;) {
         size_t b = a + 1;
-        while (b < g && ((order[b].first ^ order[a].first) & mask) == 0) b++;
+        while (b < g && ((o[b].first ^ o[a].first) & mask) == 0) b++;
         if (b - a >= 2) {
           sub_fp.resize(b - a);
           sub_idx.resize(b - a);
           for (size_t i = a; i < b; i++) {
-            sub_fp[i - a] = order[i].first;
-            sub_idx[i - a] = order[i].second;
+            sub_fp[i - a] = o[i].first;
+            sub_idx[i - a] = o[i].second;
           }
           Group(sub_fp, sub_idx);
         }
@@ -133,9 +155,14 @@ struct Finder {
   }
 };
 
+// The sinks receive pairs of distinct values (Distinct, all_pairs.h) and expand each into the pairs of their
+// members; with no repeated value (d.identity) a value is its fingerprint's index.
+
 // Collects the pairs whose smaller index is in [lo, hi), up to a cap shared by all slots.
 struct CollectSink {
   Pairs pairs;
+  const Distinct* d = nullptr;
+  const std::vector<uint8_t>* in_range = nullptr;  // value u has a member in range (ranged, !d->identity)
   uint32_t lo = 0, hi = UINT32_MAX;
   uint64_t cap = UINT64_MAX;
   std::atomic<uint64_t>* total = nullptr;
@@ -144,10 +171,11 @@ struct CollectSink {
 
   bool In(uint32_t i) const { return i >= lo && i < hi; }
   bool Ranged() const { return lo != 0 || hi != UINT32_MAX; }
+  bool ValueIn(uint32_t u) const { return d->identity ? In(u) : (*in_range)[u] != 0; }
   bool Skip(const uint32_t* idx, size_t g) const {
     if (!Ranged()) return false;
     for (size_t i = 0; i < g; i++)
-      if (In(idx[i])) return false;
+      if (ValueIn(idx[i])) return false;
     return true;
   }
   size_t Arrange(uint64_t* fp, uint32_t* idx, size_t g) const {
@@ -155,17 +183,34 @@ struct CollectSink {
     // members in range first: a pair with both members out of range is never wanted
     size_t r = 0;
     for (size_t i = 0; i < g; i++)
-      if (In(idx[i])) {
+      if (ValueIn(idx[i])) {
         std::swap(fp[i], fp[r]);
         std::swap(idx[i], idx[r]);
         r++;
       }
     return r;
   }
-  void Add(uint32_t i, uint32_t j) {
-    if (!In(i)) return;
+  void Push(uint32_t i, uint32_t j) {
     pairs.emplace_back(i, j);
     if (++unflushed == 4096) Flush();
+  }
+  // (i, j) for every i of [a, ae) in range and j of [b, be) with j > i (both lists ascending)
+  void Cross(const uint32_t* a, const uint32_t* ae, const uint32_t* b, const uint32_t* be) {
+    for (const uint32_t* s = std::lower_bound(a, ae, lo); s < ae && *s < hi && !Aborted(); s++)
+      for (const uint32_t* t = std::upper_bound(b, be, *s); t < be; t++) Push(*s, *t);
+  }
+  void Add(uint32_t u, uint32_t v) {
+    if (d->identity) {
+      if (In(u)) Push(u, v);
+      return;
+    }
+    Cross(d->begin(u), d->end(u), d->begin(v), d->end(v));
+    Cross(d->begin(v), d->end(v), d->begin(u), d->end(u));
+  }
+  // the pairs among the members of each value
+  void AddWithin() {
+    for (uint32_t u = 0; u < d->size() && !d->identity && !Aborted(); u++)
+      if (d->end(u) - d->begin(u) >= 2) Cross(d->begin(u), d->end(u), d->begin(u), d->end(u));
   }
   void Flush() {
     if (total->fetch_add(unflushed) + unflushed > cap) over->store(true);
@@ -177,17 +222,40 @@ struct CollectSink {
 // counts[i] = pairs whose smaller index is i.
 struct CountSink {
   std::vector<uint32_t> counts;
+  const Distinct* d = nullptr;
   bool Skip(const uint32_t*, size_t) const { return false; }
   size_t Arrange(uint64_t*, uint32_t*, size_t g) const { return g; }
-  void Add(uint32_t i, uint32_t) { counts[i]++; }
+  void Cross(const uint32_t* a, const uint32_t* ae, const uint32_t* b, const uint32_t* be) {
+    for (const uint32_t* s = a; s < ae; s++) counts[*s] += static_cast<uint32_t>(be - std::upper_bound(b, be, *s));
+  }
+  void Add(uint32_t u, uint32_t v) {
+    if (d->identity) {
+      counts[u]++;
+      return;
+    }
+    Cross(d->begin(u), d->end(u), d->begin(v), d->end(v));
+    Cross(d->begin(v), d->end(v), d->begin(u), d->end(u));
+  }
+  void AddWithin() {
+    for (uint32_t u = 0; u < d->size() && !d->identity; u++)
+      for (const uint32_t* s = d->begin(u); s < d->end(u); s++) counts[*s] += static_cast<uint32_t>(d->end(u) - s - 1);
+  }
   bool Aborted() const { return false; }
 };
 
 struct UnionSink {
   UnionFind uf;
+  const Distinct* d = nullptr;
   bool Skip(const uint32_t*, size_t) const { return false; }
   size_t Arrange(uint64_t*, uint32_t*, size_t g) const { return g; }
-  void Add(uint32_t i, uint32_t j) { uf.Union(i, j); }
+  void Add(uint32_t u, uint32_t v) {
+    if (d->identity) uf.Union(u, v);
+    else uf.Union(*d->begin(u), *d->begin(v));
+  }
+  void AddWithin() {
+    for (uint32_t u = 0; u < d->size() && !d->identity; u++)
+      for (const uint32_t* s = d->begin(u) + 1; s < d->end(u); s++) uf.Union(*d->begin(u), *s);
+  }
   bool Aborted() const { return false; }
 };
 
@@ -261,6 +329,15 @@ Status Search(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slot
   return Status::Ok();
 }
 
+// Search over the distinct values of d (fps: the fingerprints d was made from).
+template <typename Sink>
+Status SearchDistinct(const uint64_t* fps, const Distinct& d, uint32_t m, uint32_t k, size_t slots,
+                      const std::atomic<bool>* stop, std::vector<Sink>* sinks) {
+  for (auto& s : *sinks) s.d = &d;
+  if (d.size() < 2) return Status::Ok();
+  return Search(d.identity ? fps : d.fps.data(), d.size(), m, k, slots, stop, sinks);
+}
+
 Status CheckInput(size_t n, uint32_t m, uint32_t k) {
   Status st = ValidateParams(m, k);
   if (!st.ok()) return st;
@@ -274,22 +351,32 @@ Status TooManyPairs(uint64_t max_pairs) {
 }
 
 // The pairs of [lo, hi) (smaller index), sorted; kTooManyResults beyond cap.
-Status Collect(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
-               uint32_t lo, uint32_t hi, uint64_t cap, Pairs* out) {
+Status Collect(const uint64_t* fps, const Distinct& d, uint32_t m, uint32_t k, size_t slots,
+               const std::atomic<bool>* stop, uint32_t lo, uint32_t hi, uint64_t cap, Pairs* out) {
   out->clear();
   slots = std::max<size_t>(1, slots);
   std::atomic<uint64_t> total{0};
   std::atomic<bool> over{false};
   std::vector<CollectSink> sinks(slots);
+  std::vector<uint8_t> in_range;
+  if (!d.identity && (lo != 0 || hi != UINT32_MAX)) {
+    in_range.assign(d.size(), 0);
+    for (size_t u = 0; u < d.size(); u++) {
+      const uint32_t* f = std::lower_bound(d.begin(u), d.end(u), lo);
+      in_range[u] = f < d.end(u) && *f < hi;
+    }
+  }
   for (auto& s : sinks) {
     s.lo = lo;
     s.hi = hi;
     s.cap = cap;
     s.total = &total;
     s.over = &over;
+    s.in_range = &in_range;
   }
-  Status st = Search(fps, n, m, k, slots, stop, &sinks);
+  Status st = SearchDistinct(fps, d, m, k, slots, stop, &sinks);
   if (!st.ok()) return st;
+  sinks[0].AddWithin();
   size_t count = 0;
   for (auto& s : sinks) {
     s.Flush();
@@ -307,12 +394,50 @@ Status Collect(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slo
 
 }  // namespace
 
+void FindDistinct(const uint64_t* fps, size_t n, Distinct* d) {
+  *d = Distinct();
+  d->n = n;
+  // The common case first: no value repeats. Up to 2^17 fingerprints, a sorted copy says so; beyond, a
+  // sorted sample of 2^16 (evenly spaced), which costs a few milliseconds where sorting them all would
+  // cost about a fifth of the search (1M random fingerprints, (5,3)). Values repeated often show up in the
+  // sample; the few repeats a sample misses cost little (a group of equal values has no varying bit and is
+  // compared all-to-all at once), so grouping is a matter of speed there, not of the result.
+  {
+    constexpr size_t kSample = size_t{1} << 16;
+    std::vector<uint64_t> v;
+    if (n <= 2 * kSample) {
+      v.assign(fps, fps + n);
+    } else {
+      v.resize(kSample);
+      for (size_t i = 0; i < kSample; i++) v[i] = fps[i * n / kSample];
+    }
+    std::sort(v.begin(), v.end());
+    if (std::adjacent_find(v.begin(), v.end()) == v.end()) return;
+  }
+  d->identity = false;
+  d->members.resize(n);
+  for (size_t i = 0; i < n; i++) d->members[i] = static_cast<uint32_t>(i);
+  std::sort(d->members.begin(), d->members.end(), [fps](uint32_t a, uint32_t b) {
+    return fps[a] != fps[b] ? fps[a] < fps[b] : a < b;
+  });
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t x = fps[d->members[i]];
+    if (i == 0 || x != d->fps.back()) {
+      d->fps.push_back(x);
+      d->start.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  d->start.push_back(static_cast<uint32_t>(n));
+}
+
 Status AllPairs(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size_t slots, const std::atomic<bool>* stop,
                 Pairs* out, uint64_t max_pairs) {
   out->clear();
   Status st = CheckInput(n, m, k);
   if (!st.ok() || n < 2) return st;
-  return Collect(fps, n, m, k, slots, stop, 0, UINT32_MAX, max_pairs, out);
+  Distinct d;
+  FindDistinct(fps, n, &d);
+  return Collect(fps, d, m, k, slots, stop, 0, UINT32_MAX, max_pairs, out);
 }
 
 void Components(size_t n, const Pairs& pairs, std::vector<uint32_t>* labels) {
@@ -328,9 +453,12 @@ Status AllComponents(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size
   slots = std::max<size_t>(1, slots);
   std::vector<UnionSink> sinks(slots);
   for (auto& s : sinks) s.uf.Reset(n);
+  Distinct d;
   if (n >= 2) {
-    st = Search(fps, n, m, k, slots, stop, &sinks);
+    FindDistinct(fps, n, &d);
+    st = SearchDistinct(fps, d, m, k, slots, stop, &sinks);
     if (!st.ok()) return st;
+    sinks[0].AddWithin();
   }
   // merge the slots' forests: i joins the root of its set in every other slot
   UnionFind& all = sinks[0].uf;
@@ -361,7 +489,7 @@ PairStream::PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uin
 Status PairStream::Range(uint32_t lo, uint32_t hi, uint64_t cap, size_t slots, const std::atomic<bool>* stop,
                          std::vector<std::pair<uint64_t, uint64_t>>* out) {
   Pairs idx;
-  Status st = Collect(fps_.data(), fps_.size(), m_, k_, slots, stop, lo, hi, cap, &idx);
+  Status st = Collect(fps_.data(), distinct_, m_, k_, slots, stop, lo, hi, cap, &idx);
   if (!st.ok()) return st;
   const size_t before = out->size();
   for (const auto& e : idx) {
@@ -385,6 +513,10 @@ Status PairStream::Next(uint64_t max_pairs, size_t slots, const std::atomic<bool
     *done = done_ = true;
     return Status::Ok();
   }
+  if (!grouped_) {
+    FindDistinct(fps_.data(), n, &distinct_);
+    grouped_ = true;
+  }
   if (!counted_) {
     // Everything in one chunk when it fits (one search); otherwise count, then one search per chunk.
     st = Range(0, UINT32_MAX, max_pairs, slots, stop, out);
@@ -396,8 +528,9 @@ Status PairStream::Next(uint64_t max_pairs, size_t slots, const std::atomic<bool
     slots = std::max<size_t>(1, slots);
     std::vector<CountSink> sinks(slots);
     for (auto& s : sinks) s.counts.assign(n, 0);
-    st = Search(fps_.data(), n, m_, k_, slots, stop, &sinks);
+    st = SearchDistinct(fps_.data(), distinct_, m_, k_, slots, stop, &sinks);
     if (!st.ok()) return st;
+    sinks[0].AddWithin();
     counts_ = std::move(sinks[0].counts);
     for (size_t s = 1; s < slots; s++)
       for (size_t i = 0; i < n; i++) counts_[i] += sinks[s].counts[i];

@@ -11,6 +11,12 @@
 // sorted by each block in turn and the sub-groups are processed recursively (a pair is reported only at
 // the first block it agrees on, at every level).
 //
+// Equal fingerprints: the search runs on the distinct values only (Distinct below), and a pair of values
+// stands for every pair of their members, the members of one value pairing among themselves. Without that,
+// n identical fingerprints are one group that no partition splits, compared all-to-all in every table and
+// at every level. Dense groups of distinct values (most members within a few bits of each other) are
+// compared all-to-all where partitioning would not pay (all_pairs.cc, Finder::Group): O(g^2) at most.
+//
 // The number of pairs can be quadratic (n identical fingerprints make n(n-1)/2): AllPairs takes a cap,
 // Components never holds the pairs, and PairStream hands them out in sorted chunks of bounded size.
 #pragma once
@@ -24,6 +30,21 @@
 
 namespace neardup {
 namespace simhash {
+
+// The distinct values of a set of fingerprints and, for each, the indices holding it. Memory when a value
+// repeats: 4 bytes per fingerprint and 12 per distinct value (none otherwise: identity). Beyond 2^17
+// fingerprints, repeats are looked for in an evenly spaced sample of 2^16 (identity when it has none).
+struct Distinct {
+  bool identity = true;         // no repeat found (all_pairs.cc): value u is fingerprint u (vectors empty)
+  size_t n = 0;                 // fingerprints
+  std::vector<uint64_t> fps;    // the distinct values (ascending)
+  std::vector<uint32_t> start;  // value u's members: members[start[u] .. start[u+1]), ascending
+  std::vector<uint32_t> members;
+  size_t size() const { return identity ? n : fps.size(); }
+  const uint32_t* begin(size_t u) const { return members.data() + start[u]; }
+  const uint32_t* end(size_t u) const { return members.data() + start[u + 1]; }
+};
+void FindDistinct(const uint64_t* fps, size_t n, Distinct* d);
 
 // Index pairs (i, j), i < j, with popcount(fps[i] ^ fps[j]) <= distance, each once, sorted. Identical
 // fingerprints at different indices are pairs (distance 0). More than max_pairs pairs: kTooManyResults and
@@ -60,8 +81,9 @@ class PairStream {
   std::vector<uint64_t> fps_, ids_;  // sorted by id (stable); ids_ empty: the index
   uint32_t m_, k_;
   std::vector<uint32_t> counts_;  // pairs whose smaller entry is i (filled when needed)
+  Distinct distinct_;             // of fps_ (found on the first Next)
   uint32_t next_ = 0;             // the first entry of the next chunk
-  bool counted_ = false, done_ = false;
+  bool counted_ = false, done_ = false, grouped_ = false;
 };
 
 }  // namespace simhash

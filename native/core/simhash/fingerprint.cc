@@ -55,11 +55,14 @@ FingerprintConfig SeomozProfile() {
 }
 
 FingerprintConfig DefaultProfile() {
-  // seomoz's tokens, but word 3-grams, one shingle of a shorter text, and fast64.
+  // seomoz's tokens, but word 3-grams, one shingle of a shorter text, fast64, and each distinct shingle
+  // voting once: with counts, one shingle repeated many times (a run of spaces or dashes in char shingles)
+  // decides every bit, and unrelated documents holding such a run share a fingerprint (docs/simhash.md).
   FingerprintConfig c = SeomozProfile();
   c.shingles.text.n = 3;
   c.shingles.text.short_text = ShortText::kWhole;
   c.shingles.hash = ShingleHash::kFast64;
+  c.weighting = Weighting::kBinary;
   return c;
 }
 
