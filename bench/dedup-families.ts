@@ -16,6 +16,8 @@
 // writes), `--rounds` each; CPU = user + sys of the process (/usr/bin/time), medians. Quality: one more run of
 // each with --pairs.
 //   npx tsc -p . && node --import tsx bench/dedup-families.ts [--copies-mb 20] [--noisy-mb 20] [--rounds 3] [--cli dist/cli/main.js]
+// (CPU alone on a larger corpus: node --import tsx -e "require('./bench/dedup-families').buildCopies('c.jsonl', 100e6)",
+// then /usr/bin/time the CLI on it.)
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -121,7 +123,7 @@ function run(cli: string, file: string, args: string[], dir: string): { cpu: num
   return { cpu: u + s, summary: JSON.parse(r.stdout.toString()) };
 }
 
-(async () => {
+if (require.main === module) (async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-families-'));
   const cli = path.resolve(opt('cli', path.join(root, 'dist', 'cli', 'main.js')));
   const rounds = Number(opt('rounds', '3'));
