@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { dedup, shingleHashesSync } from '../lib/index';
+import { dedup, shingleHashesSync, minhashSync, DedupSession, LshIndex, INDEX_REPRESENTATIVE } from '../lib/index';
 import { cli } from './cli-helper';
 
 // Shingle sets as sorted small ints (the 64-bit hashes numbered), for a fast brute-force merge.
@@ -136,6 +136,40 @@ test('empty documents and documents shorter than one shingle: never near-duplica
     const s = JSON.parse(c.stdout.toString());
     assert.is(s.reported_pairs, 0);
     assert.is(s.duplicates, 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an index bucket of more than 100 entries: a new copy of a middle entry is dropped for it', async () => {
+  // entry i = a base text without its word i: entries are at J ~ 0.98 of each other (all kept at t = 0.995), and
+  // about half have the base's own signature (no removed shingle held a minimum), and each band's bucket of the
+  // base's key holds the ~140 entries whose removed shingles held none of its minima
+  const words = Array.from({ length: 200 }, (_, i) => `w${(i * 7919).toString(36)}q`);
+  const base = words.join(' ');
+  const entries = Array.from({ length: 150 }, (_, i) => words.filter((_, k) => k !== i + 20).join(' '));
+  const opts = { threshold: 0.995, b: 16, r: 8 };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-buckets-'));
+  try {
+    const first = new DedupSession({ ...opts, indexOut: true });
+    await first.add(entries);
+    const r1 = await first.finish();
+    assert.is(r1.duplicates, 0);
+    const file = path.join(dir, 'a.lsh');
+    await first.saveIndex(file);
+    first.close();
+    const sig = minhashSync([base, ...entries], { profile: 'fast', numPerm: 128, seed: 0 }).signatures;
+    const likeBase = entries.map((_, i) => i).filter((i) => sig.subarray((i + 1) * 128, (i + 2) * 128).every((v, k) => v === sig[k]));
+    assert.ok(likeBase.length > 30, `entries with the base's signature: ${likeBase.length}`);
+    const e = likeBase[likeBase.length >> 1];  // neither the first nor the last of their buckets
+    const ix = await LshIndex.loadAsync<bigint>(file);
+    const second = new DedupSession({ index: ix });
+    await second.add([entries[e]]);
+    const r2 = await second.finish();
+    second.close();
+    ix.close();
+    assert.is(r2.representative[0], INDEX_REPRESENTATIVE, 'dropped for an indexed entry');
+    assert.is(Number(r2.indexMatches!.keys[0]), e);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
