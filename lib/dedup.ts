@@ -135,9 +135,16 @@ export interface DedupResult {
   pairEstimate: Float32Array;
   /** With `pairs` and verify 'exact': each pair's exact Jaccard similarity of shingle sets. Empty otherwise. */
   pairExact: Float32Array;
-  /** Pairs sharing a band (0 unless pairs are enumerated: with `verify` or `pairs`). */
+  /**
+   * Pairs sharing a band (0 unless pairs are enumerated: with `pairs`, or with `verify` 'estimate' or
+   * clustering 'components'; the default, verify 'exact' with the keep rule, checks each document against kept
+   * documents only, in order, and lists no pairs).
+   */
   candidatePairs: number;
-  /** Pairs kept after verification (all candidates without `verify`; 0 unless pairs are enumerated). */
+  /**
+   * Pairs kept after verification (all candidates without `verify`; 0 unless pairs are enumerated; verify
+   * 'exact' with the keep rule and no `pairs`: only each dropped document with its representative).
+   */
   keptPairs: number;
   /** Documents that are not their cluster's representative (the sum of duplicate). */
   duplicates: number;

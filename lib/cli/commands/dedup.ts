@@ -88,7 +88,8 @@ recall). --profile doubri-v1 defaults to doubri 1.0 exactly: the text as is, 800
 verification (its flags equal doubri's).
 
 Prints a JSON summary on stdout: documents, bad_lines, kept, duplicates, clusters, candidate_pairs and
-reported_pairs (null when pairs were not enumerated), every effective setting (version, profile, threshold,
+reported_pairs (null when pairs were not enumerated: without --pairs, unless verified by estimate or with
+--clustering components), every effective setting (version, profile, threshold,
 num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctuation, fold_whitespace,
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
 to temporary files), runs. Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
@@ -378,9 +379,10 @@ ${INPUT_USAGE}`,
       }
       progress.done();
       const seconds = (Date.now() - start) / 1000;
-      // Pairs are enumerated only when they are verified or written; otherwise clusters come straight from
-      // the band buckets and the pair counts are unknown (null), not zero.
-      const pairsKnown = verify !== 'none' || values.pairs !== undefined;
+      // Pairs are enumerated only when they are written, or verified by estimate or for connected components;
+      // otherwise clusters come straight from the band buckets (the verified keep rule checks each document
+      // against kept ones only) and the pair counts are unknown (null), not zero.
+      const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
       const st = res.settings, sh = st.shingle;
       const summary = {
         documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,

@@ -19,6 +19,21 @@
 namespace neardup {
 namespace lsh {
 
+// A document without shingles (empty, or shorter than one shingle with ShortText::kNone) has the all-ones
+// signature; its set is no near-duplicate of anything (not even of another empty set), so it goes in no bucket.
+// Sign marks it with all-ones band keys, which the stages pass back through AddKeys without the signatures.
+static bool EmptyDocument(const Params& p, const uint8_t* sigs, const uint64_t* keys, size_t i) {
+  if (sigs) {
+    const uint8_t* sig = sigs + i * p.signature_bytes();
+    for (size_t k = 0; k < p.signature_bytes(); k++)
+      if (sig[k] != 0xff) return false;
+    return true;
+  }
+  for (uint32_t j = 0; j < p.b; j++)
+    if (keys[i * p.b + j] != ~uint64_t(0)) return false;
+  return true;
+}
+
 Dedup::Dedup(const DedupOptions& o)
     : o_(o), runs_(o.params.b, o.memory_bytes, o.tmp_dir), spill_(o.memory_bytes > 0),
       keep_sigs_(o.verify == Verify::kEstimate || (o.want_pairs && o.want_estimates) || (o.index && o.index->options().write)) {}
@@ -113,7 +128,8 @@ Status Dedup::SignBatch(const Docs& docs, const uint8_t* valid, bool store_texts
         continue;
       }
       signer.Sign(docs.ptr[i], docs.len[i], reinterpret_cast<uint32_t*>(sig));
-      BandKeys(p, sig, keys->data() + i * p.b);
+      if (EmptyDocument(p, sigs->data(), nullptr, i)) std::fill_n(keys->data() + i * p.b, p.b, ~uint64_t(0));  // in no bucket
+      else BandKeys(p, sig, keys->data() + i * p.b);
     }
   }, stop);
   if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
@@ -133,7 +149,19 @@ Status Dedup::AddSigned(const uint8_t* sigs, size_t n, const uint8_t* valid, con
 
 Status Dedup::Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
                      size_t slots, const std::atomic<bool>* stop) {
-  Status s = runs_.Add(keys, n, docs_, valid, slots, stop);
+  const uint8_t* in_buckets = valid;
+  bool masked = false;
+  for (size_t i = 0; i < n; i++) {
+    if ((valid && !valid[i]) || !EmptyDocument(o_.params, sigs, keys, i)) continue;
+    if (!masked) {
+      if (valid) empty_mask_.assign(valid, valid + n);
+      else empty_mask_.assign(n, 1);
+      in_buckets = empty_mask_.data();
+      masked = true;
+    }
+    empty_mask_[i] = 0;
+  }
+  Status s = runs_.Add(keys, n, docs_, in_buckets, slots, stop);
   if (!s.ok()) return s;
   if (keep_sigs_) {
     s = Store(&sigs_mem_, sigs_file_.get(), sigs, n * o_.params.signature_bytes());
@@ -144,7 +172,7 @@ Status Dedup::Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const 
     if (!s.ok()) return s;
   }
   if (o_.index) {
-    s = o_.index->AddBatch(keys, n, valid, slots, stop);
+    s = o_.index->AddBatch(keys, n, in_buckets, slots, stop);
     if (!s.ok()) return s;
   }
   docs_ += n;
@@ -249,14 +277,17 @@ Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_
 
 // Candidate pairs from the band buckets; without pairs to enumerate, the clusters come from the buckets here.
 Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
-                         DedupResult* out) {
+                         DedupResult* out, std::vector<uint64_t>* member_out, uint64_t* buckets_out) {
   const uint64_t n = docs_;
-  const bool need_pairs = o_.want_pairs || o_.want_candidates || o_.verify != Verify::kNone;
+  // The verified keep rule alone is decided from the buckets' members too (DecideKeptExact), without pairs.
+  const bool lazy_kept = LazyKept();
+  const bool need_pairs = !lazy_kept && (o_.want_pairs || o_.want_candidates || o_.verify != Verify::kNone);
   // Unverified doubri rule: decided from the buckets themselves (every member, however large the bucket).
-  const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
+  const bool bucket_kept = (o_.verify == Verify::kNone && o_.clustering == Clustering::kKept) || lazy_kept;
   std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
   uint64_t buckets = 0;
   auto add_pair = [&](uint64_t a, uint64_t b) { cand->push_back(a << 32 | b); };
+  size_t compact_at = size_t(1) << 25;
   for (uint32_t j = 0; j < o_.params.b; j++) {
     Status s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
       if (bucket_kept) {
@@ -270,14 +301,13 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
         for (size_t x = 0; x < m; x++) out->group_docs.push_back(static_cast<uint32_t>(d[x]));
         out->group_ends.push_back(out->group_docs.size());
       }
-      if (m <= kAllPairsBucket) {
-        for (size_t x = 0; x < m; x++)
-          for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
-      } else {
-        for (size_t x = 1; x < m; x++) {
-          add_pair(d[0], d[x]);
-          if (x > 1) add_pair(d[x - 1], d[x]);
-        }
+      // every pair, however large the bucket (its documents need not be copies of one text)
+      for (size_t x = 0; x < m; x++)
+        for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
+      if (cand->size() > compact_at) {  // keep the list compact within and between bands
+        std::sort(cand->begin(), cand->end());
+        cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
+        compact_at = std::max(compact_at, cand->size() * 2);
       }
     });
     if (!s.ok()) return s;
@@ -288,6 +318,12 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
     }
   }
   if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+  if (lazy_kept) {
+    std::sort(member.begin(), member.end());
+    *member_out = std::move(member);
+    *buckets_out = buckets;
+    return Status::Ok();
+  }
   if (bucket_kept) {
     std::sort(member.begin(), member.end());
     std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
@@ -390,13 +426,15 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     if (!s.ok()) return s;
   }
   std::vector<uint64_t> cand;  // a << 32 | b
-  s = Candidates(slots, stop, &cand, &uf, out);
+  std::vector<uint64_t> member;  // LazyKept(): doc << 32 | bucket
+  uint64_t buckets = 0;
+  s = Candidates(slots, stop, &cand, &uf, out, &member, &buckets);
   if (!s.ok()) return s;
   out->runs = runs_.runs();
   out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (text_file_ ? text_file_->size() : 0);
   runs_.Clear();  // the buckets are read: their memory and files go before verification
   if (need_pairs) {
-    out->candidate_pairs = cand.size();
+    out->candidate_pairs = cand.size();  // (0 when LazyKept: the pairs are not listed)
     // Signatures for the estimates: in memory, or the temporary file mapped; texts in memory or read back.
     io::MappedFile sig_map;
     std::unique_ptr<FlatSignatures> sigs;
@@ -422,8 +460,24 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     } closer{fd};
     static const std::string kNoPath;
     SessionTexts texts(text_off_, text_mem_, text_file_ ? text_file_->path() : kNoPath, fd);
-    PairDecisions dec;
     VerifyStats vs;
+    if (LazyKept()) {
+      // the keep rule alone: each document checked against kept documents only, until its first match
+      out->rep.resize(n);
+      std::iota(out->rep.begin(), out->rep.end(), 0u);
+      if (o_.index) o_.index->MarkMatched(&out->rep);
+      uint64_t checked = 0;
+      std::vector<uint64_t>().swap(cand);
+      s = DecideKeptExact(member, buckets, texts, o_.minhash.text, o_.threshold, o_.memory_bytes, slots, stop, &out->rep, &vs, &checked);
+      if (!s.ok()) return s;
+      out->verify_docs = vs.docs;
+      out->verify_sets = vs.sets;
+      out->verify_blocks = vs.blocks;
+      out->verify_checked = checked;
+      out->pairs_complete = false;
+      for (uint64_t i = 0; i < n; i++) out->kept_pairs += out->rep[i] != i && out->rep[i] != kIndexRep;
+    } else {
+    PairDecisions dec;
     s = DecidePairs(o_.params, o_.minhash.text, o_.verify, o_.threshold, o_.memory_bytes, cand, sigs.get(), &texts, slots,
                     stop, &dec, &vs);
     if (!s.ok()) return s;
@@ -456,6 +510,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     }
     if (pair_kept) KeptFromPairs(kept, out);
     if (o_.want_candidates) out->candidates = std::move(cand);
+    }
   }
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);
   std::vector<uint8_t> is_rep_of_many(n, 0);

@@ -13,9 +13,11 @@
 // index, documents matching an indexed one (verified as the run's own pairs, from the texts kept here) are
 // dropped for it before the keep rule, and WriteIndex appends the kept documents to it.
 //
-// Candidate pairs of a bucket (documents sharing a band key): every pair when the bucket has at most
-// kAllPairsBucket documents; beyond that, each document with the bucket's first and with its predecessor
-// (a bucket that large is almost always copies of one text; this keeps the work linear).
+// Candidate pairs of a bucket (documents sharing a band key): every pair, however large the bucket (a large
+// bucket is not always copies of one text: generated locale files, wrappers, families of manual pages). The
+// verified keep rule without pairs lists no pairs at all: it is decided from the buckets' members, each document
+// checked against the kept members of its buckets only (DecideKeptExact, pair_verify.h). A document without
+// shingles (empty) is in no bucket: an empty set is no near-duplicate of anything.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -36,6 +38,7 @@
 namespace neardup {
 namespace lsh {
 
+// Buckets larger than this are reported as groups to the staged buckets stage (want_groups); pairs are not capped.
 constexpr size_t kAllPairsBucket = 100;
 
 // Shingle sets held at once while verifying, when no memory budget is given.
@@ -110,6 +113,11 @@ struct DedupResult {
   // Exact verification, for benchmarks and tests: documents in candidate pairs, shingle sets built (a
   // document whose partners fall in another block is built again), and blocks.
   uint64_t verify_docs = 0, verify_sets = 0, verify_blocks = 0;
+  // The keep rule verified alone (Verify::kExact, Clustering::kKept, no pairs nor candidates wanted:
+  // DecideKeptExact): pairs_complete is false, kept_pairs counts only the pairs of each dropped document with
+  // its representative, and verify_checked the pairs compared by their sets.
+  bool pairs_complete = true;
+  uint64_t verify_checked = 0;
   // want_groups: the documents of each bucket of more than kAllPairsBucket documents, bucket after bucket
   // (group g = group_docs[group_ends[g-1] .. group_ends[g]), ascending).
   std::vector<uint32_t> group_docs;
@@ -154,7 +162,11 @@ class Dedup {
                 size_t slots, const std::atomic<bool>* stop);
   Status StoreTexts(const Docs& docs, const uint8_t* valid);
   Status Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
-                    DedupResult* out);
+                    DedupResult* out, std::vector<uint64_t>* member, uint64_t* buckets);
+  // The verified keep rule alone (no pairs nor candidates wanted): decided from the buckets by DecideKeptExact.
+  bool LazyKept() const {
+    return o_.verify == Verify::kExact && o_.clustering == Clustering::kKept && !o_.want_pairs && !o_.want_candidates;
+  }
   void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
   friend class EngineDocs;
 
@@ -171,6 +183,7 @@ class Dedup {
   // Add's scratch (Add calls are serialised by the caller): per-slot signers, a batch's signatures and keys.
   std::vector<std::unique_ptr<minhash::Signer>> signers_;
   std::vector<uint8_t> batch_sigs_;
+  std::vector<uint8_t> empty_mask_;  // Insert: a batch's valid documents minus those without shingles
   std::vector<uint64_t> batch_keys_;
 };
 

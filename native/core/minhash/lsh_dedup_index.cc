@@ -80,7 +80,7 @@ Status IndexHook::AddBatch(const uint64_t* band_keys, size_t n, const uint8_t* v
       if (!valid || valid[i]) SetBit(&valid_, first + i);
   }
   if (o_.prior && o_.prior->size() > 0) {
-    // the candidates among the index's entries, per document (bounded per bucket: kPriorBucket)
+    // the candidates among the index's entries, per document
     if (slots == 0) slots = 1;
     std::vector<std::vector<std::pair<uint64_t, uint32_t>>> per(slots);
     const uint32_t b = o_.params.b;
@@ -88,7 +88,7 @@ Status IndexHook::AddBatch(const uint64_t* band_keys, size_t n, const uint8_t* v
       std::vector<uint64_t> hs;
       for (size_t i = lo; i < hi; i++) {
         if (valid && !valid[i]) continue;
-        o_.prior->QueryBands(band_keys + i * b, &hs, kPriorBucket);
+        o_.prior->QueryBands(band_keys + i * b, &hs);  // every entry of its buckets, however many
         for (uint64_t h : hs) per[slot].emplace_back(h, static_cast<uint32_t>(first + i));
       }
     }, stop);

@@ -32,10 +32,9 @@
 namespace neardup {
 namespace lsh {
 
-// A prior bucket (documents of the index sharing one band key) larger than this gives only its first and last
-// entries as candidates, as the engine pairs a document of a large bucket with the bucket's first and its
-// predecessor (kAllPairsBucket): the work per document stays bounded.
-constexpr size_t kPriorBucket = kAllPairsBucket;
+// (A prior bucket of the index is read whole: every entry sharing a band key with a document is a candidate,
+// however many there are; kPriorBucket, which kept only the first and last entries of a bucket of over 100,
+// is gone.)
 
 // What the hook reads about this run's documents (implemented by the engine). Thread-safe; the pointers stay
 // valid while the object lives.

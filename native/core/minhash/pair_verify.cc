@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "hash/crc32c.h"
+#include "hash/fast64.h"
 #include "minhash/shingle_set.h"
 #include "minhash/union_find.h"
 #include "parallel/pool.h"
@@ -165,6 +167,255 @@ Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& tex
   }
   stats->docs = m;
   stats->blocks = blocks;
+  return Status::Ok();
+}
+
+Status DecideKeptExact(const std::vector<uint64_t>& member, uint64_t buckets, const TextSource& texts, const TextOptions& topt,
+                       double t, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop, std::vector<uint32_t>* rep,
+                       VerifyStats* stats, uint64_t* checked) {
+  *checked = 0;
+  // documents (dense, ascending) and their buckets: member is sorted by document, then bucket
+  std::vector<uint32_t> docs, moff{0}, mb(member.size());
+  for (size_t i = 0; i < member.size(); i++) {
+    const uint32_t d = static_cast<uint32_t>(member[i] >> 32);
+    if (docs.empty() || docs.back() != d) {
+      if (!docs.empty()) moff.push_back(static_cast<uint32_t>(i));
+      docs.push_back(d);
+    }
+    mb[i] = static_cast<uint32_t>(member[i]);
+  }
+  const size_t m = docs.size();
+  moff.resize(m + 1);
+  moff[m] = static_cast<uint32_t>(member.size());
+  // per bucket: its kept documents so far (dense, ascending: a list of at most the bucket's size) and its last
+  // member; last[x]: the last document sharing a bucket with x
+  std::vector<uint64_t> koff(buckets + 1, 0);
+  std::vector<uint32_t> kn(buckets, 0), blast(buckets, 0), last(m);
+  for (size_t x = 0; x < m; x++)
+    for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
+      koff[mb[k] + 1]++;
+      blast[mb[k]] = static_cast<uint32_t>(x);
+    }
+  for (uint64_t g = 0; g < buckets; g++) koff[g + 1] += koff[g];
+  std::vector<uint32_t> klist(member.size());
+  for (size_t x = 0; x < m; x++) {
+    last[x] = static_cast<uint32_t>(x);
+    for (uint32_t k = moff[x]; k < moff[x + 1]; k++) last[x] = std::max(last[x], blast[mb[k]]);
+  }
+  std::vector<uint32_t>().swap(blast);
+  // 0 undecided, 1 kept, 2 dropped or never decided (matched an index entry)
+  std::vector<uint8_t> state(m);
+  for (size_t x = 0; x < m; x++) state[x] = (*rep)[docs[x]] == docs[x] ? 0 : 2;
+  std::vector<uint64_t> h1(m), h2(m);
+  auto len_of = [&](uint32_t x) { return texts.Length(docs[x]); };
+  auto same = [&](uint32_t x, uint32_t y) { return h1[x] == h1[y] && h2[x] == h2[y] && len_of(x) == len_of(y); };
+  auto bound = [&](uint32_t x) { return ShingleBoundOfLength(topt, len_of(x)); };
+  const uint64_t budget = std::max<uint64_t>((memory_bytes ? memory_bytes : kDefaultVerifyBytes) / 8, 2);
+  const uint64_t wbudget = budget / 2, cbudget = budget - wbudget;
+  constexpr size_t kMaxWindow = size_t(1) << 16;
+  if (slots == 0) slots = 1;
+  struct Scratch {
+    explicit Scratch(const TextOptions& o) : set(o) {}
+    SetScratch set;
+    std::vector<uint32_t> cand;
+    uint64_t compared = 0;
+  };
+  std::vector<std::unique_ptr<Scratch>> scratch(slots);
+  for (auto& sc : scratch) sc = std::make_unique<Scratch>(topt);
+  auto fail = [&]() -> Status {
+    for (const auto& sc : scratch)
+      if (!sc->set.status.ok()) return sc->set.status;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    return Status::Ok();
+  };
+  // x's kept candidates below `below` (or from `from` on), ascending and distinct
+  auto gather = [&](uint32_t x, uint32_t from, uint32_t below, std::vector<uint32_t>* out) {
+    out->clear();
+    for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
+      const uint32_t* l = klist.data() + koff[mb[k]];
+      const uint32_t* e = l + kn[mb[k]];
+      for (const uint32_t* q = std::lower_bound(l, e, from); q < e && *q < below; q++) out->push_back(*q);
+    }
+    if (moff[x + 1] - moff[x] > 1) {
+      std::sort(out->begin(), out->end());
+      out->erase(std::unique(out->begin(), out->end()), out->end());
+    }
+  };
+  std::unordered_map<uint32_t, std::vector<uint64_t>> cache;  // sets of kept documents of earlier windows
+  std::unordered_map<uint32_t, uint32_t> mixed;  // buckets of the window: first member seen (dense) or UINT32_MAX
+  uint64_t cache_vals = 0;
+  std::vector<uint8_t> need;
+  std::vector<uint32_t> res, fetch, mark(m, UINT32_MAX), cands;
+  std::vector<uint64_t> at;
+  std::vector<size_t> size;
+  std::vector<std::vector<uint64_t>> fetched;
+  RawBuffer<uint64_t> arena;
+  uint64_t arena_cap = 0;
+  for (size_t w0 = 0; w0 < m;) {
+    size_t w1 = w0;
+    for (uint64_t in = 0; w1 < m && w1 - w0 < kMaxWindow && (w1 == w0 || in + bound(w1) <= wbudget); w1++) in += bound(w1);
+    const size_t wn = w1 - w0;
+    const uint32_t W0 = static_cast<uint32_t>(w0);
+    // the window's texts hashed
+    parallel::ParallelFor(wn, 16, slots, [&](size_t b, size_t e, size_t slot) {
+      SetScratch& sc = scratch[slot]->set;
+      for (size_t x = w0 + b; x < w0 + e && sc.status.ok(); x++) {
+        if (state[x] == 2) continue;
+        const uint8_t* p = nullptr;
+        sc.status = texts.Text(docs[x], &sc, &p);
+        if (!sc.status.ok()) break;
+        const size_t len = static_cast<size_t>(len_of(static_cast<uint32_t>(x)));
+        h1[x] = fast64::Hash(p, len, 0x9e3779b97f4a7c15ull);
+        h2[x] = fast64::Hash(p, len, 0x632be59bd9b4e019ull);
+      }
+    }, stop);
+    Status s = fail();
+    if (!s.ok()) return s;
+    // Which sets are needed: those of the members of a bucket whose window members and earlier kept ones are
+    // not all one text, and of those earlier kept ones (when not cached).
+    mixed.clear();
+    for (size_t x = w0; x < w1; x++) {
+      if (state[x] == 2) continue;
+      for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
+        auto it = mixed.emplace(mb[k], static_cast<uint32_t>(x)).first;
+        if (it->second != UINT32_MAX && !same(it->second, static_cast<uint32_t>(x))) it->second = UINT32_MAX;
+      }
+    }
+    for (auto& [g, first] : mixed) {
+      if (first == UINT32_MAX) continue;
+      const uint32_t* l = klist.data() + koff[g];
+      for (uint32_t i = 0; i < kn[g]; i++)
+        if (!same(l[i], first)) {
+          first = UINT32_MAX;
+          break;
+        }
+    }
+    need.assign(wn, 0);
+    fetch.clear();
+    for (size_t x = w0; x < w1; x++) {
+      if (state[x] == 2) continue;
+      for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
+        if (mixed[mb[k]] != UINT32_MAX) continue;
+        need[x - w0] = 1;
+        const uint32_t* l = klist.data() + koff[mb[k]];
+        for (uint32_t i = 0; i < kn[mb[k]]; i++)
+          if (mark[l[i]] != W0 && cache.find(l[i]) == cache.end()) {
+            mark[l[i]] = W0;
+            fetch.push_back(l[i]);
+          }
+      }
+    }
+    at.assign(wn + 1, 0);
+    for (size_t x = 0; x < wn; x++) at[x + 1] = at[x] + (need[x] ? bound(static_cast<uint32_t>(w0 + x)) : 0);
+    if (at[wn] > arena_cap) {
+      arena_cap = std::max(at[wn], arena_cap * 2);
+      arena.Allocate(static_cast<size_t>(arena_cap));
+    }
+    size.assign(wn, 0);
+    fetched.assign(fetch.size(), {});
+    // the sets: the window's needed ones into the arena, the earlier kept ones into the cache
+    parallel::ParallelFor(wn + fetch.size(), 1, slots, [&](size_t b, size_t e, size_t slot) {
+      SetScratch& sc = scratch[slot]->set;
+      for (size_t i = b; i < e && sc.status.ok(); i++) {
+        if (i < wn && !need[i]) continue;
+        const uint32_t x = i < wn ? static_cast<uint32_t>(w0 + i) : fetch[i - wn];
+        const uint8_t* p = nullptr;
+        sc.status = texts.Text(docs[x], &sc, &p);
+        if (!sc.status.ok()) break;
+        const uint64_t len = len_of(x);
+        if (i < wn) {
+          size[i] = BuildSet(p, len, &sc, arena.data() + at[i]);
+        } else {
+          std::vector<uint64_t>& v = fetched[i - wn];
+          v.resize(bound(x));
+          v.resize(BuildSet(p, len, &sc, v.data()));
+        }
+      }
+    }, stop);
+    s = fail();
+    if (!s.ok()) return s;
+    stats->sets += fetch.size();
+    for (size_t x = 0; x < wn; x++) stats->sets += need[x];
+    for (size_t i = 0; i < fetch.size(); i++) {
+      cache_vals += fetched[i].size();
+      cache[fetch[i]] = std::move(fetched[i]);
+    }
+    // candidates of earlier windows (decided, frozen): the first kept one that matches, in parallel
+    res.assign(wn, UINT32_MAX);
+    parallel::ParallelFor(wn, 64, slots, [&](size_t b, size_t e, size_t slot) {
+      Scratch& sc = *scratch[slot];
+      for (size_t x = w0 + b; x < w0 + e; x++) {
+        if (state[x] == 2) continue;
+        gather(static_cast<uint32_t>(x), 0, W0, &sc.cand);
+        for (uint32_t p : sc.cand) {
+          if (same(p, static_cast<uint32_t>(x))) {
+            res[x - w0] = p;
+            break;
+          }
+          const std::vector<uint64_t>& ps = cache.at(p);
+          double j;
+          sc.compared++;
+          if (JaccardAtLeast(ps.data(), ps.size(), arena.data() + at[x - w0], size[x - w0], t, &j)) {
+            res[x - w0] = p;
+            break;
+          }
+        }
+      }
+    }, stop);
+    s = fail();
+    if (!s.ok()) return s;
+    // the window in order: its own candidates; a kept document joins its buckets' lists
+    for (size_t x = w0; x < w1; x++) {
+      if (state[x] == 2) continue;
+      uint32_t by = res[x - w0];
+      if (by == UINT32_MAX) {
+        gather(static_cast<uint32_t>(x), W0, static_cast<uint32_t>(x), &cands);
+        for (uint32_t p : cands) {
+          if (same(p, static_cast<uint32_t>(x))) {
+            by = p;
+            break;
+          }
+          double j;
+          scratch[0]->compared++;
+          if (JaccardAtLeast(arena.data() + at[p - w0], size[p - w0], arena.data() + at[x - w0], size[x - w0], t, &j)) {
+            by = p;
+            break;
+          }
+        }
+      }
+      if (by == UINT32_MAX) {
+        state[x] = 1;
+        for (uint32_t k = moff[x]; k < moff[x + 1]; k++) klist[koff[mb[k]] + kn[mb[k]]++] = static_cast<uint32_t>(x);
+      } else {
+        state[x] = 2;
+        (*rep)[docs[x]] = docs[by];
+      }
+    }
+    // kept documents with later partners keep their sets; sets no later document needs leave the cache
+    for (auto it = cache.begin(); it != cache.end();) {
+      if (last[it->first] < w1) {
+        cache_vals -= it->second.size();
+        it = cache.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (size_t x = w0; x < w1; x++) {
+      if (state[x] != 1 || !need[x - w0] || last[x] < w1 || cache_vals + size[x - w0] > cbudget) continue;
+      const uint64_t* q = arena.data() + at[x - w0];
+      cache[static_cast<uint32_t>(x)].assign(q, q + size[x - w0]);
+      cache_vals += size[x - w0];
+    }
+    // over the budget (sets fetched for this window): the rest is built again when needed
+    for (auto it = cache.begin(); cache_vals > cbudget && it != cache.end();) {
+      cache_vals -= it->second.size();
+      it = cache.erase(it);
+    }
+    stats->blocks++;
+    w0 = w1;
+  }
+  stats->docs = m;
+  for (const auto& sc : scratch) *checked += sc->compared;
   return Status::Ok();
 }
 

@@ -52,6 +52,26 @@ Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& tex
                         double threshold, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
                         std::vector<uint8_t>* keep, std::vector<float>* exact, VerifyStats* stats);
 
+// doubri's keep rule verified lazily (Dedup::Finish with Verify::kExact, Clustering::kKept and neither pairs nor
+// candidates wanted), from the band buckets themselves, without listing their pairs: documents are decided in
+// order, and a document is checked only against the documents kept so far in its buckets (each bucket keeps
+// the list of its kept members; dropped documents never enter it), in ascending order, until the first with
+// exact Jaccard >= threshold (its representative). The result is that of verifying every candidate pair and
+// applying the rule to them (KeptFromPairs), at a cost that grows with the kept candidates, not with the pairs.
+// Texts are taken in windows of consecutive documents whose sets fit half the budget: a window's texts are
+// hashed (two 64-bit hashes and the length: identical texts match without their sets), the sets needed (the
+// members of a bucket that does not hold one text only) built in parallel, the candidates of earlier windows
+// checked in parallel (their sets from a cache of the other half of the budget, kept while a later document
+// shares a bucket with them), then the window's own candidates in order.
+// member: doc << 32 | bucket for every member of a bucket of 2 or more documents, sorted; buckets: their
+// number. rep: per document of the session, initialised by the caller (itself, or kIndexRep for documents
+// never kept nor decided); the dropped documents get their representative. *checked: pairs compared by sets.
+// Texts in buckets have at least one shingle (an empty set has the all-ones signature, which is in no band
+// bucket: lsh_dedup.h), so two identical texts have Jaccard 1.
+Status DecideKeptExact(const std::vector<uint64_t>& member, uint64_t buckets, const TextSource& texts, const TextOptions& topt,
+                       double threshold, uint64_t memory_bytes, size_t slots, const std::atomic<bool>* stop,
+                       std::vector<uint32_t>* rep, VerifyStats* stats, uint64_t* checked);
+
 struct PairDecisions {
   std::vector<uint8_t> keep;   // per candidate
   std::vector<float> est;      // per candidate, when signatures were given

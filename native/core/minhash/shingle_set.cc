@@ -172,10 +172,7 @@ const char* IntersectKernelName(IntersectKernel k) {
 
 bool JaccardAtLeast(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, double t, double* j,
                     IntersectKernel kernel) {
-  if (na == 0 && nb == 0) {
-    *j = 1.0;
-    return 1.0 >= t;
-  }
+  if (na == 0 || nb == 0) return false;  // an empty set is no near-duplicate of anything, not even of another
   const size_t total = na + nb, most = std::min(na, nb);
   auto pass = [&](size_t inter) { return static_cast<double>(inter) / static_cast<double>(total - inter) >= t; };
   // need = the smallest intersection that passes (the ratio grows with it, also after rounding)

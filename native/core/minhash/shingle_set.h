@@ -23,7 +23,7 @@ IntersectKernel BestIntersectKernel();
 const char* IntersectKernelName(IntersectKernel k);
 
 // Whether two sorted sets of distinct values have Jaccard >= t, decided exactly as
-// inter / (na + nb - inter) >= t in doubles (two empty sets: 1). Sets whose sizes alone rule the threshold
+// inter / (na + nb - inter) >= t in doubles (an empty set: false, also against another). Sets whose sizes alone rule the threshold
 // out are not read, and the merge stops once even matching every remaining value could not reach it; the
 // Jaccard value goes to *j only when the answer is true. `kernel` must be one the CPU has.
 bool JaccardAtLeast(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, double t, double* j,
