@@ -161,7 +161,8 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
   const { summary: s } = readClusters(lp);
   const res = resolveDedupOptions({ ...lp.plan.options, seed: lp.plan.options.seed === undefined ? undefined : BigInt(lp.plan.options.seed) });
   const st = res.settings, sh = st.shingle;
-  const pairsKnown = st.verify !== 'none' || lp.plan.outputs.pairs !== undefined;
+  // the single run's rule (commands/dedup.ts): counts only where that run enumerates the pairs
+  const pairsKnown = lp.plan.outputs.pairs !== undefined || (st.verify !== 'none' && (st.verify === 'estimate' || st.clustering === 'components'));
   return {
     documents: s.documents, bad_lines: s.bad_lines, kept: s.documents - s.duplicates, duplicates: s.duplicates, clusters: s.clusters,
     candidate_pairs: pairsKnown ? s.candidate_pairs : null, reported_pairs: pairsKnown ? s.reported_pairs : null,
