@@ -86,10 +86,10 @@ export function dbGeneration(dir: string): number | null {
  * probe it at the same instant run one after the other, so callers read the index's state only once they
  * hold the lock. Returns the function that releases it (also called at exit).
  */
-export function acquireLock(dir: string): () => void {
+export function acquireLock(dir: string, busy = (file: string) => `'${dir}' is being written by another process (it holds ${file})`): () => void {
   const file = path.join(dir, LOCK_NAME);
   if (nativeSync(() => native.chunkIndexLockState(file)) === 'held')
-    throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' is being written by another process (it holds ${file})`, { file });
+    throw new NeardupError('ERR_NEARDUP_IO', busy(file), { file });
   let fd: number;
   try {
     fd = fs.openSync(file, 'a', 0o644);

@@ -6,11 +6,11 @@ import * as path from 'node:path';
 import { dedupOptionsFrom } from './commands/dedup';
 import { UsageError, idFieldOption, intOption } from './common';
 import { NeardupError } from '../errors';
-import { native } from '../native';
 import { OutputFile } from './files';
 import { keptDirName } from './kept';
 import { sniffFile } from '../input';
 import { resolveDedupOptions } from '../dedup';
+import { acquireLock } from '../chunks-db';
 import { version } from '../version';
 import {
   loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
@@ -96,22 +96,7 @@ export function checkWorkFolder(work: string, outputs: { option: string; file: s
  */
 export function lockWork(work: string): () => void {
   fs.mkdirSync(work, { recursive: true });
-  const file = path.join(work, 'LOCK');
-  if (native.chunkIndexLockState(file) === 'held')
-    throw new NeardupError('ERR_NEARDUP_IO', `the work folder '${work}' is in use by another run (it holds ${file}); wait for it or give another --work`, { file });
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'a', 0o644);
-  } catch (e) {
-    throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${(e as Error).message}`, { file, cause: e });
-  }
-  native.lockTempFile(fd, file);
-  const release = () => {
-    process.removeListener('exit', release);
-    try { fs.closeSync(fd); } catch { /* closed */ }
-  };
-  process.on('exit', release);
-  return release;
+  return acquireLock(work, (file) => `the work folder '${work}' is in use by another run (it holds ${file}); wait for it or give another --work`);
 }
 
 /** Copies standard input to WORK/stdin.input (atomically) when '-' is an input; returns the inputs with it in place of '-'. */
