@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { nodeModulesFiles } from './node-modules-files';
 
 const root = path.join(__dirname, '..');
 
@@ -66,16 +67,7 @@ function planted(): BigUint64Array {
 function files(): BigUint64Array {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { simhashFingerprintsSync } = require('../lib/index');
-  const list: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) list.push(p);
-    }
-  };
-  walk(path.join(root, 'node_modules'));
-  const texts = list.map((p) => fs.readFileSync(p)).filter((b) => b.length > 0 && b.length < 4 << 20);
+  const texts = nodeModulesFiles(root);
   return simhashFingerprintsSync(texts, { unit: 'char', n: 5, weighting: 'count' });
 }
 

@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { shingleHashesSync, simhashFingerprintsSync } from '../lib/index';
+import { nodeModulesFiles } from './node-modules-files';
 
 const root = path.join(__dirname, '..');
 
@@ -18,18 +19,7 @@ function spam(): Buffer[] {
   return zlib.gunzipSync(fs.readFileSync(f)).toString('utf8').split('\n').filter(Boolean).map((l) => Buffer.from(JSON.parse(l).text as string));
 }
 
-function files(): Buffer[] {
-  const list: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) list.push(p);
-    }
-  };
-  walk(path.join(root, 'node_modules'));
-  return list.map((p) => fs.readFileSync(p)).filter((b) => b.length > 0 && b.length < 4 << 20);
-}
+const files = (): Buffer[] => nodeModulesFiles(root);
 
 function jaccard(a: Set<bigint>, b: Set<bigint>): number {
   if (a.size === 0 && b.size === 0) return 1;
