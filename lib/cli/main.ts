@@ -73,13 +73,12 @@ if (require.main === module) {
     process.stderr.write(`neardup: cannot write standard output: ${systemMessage(e)}\n`);
     process.exit(1);
   });
-  // A failure exits as soon as standard output is flushed: no open handle (a Redis client still reconnecting,
-  // a worker pool, a timer) may keep a failed batch job alive. Success waits for the event loop as usual.
+  // A failure lets the work already under way finish (a native writer removing its temporary file, the output
+  // draining), then exits within 2 s: no open handle (a Redis client still reconnecting, a worker pool, a
+  // timer) may keep a failed batch job alive. The timer is unref'd: it never holds the process itself.
   const finish = (code: number) => {
     process.exitCode = code;
-    if (code === 0) return;
-    setTimeout(() => process.exit(code), 2000).unref();  // a stdout that is never drained
-    process.stdout.write('', () => process.exit(code));
+    if (code !== 0) setTimeout(() => process.exit(code), 2000).unref();
   };
   main(process.argv.slice(2)).then(finish, (e) => {
     process.stderr.write(`neardup: internal error: ${(e as Error).stack ?? String(e)}\n`);
