@@ -4,7 +4,7 @@
 // (native/core/minhash/lsh_dedup.h) does all of it; this file resolves options and feeds batches.
 // docs/lsh.md describes the pipeline, its defaults and its guarantees.
 import * as os from 'node:os';
-import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
+import { NeardupError, formatBytes, nativeCall, nativeSync, invalidArgument } from './errors';
 import { capOption, expectInt, optionsObject } from './validate';
 import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
@@ -214,10 +214,6 @@ export function dedupLimits(options: Pick<DedupOptions, 'profile' | 'verify' | '
     documentBytes: Math.floor(m / bytesPerDocumentByte(options.profile, options.verify)), documents: Math.floor(m / BYTES_PER_DOCUMENT),
     pairs: Math.floor(m / BYTES_PER_PAIR),
   };
-}
-
-function formatBytes(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
 }
 
 /** The error for a document over dedupLimits().documentBytes (`where`: "file:line: " or "document i: "). */

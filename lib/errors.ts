@@ -90,3 +90,8 @@ export function nativeSync<T>(f: () => T): T {
 export function invalidArgument(kind: TypeErrorConstructor | RangeErrorConstructor, message: string): TypeError | RangeError {
   return Object.assign(new kind(message), { code: 'ERR_NEARDUP_INVALID_ARGUMENT' as const });
 }
+
+/** A size for an error message: "1.5 GiB", "64.0 MiB" or "512 bytes". */
+export function formatBytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
+}

@@ -16,7 +16,7 @@
 // ERR_NEARDUP_INVALID_INPUT naming the file, the row group and the column.
 import * as zlib from 'node:zlib';
 import { isUtf8 } from 'node:buffer';
-import { NeardupError, nativeSync } from './errors';
+import { NeardupError, formatBytes, nativeSync } from './errors';
 import { native } from './native';
 import { applyBadLines, displayName, fieldPath, type DocumentBatch, type OnBadLine } from './input';
 
@@ -42,10 +42,6 @@ function corrupt(file: string, e: unknown): NeardupError {
 
 type Metadata = Awaited<ReturnType<Hyparquet['parquetMetadataAsync']>>;
 type RowGroup = Metadata['row_groups'][number];
-
-function formatBytes(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
-}
 
 /** Where a read is, for the errors: "FILE: row group G of N, column 'C'". */
 interface Place { file: string; group: number; groups: number; column: string }

@@ -4,7 +4,7 @@
 // would exceed the document memory is refused with its file:line instead of running the machine out of
 // memory. The document memory is NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, by default, half of the
 // physical memory.
-import { NeardupError } from '../errors';
+import { NeardupError, formatBytes } from '../errors';
 import { UsageError } from './common';
 import { documentMemoryFromEnv } from '../input';
 import type { JsonlBatch } from './jsonl';
@@ -35,10 +35,6 @@ export function documentMemory(env: NodeJS.ProcessEnv = process.env): number {
 /** The largest document (UTF-8 bytes) `command` takes. */
 export function documentLimit(command: LimitedCommand, env: NodeJS.ProcessEnv = process.env): number {
   return Math.floor(documentMemory(env) / DOCUMENT_BYTES_PER_BYTE[command]);
-}
-
-function formatBytes(n: number): string {
-  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${n} bytes`;
 }
 
 /** The UTF-8 bytes of document i of a batch, or -1 when no more than `limit` (cheap checks first). */

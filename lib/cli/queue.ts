@@ -65,7 +65,7 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
   let fatal: (e: Error) => void = () => undefined;
   // Redis away: its clients retry with a growing delay (up to 20 s) and report each failed attempt; the log
   // says once what the worker waits for, then a line a minute while it still waits, and when it is back.
-  let waiting: { since: number; said: number; message: string } | undefined;
+  let waiting: { since: number; said: number } | undefined;
   worker.on('error', (e) => {
     if (/could not load/i.test(e.message)) {  // a missing client package: retrying cannot help
       process.stderr.write(`neardup worker: ${e.message}\n`);
@@ -75,7 +75,7 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
     const now = Date.now();
     if (!isConnectionError(e)) process.stderr.write(`neardup worker: ${e.message}\n`);
     else if (!waiting) {
-      waiting = { since: now, said: now, message: e.message };
+      waiting = { since: now, said: now };
       process.stderr.write(`neardup worker: waiting for Redis at ${url} (${e.message}); retrying with a growing delay, up to 20 s\n`);
     } else if (now - waiting.said >= 60_000) {
       waiting.said = now;
