@@ -310,6 +310,26 @@ test('Redis going away mid-run: the submitter fails naming Redis; rerun once it 
   await stopWorkers();
 });
 
+test('Redis restarted empty mid-run (within --redis-wait): the submitter fails naming Redis, not waits forever; the rerun: the same outputs', async () => {
+  if (!haveRedis) return;
+  const ref = reference([]);
+  const work = path.join(dir, 'wk-redis-empty');
+  await startWorker({ NEARDUP_TEST_PAUSE: 'buckets:3000' });
+  const run = submit(work, []);  // the default --redis-wait (30 s): the outage is shorter
+  await pausedTask(work, 'buckets');
+  const port = Number(new URL(url).port);
+  const r = redis!;
+  await new Promise<void>((resolve) => { r.once('exit', () => resolve()); r.kill('SIGKILL'); });
+  const t0 = Date.now();
+  await startRedis(port);  // at once, and empty: the stage's jobs and their events are gone
+  const failed = await Promise.race([run, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the submitter still waits 60 s after Redis came back empty')), 60_000).unref())]);
+  assert.is.not(failed.code, 0, 'the submitter must fail: no completion can arrive');
+  assert.match(failed.stderr, /Redis at redis:\/\/127\.0\.0\.1:\d+ no longer holds the tasks of stage buckets/);
+  assert.ok(Date.now() - t0 < 25_000, `the submitter took ${Date.now() - t0} ms to notice`);
+  same('rerun on the empty Redis', ref, await submit(work, []));
+  await stopWorkers();
+});
+
 test('every output option through a BullMQ worker (--shards 3, one shard without files): the single run\'s bytes', async () => {
   if (!haveRedis) return;
   await startWorker();

@@ -149,7 +149,7 @@ async function submitter(url: string, queue: string, waitMs: number) {
   events.on('error', onError);
   flow.on('error', onError);
   return {
-    events, flow,
+    url, events, flow,
     guard: <T>(p: Promise<T>): Promise<T> => Promise.race([p, gaveUp]),
     async close(): Promise<void> {
       clearInterval(clock);
@@ -175,15 +175,42 @@ async function runFlow<T>(sub: Awaited<ReturnType<typeof submitter>>, queue: str
     })),
   }));
   if (process.stderr.isTTY) process.stderr.write(`neardup: ${what}: ${tasks.length} task(s) submitted\n`);
+  const watch = watchFlow(tree.job, sub.url, what);
   try {
-    return await sub.guard(tree.job.waitUntilFinished(sub.events)) as T[];
+    return await sub.guard(Promise.race([tree.job.waitUntilFinished(sub.events), watch.gone])) as T[];
   } catch (e) {
     if (e instanceof NeardupError) throw e;
     // the barrier's own failure names only the child's job id: report the tasks' errors (shard, file)
     const reasons = await sub.flow.getFlow({ id: tree.job.id!, queueName: queue })
       .then((t) => (t.children ?? []).map((c) => c.job.failedReason).filter((r) => r)).catch(() => []);
     throw new NeardupError('ERR_NEARDUP_IO', `${what} failed: ${reasons.length ? reasons.join('; ') : (e as Error).message}`);
+  } finally {
+    watch.stop();
   }
+}
+
+/**
+ * Asks Redis every few seconds whether the barrier job is still there. A Redis that restarts without its data
+ * (no persistence, a new pod) comes back empty within `--redis-wait`: the connection is fine, but the stage's
+ * jobs and their events are gone and no completion will ever arrive. `gone` rejects then, naming Redis.
+ */
+function watchFlow(job: import('bullmq').Job, url: string, what: string): { gone: Promise<never>; stop(): void } {
+  let fail: (e: Error) => void = () => undefined;
+  const gone = new Promise<never>((_, reject) => { fail = reject; });
+  gone.catch(() => undefined);
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking) return;  // a question sent while Redis is away waits for it to come back
+    asking = true;
+    job.getState().then((state) => {
+      asking = false;
+      if (state !== 'unknown') return;
+      fail(new NeardupError('ERR_NEARDUP_IO', `Redis at ${url} no longer holds the tasks of ${what} (it restarted without its data, ` +
+        'or they were removed); the outputs written so far are kept: rerun the same command to submit the tasks again'));
+    }, () => { asking = false; });
+  }, 2000);
+  timer.unref();
+  return { gone, stop: () => clearInterval(timer) };
 }
 
 /** Submits the plan in `work` stage by stage and waits; returns every task's report. */
