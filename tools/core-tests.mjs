@@ -20,7 +20,7 @@ let r = run('cmake', ['-S', 'native', '-B', dir, '-DCMAKE_BUILD_TYPE=RelWithDebI
 if (r.status !== 0) { process.stderr.write(r.stdout + r.stderr); process.exit(1); }
 r = run('cmake', ['--build', dir, '-j', String(Math.max(1, (await import('node:os')).availableParallelism()))]);
 if (r.status !== 0) { process.stderr.write(r.stdout + r.stderr); process.exit(1); }
-r = run('ctest', ['--test-dir', dir, '-V'], { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', UBSAN_OPTIONS: 'print_stacktrace=1' } });
+r = run('ctest', ['--test-dir', dir, '-V', '-j', String(Math.max(1, (await import('node:os')).availableParallelism()))], { env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1', UBSAN_OPTIONS: 'print_stacktrace=1' } });
 const out = r.stdout + r.stderr;
 let passed = 0, failed = 0;
 for (const m of out.matchAll(/([\w-]+): (\d+) passed, (\d+) failed$/gm)) {

@@ -1,5 +1,6 @@
 // A minimal test harness for the core's C++ tests (no third-party framework to install).
 #pragma once
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -26,9 +27,15 @@ struct Register {
 
 inline int RunAll(const char* suite) {
   int failed_cases = 0;
+  const bool times = std::getenv("CHECK_TIMES") != nullptr;  // CHECK_TIMES=1: each case's seconds on stderr
   for (auto& c : Cases()) {
     const int before = Failures();
+    const auto t0 = std::chrono::steady_clock::now();
     c.fn();
+    if (times) {
+      std::fprintf(stderr, "%s/%s: %.2f s\n", suite, c.name,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
     if (Failures() != before) {
       failed_cases++;
       std::fprintf(stderr, "FAIL %s/%s\n", suite, c.name);
