@@ -250,12 +250,14 @@ export interface NativePostingIndex {
   beginAppend(memory: number, tmp: string | undefined, keyBits: number | undefined): Promise<void>;
   addKeys(keys: Uint32Array | BigUint64Array, offsets: Uint32Array): Promise<Uint32Array>;
   addTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number): Promise<Uint32Array>;
-  commitAppend(): Promise<void>;
+  commitAppend(commitData?: Uint8Array): Promise<void>;
   abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
-  appendIndexes(dirs: string[]): Promise<void>;
-  appendKeyRanges(files: string[], documents: number): Promise<void>;
+  appendIndexes(dirs: string[], commitData?: Uint8Array): Promise<void>;
+  appendKeyRanges(files: string[], documents: number, commitData?: Uint8Array): Promise<void>;
+  /** The commit data of the manifest held (null: none). */
+  commitData(): Buffer | null;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,

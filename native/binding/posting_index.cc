@@ -63,6 +63,18 @@ std::string StringArg(Napi::Env env, const Napi::Value& v, const char* what) {
   return v.As<Napi::String>().Utf8Value();
 }
 
+// An optional folder for temporary files (undefined or not a string: none); a path with a NUL is refused.
+std::string TmpArg(Napi::Env env, const Napi::Value& v) {
+  return v.IsString() ? PathArg(env, v, "tmp") : std::string();
+}
+
+// Optional commit data (a Uint8Array; undefined: the index's commit data is kept).
+std::shared_ptr<std::string> CommitDataArg(Napi::Env env, const Napi::Value& v) {
+  if (v.IsUndefined()) return nullptr;
+  std::vector<uint8_t> b = U8Arg(env, v, "commitData");
+  return std::make_shared<std::string>(b.begin(), b.end());
+}
+
 BlotOptions ReadBlotOptions(Napi::Env env, const Napi::Value& v) {
   Napi::Object o = OptionsObject(env, v, "blot options");
   BlotOptions b;
@@ -240,10 +252,10 @@ Status Begin(IndexState& s, uint64_t memory, const std::string& tmp, unsigned ke
 }
 
 template <typename Key>
-Status Commit(IndexState& s, const std::atomic<bool>* stop) {
+Status Commit(IndexState& s, const std::atomic<bool>* stop, const std::string* data) {
   auto& app = Width<Key>::App(s);
   if (!app) return NoAppend();
-  Status st = app->Commit(stop);
+  Status st = app->Commit(stop, data);
   app.reset();  // committed, or discarded on failure
   return st;
 }
@@ -360,7 +372,7 @@ std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) 
   Napi::Value files = o.Get("files");
   if (!files.IsArray()) ThrowTypeError(env, "Expected texts.files to be an array of strings");
   Napi::Array fa = files.As<Napi::Array>();
-  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(StringArg(env, fa.Get(i), "texts.files[i]"));
+  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(PathArg(env, fa.Get(i), "texts.files[i]"));
   ts->file = U32Arg(env, o.Get("file"), "texts.file");
   ts->length = U32Arg(env, o.Get("length"), "texts.length");
   Napi::Value off = o.Get("offset");
@@ -409,6 +421,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("pairsStart", &PostingIndexObject::PairsStart),
                         InstanceMethod("pairsNext", &PostingIndexObject::PairsNext),
                         InstanceMethod("info", &PostingIndexObject::Info),
+                        InstanceMethod("commitData", &PostingIndexObject::CommitData),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
   explicit PostingIndexObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PostingIndexObject>(info) {}
@@ -437,7 +450,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
     auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Exclusive(env, s,
                      [keys, offs, memory, tmp, ids](IndexState& st, const std::atomic<bool>* stop) {
@@ -501,7 +514,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
     const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
     const uint64_t memory = ToUint64(env, info[3], "memory");
-    const std::string tmp = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[4]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
@@ -524,7 +537,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     const uint64_t memory = ToUint64(env, info[0], "memory");
-    const std::string tmp = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[1]);
     const uint64_t key_bits = info[2].IsUndefined() ? s->bits : ToUint64(env, info[2], "keyBits");
     if (key_bits < 1 || key_bits > s->bits) ThrowRangeError(env, "keyBits must be between 1 and the index's key width");
     return Exclusive(env, s,
@@ -573,15 +586,27 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
 
-  // commitAppend() -> Promise<void>: writes the new segment and the manifest.
+  // commitAppend(commitData?: Uint8Array) -> Promise<void>: writes the new segment and the manifest (with the
+  // new commit data, when given).
   Napi::Value CommitAppend(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
+    auto data = CommitDataArg(env, info[0]);
     return Exclusive(env, s,
-                     [](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? Commit<uint64_t>(st, stop) : Commit<uint32_t>(st, stop);
+                     [data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? Commit<uint64_t>(st, stop, data.get()) : Commit<uint32_t>(st, stop, data.get());
                      },
                      Undefined);
+  }
+
+  // commitData() -> Buffer | null: the commit data of the manifest this object holds.
+  Napi::Value CommitData(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    std::shared_lock<std::shared_mutex> l(s->mu);
+    const std::string& d = s->bits == 64 ? s->ix64.commit_data() : s->ix32.commit_data();
+    if (d.empty()) return env.Null();
+    return Napi::Buffer<char>::Copy(env, d.data(), d.size());
   }
 
   // abortAppend() -> Promise<void>: discards the open append (no-op when there is none).
@@ -618,27 +643,31 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      Undefined);
   }
 
-  // appendIndexes(dirs: string[]) -> Promise<void>: the documents of other indexes as one new segment
+  // appendIndexes(dirs: string[], commitData?) -> Promise<void>: the documents of other indexes as one new segment
   Napi::Value AppendIndexes(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto dirs = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "dirs"));
+    auto data = CommitDataArg(env, info[1]);
     return Exclusive(env, s,
-                     [dirs](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop) : st.ix32.AppendIndexes(*dirs, stop);
+                     [dirs, data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop, data.get()) : st.ix32.AppendIndexes(*dirs, stop, data.get());
                      },
                      Undefined);
   }
 
-  // appendKeyRanges(files: string[], documents) -> Promise<void>: the key ranges of writeKeyRange as one new segment
+  // appendKeyRanges(files: string[], documents, commitData?) -> Promise<void>: the key ranges of writeKeyRange as one
+  // new segment
   Napi::Value AppendKeyRanges(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto files = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "files"));
     const uint64_t documents = ToUint64(env, info[1], "documents");
+    auto data = CommitDataArg(env, info[2]);
     return Exclusive(env, s,
-                     [files, documents](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? st.ix64.AppendKeyRanges(*files, documents, stop) : st.ix32.AppendKeyRanges(*files, documents, stop);
+                     [files, documents, data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendKeyRanges(*files, documents, stop, data.get())
+                                            : st.ix32.AppendKeyRanges(*files, documents, stop, data.get());
                      },
                      Undefined);
   }
@@ -836,7 +865,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const double sigma = info[0].As<Napi::Number>().DoubleValue();
     const uint64_t min_docs = ToUint64(env, info[1], "minDocs");
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
     auto cur = std::make_shared<ExtractCursor>();
@@ -1193,7 +1222,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const uint64_t max_docs = ToUint64(env, info[1], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
     auto cur = std::make_shared<ExtractCursor>();
@@ -1401,7 +1430,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
 // createPostingIndex(dir, keyBits) (sync, creates the folder and an empty manifest)
 Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const std::string dir = StringArg(env, info[0], "dir");
+  const std::string dir = PathArg(env, info[0], "dir");
   const uint64_t bits = info[1].IsUndefined() ? 32 : ToUint64(env, info[1], "keyBits");
   if (bits != 32 && bits != 64) ThrowRangeError(env, "keyBits must be 32 or 64");
   Status s = bits == 64 ? postings::PostingIndex64::Create(dir) : postings::PostingIndex::Create(dir);
@@ -1449,7 +1478,7 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
   // openPostingIndex(dir, verify) -> Promise<PostingIndex>
   exports.Set("openPostingIndex", Napi::Function::New(env, [ref](const Napi::CallbackInfo& info) -> Napi::Value {
     Napi::Env env = info.Env();
-    const std::string dir = StringArg(env, info[0], "dir");
+    const std::string dir = PathArg(env, info[0], "dir");
     const bool verify = info[1].ToBoolean();
     auto st = std::make_shared<IndexState>();
     return Queue(env,
