@@ -140,12 +140,14 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
   const tmp = path.join(spill, 'part');
   const memory = plan.memory ?? defaultBuildMemory(inputSize(files));
   let docs = 0, read = 0;
+  // the plan's --tmp: the build's spill files in a folder of this process there
+  const runs = plan.tmp === undefined ? undefined : makeSpillDir(plan.tmp);
   try {
     const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash }, true);
     try {
       if (files.length > 0) {
         docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names),
-          { memory, tmp: plan.tmp });
+          { memory, tmp: runs });
       }
     } finally {
       ix.close();
@@ -157,6 +159,7 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
     if (e instanceof NeardupError && !e.message.startsWith('passages part')) e.message = `passages part ${i}/${plan.shards}: ${e.message}`;
     throw e;
   } finally {
+    if (runs) removeSpillDir(runs);
     removeSpillDir(spill);
   }
   return { stage: 'passages-part', shard: `${i}/${plan.shards}`, documents: docs, read_bytes: read, seconds: (Date.now() - start) / 1000 };

@@ -6,7 +6,7 @@ import { defaultBuildMemory, memorySplit } from '../../postings';
 import { inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
 import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
-import { checkFiles, watchSpillFolders } from '../files';
+import { checkFiles, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
@@ -176,13 +176,17 @@ export const passagesCommand: Command = {
         return 0;
       }
       const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
+      // the writer: holds DIR's lock until closed (a second writer is refused)
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
       const progress = new Progress('neardup passages index');
       let read = 0, fraction: number | undefined;
+      // --tmp: the build's spill files in a folder of this process there (removed on errors and signals; a killed
+      // run's by the next one); without, in DIR/postings (removed by the next writer of DIR)
+      const spill = typeof r.values.tmp === 'string' ? makeSpillDir(r.values.tmp) : undefined;
       try {
         const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; });
         await ix.addRun(docs, {
-          memory, tmp: r.values.tmp as string | undefined,
+          memory, tmp: spill,
           onBatch: (n) => progress.update({ bytes: read, docs: n, fraction }),
         });
         progress.done();
@@ -190,6 +194,7 @@ export const passagesCommand: Command = {
       } finally {
         progress.done();
         ix.close();
+        if (spill) removeSpillDir(spill);
       }
       return 0;
     }
