@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { NeardupError, nativeCall } from './errors';
 import { native } from './native';
 import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
-import { commitRecord, dropStaged, killPoint, lockIndex, parseRecord, publishMeta, readCommitted, stageMeta } from './index-commit';
+import { IndexRun, lockIndex, parseRecord, readCommitted } from './index-commit';
 import { expectPath } from './validate';
 
 const DOCS = 'docs.json';
@@ -240,9 +240,11 @@ export class DupiIndex {
 
   private async addFiles(files: string[], options: { memory?: number; tmp?: string }): Promise<void> {
     const { batchBytes, buildMemory } = memorySplit(options.memory ?? 0);
-    const before = this.docs.length;
+    const before = this.docs.length, generation = this.ix.info();
+    const committed = () => this.ix.info().nextId !== generation.nextId;
     const hadDocs = this.docs.length > 0;
     const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
+    const job = new IndexRun(this.root, path.join(this.root, 'postings'), DOCS, [], 'dupi');
     try {
       // Files are read whole on a libuv thread (native readFilesInto) into one of two batch buffers while the
       // documents of the other are blotted and added: no garbage per file, and the reading overlaps the
@@ -289,18 +291,14 @@ export class DupiIndex {
       }
       if (dummy) await add(bufs[0], new Uint32Array(0), []);
       // the new docs.json as docs.json.next, then the postings committed with its record: the commit point
-      const text = Buffer.from(JSON.stringify(this.docs));
-      stageMeta(this.root, DOCS, text);
-      killPoint('dupi-staged');
-      await app.commit(commitRecord(DOCS, text));
+      await job.commit(Buffer.from(JSON.stringify(this.docs)), (record) => app.commit(record));
     } catch (e) {
       await app.abort().catch(() => undefined);
-      dropStaged(this.root, DOCS);
-      this.docs.length = before;
+      if (!committed()) this.docs.length = before;
       throw e;
+    } finally {
+      job.end();
     }
-    killPoint('dupi-committed');
-    publishMeta(this.root, DOCS);
     this.table = undefined;
     if (hadDocs) await this.ix.merge();
   }

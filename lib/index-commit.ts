@@ -6,12 +6,13 @@
 // 3): that manifest's rename is the commit point. Then NAME.next is renamed to NAME. A reader takes the metadata
 // the manifest's record names: NAME, or NAME.next when a writer died between the two renames; a writer (holding
 // the lock) finishes that rename and removes what a dead run left (NAME.next, spill files, unnamed batch files).
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from './errors';
 import { native } from './native';
 import { acquireLock } from './chunks-db';
-import { watchIndexTemps } from './cli/files';
+import { addCleanup, watchIndexTemps } from './cli/files';
 
 const crc32c = (b: Uint8Array) => native.crc32c(b) >>> 0;
 
@@ -90,32 +91,99 @@ export function readCommitted(dir: string, name: string, r: CommitRecord, writer
 }
 
 /** Writes DIR/NAME.next (temporary name, sync, rename): the metadata a commit will name. */
-export function stageMeta(dir: string, name: string, data: Buffer): void {
-  const next = path.join(dir, name + '.next'), tmp = `${next}.${process.pid}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o644);
+function stageMeta(dir: string, name: string, data: Buffer): void {
+  const next = path.join(dir, name + '.next');
+  const tmp = path.join(dir, `.${name}.next.neardup-tmp-${process.pid}-${crypto.randomBytes(8).toString('hex')}`);
+  let fd: number | undefined;
   try {
+    fd = fs.openSync(tmp, 'w', 0o644);
     let off = 0;
     while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
     fs.fsyncSync(fd);
-  } catch (e) {
     fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, next);
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
     throw new NeardupError('ERR_NEARDUP_IO', `cannot write '${next}': ${(e as Error).message}`, { file: next, cause: e });
   }
-  fs.closeSync(fd);
-  fs.renameSync(tmp, next);
   syncDir(dir);
+}
+
+/**
+ * One run's way to its commit point: files(), the data files it writes before (never named by the current
+ * state), then commit(), which stages the metadata, commits the postings with its record and renames the
+ * metadata into place. Until the commit point, an error or a signal (CLI) removes what the run wrote; after it,
+ * a signal finishes the rename. The test hook kill points `POINT-staged` and `POINT-committed` (POINT: the
+ * metadata file's name without .json, or as given) stop the process just before and just after the commit point.
+ */
+export class IndexRun {
+  private record?: Uint8Array;
+  private committed = false;
+  private readonly untrack: () => void;
+  private readonly point: string;
+
+  constructor(private readonly dir: string, private readonly postings: string, private readonly name: string, private readonly files: string[] = [],
+    point = name.replace(/\.json$/, '')) {
+    this.point = point;
+    this.untrack = addCleanup(() => this.interrupted());
+  }
+
+  /** Whether the manifest on disk is this run's commit (its commit data, the manifest's last bytes, is the record). */
+  private onDisk(): boolean {
+    if (!this.record) return false;
+    try {
+      const m = fs.readFileSync(path.join(this.postings, 'MANIFEST'));
+      return m.length >= this.record.length && Buffer.from(this.record).equals(m.subarray(m.length - this.record.length));
+    } catch {
+      return false;
+    }
+  }
+
+  private removeOwn(): void {
+    for (const f of this.files) fs.rmSync(path.join(this.dir, f), { force: true });
+    fs.rmSync(path.join(this.dir, this.name + '.next'), { force: true });
+  }
+
+  /** A signal: before the commit point, the run's files go; after it, the metadata's rename is finished. */
+  private interrupted(): void {
+    if (this.committed || this.onDisk()) {
+      if (fs.existsSync(path.join(this.dir, this.name + '.next'))) publishMeta(this.dir, this.name);
+    } else {
+      this.removeOwn();
+    }
+  }
+
+  /** Commits: the metadata `data` as NAME.next, then fn(record) (the postings' commit), then NAME.next -> NAME. */
+  async commit(data: Buffer, fn: (record: Uint8Array) => Promise<void>): Promise<void> {
+    const record = commitRecord(this.name, data);
+    stageMeta(this.dir, this.name, data);
+    this.record = record;
+    await killPoint(`${this.point}-staged`);
+    try {
+      await fn(record);
+    } catch (e) {
+      // a failure after the manifest's rename (its folder's sync) still committed
+      if (!this.onDisk()) throw e;
+    }
+    this.committed = true;
+    // the commit point is behind: the new state is the index's, whatever happens from here
+    await killPoint(`${this.point}-committed`);
+    publishMeta(this.dir, this.name);
+  }
+
+  /** Ends the run (after commit(), or after a failure: then what it wrote is removed unless it committed). */
+  end(): void {
+    this.untrack();
+    if (!this.committed && !this.onDisk()) this.removeOwn();
+  }
 }
 
 /** After the commit: DIR/NAME.next becomes DIR/NAME. */
-export function publishMeta(dir: string, name: string): void {
+function publishMeta(dir: string, name: string): void {
   fs.renameSync(path.join(dir, name + '.next'), path.join(dir, name));
   syncDir(dir);
-}
-
-/** Removes DIR/NAME.next (a run that failed before its commit). */
-export function dropStaged(dir: string, name: string): void {
-  fs.rmSync(path.join(dir, name + '.next'), { force: true });
 }
 
 /**
@@ -127,8 +195,8 @@ export function dropStaged(dir: string, name: string): void {
 export function lockIndex(dir: string, postings: string, what: string): () => void {
   const release = acquireLock(dir, (file) => `'${dir}' is being written by another process (it holds ${file}): ${what} refused; wait for it to finish`);
   try {
-    sweepSpill(postings);
-    native.cleanStaleTemps(dir);
+    sweepIndexFolder(dir);
+    sweepIndexFolder(postings);
   } catch (e) {
     release();
     throw e;
@@ -140,8 +208,14 @@ export function lockIndex(dir: string, postings: string, what: string): () => vo
   };
 }
 
-/** The posting store's spill files (neardup-pst-*) in `dir`: removed (callers hold the index's lock). */
-export function sweepSpill(dir: string): number {
+const TEMP = /^\..*\.neardup-tmp-(\d+)-[0-9a-f]+$/;
+
+/**
+ * Removes what dead writers left in `dir` (callers hold the index's lock, so no other writer is at work): the
+ * posting store's spill files (neardup-pst-*) and the temporary files of other processes (.NAME.neardup-tmp-PID-*,
+ * whatever their age: the lock says their writer is gone).
+ */
+export function sweepIndexFolder(dir: string): number {
   let n = 0;
   let names: string[];
   try {
@@ -150,18 +224,23 @@ export function sweepSpill(dir: string): number {
     return 0;
   }
   for (const f of names) {
-    if (!f.startsWith('neardup-pst-')) continue;
+    const m = TEMP.exec(f);
+    if (!f.startsWith('neardup-pst-') && !(m && Number(m[1]) !== process.pid)) continue;
     fs.rmSync(path.join(dir, f), { force: true, recursive: true });
     n++;
   }
-  native.cleanStaleTemps(dir);
   return n;
 }
 
 /**
- * Test hook (HACKING.md, "Kill points"): with NEARDUP_TEST_KILL_AT=NAME in the environment, the process SIGKILLs
- * itself when it reaches the point NAME, so tests can stop a writer exactly there.
+ * Test hook (HACKING.md, "Kill points"): with NEARDUP_TEST_KILL_AT=NAME (or NAME:SIGNAL) in the environment, the
+ * process sends itself SIGKILL (or SIGNAL) when it reaches the point NAME and goes no further, so tests can stop a
+ * writer exactly there.
  */
-export function killPoint(name: string): void {
-  if (process.env.NEARDUP_TEST_KILL_AT === name) process.kill(process.pid, 'SIGKILL');
+export function killPoint(name: string): Promise<void> {
+  const at = process.env.NEARDUP_TEST_KILL_AT;
+  if (at === undefined || at.split(':')[0] !== name) return Promise.resolve();
+  process.kill(process.pid, (at.split(':')[1] ?? 'SIGKILL') as NodeJS.Signals);
+  // stopped here until the signal ends the process (a timer keeps the loop alive until its handler runs)
+  return new Promise(() => { setInterval(() => undefined, 1000); });
 }

@@ -20,7 +20,7 @@ import { expectArray, expectInt, expectNumber, expectPath, optionsObject } from 
 import { OutputFile } from './cli/files';
 import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 import { native } from './native';
-import { commitRecord, dropStaged, killPoint, lockIndex, parseRecord, publishMeta, readCommitted, stageMeta } from './index-commit';
+import { IndexRun, lockIndex, parseRecord, readCommitted } from './index-commit';
 
 const META = 'passages.json';
 const BATCH_FILE = /^(texts-\d+\.bin|docs-\d+\.jsonl)$/;
@@ -307,20 +307,9 @@ export class PassageIndex {
     }
   }
 
-  /** Writes the meta of the new state as passages.json.next, then commits the postings with its record (fn). */
-  private async commitMeta(meta: Meta, commit: (record: Uint8Array) => Promise<void>): Promise<void> {
-    const text = Buffer.from(metaText(meta));
-    stageMeta(this.dir, META, text);
-    killPoint('passages-staged');
-    try {
-      await commit(commitRecord(META, text));
-    } catch (e) {
-      dropStaged(this.dir, META);
-      throw e;
-    }
-    // the commit point is behind: the new state is the index's, whatever happens from here
-    killPoint('passages-committed');
-    publishMeta(this.dir, META);
+  /** The run's commit point (lib/index-commit.ts): the meta of the new state, committed with the postings by fn. */
+  private async commitMeta(run: IndexRun, meta: Meta, commit: (record: Uint8Array) => Promise<void>): Promise<void> {
+    await run.commit(Buffer.from(metaText(meta)), commit);
     this.meta = { ...meta, version: 2 };
     this.table = undefined;
   }
@@ -414,6 +403,7 @@ export class PassageIndex {
     const k = this.meta.batches.length + 1;
     const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
     const first = this.size;
+    const job = new IndexRun(this.dir, path.join(this.dir, 'postings'), META, [names.texts, names.docs]);
     const textsOut = OutputFile.open(path.join(this.dir, names.texts));
     let docsOut: OutputFile | undefined;
     let app: Awaited<ReturnType<PostingIndex['appender']>> | undefined;
@@ -452,14 +442,14 @@ export class PassageIndex {
       await textsOut.commit();
       await docsOut.commit();
       const appender = app;
-      await this.commitMeta({ ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, (record) => appender.commit(record));
+      await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, (record) => appender.commit(record));
     } catch (e) {
       textsOut.abort();
       docsOut?.abort();
       await app?.abort().catch(() => undefined);
-      // not committed (commitMeta's failures come before its commit point): the batch files are no one's
-      if (this.meta.batches.length < k) for (const f of Object.values(names)) fs.rmSync(path.join(this.dir, f), { force: true });
       throw e;
+    } finally {
+      job.end();  // not committed: the batch files are no one's, removed
     }
     return n;
   }
@@ -495,6 +485,7 @@ export class PassageIndex {
       const k = this.meta.batches.length + 1;
       const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
       const first = this.size;
+      const job = new IndexRun(this.dir, path.join(this.dir, 'postings'), META, [names.texts, names.docs], 'passages-parts');
       const textsOut = OutputFile.open(path.join(this.dir, names.texts));
       let docsOut: OutputFile | undefined;
       let n = 0, off = 0, docsCrc = 0;
@@ -538,20 +529,16 @@ export class PassageIndex {
         }
         await textsOut.commit();
         await docsOut.commit();
-      } catch (e) {
-        textsOut.abort();
-        docsOut?.abort();
-        throw e;
-      }
-      try {
-        await this.commitMeta({ ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, async (record) => {
+        await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, async (record) => {
           if (o.keyRanges) await this.ix.appendKeyRanges(o.keyRanges, n, record);
           else await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')), record);
         });
       } catch (e) {
-        // not committed: the batch files are no one's, the index is as it was
-        if (this.meta.batches.length < k) for (const f of Object.values(names)) fs.rmSync(path.join(this.dir, f), { force: true });
+        textsOut.abort();
+        docsOut?.abort();
         throw e;
+      } finally {
+        job.end();  // not committed: the batch files are no one's, the index is as it was
       }
       if (this.ix.info().nextId !== first + n) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
       return n;

@@ -215,6 +215,15 @@ export function watchSpillFolders(dir: string): () => void {
   };
 }
 
+/** Cleanups of work under way (synchronous, best effort): run by cleanupNow (signals, exit). */
+const cleanups = new Set<() => void>();
+
+/** Registers fn to run on SIGINT/SIGTERM/SIGHUP and at exit (CLI); the returned function unregisters it. */
+export function addCleanup(fn: () => void): () => void {
+  cleanups.add(fn);
+  return () => { cleanups.delete(fn); };
+}
+
 /** Postings folders whose writer lock this process holds (lib/index-commit.ts lockIndex). */
 const indexTempDirs = new Map<string, number>();
 
@@ -275,6 +284,10 @@ export function cleanupNow(): void {
   }
   liveDirs.clear();
   for (const d of spillParents) removeOwnSpill(d);
+  for (const fn of cleanups) {
+    try { fn(); } catch { /* best effort */ }
+  }
+  cleanups.clear();
   for (const d of indexTempDirs.keys()) removeIndexTemps(d);
   // Files the addon is writing: ".NAME.neardup-tmp-<our PID>-*" next to each target.
   for (const target of nativeTargets) {
