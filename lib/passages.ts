@@ -202,6 +202,36 @@ function* readLines(file: string, onBytes?: (bytes: Buffer) => void): Generator<
   }
 }
 
+/**
+ * The committed state of DIR: the postings and the meta their manifest's commit record names (passages.json, or
+ * passages.json.next after a run that died between its commit and that file's rename; indexes written before
+ * commit records: passages.json). A writer (holding the lock) also finishes such a rename and removes the batch
+ * files the meta does not name (left by a run that died before its commit).
+ */
+async function loadState(dir: string, writer: boolean): Promise<{ meta: Meta; ix: PostingIndex }> {
+  const metaFile = path.join(dir, META);
+  const ix = await PostingIndex.open(path.join(dir, 'postings'));
+  try {
+    const record = parseRecord(ix.commitData(), path.join(dir, 'postings', 'MANIFEST'), META);
+    const meta = readMeta(metaFile, record ? readCommitted(dir, META, record, writer) : undefined);
+    let n = 0;
+    for (const b of meta.batches) {
+      if (b.first !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
+      n += b.count;
+    }
+    const held = ix.info().nextId;
+    if (held !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${held} documents, the document lists ${n}`, { file: dir });
+    if (writer) {
+      const named = new Set(meta.batches.flatMap((b) => [b.texts, b.docs]));
+      for (const f of fs.readdirSync(dir)) if (BATCH_FILE.test(f) && !named.has(f)) fs.rmSync(path.join(dir, f), { force: true });
+    }
+    return { meta, ix };
+  } catch (e) {
+    ix.close();
+    throw e;
+  }
+}
+
 export class PassageIndex {
   private table?: DocTable;
   private fds = new Map<number, number>();
@@ -240,7 +270,7 @@ export class PassageIndex {
         if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'));
         await writeIndexFile(metaFile, metaText(meta));
       }
-      const { meta, ix } = await PassageIndex.load(dir, create);
+      const { meta, ix } = await loadState(dir, create);
       if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash)) {
         ix.close();
         throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash}`);
@@ -255,36 +285,6 @@ export class PassageIndex {
   }
 
   /**
-   * The committed state of DIR: the postings and the meta their manifest's commit record names (passages.json, or
-   * passages.json.next after a run that died between its commit and that file's rename; indexes written before
-   * commit records: passages.json). A writer (holding the lock) also finishes such a rename and removes the batch
-   * files the meta does not name (left by a run that died before its commit).
-   */
-  private static async load(dir: string, writer: boolean): Promise<{ meta: Meta; ix: PostingIndex }> {
-    const metaFile = path.join(dir, META);
-    const ix = await PostingIndex.open(path.join(dir, 'postings'));
-    try {
-      const record = parseRecord(ix.commitData(), path.join(dir, 'postings', 'MANIFEST'), META);
-      const meta = readMeta(metaFile, record ? readCommitted(dir, META, record, writer) : undefined);
-      let n = 0;
-      for (const b of meta.batches) {
-        if (b.first !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
-        n += b.count;
-      }
-      const held = ix.info().nextId;
-      if (held !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${held} documents, the document lists ${n}`, { file: dir });
-      if (writer) {
-        const named = new Set(meta.batches.flatMap((b) => [b.texts, b.docs]));
-        for (const f of fs.readdirSync(dir)) if (BATCH_FILE.test(f) && !named.has(f)) fs.rmSync(path.join(dir, f), { force: true });
-      }
-      return { meta, ix };
-    } catch (e) {
-      ix.close();
-      throw e;
-    }
-  }
-
-  /**
    * Runs a write holding DIR's writer lock: this object's (a writer), or taken for the call, the committed state
    * read again under it (another writer may have committed since this reader opened).
    */
@@ -293,7 +293,7 @@ export class PassageIndex {
     const release = lockIndex(this.dir, path.join(this.dir, 'postings'), 'passages index');
     this.release = release;
     try {
-      const { meta, ix } = await PassageIndex.load(this.dir, true);
+      const { meta, ix } = await loadState(this.dir, true);
       this.ix.close();
       this.ix = ix;
       this.meta = meta;
