@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeCall } from './errors';
 import { native } from './native';
-import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
+import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions, type BlotResult } from './postings';
 import { IndexRun, lockIndex, parseRecord, readCommitted } from './index-commit';
 import { expectPath } from './validate';
 
@@ -344,7 +344,7 @@ export class DupiIndex {
 
   /** Blots one document as this index does: reduced blots, text ranges (dupi's 11 words), -offsets ranges. */
   async blotFile(data: Uint8Array): Promise<{ blots: number[]; text: Array<[number, number]>; offsets: Array<[number, number]> }> {
-    const r = await blot([data], this.blotOptions());
+    const r = (await blot([data], this.blotOptions())) as BlotResult;  // (dupi: 32-bit blots)
     const m = this.modulus;
     return {
       blots: Array.from(r.blots, (b) => b % m),

@@ -266,7 +266,7 @@ export interface NativePostingIndex {
     spilledBytes: number; peakBytes: number;
   }>;
   extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines: boolean): Promise<{
-    done: boolean; windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
+    done: boolean; windows: Uint32Array; firstBlot: BigUint64Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
     ends: Uint32Array; text: Uint8Array;
   } | { done: boolean; passages: number; lines: Uint8Array }>;
   extractEnd(cursor: number): void;
@@ -451,7 +451,7 @@ export interface NativeBinding {
   minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
-  blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
+  blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult<Uint32Array | BigUint64Array>>;
   createPostingIndex(dir: string, keyBits: number): void;
   writeKeyRange(partDirs: string[], out: string, firstId: number, range: number, ranges: number, tmp?: string): Promise<{ keys: number; posts: number }>;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;

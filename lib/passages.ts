@@ -3,12 +3,13 @@
 // docs/passages.md). Passages (consecutive shared windows merged) are found natively
 // (native/core/postings/passages.h).
 //
-//   DIR/passages.json   {"version":2,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count","docsCrc"}],"crc"}
+//   DIR/passages.json   {"version":2,"seqLen":10,"hash":"ordered","bits":64,"batches":[{"texts","docs","first","count","docsCrc"}],"crc"}
+//                       (no "bits": 32-bit blots, as every index written before 64-bit ones)
 //   DIR/texts-K.bin     the UTF-8 texts of batch K (one index run) back to back
 //   DIR/docs-K.jsonl    one line per document of batch K: {"n": internal id, "id": the user's id, "offset", "length", "crc"}
 // Checks (docs/FORMAT.md section 14): passages.json's crc when it is read, a document list's docsCrc when it is
 // read, a text's crc the first time it is read (version 1 files and batches written before them carry none).
-//   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
+//   DIR/postings/       the PostingIndex (key = blot, 64-bit or 32-bit as "bits" says, doc = internal id)
 //   DIR/LOCK            the writer lock (lib/index-commit.ts)
 // A run writes its batch files, then the new passages.json as passages.json.next, then commits the postings with
 // a record of it in the manifest (the one commit point), then renames passages.json.next (lib/index-commit.ts).
@@ -30,12 +31,21 @@ export interface PassageIndexOptions {
   seqLen?: number;
   /** Window hash. Default 'ordered'. */
   hash?: WindowHash;
+  /**
+   * Bits of a blot (fixed when the index is created): 64 (default: among n distinct windows about n² / 2^65
+   * pairs share a blot, none in practice) or 32 (the seed tool's width, a smaller index: about n² / 2^33 pairs
+   * of different windows share a blot and are taken as equal, ~470 on 2 M distinct windows, ~2.6 M per GB of
+   * text). An index without the field in passages.json has 32-bit blots.
+   */
+  bits?: 32 | 64;
 }
 
 interface Meta {
   version: 1 | 2;
   seqLen: number;
   hash: WindowHash;
+  /** 64, or absent: 32-bit blots. */
+  bits?: 64;
   /** docsCrc: CRC-32C of the docs file (whose lines then carry each text's crc); absent in batches written before. */
   batches: Array<{ texts: string; docs: string; first: number; count: number; docsCrc?: number }>;
 }
@@ -70,8 +80,9 @@ function readMeta(metaFile: string, bytes?: Buffer): Meta {
     delete meta.crc;
     if (crc !== crc32c(JSON.stringify(meta))) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is corrupt: its checksum does not match`, { file: metaFile });
   }
-  if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches))
-    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash or batch list`, { file: metaFile });
+  if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches) ||
+      (meta.bits !== undefined && meta.bits !== 64))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash, bits or batch list`, { file: metaFile });
   return meta;
 }
 
@@ -121,7 +132,7 @@ export interface PassageDoc {
 }
 
 export interface Passage {
-  /** Blot (8 hex digits) of the passage's first window. */
+  /** Blot of the passage's first window: 16 hex digits (64-bit blots), 8 in an index of 32-bit blots. */
   blot: string;
   /** Documents holding the passage. */
   count: number;
@@ -219,6 +230,9 @@ async function loadState(dir: string, writer: boolean): Promise<{ meta: Meta; ix
       if (b.first !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
       n += b.count;
     }
+    const bits = meta.bits ?? 32;
+    if (ix.keyBits !== bits)
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': passages.json says ${bits}-bit blots, the postings have ${ix.keyBits}-bit keys`, { file: metaFile });
     const held = ix.info().nextId;
     if (held !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${held} documents, the document lists ${n}`, { file: dir });
     if (writer) {
@@ -241,7 +255,12 @@ export class PassageIndex {
   private constructor(readonly dir: string, private meta: Meta, private ix: PostingIndex) {}
 
   get blotOptions(): BlotOptions {
-    return { profile: 'neardup', hash: this.meta.hash, seqLen: this.meta.seqLen };
+    return { profile: 'neardup', hash: this.meta.hash, seqLen: this.meta.seqLen, bits: this.bits };
+  }
+
+  /** Bits of the index's blots (32 for an index written before 64-bit blots). */
+  get bits(): 32 | 64 {
+    return this.meta.bits ?? 32;
   }
 
   /**
@@ -253,6 +272,8 @@ export class PassageIndex {
     expectPath(dir, 'dir');
     optionsObject(options);
     if (typeof create !== 'boolean') throw invalidArgument(TypeError, `Expected create to be a boolean, got ${typeof create}`);
+    if (options.bits !== undefined && options.bits !== 32 && options.bits !== 64)
+      throw invalidArgument(typeof options.bits === 'number' ? RangeError : TypeError, `bits must be 32 or 64, got ${String(options.bits)}`);
     const metaFile = path.join(dir, META);
     let release: (() => void) | undefined;
     try {
@@ -266,14 +287,16 @@ export class PassageIndex {
       }
       if (!fs.existsSync(metaFile)) {
         if (!create) throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' holds no passage index (no passages.json)`, { file: metaFile });
-        const meta: Meta = { version: 2, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', batches: [] };
-        if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'));
+        const bits = options.bits ?? 64;
+        const meta: Meta = { version: 2, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', ...(bits === 64 ? { bits } : {}), batches: [] };
+        if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'), { keyBits: bits });
         await writeIndexFile(metaFile, metaText(meta));
       }
       const { meta, ix } = await loadState(dir, create);
-      if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash)) {
+      if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash) ||
+          (options.bits !== undefined && options.bits !== (meta.bits ?? 32))) {
         ix.close();
-        throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash}`);
+        throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash} --bits ${meta.bits ?? 32}`);
       }
       const p = new PassageIndex(dir, meta, ix);
       p.release = release;
@@ -479,8 +502,8 @@ export class PassageIndex {
       for (const d of dirs) {
         const p = await PassageIndex.open(d);
         parts.push(p);
-        if (p.meta.seqLen !== this.meta.seqLen || p.meta.hash !== this.meta.hash)
-          throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${d}' was built with --window ${p.meta.seqLen} --hash ${p.meta.hash}, '${this.dir}' with --window ${this.meta.seqLen} --hash ${this.meta.hash}`);
+        if (p.meta.seqLen !== this.meta.seqLen || p.meta.hash !== this.meta.hash || p.bits !== this.bits)
+          throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${d}' was built with --window ${p.meta.seqLen} --hash ${p.meta.hash} --bits ${p.bits}, '${this.dir}' with --window ${this.meta.seqLen} --hash ${this.meta.hash} --bits ${this.bits}`);
       }
       const k = this.meta.batches.length + 1;
       const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
@@ -613,7 +636,7 @@ export class PassageIndex {
           docs.push({ id: table.id(n), begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
           at += len;
         }
-        yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+        yield { blot: r.firstBlot[i].toString(16).padStart(this.bits / 4, '0'), count: docs.length, windows: r.windows[i], docs };
       }
     }
   }

@@ -22,11 +22,17 @@ export interface BlotOptions {
   seqLen?: number;
   /** dupi's interleaved blotter: rings of seqLen words, word k in ring k mod interleave. Default 1. */
   interleave?: number;
+  /**
+   * Bits of a blot: 32 (default; the 'dupi' profile has no other) or 64 ('neardup' only: words hashed with
+   * FNV-1 64, then a 64-bit window hash). Among n distinct windows about n² / 2^(bits+1) pairs share a blot:
+   * at 32 bits, 2^33 (2 M distinct windows: ~470 pairs of different windows taken as equal).
+   */
+  bits?: 32 | 64;
 }
 
-export interface BlotResult {
-  /** All blots of all documents (32-bit), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
-  blots: Uint32Array;
+export interface BlotResult<B extends Uint32Array | BigUint64Array = Uint32Array> {
+  /** All blots of all documents (32-bit, or 64-bit with bits: 64), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
+  blots: B;
   /** Per document i, where its blots start: blots[docOffsets[i] .. docOffsets[i+1]) (length documents + 1). */
   docOffsets: Uint32Array;
   /** Byte range of each blot's text: the hashed words (dupi: the word before the window, then the window). */
@@ -40,9 +46,12 @@ export interface BlotResult {
 }
 
 /** Blots every document (on the native pool). */
-export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult> {
+export function blot(texts: TextInput, options: BlotOptions & { bits: 64 }): Promise<BlotResult<BigUint64Array>>;
+export function blot(texts: TextInput, options?: BlotOptions & { bits?: 32 }): Promise<BlotResult>;
+export function blot(texts: TextInput, options?: BlotOptions): Promise<BlotResult | BlotResult<BigUint64Array>>;
+export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult | BlotResult<BigUint64Array>> {
   checkBlotOptions(options);
-  return nativeCall(native.blotBatch(texts, options));
+  return nativeCall(native.blotBatch(texts, options)) as Promise<BlotResult | BlotResult<BigUint64Array>>;
 }
 
 function checkBlotOptions(options: BlotOptions | undefined): void {
@@ -53,6 +62,9 @@ function checkBlotOptions(options: BlotOptions | undefined): void {
     throw invalidArgument(TypeError, `blot hash must be 'xor' or 'ordered', got ${String(o.hash)}`);
   if (o.seqLen !== undefined) expectInt(o.seqLen, 'seqLen', 1, 1 << 16);
   if (o.interleave !== undefined) expectInt(o.interleave, 'interleave', 1, 1 << 16);
+  if (o.bits !== undefined && o.bits !== 32 && o.bits !== 64)
+    throw invalidArgument(typeof o.bits === 'number' ? RangeError : TypeError, `blot bits must be 32 or 64, got ${String(o.bits)}`);
+  if (o.bits === 64 && o.profile === 'dupi') throw invalidArgument(RangeError, `the 'dupi' blot profile has 32-bit blots only`);
 }
 
 function checkAppendOptions(options: AppendOptions | undefined): AppendOptions {
@@ -101,7 +113,7 @@ export interface AppendOptions {
 
 export interface AppendTextsOptions extends AppendOptions {
   blot?: BlotOptions;
-  /** Keys = blot mod keyModulus (dupi: shards x 65536); 0 = the full 32-bit blots. Default 0. */
+  /** Keys = blot mod keyModulus (dupi: shards x 65536; 32-bit blots); 0 = the full blots (32-bit, or 64-bit with blot.bits 64, in an index of 64-bit keys). Default 0. */
   keyModulus?: number;
 }
 

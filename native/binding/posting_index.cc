@@ -86,12 +86,16 @@ BlotOptions ReadBlotOptions(Napi::Env env, const Napi::Value& v) {
   b.seq_len = GetUint32(o, "seqLen", 10, 1, 1000);
   b.interleave = GetUint32(o, "interleave", 1, 1, 100);
   if (uint64_t(b.seq_len) * b.interleave > 10000) ThrowRangeError(env, "seqLen * interleave must be at most 10000");
+  b.bits = GetUint32(o, "bits", 32, 32, 64);
+  if (b.bits != 32 && b.bits != 64) ThrowRangeError(env, "blot bits must be 32 or 64");
+  if (b.bits == 64 && b.profile == postings::BlotProfile::kDupi) ThrowRangeError(env, "the dupi blot profile has 32-bit blots only");
   return b;
 }
 
 // Per-document blot results, concatenated after a parallel pass.
 struct BlotResult {
   std::vector<uint32_t> blots, doc_offsets, text_begin, text_end, tok_begin, tok_end;
+  std::vector<uint64_t> blots64;  // bits = 64
 };
 
 void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::atomic<bool>* stop, BlotResult* r) {
@@ -103,7 +107,8 @@ void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::
       bl.Run(docs.ptr[i], docs.len[i]);
       BlotResult& p = part[i];
       p.blots = bl.blots();
-      for (size_t j = 0; j < bl.blots().size(); j++) {
+      p.blots64 = bl.blots64();
+      for (size_t j = 0; j < bl.num_blots(); j++) {
         p.text_begin.push_back(bl.text_begin(j));
         p.text_end.push_back(bl.text_end(j));
         // dupi's -offsets: token j .. token j + span of the unfiltered token list.
@@ -116,11 +121,12 @@ void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::
   r->doc_offsets.push_back(0);
   for (auto& p : part) {
     r->blots.insert(r->blots.end(), p.blots.begin(), p.blots.end());
+    r->blots64.insert(r->blots64.end(), p.blots64.begin(), p.blots64.end());
     r->text_begin.insert(r->text_begin.end(), p.text_begin.begin(), p.text_begin.end());
     r->text_end.insert(r->text_end.end(), p.text_end.begin(), p.text_end.end());
     r->tok_begin.insert(r->tok_begin.end(), p.tok_begin.begin(), p.tok_begin.end());
     r->tok_end.insert(r->tok_end.end(), p.tok_end.begin(), p.tok_end.end());
-    r->doc_offsets.push_back(uint32_t(r->blots.size()));
+    r->doc_offsets.push_back(uint32_t(r->blots.size() + r->blots64.size()));
   }
 }
 
@@ -137,9 +143,12 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
                  if (stop->load()) return Status(Code::kCancelled, "cancelled");
                  return Status::Ok();
                },
-               [texts, r](Napi::Env env) {
+               [texts, r, bo](Napi::Env env) {
                  Napi::Object o = Napi::Object::New(env);
-                 o.Set("blots", U32Array(env, std::move(r->blots)));
+                 if (bo.bits == 64)
+                   o.Set("blots", NewBigUint64Array(env, std::move(r->blots64)));
+                 else
+                   o.Set("blots", U32Array(env, std::move(r->blots)));
                  o.Set("docOffsets", U32Array(env, std::move(r->doc_offsets)));
                  o.Set("textBegins", U32Array(env, std::move(r->text_begin)));
                  o.Set("textEnds", U32Array(env, std::move(r->text_end)));
@@ -361,6 +370,7 @@ struct ExtractCursor {
   postings::PassageExtractor x;
   postings::PassagePairFinder pairs;
   std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
+  unsigned bits = 32;                  // the blots' width (the hex digits of extract's "blot": bits / 4)
   std::vector<uint8_t> lines;          // pairsNext's formatted lines, reused from call to call
   size_t longest_id = SIZE_MAX;        // of ids, once measured (pairsNext into a caller's buffer)
 };
@@ -463,11 +473,15 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
 
   // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots): the keys of documents
   // [16 c, 16 c + 16) are parts[c] (one allocation per 16 documents, reused blotters).
+  template <typename Key>
   struct KeyPart {
-    std::vector<uint32_t> keys, offs;
+    std::vector<Key> keys;
+    std::vector<uint32_t> offs;
   };
+  // Key: uint32_t (bo.bits 32) or uint64_t (bo.bits 64).
+  template <typename Key>
   static Status BlotKeys(const Docs& d, const BlotOptions& bo, uint64_t modulus, const std::atomic<bool>* stop,
-                         std::vector<KeyPart>* parts) {
+                         std::vector<KeyPart<Key>>* parts) {
     constexpr size_t kGrain = 16;
     parts->resize((d.n + kGrain - 1) / kGrain);
     const size_t slots = parallel::MaxSlots();
@@ -475,24 +489,27 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     parallel::ParallelFor(d.n, kGrain, slots, [&](size_t b, size_t e, size_t slot) {
       if (!blotters[slot]) blotters[slot] = std::make_unique<postings::Blotter>(bo);
       postings::Blotter& bl = *blotters[slot];
-      KeyPart& p = (*parts)[b / kGrain];
+      KeyPart<Key>& p = (*parts)[b / kGrain];
       p.offs.assign(1, 0);
       for (size_t i = b; i < e; i++) {
         bl.RunBlots(d.ptr[i], d.len[i]);
         const size_t at = p.keys.size();
-        p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
+        if (sizeof(Key) == 8)
+          p.keys.insert(p.keys.end(), bl.blots64().begin(), bl.blots64().end());
+        else
+          p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
         if (modulus)
-          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = uint32_t(p.keys[j] % modulus);
+          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = Key(p.keys[j] % modulus);
         p.offs.push_back(uint32_t(p.keys.size()));
       }
     }, stop);
     if (stop->load()) return Status(Code::kCancelled, "cancelled");
     return Status::Ok();
   }
-  template <typename Appender>
-  static Status AddParts(Appender* app, const std::vector<KeyPart>& parts, std::vector<uint32_t>* ids) {
+  template <typename Appender, typename Key>
+  static Status AddParts(Appender* app, const std::vector<KeyPart<Key>>& parts, std::vector<uint32_t>* ids) {
     std::vector<uint32_t> part_ids;
-    for (const KeyPart& p : parts) {
+    for (const KeyPart<Key>& p : parts) {
       Status st = AddDocs(app, p.keys.data(), p.offs.data(), p.offs.size() - 1, &part_ids);
       if (!st.ok()) return st;
       ids->insert(ids->end(), part_ids.begin(), part_ids.end());
@@ -503,31 +520,60 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   void Need32(Napi::Env env, const StatePtr& s, const char* what) {
     if (s->bits != 32) ThrowTypeError(env, std::string(what) + " needs an index of 32-bit keys (blots)");
   }
+  // The index as the passage searches see it (its keys widened to 64 bits).
+  static postings::BlotIndex BlotIx(const IndexState& s) {
+    return s.bits == 64 ? postings::BlotIndex(s.ix64) : postings::BlotIndex(s.ix32);
+  }
+
+  // The blots' width must be the index's keys' (a key modulus: 32-bit blots).
+  void NeedWidth(Napi::Env env, const StatePtr& s, const BlotOptions& bo, uint64_t modulus, const char* what) {
+    if (modulus && bo.bits != 32) ThrowRangeError(env, std::string(what) + ": a key modulus needs 32-bit blots");
+    if (s->bits != bo.bits)
+      ThrowTypeError(env, std::string(what) + " with " + std::to_string(bo.bits) + "-bit blots needs an index of " +
+                              std::to_string(bo.bits) + "-bit keys (this one has " + std::to_string(s->bits) + "-bit keys)");
+  }
+  template <typename Key>
+  static Status AppendTextsAs(IndexState& st, const Docs& d, const BlotOptions& bo, uint64_t modulus, uint64_t memory,
+                              const std::string& tmp, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
+    std::vector<KeyPart<Key>> parts;
+    Status r = BlotKeys<Key>(d, bo, modulus, stop, &parts);
+    if (!r.ok()) return r;
+    std::unique_lock<std::shared_mutex> l(st.mu);
+    std::unique_ptr<typename postings::BasicPostingIndex<Key>::Appender> app;
+    r = Width<Key>::Ix(st).StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : unsigned(8 * sizeof(Key)), &app);
+    if (r.ok()) r = AddParts(app.get(), parts, ids);
+    if (r.ok()) r = app->Commit(stop);
+    return r;
+  }
+  template <typename Key>
+  static Status AddTextsAs(IndexState& st, const Docs& d, const BlotOptions& bo, uint64_t modulus, std::vector<uint32_t>* ids,
+                           const std::atomic<bool>* stop) {
+    std::vector<KeyPart<Key>> parts;
+    Status r = BlotKeys<Key>(d, bo, modulus, stop, &parts);
+    if (!r.ok()) return r;
+    std::unique_lock<std::shared_mutex> l(st.mu);
+    auto& app = Width<Key>::App(st);
+    if (!app) return NoAppend();
+    return AddParts(app.get(), parts, ids);
+  }
 
   // appendTexts(texts, blotOptions, keyModulus, memory, tmpDir) -> Promise<Uint32Array ids>
   Napi::Value AppendTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "appendTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
     const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    NeedWidth(env, s, bo, modulus, "appendTexts");
     const uint64_t memory = ToUint64(env, info[3], "memory");
     const std::string tmp = TmpArg(env, info[4]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<KeyPart> parts;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
-                   if (!r.ok()) return r;
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   std::unique_ptr<postings::PostingIndex::Appender> app;
-                   r = s->ix32.StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : 32, &app);
-                   if (r.ok()) r = AddParts(app.get(), parts, ids.get());
-                   if (r.ok()) r = app->Commit(stop);
-                   return r;
+                   return bo.bits == 64 ? AppendTextsAs<uint64_t>(*s, texts->docs(), bo, modulus, memory, tmp, ids.get(), stop)
+                                        : AppendTextsAs<uint32_t>(*s, texts->docs(), bo, modulus, memory, tmp, ids.get(), stop);
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
@@ -568,20 +614,17 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value AddTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "addTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
     const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    NeedWidth(env, s, bo, modulus, "addTexts");
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, texts, bo, modulus, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<KeyPart> parts;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
-                   if (!r.ok()) return r;
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return AddParts(s->app32.get(), parts, ids.get());
+                   return bo.bits == 64 ? AddTextsAs<uint64_t>(*s, texts->docs(), bo, modulus, ids.get(), stop)
+                                        : AddTextsAs<uint32_t>(*s, texts->docs(), bo, modulus, ids.get(), stop);
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
@@ -860,7 +903,6 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "extractStart");
     if (!info[0].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
     const double sigma = info[0].As<Napi::Number>().DoubleValue();
     const uint64_t min_docs = ToUint64(env, info[1], "minDocs");
@@ -868,8 +910,10 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
+    cur->bits = bo.bits;
     {
       std::lock_guard<std::mutex> g(s->cursor_mu);
       cur->ids = s->ids;
@@ -887,13 +931,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    Status r = cur->texts->Open();
                    if (!r.ok()) return r;
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   r = postings::ExtractCutOff(s->ix32, sigma, min_docs, stop, cut.get());
+                   r = postings::ExtractCutOff(BlotIx(*s), sigma, min_docs, stop, cut.get());
                    if (!r.ok()) return r;
                    postings::ExtractOptions o;
                    o.memory = memory;
                    o.tmp_dir = tmp;
                    o.slots = parallel::MaxSlots();
-                   return cur->x.Start(s->ix32, cut->threshold, bo, cur->texts->Fn(), o, stop);
+                   return cur->x.Start(BlotIx(*s), cut->threshold, bo, cur->texts->Fn(), o, stop);
                  },
                  [id, cut, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
@@ -930,7 +974,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     }
     struct Out {
       bool done = false;
-      std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+      std::vector<uint32_t> windows, offs{0}, docs, begins, ends;
+      std::vector<uint64_t> first;
       std::vector<uint8_t> text;
     };
     auto out = std::make_shared<Out>();
@@ -967,7 +1012,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    Napi::Object o = Napi::Object::New(env);
                    o.Set("done", out->done);
                    o.Set("windows", U32Array(env, std::move(out->windows)));
-                   o.Set("firstBlot", U32Array(env, std::move(out->first)));
+                   o.Set("firstBlot", NewBigUint64Array(env, std::move(out->first)));
                    o.Set("docOffsets", U32Array(env, std::move(out->offs)));
                    o.Set("docs", U32Array(env, std::move(out->docs)));
                    o.Set("begins", U32Array(env, std::move(out->begins)));
@@ -999,8 +1044,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      Status r = cur->x.Next(1, &ps, &out->done);
                      if (!r.ok()) return r;
                      for (const auto& p : ps) {
-                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%08x\",\"count\":%zu,\"windows\":%u,\"docs\":[", p.first_blot,
-                                             p.docs.size(), p.windows);
+                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%0*llx\",\"count\":%zu,\"windows\":%u,\"docs\":[",
+                                             int(cur->bits / 4), static_cast<unsigned long long>(p.first_blot), p.docs.size(), p.windows);
                        o.insert(o.end(), num, num + k);
                        for (size_t i = 0; i < p.docs.size(); i++) {
                          const auto& x = p.docs[i];
@@ -1067,11 +1112,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value QueryPassages(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "queryPassages");
     auto q = std::make_shared<TextBatch>();
     q->Load(env, info[0], "queryTexts");
     auto ts = ReadTextSource(env, info[1]);
     const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
@@ -1107,7 +1152,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                        postings::Windows qw;
                        for (size_t i = b; i < e; i++) {
                          postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
-                         Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
+                         Status st = postings::QueryPassages(BlotIx(*s), qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
                          if (!st.ok()) {
                            std::lock_guard<std::mutex> g(em);
                            err = st;
@@ -1217,7 +1262,6 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value PairsStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "pairsStart");
     const uint64_t min_passages = ToUint64(env, info[0], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[1], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
@@ -1225,8 +1269,10 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
+    cur->bits = bo.bits;
     uint32_t id;
     {
       std::lock_guard<std::mutex> g(s->cursor_mu);
@@ -1244,7 +1290,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.memory = memory;
                    o.tmp_dir = tmp;
                    o.slots = parallel::MaxSlots();
-                   return cur->pairs.Start(s->ix32, bo, cur->texts->Fn(), uint32_t(min_passages), uint32_t(max_docs), o, stop);
+                   return cur->pairs.Start(BlotIx(*s), bo, cur->texts->Fn(), uint32_t(min_passages), uint32_t(max_docs), o, stop);
                  },
                  [id, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
