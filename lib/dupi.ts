@@ -4,12 +4,17 @@
 //
 // An index root holds cfg.json (dupi's configuration, same fields), docs.json (document id -> absolute path,
 // start, end; id 0 is dupi's dummy record) and postings/ (a PostingIndex keyed by the reduced blot
-// b mod (shards x 65536)).
+// b mod (shards x 65536)), and LOCK (the writer lock). docs.json is committed with the postings
+// (lib/index-commit.ts: written as docs.json.next, named by the manifest's commit record, then renamed).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeCall } from './errors';
 import { native } from './native';
-import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions } from './postings';
+import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions, type BlotResult } from './postings';
+import { IndexRun, lockIndex, parseRecord, readCommitted } from './index-commit';
+import { expectPath } from './validate';
+
+const DOCS = 'docs.json';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -40,14 +45,18 @@ export interface DupiStats {
 const SHARD_VALUES = 65536;
 
 function readJson<T>(file: string): T {
-  let text: string;
+  let text: Buffer;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = fs.readFileSync(file);
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${(e as Error).message}`, { file, cause: e });
   }
+  return parseJson<T>(file, text);
+}
+
+function parseJson<T>(file: string, text: Buffer): T {
   try {
-    return JSON.parse(text) as T;
+    return JSON.parse(text.toString('utf8')) as T;
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not valid JSON: ${(e as Error).message}`, { file, cause: e });
   }
@@ -110,7 +119,9 @@ function sortByUtf8(entries: fs.Dirent[]): void {
 
 export class DupiIndex {
   private table?: { data: Buffer; offsets: Uint32Array };
-  private constructor(readonly root: string, readonly cfg: DupiConfig, readonly docs: DupiDoc[], private readonly ix: PostingIndex) {}
+  /** Releases the writer lock: set while this object holds it (create, open for writing, or during add). */
+  private release?: () => void;
+  private constructor(readonly root: string, readonly cfg: DupiConfig, public docs: DupiDoc[], private ix: PostingIndex) {}
 
   get shards(): number { return this.cfg.NumShards; }
   get modulus(): number { return this.cfg.NumShards * SHARD_VALUES; }
@@ -141,31 +152,64 @@ export class DupiIndex {
     return cfg;
   }
 
-  /** Creates a new index root (fails if it exists, as dupi does). */
+  /** Creates a new index root (fails if it exists, as dupi does); the object holds its writer lock until close(). */
   static async create(cfg: DupiConfig): Promise<DupiIndex> {
-    const root = cfg.IndexRoot;
+    const root = expectPath(cfg.IndexRoot, 'IndexRoot');
     try {
       fs.mkdirSync(root);
     } catch (e) {
       throw new NeardupError('ERR_NEARDUP_IO', `cannot create the index root '${root}': ${(e as Error).message}`, { file: root, cause: e });
     }
-    await writeIndexFile(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
-    PostingIndex.create(path.join(root, 'postings'));
-    const ix = await PostingIndex.open(path.join(root, 'postings'));
-    // id 0 is dupi's dummy record: added with the first batch of documents (one segment for one batch)
-    await writeIndexFile(path.join(root, 'docs.json'), JSON.stringify([]));
-    return new DupiIndex(root, cfg, [], ix);
+    const release = lockIndex(root, path.join(root, 'postings'), 'dupi index');
+    try {
+      await writeIndexFile(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
+      PostingIndex.create(path.join(root, 'postings'));
+      const ix = await PostingIndex.open(path.join(root, 'postings'));
+      // id 0 is dupi's dummy record: added with the first batch of documents (one segment for one batch)
+      await writeIndexFile(path.join(root, DOCS), JSON.stringify([]));
+      const d = new DupiIndex(root, cfg, [], ix);
+      d.release = release;
+      return d;
+    } catch (e) {
+      release();
+      throw e;
+    }
   }
 
-  static async open(root: string): Promise<DupiIndex> {
-    const cfg = readJson<DupiConfig>(path.join(root, 'cfg.json'));
-    const docs = readJson<DupiDoc[]>(path.join(root, 'docs.json'));
-    const ix = await PostingIndex.open(path.join(root, 'postings'));
-    if (ix.info().nextId !== docs.length || docs.length === 0) {
-      ix.close();
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${root}': docs.json lists ${docs.length} documents, the postings ${ix.info().nextId}`, { file: root });
+  /** Opens an index root; with writer, holding its writer lock until close() (a second writer is refused). */
+  static async open(root: string, options: { writer?: boolean } = {}): Promise<DupiIndex> {
+    expectPath(root, 'root');
+    const release = options.writer ? lockIndex(root, path.join(root, 'postings'), 'dupi index -a') : undefined;
+    try {
+      const { cfg, docs, ix } = await DupiIndex.load(root, options.writer === true);
+      const d = new DupiIndex(root, cfg, docs, ix);
+      d.release = release;
+      return d;
+    } catch (e) {
+      release?.();
+      throw e;
     }
-    return new DupiIndex(root, cfg, docs, ix);
+  }
+
+  /**
+   * The committed state of root: the postings and the docs.json their manifest's commit record names (docs.json,
+   * or docs.json.next after a run that died between its commit and that file's rename, which a writer finishes).
+   */
+  private static async load(root: string, writer: boolean): Promise<{ cfg: DupiConfig; docs: DupiDoc[]; ix: PostingIndex }> {
+    const cfg = readJson<DupiConfig>(path.join(root, 'cfg.json'));
+    const ix = await PostingIndex.open(path.join(root, 'postings'));
+    try {
+      const file = path.join(root, DOCS);
+      const record = parseRecord(ix.commitData(), path.join(root, 'postings', 'MANIFEST'), DOCS);
+      const docs = record ? parseJson<DupiDoc[]>(file, readCommitted(root, DOCS, record, writer)) : readJson<DupiDoc[]>(file);
+      const held = ix.info().nextId;
+      if (!Array.isArray(docs) || held !== docs.length || docs.length === 0)
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${root}': docs.json lists ${Array.isArray(docs) ? docs.length : 'no'} documents, the postings ${held}`, { file: root });
+      return { cfg, docs, ix };
+    } catch (e) {
+      ix.close();
+      throw e;
+    }
   }
 
   /**
@@ -175,9 +219,32 @@ export class DupiIndex {
    * had documents already, the new segment is merged into the old one.
    */
   async add(files: string[], options: { memory?: number; tmp?: string } = {}): Promise<void> {
+    if (options.tmp !== undefined) expectPath(options.tmp, 'tmp');
+    files.forEach((f, i) => expectPath(f, `files[${i}]`));
+    if (this.release) return this.addFiles(files, options);
+    // a reader's add: under the lock, from the state committed now
+    const release = lockIndex(this.root, path.join(this.root, 'postings'), 'dupi index -a');
+    this.release = release;
+    try {
+      const { docs, ix } = await DupiIndex.load(this.root, true);
+      this.ix.close();
+      this.ix = ix;
+      this.docs = docs;
+      this.table = undefined;
+      return await this.addFiles(files, options);
+    } finally {
+      this.release = undefined;
+      release();
+    }
+  }
+
+  private async addFiles(files: string[], options: { memory?: number; tmp?: string }): Promise<void> {
     const { batchBytes, buildMemory } = memorySplit(options.memory ?? 0);
+    const before = this.docs.length, generation = this.ix.info();
+    const committed = () => this.ix.info().nextId !== generation.nextId;
     const hadDocs = this.docs.length > 0;
     const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
+    const job = new IndexRun(this.root, path.join(this.root, 'postings'), DOCS, [], 'dupi');
     try {
       // Files are read whole on a libuv thread (native readFilesInto) into one of two batch buffers while the
       // documents of the other are blotted and added: no garbage per file, and the reading overlaps the
@@ -223,13 +290,17 @@ export class DupiIndex {
         cur ^= 1;
       }
       if (dummy) await add(bufs[0], new Uint32Array(0), []);
-      await app.commit();
+      // the new docs.json as docs.json.next, then the postings committed with its record: the commit point
+      await job.commit(Buffer.from(JSON.stringify(this.docs)), (record) => app.commit(record));
     } catch (e) {
       await app.abort().catch(() => undefined);
+      if (!committed()) this.docs.length = before;
       throw e;
+    } finally {
+      job.end();
     }
+    this.table = undefined;
     if (hadDocs) await this.ix.merge();
-    await writeIndexFile(path.join(this.root, 'docs.json'), JSON.stringify(this.docs));
   }
 
   /** Number of nodes of dupi's path trie: the root plus every distinct absolute path prefix. */
@@ -273,7 +344,7 @@ export class DupiIndex {
 
   /** Blots one document as this index does: reduced blots, text ranges (dupi's 11 words), -offsets ranges. */
   async blotFile(data: Uint8Array): Promise<{ blots: number[]; text: Array<[number, number]>; offsets: Array<[number, number]> }> {
-    const r = await blot([data], this.blotOptions());
+    const r = (await blot([data], this.blotOptions())) as BlotResult;  // (dupi: 32-bit blots)
     const m = this.modulus;
     return {
       blots: Array.from(r.blots, (b) => b % m),
@@ -315,5 +386,8 @@ export class DupiIndex {
 
   close(): void {
     this.ix.close();
+    const release = this.release;
+    this.release = undefined;
+    release?.();
   }
 }

@@ -250,12 +250,14 @@ export interface NativePostingIndex {
   beginAppend(memory: number, tmp: string | undefined, keyBits: number | undefined): Promise<void>;
   addKeys(keys: Uint32Array | BigUint64Array, offsets: Uint32Array): Promise<Uint32Array>;
   addTexts(texts: TextInput, blot: import('./postings').BlotOptions, keyModulus: number): Promise<Uint32Array>;
-  commitAppend(): Promise<void>;
+  commitAppend(commitData?: Uint8Array): Promise<void>;
   abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
   merge(): Promise<void>;
-  appendIndexes(dirs: string[]): Promise<void>;
-  appendKeyRanges(files: string[], documents: number): Promise<void>;
+  appendIndexes(dirs: string[], commitData?: Uint8Array): Promise<void>;
+  appendKeyRanges(files: string[], documents: number, commitData?: Uint8Array): Promise<void>;
+  /** The commit data of the manifest held (null: none). */
+  commitData(): Buffer | null;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
   extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./postings').TextSourceArg,
@@ -264,7 +266,7 @@ export interface NativePostingIndex {
     spilledBytes: number; peakBytes: number;
   }>;
   extractNext(cursor: number, maxOccurrences: number, maxTextBytes: number, lines: boolean): Promise<{
-    done: boolean; windows: Uint32Array; firstBlot: Uint32Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
+    done: boolean; windows: Uint32Array; firstBlot: BigUint64Array; docOffsets: Uint32Array; docs: Uint32Array; begins: Uint32Array;
     ends: Uint32Array; text: Uint8Array;
   } | { done: boolean; passages: number; lines: Uint8Array }>;
   extractEnd(cursor: number): void;
@@ -449,7 +451,7 @@ export interface NativeBinding {
   minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
-  blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult>;
+  blotBatch(texts: TextInput, options: import('./postings').BlotOptions): Promise<import('./postings').BlotResult<Uint32Array | BigUint64Array>>;
   createPostingIndex(dir: string, keyBits: number): void;
   writeKeyRange(partDirs: string[], out: string, firstId: number, range: number, ranges: number, tmp?: string): Promise<{ keys: number; posts: number }>;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;

@@ -3,33 +3,49 @@
 // docs/passages.md). Passages (consecutive shared windows merged) are found natively
 // (native/core/postings/passages.h).
 //
-//   DIR/passages.json   {"version":2,"seqLen":10,"hash":"ordered","batches":[{"texts","docs","first","count","docsCrc"}],"crc"}
+//   DIR/passages.json   {"version":2,"seqLen":10,"hash":"ordered","bits":64,"batches":[{"texts","docs","first","count","docsCrc"}],"crc"}
+//                       (no "bits": 32-bit blots, as every index written before 64-bit ones)
 //   DIR/texts-K.bin     the UTF-8 texts of batch K (one index run) back to back
 //   DIR/docs-K.jsonl    one line per document of batch K: {"n": internal id, "id": the user's id, "offset", "length", "crc"}
 // Checks (docs/FORMAT.md section 14): passages.json's crc when it is read, a document list's docsCrc when it is
 // read, a text's crc the first time it is read (version 1 files and batches written before them carry none).
-//   DIR/postings/       the PostingIndex (key = 32-bit blot, doc = internal id)
-// A run writes its batch files and its postings segment before passages.json (temporary name + rename).
+//   DIR/postings/       the PostingIndex (key = blot, 64-bit or 32-bit as "bits" says, doc = internal id)
+//   DIR/LOCK            the writer lock (lib/index-commit.ts)
+// A run writes its batch files, then the new passages.json as passages.json.next, then commits the postings with
+// a record of it in the manifest (the one commit point), then renames passages.json.next (lib/index-commit.ts).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NeardupError, invalidArgument } from './errors';
-import { expectArray, expectInt, expectNumber, expectString, optionsObject } from './validate';
+import { expectArray, expectInt, expectNumber, expectPath, optionsObject } from './validate';
 import { OutputFile } from './cli/files';
 import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 import { native } from './native';
+import { IndexRun, lockIndex, parseRecord, readCommitted } from './index-commit';
+
+const META = 'passages.json';
+const BATCH_FILE = /^(texts-\d+\.bin|docs-\d+\.jsonl)$/;
 
 export interface PassageIndexOptions {
   /** Words per window. Default 10. */
   seqLen?: number;
   /** Window hash. Default 'ordered'. */
   hash?: WindowHash;
+  /**
+   * Bits of a blot (fixed when the index is created): 64 (default: among n distinct windows about n² / 2^65
+   * pairs share a blot, none in practice) or 32 (the seed tool's width, a smaller index: about n² / 2^33 pairs
+   * of different windows share a blot and are taken as equal, ~470 on 2 M distinct windows, ~2.6 M per GB of
+   * text). An index without the field in passages.json has 32-bit blots.
+   */
+  bits?: 32 | 64;
 }
 
 interface Meta {
   version: 1 | 2;
   seqLen: number;
   hash: WindowHash;
+  /** 64, or absent: 32-bit blots. */
+  bits?: 64;
   /** docsCrc: CRC-32C of the docs file (whose lines then carry each text's crc); absent in batches written before. */
   batches: Array<{ texts: string; docs: string; first: number; count: number; docsCrc?: number }>;
 }
@@ -44,11 +60,11 @@ function metaText(meta: Meta): string {
   return body.slice(0, -1) + `,"crc":${crc32c(body)}}\n`;
 }
 
-function readMeta(metaFile: string): Meta {
+function readMeta(metaFile: string, bytes?: Buffer): Meta {
   let meta: Meta & { crc?: number };
   let text: string;
   try {
-    text = fs.readFileSync(metaFile, 'utf8');
+    text = (bytes ?? fs.readFileSync(metaFile)).toString('utf8');
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${metaFile}': ${(e as Error).message}`, { file: metaFile, cause: e });
   }
@@ -64,8 +80,9 @@ function readMeta(metaFile: string): Meta {
     delete meta.crc;
     if (crc !== crc32c(JSON.stringify(meta))) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is corrupt: its checksum does not match`, { file: metaFile });
   }
-  if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches))
-    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash or batch list`, { file: metaFile });
+  if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches) ||
+      (meta.bits !== undefined && meta.bits !== 64))
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash, bits or batch list`, { file: metaFile });
   return meta;
 }
 
@@ -115,7 +132,7 @@ export interface PassageDoc {
 }
 
 export interface Passage {
-  /** Blot (8 hex digits) of the passage's first window. */
+  /** Blot of the passage's first window: 16 hex digits (64-bit blots), 8 in an index of 32-bit blots. */
   blot: string;
   /** Documents holding the passage. */
   count: number;
@@ -196,48 +213,128 @@ function* readLines(file: string, onBytes?: (bytes: Buffer) => void): Generator<
   }
 }
 
+/**
+ * The committed state of DIR: the postings and the meta their manifest's commit record names (passages.json, or
+ * passages.json.next after a run that died between its commit and that file's rename; indexes written before
+ * commit records: passages.json). A writer (holding the lock) also finishes such a rename and removes the batch
+ * files the meta does not name (left by a run that died before its commit).
+ */
+async function loadState(dir: string, writer: boolean): Promise<{ meta: Meta; ix: PostingIndex }> {
+  const metaFile = path.join(dir, META);
+  const ix = await PostingIndex.open(path.join(dir, 'postings'));
+  try {
+    const record = parseRecord(ix.commitData(), path.join(dir, 'postings', 'MANIFEST'), META);
+    const meta = readMeta(metaFile, record ? readCommitted(dir, META, record, writer) : undefined);
+    let n = 0;
+    for (const b of meta.batches) {
+      if (b.first !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
+      n += b.count;
+    }
+    const bits = meta.bits ?? 32;
+    if (ix.keyBits !== bits)
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': passages.json says ${bits}-bit blots, the postings have ${ix.keyBits}-bit keys`, { file: metaFile });
+    const held = ix.info().nextId;
+    if (held !== n) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${held} documents, the document lists ${n}`, { file: dir });
+    if (writer) {
+      const named = new Set(meta.batches.flatMap((b) => [b.texts, b.docs]));
+      for (const f of fs.readdirSync(dir)) if (BATCH_FILE.test(f) && !named.has(f)) fs.rmSync(path.join(dir, f), { force: true });
+    }
+    return { meta, ix };
+  } catch (e) {
+    ix.close();
+    throw e;
+  }
+}
+
 export class PassageIndex {
   private table?: DocTable;
   private fds = new Map<number, number>();
+  /** Releases the writer lock: set while this object holds it (opened with create, or during a write). */
+  private release?: () => void;
 
-  private constructor(readonly dir: string, private meta: Meta, private readonly ix: PostingIndex) {}
+  private constructor(readonly dir: string, private meta: Meta, private ix: PostingIndex) {}
 
   get blotOptions(): BlotOptions {
-    return { profile: 'neardup', hash: this.meta.hash, seqLen: this.meta.seqLen };
+    return { profile: 'neardup', hash: this.meta.hash, seqLen: this.meta.seqLen, bits: this.bits };
   }
 
-  /** Opens DIR, or creates it with options when it holds no index. */
+  /** Bits of the index's blots (32 for an index written before 64-bit blots). */
+  get bits(): 32 | 64 {
+    return this.meta.bits ?? 32;
+  }
+
+  /**
+   * Opens DIR, or creates it with options when it holds no index. With create, the object is DIR's writer: it
+   * holds DIR's writer lock until close() (a second writer is refused, ERR_NEARDUP_IO); without, it is a reader
+   * and its writes (addRun, addParts, merge) take the lock for their duration.
+   */
   static async open(dir: string, options: PassageIndexOptions = {}, create = false): Promise<PassageIndex> {
-    expectString(dir, 'dir');
+    expectPath(dir, 'dir');
     optionsObject(options);
     if (typeof create !== 'boolean') throw invalidArgument(TypeError, `Expected create to be a boolean, got ${typeof create}`);
-    const metaFile = path.join(dir, 'passages.json');
-    if (!fs.existsSync(metaFile)) {
-      if (!create) throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' holds no passage index (no passages.json)`, { file: metaFile });
-      fs.mkdirSync(dir, { recursive: true });
-      const meta: Meta = { version: 2, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', batches: [] };
-      if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'));
-      await writeIndexFile(metaFile, metaText(meta));
-    }
-    const meta = readMeta(metaFile);
-    if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash)) {
-      throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash}`);
-    }
-    const ix = await PostingIndex.open(path.join(dir, 'postings'));
-    const p = new PassageIndex(dir, meta, ix);
-    let n = 0;
-    for (const b of meta.batches) {
-      if (b.first !== n) {
-        ix.close();
-        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': batch ${b.docs} starts at document ${b.first}, expected ${n}`, { file: metaFile });
+    if (options.bits !== undefined && options.bits !== 32 && options.bits !== 64)
+      throw invalidArgument(typeof options.bits === 'number' ? RangeError : TypeError, `bits must be 32 or 64, got ${String(options.bits)}`);
+    const metaFile = path.join(dir, META);
+    let release: (() => void) | undefined;
+    try {
+      if (create) {
+        try {
+          fs.mkdirSync(dir, { recursive: true });
+        } catch (e) {
+          throw new NeardupError('ERR_NEARDUP_IO', `cannot create '${dir}': ${(e as Error).message}`, { file: dir, cause: e });
+        }
+        release = lockIndex(dir, path.join(dir, 'postings'), 'passages index');
       }
-      n += b.count;
+      if (!fs.existsSync(metaFile)) {
+        if (!create) throw new NeardupError('ERR_NEARDUP_IO', `'${dir}' holds no passage index (no passages.json)`, { file: metaFile });
+        const bits = options.bits ?? 64;
+        const meta: Meta = { version: 2, seqLen: options.seqLen ?? 10, hash: options.hash ?? 'ordered', ...(bits === 64 ? { bits } : {}), batches: [] };
+        if (!fs.existsSync(path.join(dir, 'postings', 'MANIFEST'))) PostingIndex.create(path.join(dir, 'postings'), { keyBits: bits });
+        await writeIndexFile(metaFile, metaText(meta));
+      }
+      const { meta, ix } = await loadState(dir, create);
+      if ((options.seqLen !== undefined && options.seqLen !== meta.seqLen) || (options.hash !== undefined && options.hash !== meta.hash) ||
+          (options.bits !== undefined && options.bits !== (meta.bits ?? 32))) {
+        ix.close();
+        throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' was built with --window ${meta.seqLen} --hash ${meta.hash} --bits ${meta.bits ?? 32}`);
+      }
+      const p = new PassageIndex(dir, meta, ix);
+      p.release = release;
+      return p;
+    } catch (e) {
+      release?.();
+      throw e;
     }
-    if (ix.info().nextId !== n) {
-      ix.close();
-      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${dir}': the postings hold ${ix.info().nextId} documents, the document lists ${n}`, { file: dir });
+  }
+
+  /**
+   * Runs a write holding DIR's writer lock: this object's (a writer), or taken for the call, the committed state
+   * read again under it (another writer may have committed since this reader opened).
+   */
+  private async writing<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.release) return fn();
+    const release = lockIndex(this.dir, path.join(this.dir, 'postings'), 'passages index');
+    this.release = release;
+    try {
+      const { meta, ix } = await loadState(this.dir, true);
+      this.ix.close();
+      this.ix = ix;
+      this.meta = meta;
+      this.table = undefined;
+      for (const fd of this.fds.values()) fs.closeSync(fd);
+      this.fds.clear();
+      return await fn();
+    } finally {
+      this.release = undefined;
+      release();
     }
-    return p;
+  }
+
+  /** The run's commit point (lib/index-commit.ts): the meta of the new state, committed with the postings by fn. */
+  private async commitMeta(run: IndexRun, meta: Meta, commit: (record: Uint8Array) => Promise<void>): Promise<void> {
+    await run.commit(Buffer.from(metaText(meta)), commit);
+    this.meta = { ...meta, version: 2 };
+    this.table = undefined;
   }
 
   /** Documents indexed. */
@@ -320,10 +417,16 @@ export class PassageIndex {
     options: { memory?: number; tmp?: string; onBatch?: (docs: number, bytes: number) => void } = {}): Promise<number> {
     const o = optionsObject(options);
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
+    return this.writing(() => this.run(batches, o));
+  }
+
+  private async run(batches: AsyncIterable<Array<{ id: unknown; text: Buffer }>> | Iterable<Array<{ id: unknown; text: Buffer }>>,
+    o: { memory?: number; tmp?: string; onBatch?: (docs: number, bytes: number) => void }): Promise<number> {
     const k = this.meta.batches.length + 1;
     const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
     const first = this.size;
+    const job = new IndexRun(this.dir, path.join(this.dir, 'postings'), META, [names.texts, names.docs]);
     const textsOut = OutputFile.open(path.join(this.dir, names.texts));
     let docsOut: OutputFile | undefined;
     let app: Awaited<ReturnType<PostingIndex['appender']>> | undefined;
@@ -361,17 +464,16 @@ export class PassageIndex {
       }
       await textsOut.commit();
       await docsOut.commit();
-      await app.commit();
+      const appender = app;
+      await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, (record) => appender.commit(record));
     } catch (e) {
       textsOut.abort();
       docsOut?.abort();
       await app?.abort().catch(() => undefined);
       throw e;
+    } finally {
+      job.end();  // not committed: the batch files are no one's, removed
     }
-    this.meta.batches.push({ ...names, first, count: n, docsCrc });
-    await writeIndexFile(path.join(this.dir, 'passages.json'), metaText(this.meta));
-    this.meta.version = 2;
-    this.table = undefined;
     return n;
   }
 
@@ -385,23 +487,28 @@ export class PassageIndex {
    */
   async addParts(dirs: ReadonlyArray<string>, options: { keyRanges?: ReadonlyArray<string> } = {}): Promise<number> {
     expectArray(dirs as string[], 'dirs');
-    dirs.forEach((d, i) => expectString(d, `dirs[${i}]`));
+    dirs.forEach((d, i) => expectPath(d, `dirs[${i}]`));
     const o = optionsObject(options);
     if (o.keyRanges !== undefined) {
       expectArray(o.keyRanges as string[], 'keyRanges');
-      o.keyRanges.forEach((f, i) => expectString(f, `keyRanges[${i}]`));
+      o.keyRanges.forEach((f, i) => expectPath(f, `keyRanges[${i}]`));
     }
+    return this.writing(() => this.putParts(dirs, o));
+  }
+
+  private async putParts(dirs: ReadonlyArray<string>, o: { keyRanges?: ReadonlyArray<string> }): Promise<number> {
     const parts: PassageIndex[] = [];
     try {
       for (const d of dirs) {
         const p = await PassageIndex.open(d);
         parts.push(p);
-        if (p.meta.seqLen !== this.meta.seqLen || p.meta.hash !== this.meta.hash)
-          throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${d}' was built with --window ${p.meta.seqLen} --hash ${p.meta.hash}, '${this.dir}' with --window ${this.meta.seqLen} --hash ${this.meta.hash}`);
+        if (p.meta.seqLen !== this.meta.seqLen || p.meta.hash !== this.meta.hash || p.bits !== this.bits)
+          throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${d}' was built with --window ${p.meta.seqLen} --hash ${p.meta.hash} --bits ${p.bits}, '${this.dir}' with --window ${this.meta.seqLen} --hash ${this.meta.hash} --bits ${this.bits}`);
       }
       const k = this.meta.batches.length + 1;
       const names = { texts: `texts-${k}.bin`, docs: `docs-${k}.jsonl` };
       const first = this.size;
+      const job = new IndexRun(this.dir, path.join(this.dir, 'postings'), META, [names.texts, names.docs], 'passages-parts');
       const textsOut = OutputFile.open(path.join(this.dir, names.texts));
       let docsOut: OutputFile | undefined;
       let n = 0, off = 0, docsCrc = 0;
@@ -445,24 +552,18 @@ export class PassageIndex {
         }
         await textsOut.commit();
         await docsOut.commit();
+        await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, async (record) => {
+          if (o.keyRanges) await this.ix.appendKeyRanges(o.keyRanges, n, record);
+          else await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')), record);
+        });
       } catch (e) {
         textsOut.abort();
         docsOut?.abort();
         throw e;
-      }
-      try {
-        if (o.keyRanges) await this.ix.appendKeyRanges(o.keyRanges, n);
-        else await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')));
-      } catch (e) {
-        // the batch files are not in passages.json yet: removed, the index is as it was
-        for (const f of Object.values(names)) fs.rmSync(path.join(this.dir, f), { force: true });
-        throw e;
+      } finally {
+        job.end();  // not committed: the batch files are no one's, the index is as it was
       }
       if (this.ix.info().nextId !== first + n) throw new NeardupError('ERR_NEARDUP_INTERNAL', 'unexpected document numbers');
-      this.meta.batches.push({ ...names, first, count: n, docsCrc });
-      await writeIndexFile(path.join(this.dir, 'passages.json'), metaText(this.meta));
-      this.meta.version = 2;
-      this.table = undefined;
       return n;
     } finally {
       for (const p of parts) p.close();
@@ -479,14 +580,14 @@ export class PassageIndex {
     });
     const o = optionsObject(options);
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
     if (docs.length === 0) return;
     await this.addRun([docs], options);
   }
 
   /** Rewrites the postings as one segment. */
   merge(): Promise<void> {
-    return this.ix.merge();
+    return this.writing(() => this.ix.merge());
   }
 
   /** Segments of the postings (one per run since the last merge). */
@@ -535,7 +636,7 @@ export class PassageIndex {
           docs.push({ id: table.id(n), begin: r.begins[k], end: r.ends[k], text: text.toString('utf8', at, at + len) });
           at += len;
         }
-        yield { blot: r.firstBlot[i].toString(16).padStart(8, '0'), count: docs.length, windows: r.windows[i], docs };
+        yield { blot: r.firstBlot[i].toString(16).padStart(this.bits / 4, '0'), count: docs.length, windows: r.windows[i], docs };
       }
     }
   }
@@ -556,7 +657,7 @@ export class PassageIndex {
     if (o.minDocs !== undefined) expectInt(o.minDocs, 'minDocs', 0, 0xffffffff);
     if (o.limit !== undefined) expectInt(o.limit, 'limit', 0, Number.MAX_SAFE_INTEGER);
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
     if (this.size === 0 || options.limit === 0) return;
     const table = this.docTable();
     const start = await this.ix.extractStart(options.sigma ?? 2, options.minDocs ?? 2, options.memory ?? 0, options.tmp ?? os.tmpdir(),
@@ -685,7 +786,7 @@ export class PassageIndex {
     if (o.minShared !== undefined) expectInt(o.minShared, 'minShared', 1, 0xffffffff);
     if (o.maxDocs !== undefined) expectInt(o.maxDocs, 'maxDocs', 1, 0xffffffff);
     if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
     if (this.size === 0) return;
     const table = this.docTable();
     const start = await this.ix.pairsStart(options.minShared ?? 1, options.maxDocs ?? 1000, options.memory ?? 0, options.tmp ?? os.tmpdir(),
@@ -707,5 +808,8 @@ export class PassageIndex {
     for (const fd of this.fds.values()) fs.closeSync(fd);
     this.fds.clear();
     this.ix.close();
+    const release = this.release;
+    this.release = undefined;
+    release?.();
   }
 }

@@ -3,7 +3,7 @@
 import { nativeCall, nativeSync } from './errors';
 import { native, type TextInput } from './native';
 import { OutputFile } from './cli/files';
-import { expectArray, expectInt, expectString, optionsObject, toU64Array } from './validate';
+import { expectArray, expectInt, expectPath, optionsObject, toU64Array } from './validate';
 import { invalidArgument } from './errors';
 
 export type BlotProfile = 'dupi' | 'neardup';
@@ -22,11 +22,17 @@ export interface BlotOptions {
   seqLen?: number;
   /** dupi's interleaved blotter: rings of seqLen words, word k in ring k mod interleave. Default 1. */
   interleave?: number;
+  /**
+   * Bits of a blot: 32 (default; the 'dupi' profile has no other) or 64 ('neardup' only: words hashed with
+   * FNV-1 64, then a 64-bit window hash). Among n distinct windows about n² / 2^(bits+1) pairs share a blot:
+   * at 32 bits, 2^33 (2 M distinct windows: ~470 pairs of different windows taken as equal).
+   */
+  bits?: 32 | 64;
 }
 
-export interface BlotResult {
-  /** All blots of all documents (32-bit), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
-  blots: Uint32Array;
+export interface BlotResult<B extends Uint32Array | BigUint64Array = Uint32Array> {
+  /** All blots of all documents (32-bit, or 64-bit with bits: 64), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
+  blots: B;
   /** Per document i, where its blots start: blots[docOffsets[i] .. docOffsets[i+1]) (length documents + 1). */
   docOffsets: Uint32Array;
   /** Byte range of each blot's text: the hashed words (dupi: the word before the window, then the window). */
@@ -40,9 +46,12 @@ export interface BlotResult {
 }
 
 /** Blots every document (on the native pool). */
-export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult> {
+export function blot(texts: TextInput, options: BlotOptions & { bits: 64 }): Promise<BlotResult<BigUint64Array>>;
+export function blot(texts: TextInput, options?: BlotOptions & { bits?: 32 }): Promise<BlotResult>;
+export function blot(texts: TextInput, options?: BlotOptions): Promise<BlotResult | BlotResult<BigUint64Array>>;
+export function blot(texts: TextInput, options: BlotOptions = {}): Promise<BlotResult | BlotResult<BigUint64Array>> {
   checkBlotOptions(options);
-  return nativeCall(native.blotBatch(texts, options));
+  return nativeCall(native.blotBatch(texts, options)) as Promise<BlotResult | BlotResult<BigUint64Array>>;
 }
 
 function checkBlotOptions(options: BlotOptions | undefined): void {
@@ -53,13 +62,20 @@ function checkBlotOptions(options: BlotOptions | undefined): void {
     throw invalidArgument(TypeError, `blot hash must be 'xor' or 'ordered', got ${String(o.hash)}`);
   if (o.seqLen !== undefined) expectInt(o.seqLen, 'seqLen', 1, 1 << 16);
   if (o.interleave !== undefined) expectInt(o.interleave, 'interleave', 1, 1 << 16);
+  if (o.bits !== undefined && o.bits !== 32 && o.bits !== 64)
+    throw invalidArgument(typeof o.bits === 'number' ? RangeError : TypeError, `blot bits must be 32 or 64, got ${String(o.bits)}`);
+  if (o.bits === 64 && o.profile === 'dupi') throw invalidArgument(RangeError, `the 'dupi' blot profile has 32-bit blots only`);
 }
 
 function checkAppendOptions(options: AppendOptions | undefined): AppendOptions {
   const o = optionsObject(options);
   if (o.memory !== undefined) expectInt(o.memory, 'memory', 0, Number.MAX_SAFE_INTEGER);
-  if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+  if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
   return o;
+}
+
+function checkCommitData(v: Uint8Array | undefined): void {
+  if (v !== undefined && !(v instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected commitData to be a Uint8Array');
 }
 
 /** Integer ids or keys in [0, 2^32). */
@@ -97,7 +113,7 @@ export interface AppendOptions {
 
 export interface AppendTextsOptions extends AppendOptions {
   blot?: BlotOptions;
-  /** Keys = blot mod keyModulus (dupi: shards x 65536); 0 = the full 32-bit blots. Default 0. */
+  /** Keys = blot mod keyModulus (dupi: shards x 65536; 32-bit blots); 0 = the full blots (32-bit, or 64-bit with blot.bits 64, in an index of 64-bit keys). Default 0. */
   keyModulus?: number;
 }
 
@@ -143,9 +159,13 @@ export class PostingAppender {
     return nativeCall(this.n.addTexts(texts, options.blot ?? {}, options.keyModulus ?? 0));
   }
 
-  /** Writes the new segment and the manifest. */
-  commit(): Promise<void> {
-    return nativeCall(this.n.commitAppend());
+  /**
+   * Writes the new segment and the manifest; commitData (when given) replaces the index's commit data in that same
+   * manifest (PostingIndex.commitData).
+   */
+  commit(commitData?: Uint8Array): Promise<void> {
+    checkCommitData(commitData);
+    return nativeCall(this.n.commitAppend(commitData));
   }
 
   /** Discards the documents added (their temporary files are removed). */
@@ -169,7 +189,7 @@ export class PostingIndex {
 
   /** Creates an empty index folder (the folder may exist, but must not hold an index). */
   static create(dir: string, options: { keyBits?: 32 | 64 } = {}): void {
-    expectString(dir, 'dir');
+    expectPath(dir, 'dir');
     const o = optionsObject(options);
     if (o.keyBits !== undefined && o.keyBits !== 32 && o.keyBits !== 64)
       throw invalidArgument(RangeError, `keyBits must be 32 or 64, got ${String(o.keyBits)}`);
@@ -208,7 +228,7 @@ export class PostingIndex {
    * everything).
    */
   static async open(dir: string, options: { verify?: boolean } = {}): Promise<PostingIndex> {
-    expectString(dir, 'dir');
+    expectPath(dir, 'dir');
     const o = optionsObject(options);
     const n = await nativeCall(native.openPostingIndex(dir, o.verify === true));
     return new PostingIndex(n, dir);
@@ -252,10 +272,11 @@ export class PostingIndex {
    * is byte for byte what one append of part 0's documents, then part 1's, ... writes. Refused when this index
    * has free ids or a part has deleted documents; the parts are not changed.
    */
-  appendIndexes(dirs: ReadonlyArray<string>): Promise<void> {
+  appendIndexes(dirs: ReadonlyArray<string>, commitData?: Uint8Array): Promise<void> {
     expectArray(dirs as string[], 'dirs');
-    dirs.forEach((d, i) => expectString(d, `dirs[${i}]`));
-    return nativeCall(this.n.appendIndexes([...dirs]));
+    dirs.forEach((d, i) => expectPath(d, `dirs[${i}]`));
+    checkCommitData(commitData);
+    return nativeCall(this.n.appendIndexes([...dirs], commitData));
   }
 
   /**
@@ -265,11 +286,21 @@ export class PostingIndex {
    * the parts' documents. Each range file is checked by its payload checksum and its key blocks as they are
    * copied (its lists are not decoded); one written for other ids is refused.
    */
-  appendKeyRanges(files: ReadonlyArray<string>, documents: number): Promise<void> {
+  appendKeyRanges(files: ReadonlyArray<string>, documents: number, commitData?: Uint8Array): Promise<void> {
     expectArray(files as string[], 'files');
-    files.forEach((f, i) => expectString(f, `files[${i}]`));
+    files.forEach((f, i) => expectPath(f, `files[${i}]`));
     expectInt(documents, 'documents', 0, 0xFFFFFFFF);
-    return nativeCall(this.n.appendKeyRanges([...files], documents));
+    checkCommitData(commitData);
+    return nativeCall(this.n.appendKeyRanges([...files], documents, commitData));
+  }
+
+  /**
+   * The commit data of the manifest this object opened or last wrote (null: none): bytes the index's user keeps
+   * with the postings, replaced only by a commit that gives new ones (PostingAppender.commit, appendIndexes,
+   * appendKeyRanges), so that one rename commits both (docs/FORMAT.md section 10, Manifest).
+   */
+  commitData(): Buffer | null {
+    return nativeSync(() => this.n.commitData());
   }
 
   /**
@@ -281,14 +312,14 @@ export class PostingIndex {
   static writeKeyRange(partDirs: ReadonlyArray<string>, out: string,
     options: { range: number; ranges: number; firstId?: number; tmp?: string }): Promise<{ keys: number; posts: number }> {
     expectArray(partDirs as string[], 'partDirs');
-    partDirs.forEach((d, i) => expectString(d, `partDirs[${i}]`));
+    partDirs.forEach((d, i) => expectPath(d, `partDirs[${i}]`));
     if (partDirs.length === 0) throw invalidArgument(RangeError, 'partDirs must name at least one index');
-    expectString(out, 'out');
+    expectPath(out, 'out');
     const o = optionsObject(options);
     expectInt(o.ranges, 'ranges', 1, 0xFFFFFFFF);
     expectInt(o.range, 'range', 0, o.ranges - 1);
     if (o.firstId !== undefined) expectInt(o.firstId, 'firstId', 0, 0xFFFFFFFF);
-    if (o.tmp !== undefined) expectString(o.tmp, 'tmp');
+    if (o.tmp !== undefined) expectPath(o.tmp, 'tmp');
     return nativeCall(native.writeKeyRange([...partDirs], out, o.firstId ?? 0, o.range, o.ranges, o.tmp));
   }
 

@@ -28,6 +28,18 @@ export function expectString(v: unknown, what: string): string {
   return v;
 }
 
+/**
+ * A path: a string without NUL bytes (the system would cut it at the first one, and a file or folder of the
+ * truncated name would be created or read): a TypeError ERR_INVALID_ARG_VALUE, as Node's fs and the addon give.
+ */
+export function expectPath(v: unknown, what: string): string {
+  expectString(v, what);
+  const s = v as string;
+  if (s.includes('\0'))
+    throw Object.assign(new TypeError(`The argument '${what}' must be a string without null bytes. Received ${JSON.stringify(s)}`), { code: 'ERR_INVALID_ARG_VALUE' as const });
+  return s;
+}
+
 /** Every element a string or Uint8Array (or null where `nullable`). */
 export function expectTexts(v: ReadonlyArray<unknown>, what: string, nullable = false): void {
   expectArray(v, what);

@@ -155,7 +155,7 @@ test('stage commands: plan, the parts in any order (one rerun), finish; a missin
   r = cli(dir, ['passages', 'stage', 'finish', '--work', 'w-st']);
   assert.is(r.code, 1);
   assert.match(r.stderr, /passages finish: '.*lists-2\.pst'.*checksum mismatch \(run the lists stage of that key range again\)/);
-  assert.equal(fs.readdirSync(path.join(dir, 'st')).sort(), ['passages.json', 'postings'], 'no batch added');
+  assert.equal(fs.readdirSync(path.join(dir, 'st')).sort(), ['LOCK', 'passages.json', 'postings'], 'no batch added (LOCK: the writer lock)');
   assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'st', 'passages.json'), 'utf8')).batches, []);
   fs.writeFileSync(pst, good);
   // a range's record of another plan, or one range missing from the posts: refused

@@ -7,8 +7,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassageIndex } from '../lib/passages';
+import { blot } from '../lib/postings';
+import { cli } from './cli-helper';
 import { rng, int, pick } from './reference/random';
-import { refExtract, refPairs, refQuery, refWindows } from './reference/passages';
+import { refExtract, refPairs, refQuery, refWindows, type RefWindows } from './reference/passages';
 
 const test = suite('passages');
 let dir = '';
@@ -39,8 +41,8 @@ function corpus(seed: number, n: number): string[] {
   return words.map((w) => w.map((x) => x + pick(r, SEPS)).join(''));
 }
 
-async function build(name: string, docs: string[], seqLen: number, runs: number, merge: boolean) {
-  const p = await PassageIndex.open(path.join(dir, name), { seqLen }, true);
+async function build(name: string, docs: string[], seqLen: number, runs: number, merge: boolean, bits?: 32 | 64) {
+  const p = await PassageIndex.open(path.join(dir, name), { seqLen, bits }, true);
   const cut = Math.floor(docs.length / runs);
   for (let k = 0; k < runs; k++) {
     const part = docs.slice(k * cut, k === runs - 1 ? docs.length : (k + 1) * cut);
@@ -50,11 +52,13 @@ async function build(name: string, docs: string[], seqLen: number, runs: number,
   return p;
 }
 
-for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2, false], [3, 60, 5, 3, true], [4, 25, 2, 2, true]] as const) {
-  test(`corpus ${seed} (${n} docs, window ${seqLen}, ${runs} runs${merge ? ', merged' : ''}) == the brute-force reference`, async () => {
+// bits 64 (the default): the reference compares the windows' texts; 32: their 32-bit blots
+for (const [seed, n, seqLen, runs, merge, bits] of [[1, 30, 4, 1, false, 64], [2, 45, 3, 2, false, 32], [3, 60, 5, 3, true, 64], [4, 25, 2, 2, true, 32]] as const) {
+  test(`corpus ${seed} (${n} docs, window ${seqLen}, ${runs} runs${merge ? ', merged' : ''}, ${bits}-bit blots) == the brute-force reference`, async () => {
     const docs = corpus(seed, n);
-    const wins = docs.map((t) => refWindows(t, seqLen));
-    const p = await build(`c${seed}`, docs, seqLen, runs, merge);
+    const wins = docs.map((t) => refWindows(t, seqLen, 'ordered', bits));
+    const p = await build(`c${seed}`, docs, seqLen, runs, merge, bits === 64 ? undefined : bits);
+    assert.is(p.bits, bits);
     const id = (d: number) => `d${d}`;
     const slice = (d: number, b: number, e: number) => Buffer.from(docs[d]).subarray(b, e).toString('utf8');
     try {
@@ -63,7 +67,7 @@ for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2
         const got = [];
         for await (const x of p.extract({ sigma, minDocs })) got.push(x);
         const want = refExtract(wins, sigma, minDocs).map((x) => ({
-          blot: x.firstBlot.toString(16).padStart(8, '0'), count: x.count, windows: x.windows,
+          blot: x.firstBlot.toString(16).padStart(bits / 4, '0'), count: x.count, windows: x.windows,
           docs: x.docs.map((o) => ({ id: id(o.doc), begin: o.begin, end: o.end, text: slice(o.doc, o.begin, o.end) })),
         }));
         assert.equal(got, want, `extract sigma ${sigma} minDocs ${minDocs}`);
@@ -74,7 +78,7 @@ for (const [seed, n, seqLen, runs, merge] of [[1, 30, 4, 1, false], [2, 45, 3, 2
       for (const [minShared, maxDocs] of [[1, 1000], [2, 1000], [1, 3]] as const) {
         const got = await p.query(queries.map((q) => Buffer.from(q)), { minShared, maxDocs });
         queries.forEach((q, i) => {
-          const want = refQuery(refWindows(q, seqLen), wins, minShared, maxDocs).map((m) => ({
+          const want = refQuery(refWindows(q, seqLen, 'ordered', bits), wins, minShared, maxDocs).map((m) => ({
             id: id(m.doc), passages: m.runs.length, windows: m.windows,
             spans: m.runs.map((r) => ({ windows: r.len, query: r.query, doc: r.doc, text: slice(m.doc, r.doc[0], r.doc[1]) })),
           }));
@@ -214,6 +218,102 @@ test('the documented example: a quoted paragraph is one passage in extract, quer
   } finally {
     p.close();
   }
+});
+
+/** Two different windows of 10 words with one 32-bit blot: found by search over the windows of a long random text. */
+async function colliding32(): Promise<[string, string]> {
+  const r = rng(12345);
+  const vocab = Array.from({ length: 2000 }, () => Array.from({ length: int(r, 3, 8) }, () => String.fromCharCode(97 + int(r, 0, 25))).join(''));
+  const words = Array.from({ length: 300_009 }, () => pick(r, vocab));
+  const b = await blot([words.join(' ')], { seqLen: 10, bits: 32 });
+  const seen = new Map<number, number>();
+  for (let i = 0; i < b.blots.length; i++) {
+    const j = seen.get(b.blots[i]);
+    const x = words.slice(i, i + 10).join(' ');
+    if (j !== undefined && words.slice(j, j + 10).join(' ') !== x) return [words.slice(j, j + 10).join(' '), x];
+    seen.set(b.blots[i], i);
+  }
+  throw new Error('no 32-bit collision among the windows');
+}
+
+/** Pairs by brute force over the windows' texts: every two documents compared window by window. */
+function textPairs(wins: RefWindows[]): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let a = 0; a < wins.length; a++)
+    for (let b = a + 1; b < wins.length; b++) if (wins[a].keys.some((k) => wins[b].keys.includes(k))) out.push([a, b]);
+  return out;
+}
+
+test('64-bit blots (the default) are exact where 32-bit ones collide: two different windows with one 32-bit blot', async () => {
+  const [x, y] = await colliding32();
+  assert.is.not(x, y);
+  const [bx, by] = (await blot([x, y], { seqLen: 10, bits: 32 })).blots;
+  assert.is(bx, by, 'the two windows share a 32-bit blot');
+  const shared = 'the minutes of the meeting were sent to every member of the board last week';
+  const docs = [`Records: ${x}. End.`, `Notes: ${y} done`, `First: ${shared}.`, `Second, quoting: ${shared}!`, 'nothing shared here at all, only words of its own, a dozen or more'];
+  const texts = docs.map((d) => refWindows(d, 10, 'ordered', 64));
+  const brute = textPairs(texts);
+  assert.equal(brute, [[2, 3]], 'the texts share one passage');
+  const id = (d: number) => `d${d}`;
+  for (const bits of [64, 32] as const) {
+    const p = await build(`collide-${bits}`, docs, 10, 1, false, bits === 64 ? undefined : bits);
+    try {
+      assert.is(p.bits, bits);
+      const pairs = (await p.pairs({})).map((q) => [q.a, q.b]);
+      const query = (await p.query([Buffer.from(`Re: ${x}`)]))[0].map((m) => m.id);
+      const extract = [];
+      for await (const e of p.extract({ sigma: 0 })) extract.push(e.docs.map((d) => d.id));
+      if (bits === 64) {
+        assert.equal(pairs, brute.map(([a, b]) => [id(a), id(b)]), 'pairs == the brute force over the texts');
+        assert.equal(query, ['d0']);
+        assert.equal(extract, [['d2', 'd3']]);
+        assert.is((await p.extract({}).next()).value!.blot.length, 16);
+      } else {
+        // the seed tool's width: the spurious pair, as the reference over 32-bit blots says
+        assert.equal(pairs, [['d2', 'd3'], ['d0', 'd1']]);
+        assert.equal(pairs, refPairs(docs.map((d) => refWindows(d, 10, 'ordered', 32)), 1, 1000).map((q) => [id(q.a), id(q.b)]));
+        assert.equal(query, ['d0', 'd1']);
+        assert.equal(extract.length, 2);
+      }
+    } finally {
+      p.close();
+    }
+  }
+});
+
+test('a passage index written with 32-bit blots (before 64-bit ones): opened, answered as before, added to with 32-bit blots', () => {
+  const fx = path.join(__dirname, 'fixtures', 'passages-32');
+  const w = path.join(dir, 'old32');
+  fs.cpSync(path.join(fx, 'idx'), w, { recursive: true });
+  const run = (args: string[]) => {
+    const r = cli(dir, args);
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout.toString();
+  };
+  const expected = (f: string) => fs.readFileSync(path.join(fx, f), 'utf8');
+  assert.is(run(['passages', 'extract', w]), expected('extract.jsonl'));
+  assert.is(run(['passages', 'pairs', w]), expected('pairs.jsonl'));  // with its 32-bit collision (documents d and e)
+  assert.ok(expected('pairs.jsonl').includes('"a":"d","b":"e"'));
+  assert.is(run(['passages', 'query', w, '--id-field', 'id', path.join(fx, 'q.jsonl')]), expected('query.jsonl'));
+  // a run adds to it with its width; another width is refused, naming it
+  const more = path.join(dir, 'more.jsonl');
+  fs.writeFileSync(more, JSON.stringify({ id: 'g', text: fs.readFileSync(path.join(fx, 'corpus.jsonl'), 'utf8').split('\n')[0] }) + '\n');
+  const bad = cli(dir, ['passages', 'index', '-o', w, '--bits', '64', more]);
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, /--bits 32/);
+  run(['passages', 'index', '-o', w, '--id-field', 'id', more]);
+  const meta = JSON.parse(fs.readFileSync(path.join(w, 'passages.json'), 'utf8'));
+  assert.is(meta.bits, undefined);
+  assert.is(meta.batches.length, 2);
+  assert.match(run(['passages', 'pairs', w]), /"a":"d","b":"e"/);
+  assert.match(run(['passages', 'pairs', w]), /"a":"a","b":"g"/);
+  // a sharded build planned on it takes its width (the parts are built with 32-bit blots)
+  const more2 = path.join(dir, 'more2.jsonl');
+  fs.writeFileSync(more2, JSON.stringify({ id: 'h', text: fs.readFileSync(path.join(fx, 'corpus.jsonl'), 'utf8').split('\n')[1] }) + '\n');
+  run(['passages', 'index', '-o', w, '--id-field', 'id', '--work', path.join(dir, 'old32-work'), '--shards', '2', more, more2]);
+  assert.is(JSON.parse(fs.readFileSync(path.join(w, 'passages.json'), 'utf8')).bits, undefined);
+  assert.match(run(['passages', 'pairs', w]), /"a":"b","b":"h"/);
+  assert.match(run(['passages', 'pairs', w]), /"a":"d","b":"e"/);
 });
 
 test.run();

@@ -165,13 +165,14 @@ test('neardup profile == the TypeScript reference (ordered and xor, windows 1..1
     for (let k = 0; k < n; k++) s += vocab[next() % vocab.length] + seps[next() % seps.length];
     texts.push(s);
   }
-  for (const hash of ['ordered', 'xor'] as const) {
+  for (const bits of [32, 64] as const) for (const hash of ['ordered', 'xor'] as const) {
     for (const seqLen of [1, 3, 10, 12]) {
-      const r = await blot(texts, { profile: 'neardup', hash, seqLen });
+      const r = await blot(texts, { profile: 'neardup', hash, seqLen, bits });
+      assert.ok(bits === 64 ? r.blots instanceof BigUint64Array : r.blots instanceof Uint32Array);
       texts.forEach((t, i) => {
-        const ref = refWindows(t, seqLen, hash);
+        const ref = refWindows(t, seqLen, hash, bits);
         const a = r.docOffsets[i], b = r.docOffsets[i + 1];
-        assert.equal(Array.from(r.blots.subarray(a, b)), ref.blots, `${hash} ${seqLen} ${JSON.stringify(t)}`);
+        assert.equal(Array.from(r.blots.subarray(a, b) as ArrayLike<number | bigint>), ref.blots, `${bits} ${hash} ${seqLen} ${JSON.stringify(t)}`);
         assert.equal(Array.from(r.textBegins.subarray(a, b), (x, j) => [x, r.textEnds[a + j]]), ref.ranges);
       });
     }
@@ -187,7 +188,12 @@ test('the ordered window hash sees word order and repeats; xor does not (dupi)',
   assert.is.not(o.blots[2], 0);
   const x = await blot([base, swapped, rep], { seqLen: 10, hash: 'xor' });
   assert.is(x.blots[0], x.blots[1]);
-  assert.is(x.blots[2], 0);
+  assert.is(x.blots[2], 0);  const o64 = await blot([base, swapped, rep], { seqLen: 10, bits: 64 });
+  assert.is.not(o64.blots[0], o64.blots[1]);
+  assert.is.not(o64.blots[2], 0n);
+  const x64 = await blot([base, swapped, rep], { seqLen: 10, hash: 'xor', bits: 64 });
+  assert.is(x64.blots[0], x64.blots[1]);
+  assert.is(x64.blots[2], 0n);
 });
 
 test('neardup passages index (gzip, --id-field, two runs) / extract / query', () => {

@@ -215,6 +215,41 @@ export function watchSpillFolders(dir: string): () => void {
   };
 }
 
+/** Cleanups of work under way (synchronous, best effort): run by cleanupNow (signals, exit). */
+const cleanups = new Set<() => void>();
+
+/** Registers fn to run on SIGINT/SIGTERM/SIGHUP and at exit (CLI); the returned function unregisters it. */
+export function addCleanup(fn: () => void): () => void {
+  cleanups.add(fn);
+  return () => { cleanups.delete(fn); };
+}
+
+/** Postings folders whose writer lock this process holds (lib/index-commit.ts lockIndex). */
+const indexTempDirs = new Map<string, number>();
+
+/**
+ * While this process holds the writer lock of an index, the posting store's spill files (neardup-pst-*) in its
+ * postings folder are its own: signals and exit remove them too. The returned function stops that.
+ */
+export function watchIndexTemps(dir: string): () => void {
+  indexTempDirs.set(dir, (indexTempDirs.get(dir) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const n = (indexTempDirs.get(dir) ?? 1) - 1;
+    if (n > 0) indexTempDirs.set(dir, n);
+    else indexTempDirs.delete(dir);
+  };
+}
+
+function removeIndexTemps(dir: string): void {
+  try {
+    for (const name of fs.readdirSync(dir))
+      if (name.startsWith('neardup-pst-') || name.includes(`.neardup-tmp-${process.pid}-`)) fs.rmSync(path.join(dir, name), { force: true, recursive: true });
+  } catch { /* best effort */ }
+}
+
 function removeOwnSpill(dir: string): void {
   try {
     for (const name of fs.readdirSync(dir))
@@ -249,6 +284,11 @@ export function cleanupNow(): void {
   }
   liveDirs.clear();
   for (const d of spillParents) removeOwnSpill(d);
+  for (const fn of cleanups) {
+    try { fn(); } catch { /* best effort */ }
+  }
+  cleanups.clear();
+  for (const d of indexTempDirs.keys()) removeIndexTemps(d);
   // Files the addon is writing: ".NAME.neardup-tmp-<our PID>-*" next to each target.
   for (const target of nativeTargets) {
     const prefix = `.${path.basename(target).slice(0, 100)}.neardup-tmp-${process.pid}-`;

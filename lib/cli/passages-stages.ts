@@ -39,6 +39,8 @@ export interface PassagesPlan {
   keyRanges?: number;
   seqLen?: number;
   hash?: WindowHash;
+  /** Bits of the blots (--bits, or those of the index folder when it held one at the plan); absent: the default (64). */
+  bits?: 32 | 64;
   /** The input options: field, id-field, on-bad-line. */
   input: Record<string, string>;
   /** --memory of each part (bytes), or undefined: the default for the part's input size. */
@@ -91,19 +93,21 @@ export async function* readPassageDocs(files: string[], values: Record<string, u
 
 /** Writes WORK/passages-plan.json for a sharded build of `names` into `dir`. */
 export async function planPassages(work: string, dir: string, names: string[], shards: number,
-  o: { seqLen?: number; hash?: WindowHash; input: Record<string, string>; memory?: number; tmp?: string; keyRanges?: number }): Promise<PassagesPlan> {
+  o: { seqLen?: number; hash?: WindowHash; bits?: 32 | 64; input: Record<string, string>; memory?: number; tmp?: string; keyRanges?: number }): Promise<PassagesPlan> {
   if (names.length === 0 || names.includes('-')) throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', 'a sharded build needs input files (not standard input)');
   for (const f of names) {
     if (!fs.existsSync(f)) throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${f}': no such file`, { file: f });
   }
   inputOptionsFrom(o.input);  // checked here, not first in a part
   if (o.input['id-field'] !== undefined) idFieldOption(o.input['id-field']);
+  // the parts get the blots of the index they are added to (one written before 64-bit blots: 32)
+  const bits = o.bits ?? await indexBits(dir);
   fs.mkdirSync(work, { recursive: true });
   const plan: PassagesPlan = {
     version: 1, kind: 'passages', id: crypto.randomBytes(8).toString('hex'), dir: path.resolve(dir),
     names, files: names.map((f) => path.resolve(f)), shards, ...(o.keyRanges !== undefined ? { keyRanges: o.keyRanges } : {}), input: o.input,
     ...(o.seqLen !== undefined ? { seqLen: o.seqLen } : {}), ...(o.hash !== undefined ? { hash: o.hash } : {}),
-    ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: path.resolve(o.tmp) } : {}),
+    ...(bits !== undefined ? { bits } : {}), ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: path.resolve(o.tmp) } : {}),
   };
   await writeIndexFile(planFile(work), JSON.stringify(plan) + '\n');
   return plan;
@@ -140,12 +144,14 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
   const tmp = path.join(spill, 'part');
   const memory = plan.memory ?? defaultBuildMemory(inputSize(files));
   let docs = 0, read = 0;
+  // the plan's --tmp: the build's spill files in a folder of this process there
+  const runs = plan.tmp === undefined ? undefined : makeSpillDir(plan.tmp);
   try {
-    const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash }, true);
+    const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
     try {
       if (files.length > 0) {
         docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names),
-          { memory, tmp: plan.tmp });
+          { memory, tmp: runs });
       }
     } finally {
       ix.close();
@@ -157,6 +163,7 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
     if (e instanceof NeardupError && !e.message.startsWith('passages part')) e.message = `passages part ${i}/${plan.shards}: ${e.message}`;
     throw e;
   } finally {
+    if (runs) removeSpillDir(runs);
     removeSpillDir(spill);
   }
   return { stage: 'passages-part', shard: `${i}/${plan.shards}`, documents: docs, read_bytes: read, seconds: (Date.now() - start) / 1000 };
@@ -185,6 +192,17 @@ function checkedParts(work: string, plan: PassagesPlan, what: string): { dirs: s
 }
 
 /** Documents the index folder holds now (0 when it is not there yet): the first id of the parts' documents. */
+/** The bits of the blots of the passage index in dir (undefined: none there). */
+async function indexBits(dir: string): Promise<32 | 64 | undefined> {
+  if (!fs.existsSync(path.join(dir, 'passages.json'))) return undefined;
+  const ix = await PassageIndex.open(dir);
+  try {
+    return ix.bits;
+  } finally {
+    ix.close();
+  }
+}
+
 async function indexSize(dir: string): Promise<number> {
   if (!fs.existsSync(path.join(dir, 'passages.json'))) return 0;
   const ix = await PassageIndex.open(dir);
@@ -265,7 +283,7 @@ export async function finishPassages(work: string, o: { noMerge?: boolean } = {}
   const parts = checkedParts(work, plan, 'passages finish');
   // checked before DIR is created
   const keyRanges = plan.keyRanges === undefined ? undefined : await checkedRanges(work, plan, plan.keyRanges, parts, await indexSize(plan.dir));
-  const ix = await PassageIndex.open(plan.dir, { seqLen: plan.seqLen, hash: plan.hash }, true);
+  const ix = await PassageIndex.open(plan.dir, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
   let n = 0;
   try {
     n = await ix.addParts(parts.dirs, { keyRanges }).catch((e: unknown) => {

@@ -63,6 +63,18 @@ std::string StringArg(Napi::Env env, const Napi::Value& v, const char* what) {
   return v.As<Napi::String>().Utf8Value();
 }
 
+// An optional folder for temporary files (undefined or not a string: none); a path with a NUL is refused.
+std::string TmpArg(Napi::Env env, const Napi::Value& v) {
+  return v.IsString() ? PathArg(env, v, "tmp") : std::string();
+}
+
+// Optional commit data (a Uint8Array; undefined: the index's commit data is kept).
+std::shared_ptr<std::string> CommitDataArg(Napi::Env env, const Napi::Value& v) {
+  if (v.IsUndefined()) return nullptr;
+  std::vector<uint8_t> b = U8Arg(env, v, "commitData");
+  return std::make_shared<std::string>(b.begin(), b.end());
+}
+
 BlotOptions ReadBlotOptions(Napi::Env env, const Napi::Value& v) {
   Napi::Object o = OptionsObject(env, v, "blot options");
   BlotOptions b;
@@ -74,12 +86,16 @@ BlotOptions ReadBlotOptions(Napi::Env env, const Napi::Value& v) {
   b.seq_len = GetUint32(o, "seqLen", 10, 1, 1000);
   b.interleave = GetUint32(o, "interleave", 1, 1, 100);
   if (uint64_t(b.seq_len) * b.interleave > 10000) ThrowRangeError(env, "seqLen * interleave must be at most 10000");
+  b.bits = GetUint32(o, "bits", 32, 32, 64);
+  if (b.bits != 32 && b.bits != 64) ThrowRangeError(env, "blot bits must be 32 or 64");
+  if (b.bits == 64 && b.profile == postings::BlotProfile::kDupi) ThrowRangeError(env, "the dupi blot profile has 32-bit blots only");
   return b;
 }
 
 // Per-document blot results, concatenated after a parallel pass.
 struct BlotResult {
   std::vector<uint32_t> blots, doc_offsets, text_begin, text_end, tok_begin, tok_end;
+  std::vector<uint64_t> blots64;  // bits = 64
 };
 
 void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::atomic<bool>* stop, BlotResult* r) {
@@ -91,7 +107,8 @@ void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::
       bl.Run(docs.ptr[i], docs.len[i]);
       BlotResult& p = part[i];
       p.blots = bl.blots();
-      for (size_t j = 0; j < bl.blots().size(); j++) {
+      p.blots64 = bl.blots64();
+      for (size_t j = 0; j < bl.num_blots(); j++) {
         p.text_begin.push_back(bl.text_begin(j));
         p.text_end.push_back(bl.text_end(j));
         // dupi's -offsets: token j .. token j + span of the unfiltered token list.
@@ -104,11 +121,12 @@ void BlotDocs(const Docs& docs, const BlotOptions& bo, size_t slots, const std::
   r->doc_offsets.push_back(0);
   for (auto& p : part) {
     r->blots.insert(r->blots.end(), p.blots.begin(), p.blots.end());
+    r->blots64.insert(r->blots64.end(), p.blots64.begin(), p.blots64.end());
     r->text_begin.insert(r->text_begin.end(), p.text_begin.begin(), p.text_begin.end());
     r->text_end.insert(r->text_end.end(), p.text_end.begin(), p.text_end.end());
     r->tok_begin.insert(r->tok_begin.end(), p.tok_begin.begin(), p.tok_begin.end());
     r->tok_end.insert(r->tok_end.end(), p.tok_end.begin(), p.tok_end.end());
-    r->doc_offsets.push_back(uint32_t(r->blots.size()));
+    r->doc_offsets.push_back(uint32_t(r->blots.size() + r->blots64.size()));
   }
 }
 
@@ -125,9 +143,12 @@ Napi::Value BlotBatch(const Napi::CallbackInfo& info) {
                  if (stop->load()) return Status(Code::kCancelled, "cancelled");
                  return Status::Ok();
                },
-               [texts, r](Napi::Env env) {
+               [texts, r, bo](Napi::Env env) {
                  Napi::Object o = Napi::Object::New(env);
-                 o.Set("blots", U32Array(env, std::move(r->blots)));
+                 if (bo.bits == 64)
+                   o.Set("blots", NewBigUint64Array(env, std::move(r->blots64)));
+                 else
+                   o.Set("blots", U32Array(env, std::move(r->blots)));
                  o.Set("docOffsets", U32Array(env, std::move(r->doc_offsets)));
                  o.Set("textBegins", U32Array(env, std::move(r->text_begin)));
                  o.Set("textEnds", U32Array(env, std::move(r->text_end)));
@@ -240,10 +261,10 @@ Status Begin(IndexState& s, uint64_t memory, const std::string& tmp, unsigned ke
 }
 
 template <typename Key>
-Status Commit(IndexState& s, const std::atomic<bool>* stop) {
+Status Commit(IndexState& s, const std::atomic<bool>* stop, const std::string* data) {
   auto& app = Width<Key>::App(s);
   if (!app) return NoAppend();
-  Status st = app->Commit(stop);
+  Status st = app->Commit(stop, data);
   app.reset();  // committed, or discarded on failure
   return st;
 }
@@ -349,6 +370,7 @@ struct ExtractCursor {
   postings::PassageExtractor x;
   postings::PassagePairFinder pairs;
   std::shared_ptr<const IdTable> ids;  // the index's when the extract started (for formatted lines)
+  unsigned bits = 32;                  // the blots' width (the hex digits of extract's "blot": bits / 4)
   std::vector<uint8_t> lines;          // pairsNext's formatted lines, reused from call to call
   size_t longest_id = SIZE_MAX;        // of ids, once measured (pairsNext into a caller's buffer)
 };
@@ -360,7 +382,7 @@ std::shared_ptr<TextSource> ReadTextSource(Napi::Env env, const Napi::Value& v) 
   Napi::Value files = o.Get("files");
   if (!files.IsArray()) ThrowTypeError(env, "Expected texts.files to be an array of strings");
   Napi::Array fa = files.As<Napi::Array>();
-  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(StringArg(env, fa.Get(i), "texts.files[i]"));
+  for (uint32_t i = 0; i < fa.Length(); i++) ts->names.push_back(PathArg(env, fa.Get(i), "texts.files[i]"));
   ts->file = U32Arg(env, o.Get("file"), "texts.file");
   ts->length = U32Arg(env, o.Get("length"), "texts.length");
   Napi::Value off = o.Get("offset");
@@ -409,6 +431,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                         InstanceMethod("pairsStart", &PostingIndexObject::PairsStart),
                         InstanceMethod("pairsNext", &PostingIndexObject::PairsNext),
                         InstanceMethod("info", &PostingIndexObject::Info),
+                        InstanceMethod("commitData", &PostingIndexObject::CommitData),
                         InstanceMethod("close", &PostingIndexObject::Close)});
   }
   explicit PostingIndexObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<PostingIndexObject>(info) {}
@@ -437,7 +460,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     auto keys = std::make_shared<KeysArg>(ReadKeys(env, info[0], s->bits, "keys"));
     auto offs = std::make_shared<std::vector<uint32_t>>(OffsetsArg(env, info[1], keys->size()));
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Exclusive(env, s,
                      [keys, offs, memory, tmp, ids](IndexState& st, const std::atomic<bool>* stop) {
@@ -450,11 +473,15 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
 
   // Blots texts on the pool (32-bit keys = blot mod keyModulus, 0: the full blots): the keys of documents
   // [16 c, 16 c + 16) are parts[c] (one allocation per 16 documents, reused blotters).
+  template <typename Key>
   struct KeyPart {
-    std::vector<uint32_t> keys, offs;
+    std::vector<Key> keys;
+    std::vector<uint32_t> offs;
   };
+  // Key: uint32_t (bo.bits 32) or uint64_t (bo.bits 64).
+  template <typename Key>
   static Status BlotKeys(const Docs& d, const BlotOptions& bo, uint64_t modulus, const std::atomic<bool>* stop,
-                         std::vector<KeyPart>* parts) {
+                         std::vector<KeyPart<Key>>* parts) {
     constexpr size_t kGrain = 16;
     parts->resize((d.n + kGrain - 1) / kGrain);
     const size_t slots = parallel::MaxSlots();
@@ -462,24 +489,27 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     parallel::ParallelFor(d.n, kGrain, slots, [&](size_t b, size_t e, size_t slot) {
       if (!blotters[slot]) blotters[slot] = std::make_unique<postings::Blotter>(bo);
       postings::Blotter& bl = *blotters[slot];
-      KeyPart& p = (*parts)[b / kGrain];
+      KeyPart<Key>& p = (*parts)[b / kGrain];
       p.offs.assign(1, 0);
       for (size_t i = b; i < e; i++) {
         bl.RunBlots(d.ptr[i], d.len[i]);
         const size_t at = p.keys.size();
-        p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
+        if (sizeof(Key) == 8)
+          p.keys.insert(p.keys.end(), bl.blots64().begin(), bl.blots64().end());
+        else
+          p.keys.insert(p.keys.end(), bl.blots().begin(), bl.blots().end());
         if (modulus)
-          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = uint32_t(p.keys[j] % modulus);
+          for (size_t j = at; j < p.keys.size(); j++) p.keys[j] = Key(p.keys[j] % modulus);
         p.offs.push_back(uint32_t(p.keys.size()));
       }
     }, stop);
     if (stop->load()) return Status(Code::kCancelled, "cancelled");
     return Status::Ok();
   }
-  template <typename Appender>
-  static Status AddParts(Appender* app, const std::vector<KeyPart>& parts, std::vector<uint32_t>* ids) {
+  template <typename Appender, typename Key>
+  static Status AddParts(Appender* app, const std::vector<KeyPart<Key>>& parts, std::vector<uint32_t>* ids) {
     std::vector<uint32_t> part_ids;
-    for (const KeyPart& p : parts) {
+    for (const KeyPart<Key>& p : parts) {
       Status st = AddDocs(app, p.keys.data(), p.offs.data(), p.offs.size() - 1, &part_ids);
       if (!st.ok()) return st;
       ids->insert(ids->end(), part_ids.begin(), part_ids.end());
@@ -490,31 +520,60 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   void Need32(Napi::Env env, const StatePtr& s, const char* what) {
     if (s->bits != 32) ThrowTypeError(env, std::string(what) + " needs an index of 32-bit keys (blots)");
   }
+  // The index as the passage searches see it (its keys widened to 64 bits).
+  static postings::BlotIndex BlotIx(const IndexState& s) {
+    return s.bits == 64 ? postings::BlotIndex(s.ix64) : postings::BlotIndex(s.ix32);
+  }
+
+  // The blots' width must be the index's keys' (a key modulus: 32-bit blots).
+  void NeedWidth(Napi::Env env, const StatePtr& s, const BlotOptions& bo, uint64_t modulus, const char* what) {
+    if (modulus && bo.bits != 32) ThrowRangeError(env, std::string(what) + ": a key modulus needs 32-bit blots");
+    if (s->bits != bo.bits)
+      ThrowTypeError(env, std::string(what) + " with " + std::to_string(bo.bits) + "-bit blots needs an index of " +
+                              std::to_string(bo.bits) + "-bit keys (this one has " + std::to_string(s->bits) + "-bit keys)");
+  }
+  template <typename Key>
+  static Status AppendTextsAs(IndexState& st, const Docs& d, const BlotOptions& bo, uint64_t modulus, uint64_t memory,
+                              const std::string& tmp, std::vector<uint32_t>* ids, const std::atomic<bool>* stop) {
+    std::vector<KeyPart<Key>> parts;
+    Status r = BlotKeys<Key>(d, bo, modulus, stop, &parts);
+    if (!r.ok()) return r;
+    std::unique_lock<std::shared_mutex> l(st.mu);
+    std::unique_ptr<typename postings::BasicPostingIndex<Key>::Appender> app;
+    r = Width<Key>::Ix(st).StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : unsigned(8 * sizeof(Key)), &app);
+    if (r.ok()) r = AddParts(app.get(), parts, ids);
+    if (r.ok()) r = app->Commit(stop);
+    return r;
+  }
+  template <typename Key>
+  static Status AddTextsAs(IndexState& st, const Docs& d, const BlotOptions& bo, uint64_t modulus, std::vector<uint32_t>* ids,
+                           const std::atomic<bool>* stop) {
+    std::vector<KeyPart<Key>> parts;
+    Status r = BlotKeys<Key>(d, bo, modulus, stop, &parts);
+    if (!r.ok()) return r;
+    std::unique_lock<std::shared_mutex> l(st.mu);
+    auto& app = Width<Key>::App(st);
+    if (!app) return NoAppend();
+    return AddParts(app.get(), parts, ids);
+  }
 
   // appendTexts(texts, blotOptions, keyModulus, memory, tmpDir) -> Promise<Uint32Array ids>
   Napi::Value AppendTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "appendTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
     const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    NeedWidth(env, s, bo, modulus, "appendTexts");
     const uint64_t memory = ToUint64(env, info[3], "memory");
-    const std::string tmp = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[4]);
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, texts, bo, modulus, memory, tmp, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<KeyPart> parts;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
-                   if (!r.ok()) return r;
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   std::unique_ptr<postings::PostingIndex::Appender> app;
-                   r = s->ix32.StartAppend(memory, tmp, modulus ? postings::BitWidth(modulus - 1) : 32, &app);
-                   if (r.ok()) r = AddParts(app.get(), parts, ids.get());
-                   if (r.ok()) r = app->Commit(stop);
-                   return r;
+                   return bo.bits == 64 ? AppendTextsAs<uint64_t>(*s, texts->docs(), bo, modulus, memory, tmp, ids.get(), stop)
+                                        : AppendTextsAs<uint32_t>(*s, texts->docs(), bo, modulus, memory, tmp, ids.get(), stop);
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
@@ -524,7 +583,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     const uint64_t memory = ToUint64(env, info[0], "memory");
-    const std::string tmp = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[1]);
     const uint64_t key_bits = info[2].IsUndefined() ? s->bits : ToUint64(env, info[2], "keyBits");
     if (key_bits < 1 || key_bits > s->bits) ThrowRangeError(env, "keyBits must be between 1 and the index's key width");
     return Exclusive(env, s,
@@ -555,33 +614,42 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value AddTexts(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "addTexts");
     auto texts = std::make_shared<TextBatch>();
     texts->Load(env, info[0], "texts");
     const BlotOptions bo = ReadBlotOptions(env, info[1]);
     const uint64_t modulus = ToUint64(env, info[2], "keyModulus");
+    NeedWidth(env, s, bo, modulus, "addTexts");
     auto ids = std::make_shared<std::vector<uint32_t>>();
     return Queue(env,
                  [s, texts, bo, modulus, ids](const std::atomic<bool>* stop) {
                    if (s->closed.load()) return Cancelled("posting index");
-                   std::vector<KeyPart> parts;
-                   Status r = BlotKeys(texts->docs(), bo, modulus, stop, &parts);
-                   if (!r.ok()) return r;
-                   std::unique_lock<std::shared_mutex> l(s->mu);
-                   return AddParts(s->app32.get(), parts, ids.get());
+                   return bo.bits == 64 ? AddTextsAs<uint64_t>(*s, texts->docs(), bo, modulus, ids.get(), stop)
+                                        : AddTextsAs<uint32_t>(*s, texts->docs(), bo, modulus, ids.get(), stop);
                  },
                  [texts, ids](Napi::Env env) { return U32Array(env, std::move(*ids)); });
   }
 
-  // commitAppend() -> Promise<void>: writes the new segment and the manifest.
+  // commitAppend(commitData?: Uint8Array) -> Promise<void>: writes the new segment and the manifest (with the
+  // new commit data, when given).
   Napi::Value CommitAppend(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
+    auto data = CommitDataArg(env, info[0]);
     return Exclusive(env, s,
-                     [](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? Commit<uint64_t>(st, stop) : Commit<uint32_t>(st, stop);
+                     [data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? Commit<uint64_t>(st, stop, data.get()) : Commit<uint32_t>(st, stop, data.get());
                      },
                      Undefined);
+  }
+
+  // commitData() -> Buffer | null: the commit data of the manifest this object holds.
+  Napi::Value CommitData(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    StatePtr s = Live(env);
+    std::shared_lock<std::shared_mutex> l(s->mu);
+    const std::string& d = s->bits == 64 ? s->ix64.commit_data() : s->ix32.commit_data();
+    if (d.empty()) return env.Null();
+    return Napi::Buffer<char>::Copy(env, d.data(), d.size());
   }
 
   // abortAppend() -> Promise<void>: discards the open append (no-op when there is none).
@@ -618,27 +686,31 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      Undefined);
   }
 
-  // appendIndexes(dirs: string[]) -> Promise<void>: the documents of other indexes as one new segment
+  // appendIndexes(dirs: string[], commitData?) -> Promise<void>: the documents of other indexes as one new segment
   Napi::Value AppendIndexes(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto dirs = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "dirs"));
+    auto data = CommitDataArg(env, info[1]);
     return Exclusive(env, s,
-                     [dirs](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop) : st.ix32.AppendIndexes(*dirs, stop);
+                     [dirs, data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendIndexes(*dirs, stop, data.get()) : st.ix32.AppendIndexes(*dirs, stop, data.get());
                      },
                      Undefined);
   }
 
-  // appendKeyRanges(files: string[], documents) -> Promise<void>: the key ranges of writeKeyRange as one new segment
+  // appendKeyRanges(files: string[], documents, commitData?) -> Promise<void>: the key ranges of writeKeyRange as one
+  // new segment
   Napi::Value AppendKeyRanges(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
     auto files = std::make_shared<std::vector<std::string>>(PathList(env, info[0], "files"));
     const uint64_t documents = ToUint64(env, info[1], "documents");
+    auto data = CommitDataArg(env, info[2]);
     return Exclusive(env, s,
-                     [files, documents](IndexState& st, const std::atomic<bool>* stop) {
-                       return st.bits == 64 ? st.ix64.AppendKeyRanges(*files, documents, stop) : st.ix32.AppendKeyRanges(*files, documents, stop);
+                     [files, documents, data](IndexState& st, const std::atomic<bool>* stop) {
+                       return st.bits == 64 ? st.ix64.AppendKeyRanges(*files, documents, stop, data.get())
+                                            : st.ix32.AppendKeyRanges(*files, documents, stop, data.get());
                      },
                      Undefined);
   }
@@ -831,16 +903,17 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value ExtractStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "extractStart");
     if (!info[0].IsNumber()) ThrowTypeError(env, "Expected sigma to be a number");
     const double sigma = info[0].As<Napi::Number>().DoubleValue();
     const uint64_t min_docs = ToUint64(env, info[1], "minDocs");
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
+    cur->bits = bo.bits;
     {
       std::lock_guard<std::mutex> g(s->cursor_mu);
       cur->ids = s->ids;
@@ -858,13 +931,13 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    Status r = cur->texts->Open();
                    if (!r.ok()) return r;
                    std::shared_lock<std::shared_mutex> l(s->mu);
-                   r = postings::ExtractCutOff(s->ix32, sigma, min_docs, stop, cut.get());
+                   r = postings::ExtractCutOff(BlotIx(*s), sigma, min_docs, stop, cut.get());
                    if (!r.ok()) return r;
                    postings::ExtractOptions o;
                    o.memory = memory;
                    o.tmp_dir = tmp;
                    o.slots = parallel::MaxSlots();
-                   return cur->x.Start(s->ix32, cut->threshold, bo, cur->texts->Fn(), o, stop);
+                   return cur->x.Start(BlotIx(*s), cut->threshold, bo, cur->texts->Fn(), o, stop);
                  },
                  [id, cut, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
@@ -901,7 +974,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
     }
     struct Out {
       bool done = false;
-      std::vector<uint32_t> windows, first, offs{0}, docs, begins, ends;
+      std::vector<uint32_t> windows, offs{0}, docs, begins, ends;
+      std::vector<uint64_t> first;
       std::vector<uint8_t> text;
     };
     auto out = std::make_shared<Out>();
@@ -938,7 +1012,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    Napi::Object o = Napi::Object::New(env);
                    o.Set("done", out->done);
                    o.Set("windows", U32Array(env, std::move(out->windows)));
-                   o.Set("firstBlot", U32Array(env, std::move(out->first)));
+                   o.Set("firstBlot", NewBigUint64Array(env, std::move(out->first)));
                    o.Set("docOffsets", U32Array(env, std::move(out->offs)));
                    o.Set("docs", U32Array(env, std::move(out->docs)));
                    o.Set("begins", U32Array(env, std::move(out->begins)));
@@ -970,8 +1044,8 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                      Status r = cur->x.Next(1, &ps, &out->done);
                      if (!r.ok()) return r;
                      for (const auto& p : ps) {
-                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%08x\",\"count\":%zu,\"windows\":%u,\"docs\":[", p.first_blot,
-                                             p.docs.size(), p.windows);
+                       int k = std::snprintf(num, sizeof num, "{\"blot\":\"%0*llx\",\"count\":%zu,\"windows\":%u,\"docs\":[",
+                                             int(cur->bits / 4), static_cast<unsigned long long>(p.first_blot), p.docs.size(), p.windows);
                        o.insert(o.end(), num, num + k);
                        for (size_t i = 0; i < p.docs.size(); i++) {
                          const auto& x = p.docs[i];
@@ -1038,11 +1112,11 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value QueryPassages(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "queryPassages");
     auto q = std::make_shared<TextBatch>();
     q->Load(env, info[0], "queryTexts");
     auto ts = ReadTextSource(env, info[1]);
     const BlotOptions bo = ReadBlotOptions(env, info[2]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     const uint64_t min_passages = ToUint64(env, info[3], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[4], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
@@ -1078,7 +1152,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                        postings::Windows qw;
                        for (size_t i = b; i < e; i++) {
                          postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
-                         Status st = postings::QueryPassages(s->ix32, qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
+                         Status st = postings::QueryPassages(BlotIx(*s), qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
                          if (!st.ok()) {
                            std::lock_guard<std::mutex> g(em);
                            err = st;
@@ -1188,16 +1262,17 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   Napi::Value PairsStart(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     StatePtr s = Live(env);
-    Need32(env, s, "pairsStart");
     const uint64_t min_passages = ToUint64(env, info[0], "minPassages");
     const uint64_t max_docs = ToUint64(env, info[1], "maxDocs");
     if (min_passages > 0xffffffffu || max_docs > 0xffffffffu) ThrowRangeError(env, "minPassages and maxDocs must be below 2^32");
     const uint64_t memory = ToUint64(env, info[2], "memory");
-    const std::string tmp = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : std::string();
+    const std::string tmp = TmpArg(env, info[3]);
     auto ts = ReadTextSource(env, info[4]);
     const BlotOptions bo = ReadBlotOptions(env, info[5]);
+    NeedWidth(env, s, bo, 0, "a passage search");
     auto cur = std::make_shared<ExtractCursor>();
     cur->texts = ts;
+    cur->bits = bo.bits;
     uint32_t id;
     {
       std::lock_guard<std::mutex> g(s->cursor_mu);
@@ -1215,7 +1290,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                    o.memory = memory;
                    o.tmp_dir = tmp;
                    o.slots = parallel::MaxSlots();
-                   return cur->pairs.Start(s->ix32, bo, cur->texts->Fn(), uint32_t(min_passages), uint32_t(max_docs), o, stop);
+                   return cur->pairs.Start(BlotIx(*s), bo, cur->texts->Fn(), uint32_t(min_passages), uint32_t(max_docs), o, stop);
                  },
                  [id, cur](Napi::Env env) {
                    Napi::Object o = Napi::Object::New(env);
@@ -1401,7 +1476,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
 // createPostingIndex(dir, keyBits) (sync, creates the folder and an empty manifest)
 Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const std::string dir = StringArg(env, info[0], "dir");
+  const std::string dir = PathArg(env, info[0], "dir");
   const uint64_t bits = info[1].IsUndefined() ? 32 : ToUint64(env, info[1], "keyBits");
   if (bits != 32 && bits != 64) ThrowRangeError(env, "keyBits must be 32 or 64");
   Status s = bits == 64 ? postings::PostingIndex64::Create(dir) : postings::PostingIndex::Create(dir);
@@ -1449,7 +1524,7 @@ void PostingIndexClass::Init(Napi::Env env, Napi::Object exports) {
   // openPostingIndex(dir, verify) -> Promise<PostingIndex>
   exports.Set("openPostingIndex", Napi::Function::New(env, [ref](const Napi::CallbackInfo& info) -> Napi::Value {
     Napi::Env env = info.Env();
-    const std::string dir = StringArg(env, info[0], "dir");
+    const std::string dir = PathArg(env, info[0], "dir");
     const bool verify = info[1].ToBoolean();
     auto st = std::make_shared<IndexState>();
     return Queue(env,

@@ -463,6 +463,55 @@ TEST(append_spills_into_the_index_folder) {
   RmRf(dir);
 }
 
+// Commit data: written with the commit that gives it (manifest version 3), kept by delete and merge, read back by
+// Open; without any, the manifest stays version 2; a length that does not fill the manifest is refused.
+TEST(commit_data_round_trips) {
+  const std::string dir = TempDir(), ix = dir + "/ix";
+  EXPECT(PostingIndex::Create(ix).ok());
+  auto version = [&] {
+    std::string m;
+    EXPECT(io::ReadFile(ix + "/MANIFEST", &m).ok());
+    return m.size() >= 16 ? uint32_t(uint8_t(m[12])) : 0u;
+  };
+  EXPECT_EQ(version(), 2u);
+  PostingIndex x;
+  EXPECT(x.Open(ix, false).ok());
+  EXPECT(x.commit_data().empty());
+  std::vector<uint32_t> ids;
+  EXPECT(x.Append({{1, 2}, {2, 3}}, 0, "", &ids).ok());
+  EXPECT_EQ(version(), 2u);
+  std::unique_ptr<PostingIndex::Appender> a;
+  EXPECT(x.StartAppend(0, "", 32, &a).ok());
+  uint32_t id = 0;
+  const uint32_t keys[] = {2, 5};
+  EXPECT(a->Add(keys, 2, &id).ok());
+  const std::string data = "{\"meta\":\"x\"}";
+  EXPECT(a->Commit(nullptr, &data).ok());
+  EXPECT_EQ(version(), 3u);
+  EXPECT(x.commit_data() == data);
+  EXPECT(x.Delete({0}).ok());
+  EXPECT(x.Merge().ok());
+  PostingIndex y;
+  EXPECT(y.Open(ix, true).ok());
+  EXPECT(y.commit_data() == data);
+  EXPECT_EQ(y.next_id(), 3u);
+  std::vector<uint32_t> l;
+  EXPECT(y.Lookup(2, &l).ok());
+  EXPECT(l == std::vector<uint32_t>({1, 2}));
+  // the manifest cut by one byte of its commit data (CRCs fixed by rewriting it through a copy is not possible
+  // here): a truncated file fails its header's payload size
+  std::string m;
+  EXPECT(io::ReadFile(ix + "/MANIFEST", &m).ok());
+  {
+    FILE* f = std::fopen((ix + "/MANIFEST").c_str(), "wb");
+    std::fwrite(m.data(), 1, m.size() - 1, f);
+    std::fclose(f);
+  }
+  PostingIndex z;
+  EXPECT(!z.Open(ix, false).ok());
+  RmRf(dir);
+}
+
 TEST(merge_in_batches_equals_fresh_build) {
   std::mt19937 rng(5);
   const std::string dir = TempDir();
@@ -578,13 +627,17 @@ static void CorruptAndTruncatedSegmentsAreRefused() {
 TEST(corrupt_and_truncated_segments_are_refused) { CorruptAndTruncatedSegmentsAreRefused<uint32_t>(); }
 TEST(corrupt_and_truncated_segments_are_refused_64) { CorruptAndTruncatedSegmentsAreRefused<uint64_t>(); }
 
-// Every text's blots.
-static std::vector<std::vector<uint32_t>> BlotAll(const BlotOptions& bo, const std::vector<std::string>& texts) {
+// Every text's blots (Key: uint32_t, or uint64_t with bo.bits = 64).
+template <typename Key = uint32_t>
+static std::vector<std::vector<Key>> BlotAll(const BlotOptions& bo, const std::vector<std::string>& texts) {
   Blotter bl(bo);
-  std::vector<std::vector<uint32_t>> keys;
+  std::vector<std::vector<Key>> keys;
   for (auto& t : texts) {
     bl.Run(reinterpret_cast<const uint8_t*>(t.data()), t.size());
-    keys.push_back(bl.blots());
+    if constexpr (sizeof(Key) == 8)
+      keys.push_back(bl.blots64());
+    else
+      keys.push_back(bl.blots());
   }
   return keys;
 }
@@ -592,16 +645,17 @@ static std::vector<std::vector<uint32_t>> BlotAll(const BlotOptions& bo, const s
 // Aligned runs against the brute force of their definition, and the passage functions on a small random
 // index (under the sanitizers; their results are compared with a brute-force reference in
 // test/passages.test.ts).
-TEST(aligned_runs_and_passages) {
+template <typename Key>
+static void AlignedRunsAndPassages() {
   std::mt19937 rng(21);
   for (int round = 0; round < 200; round++) {
-    std::vector<uint32_t> x(rng() % 40), y(rng() % 40);
+    std::vector<uint64_t> x(rng() % 40), y(rng() % 40);
     const uint32_t alpha = 1 + rng() % 6;
     for (auto& v : x) v = rng() % alpha;
     for (auto& v : y) v = rng() % alpha;
     std::vector<Run> got, want;
     AlignedRuns(x.data(), x.size(), y.data(), y.size(), &got);
-    std::map<uint32_t, size_t> seen;
+    std::map<uint64_t, size_t> seen;
     std::vector<bool> allowed(y.size());
     for (size_t j = 0; j < y.size(); j++) allowed[j] = ++seen[y[j]] <= kMaxRepeat;
     for (size_t i = 0; i < x.size(); i++)
@@ -615,8 +669,8 @@ TEST(aligned_runs_and_passages) {
   }
   const std::string dir = TempDir();
   const std::string idx = dir + "/idx";
-  EXPECT(PostingIndex::Create(idx).ok());
-  PostingIndex ix;
+  EXPECT(BasicPostingIndex<Key>::Create(idx).ok());
+  BasicPostingIndex<Key> ix;
   EXPECT(ix.Open(idx, true).ok());
   std::vector<std::string> texts;
   const char* words[] = {"a", "b", "c", "d", "e", "f"};
@@ -627,8 +681,15 @@ TEST(aligned_runs_and_passages) {
   }
   BlotOptions bo;
   bo.seq_len = 3;
+  bo.bits = 8 * sizeof(Key);
   Blotter bl(bo);
-  std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
+  std::vector<std::vector<Key>> keys = BlotAll<Key>(bo, texts);
+  if (sizeof(Key) == 8) {  // 64-bit blots: some beyond 32 bits
+    bool wide = false;
+    for (const auto& k : keys)
+      for (Key b : k) wide |= uint64_t(b) > 0xFFFFFFFFull;
+    EXPECT(wide);
+  }
   std::vector<uint32_t> ids;
   EXPECT(ix.Append(keys, 0, dir, &ids).ok());
   TextFn fn = [&](uint32_t d, const uint8_t** t, size_t* n) {
@@ -636,8 +697,8 @@ TEST(aligned_runs_and_passages) {
     *n = texts[d].size();
     return Status::Ok();
   };
-  std::vector<uint32_t> all;
-  EXPECT(ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
+  std::vector<uint64_t> all;
+  EXPECT(ix.ForEach([&](Key k, const std::vector<uint32_t>& d) {
     if (d.size() >= 2) all.push_back(k);
     return Status::Ok();
   }).ok());
@@ -716,6 +777,8 @@ TEST(aligned_runs_and_passages) {
   EXPECT(matched > 40);
   RmRf(dir);
 }
+TEST(aligned_runs_and_passages) { AlignedRunsAndPassages<uint32_t>(); }
+TEST(aligned_runs_and_passages_64) { AlignedRunsAndPassages<uint64_t>(); }
 
 // The pairs as main computed them before PassagePairFinder (every eligible key in a hash map, every
 // occurrence and every pair in memory), kept as the reference of the bounded version: serial here.
@@ -735,10 +798,11 @@ static uint64_t RefUnionBytes(std::vector<std::pair<uint32_t, uint32_t>>* r) {
   if (open) total += hi - lo;
   return total;
 }
-static std::vector<PairSummary> RefPassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text,
+template <typename Key>
+static std::vector<PairSummary> RefPassagePairs(const BasicPostingIndex<Key>& ix, const BlotOptions& bo, const TextFn& text,
                                                 uint32_t min_passages, uint32_t max_docs) {
-  std::unordered_map<uint32_t, uint32_t> eligible;
-  EXPECT(ix.ForEach([&](uint32_t key, const std::vector<uint32_t>& d) {
+  std::unordered_map<uint64_t, uint32_t> eligible;
+  EXPECT(ix.ForEach([&](Key key, const std::vector<uint32_t>& d) {
     if (d.size() >= 2 && d.size() <= max_docs) eligible.emplace(key, uint32_t(eligible.size()));
     return Status::Ok();
   }).ok());
@@ -849,15 +913,16 @@ static bool SamePairs(const std::vector<PairSummary>& x, const std::vector<PairS
 // whatever the cap (a tiny one spills the output sort, splits the eligible keys into partitions, keeps the
 // occurrences in a file, joins one document per block and splits the matches of a document), over one or
 // several segments with deleted documents; the spill folder is gone afterwards.
-TEST(pairs_bounded_equals_reference) {
+template <typename Key>
+static void PairsBoundedEqualsReference() {
   std::mt19937 rng(77);
   const char* words[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"};
   size_t split_runs = 0;  // runs whose eligible keys were split into partitions
   for (int round = 0; round < 6; round++) {
     const std::string dir = TempDir();
     const std::string idx = dir + "/idx";
-    EXPECT(PostingIndex::Create(idx).ok());
-    PostingIndex ix;
+    EXPECT(BasicPostingIndex<Key>::Create(idx).ok());
+    BasicPostingIndex<Key> ix;
     EXPECT(ix.Open(idx, true).ok());
     const int ndocs = 30 + int(rng() % 60);
     const size_t vocab = 4 + rng() % 8;
@@ -883,7 +948,8 @@ TEST(pairs_bounded_equals_reference) {
     }
     BlotOptions bo;
     bo.seq_len = 2 + rng() % 3;
-    std::vector<std::vector<uint32_t>> keys = BlotAll(bo, texts);
+    bo.bits = 8 * sizeof(Key);
+    std::vector<std::vector<Key>> keys = BlotAll<Key>(bo, texts);
     // one segment, or three with some documents deleted
     std::vector<uint32_t> ids;
     if (round % 2 == 0) {
@@ -891,7 +957,7 @@ TEST(pairs_bounded_equals_reference) {
     } else {
       const size_t third = keys.size() / 3;
       for (size_t part = 0; part < 3; part++) {
-        std::vector<std::vector<uint32_t>> k(keys.begin() + long(part * third), part == 2 ? keys.end() : keys.begin() + long((part + 1) * third));
+        std::vector<std::vector<Key>> k(keys.begin() + long(part * third), part == 2 ? keys.end() : keys.begin() + long((part + 1) * third));
         EXPECT(ix.Append(k, 0, dir, &ids).ok());
       }
       std::vector<uint32_t> del;
@@ -954,6 +1020,8 @@ TEST(pairs_bounded_equals_reference) {
   }
   EXPECT(split_runs > 0);
 }
+TEST(pairs_bounded_equals_reference) { PairsBoundedEqualsReference<uint32_t>(); }
+TEST(pairs_bounded_equals_reference_64) { PairsBoundedEqualsReference<uint64_t>(); }
 
 // FormatJsNumber == JavaScript's JSON.stringify (the strings below were printed by Node for the same doubles).
 TEST(js_numbers) {

@@ -10,7 +10,7 @@ import { defaultBuildMemory } from '../../postings';
 import { inputSize } from '../../input';
 import { parseByteSize } from '../../validate';
 import { Output, UsageError, type Command } from '../common';
-import { checkFiles } from '../files';
+import { checkFiles, makeSpillDir, removeSpillDir } from '../files';
 
 type FlagKind = 'bool' | 'int' | 'float' | 'string';
 
@@ -78,19 +78,25 @@ async function runIndex(root: string, args: string[]): Promise<number> {
   if (f.help) return usageOut();
   let memory = f.memory === undefined ? -1 : parseSize(String(f.memory));
   let ix: DupiIndex;
+  // the writer: holds the root's lock until closed (a second writer is refused)
   if (f.a) {
-    ix = await DupiIndex.open(root);
+    ix = await DupiIndex.open(root, { writer: true });
   } else {
     const cfg = DupiIndex.makeConfig(root, Number(f.n ?? 4), Number(f.t ?? 10), Number(f.s ?? 4), f.c === undefined ? undefined : String(f.c));
     ix = await DupiIndex.create(cfg);
   }
+  // -tmp: the build's spill files in a folder of this process there (removed on errors and signals; a killed
+  // run's by the next one); without, in ROOT/postings (removed by the next writer of the root)
+  let spill: string | undefined;
   try {
     const files: string[] = [];
     for (const p of rest) files.push(...dupiWalk(p));
     if (memory < 0) memory = defaultBuildMemory(inputSize(files));
-    await ix.add(files, { memory, tmp: f.tmp === undefined ? undefined : String(f.tmp) });
+    if (f.tmp !== undefined) spill = makeSpillDir(String(f.tmp));
+    await ix.add(files, { memory, tmp: spill });
   } finally {
     ix.close();
+    if (spill) removeSpillDir(spill);
   }
   return 0;
 }

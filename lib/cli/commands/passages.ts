@@ -6,7 +6,7 @@ import { defaultBuildMemory, memorySplit } from '../../postings';
 import { inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
 import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
-import { checkFiles, watchSpillFolders } from '../files';
+import { checkFiles, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
@@ -14,7 +14,7 @@ import { parseSize } from './dupi';
 // extractMemory for the output).
 const PAIRS_OUTPUT_BYTES = 4 << 20;
 
-const USAGE = `Usage: neardup passages index -o DIR [options] [FILE...]
+const USAGE = `Usage: neardup passages index -o DIR [--bits 64|32] [options] [FILE...]
        neardup passages index -o DIR --work W --shards N [--key-ranges K] [--redis URL] [options] FILE...
        neardup passages stage plan -o DIR --work W --shards N [--key-ranges K] [options] FILE...
        neardup passages stage part --work W --shard I/N
@@ -32,10 +32,13 @@ Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin) or Parquet, one doc
   --on-bad-line error|skip|empty  a malformed line stops the run (default), or is an empty document
 
 index    builds DIR, or adds the documents to it (new ids). --window N (words, default 10),
-         --hash ordered|xor (default ordered; fixed when DIR is created), --memory SIZE (caps the build:
-         input batches and (blot, doc) pairs, spilled to sorted runs beyond; default twice the input,
-         between 64M and 1G; the index does not depend on it), --tmp DIR (spill files), --no-merge
-         (keep the new segment apart).
+         --hash ordered|xor (default ordered; fixed when DIR is created), --bits 64|32 (bits of a blot,
+         fixed when DIR is created: 64 by default, exact in practice; 32, the seed tool's width, a smaller
+         index, but among n distinct windows ~n^2/2^33 pairs share a blot and are taken as equal: ~470 at
+         2 M distinct windows, ~2.6 M per GB of text; a DIR written before 64-bit blots has 32),
+         --memory SIZE (caps the build: input batches and (blot, doc) pairs, spilled to sorted runs
+         beyond; default twice the input, between 64M and 1G; the index does not depend on it), --tmp
+         DIR (spill files), --no-merge (keep the new segment apart).
          --shards N --work W: the build as N parts (the input files cut into N contiguous shards), each
          indexed on its own into W/part-I, then put together in DIR: the index a single run writes, file
          for file. The parts' posting lists are merged as K key ranges (--key-ranges K), each by a task
@@ -77,6 +80,14 @@ const SHARDED = {
   redis: { type: 'string' as const }, queue: { type: 'string' as const }, 'redis-wait': { type: 'string' as const },
 };
 
+/** --bits 64|32 (undefined: not given). */
+function bitsOption(v: unknown): 32 | 64 | undefined {
+  if (v === undefined) return undefined;
+  const b = intOption('bits', v as string, 64, 32, 64);
+  if (b !== 32 && b !== 64) throw new UsageError(`--bits must be 64 or 32, got ${b}`);
+  return b;
+}
+
 /** A sharded build's plan (WORK/passages-plan.json) from the options of `index` or `stage plan`. */
 function planFrom(values: Record<string, unknown>, files: string[]) {
   if (typeof values.output !== 'string') throw new UsageError('-o DIR is required');
@@ -92,6 +103,7 @@ function planFrom(values: Record<string, unknown>, files: string[]) {
     keyRanges: keyRanges === 0 ? undefined : keyRanges,
     seqLen: values.window === undefined ? undefined : intOption('window', values.window, 10, 1, 1000),
     hash: values.hash === undefined ? undefined : oneOf('hash', values.hash, ['ordered', 'xor'] as const, 'ordered'),
+    bits: bitsOption(values.bits),
     input, tmp: values.tmp as string | undefined,
     memory: values.memory === undefined ? undefined : parseSize(String(values.memory)),
   });
@@ -102,7 +114,7 @@ async function runStageCommand(args: string[]): Promise<number> {
   const [stage, ...rest] = args;
   if (stage === 'plan') {
     const r = parse(rest, {
-      ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
+      ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' }, bits: { type: 'string' },
       memory: { type: 'string' }, tmp: { type: 'string' }, work: { type: 'string' }, shards: { type: 'string' },
       'key-ranges': { type: 'string' },
     });
@@ -149,13 +161,14 @@ export const passagesCommand: Command = {
     const out = new Output();
     if (verb === 'index') {
       const r = parse(rest, {
-        ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' },
+        ...INPUT, output: { type: 'string', short: 'o' }, window: { type: 'string' }, hash: { type: 'string' }, bits: { type: 'string' },
         memory: { type: 'string' }, tmp: { type: 'string' }, 'no-merge': { type: 'boolean' }, ...SHARDED,
       });
       if (r.values.help) return (process.stdout.write(USAGE + '\n'), 0);
       if (typeof r.values.output !== 'string') throw new UsageError('-o DIR is required');
       const seqLen = r.values.window === undefined ? undefined : intOption('window', r.values.window, 10, 1, 1000);
       const hash = r.values.hash === undefined ? undefined : oneOf('hash', r.values.hash, ['ordered', 'xor'] as const, 'ordered');
+      const bits = bitsOption(r.values.bits);
       const files = r.positionals;
       if (r.values.shards !== undefined || r.values.work !== undefined || r.values.redis !== undefined) {
         if (typeof r.values.work !== 'string' || r.values.shards === undefined) throw new UsageError('--shards N and --work DIR go together');
@@ -176,13 +189,17 @@ export const passagesCommand: Command = {
         return 0;
       }
       const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
-      const ix = await PassageIndex.open(r.values.output, { seqLen, hash }, true);
+      // the writer: holds DIR's lock until closed (a second writer is refused)
+      const ix = await PassageIndex.open(r.values.output, { seqLen, hash, bits }, true);
       const progress = new Progress('neardup passages index');
       let read = 0, fraction: number | undefined;
+      // --tmp: the build's spill files in a folder of this process there (removed on errors and signals; a killed
+      // run's by the next one); without, in DIR/postings (removed by the next writer of DIR)
+      const spill = typeof r.values.tmp === 'string' ? makeSpillDir(r.values.tmp) : undefined;
       try {
         const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; });
         await ix.addRun(docs, {
-          memory, tmp: r.values.tmp as string | undefined,
+          memory, tmp: spill,
           onBatch: (n) => progress.update({ bytes: read, docs: n, fraction }),
         });
         progress.done();
@@ -190,6 +207,7 @@ export const passagesCommand: Command = {
       } finally {
         progress.done();
         ix.close();
+        if (spill) removeSpillDir(spill);
       }
       return 0;
     }

@@ -47,6 +47,16 @@ inline uint32_t Fmix(uint32_t h) {
   return h;
 }
 
+inline uint64_t Rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline uint64_t Fmix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
 }  // namespace
 
 bool DupiIsWord(uint32_t c) {
@@ -92,15 +102,16 @@ const AsciiTables kAscii;
 void Blotter::Run(const uint8_t* d, size_t n) { Tokenise(d, n, true); }
 void Blotter::RunBlots(const uint8_t* d, size_t n) { Tokenise(d, n, false); }
 
-template <bool kSpans>
+template <bool kSpans, bool kWide>
 const uint8_t* Blotter::Hash(const uint8_t* d, const uint8_t* end) {
-  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32) on the way;
-  // with kSpans, also record the runs (tokens) and which are words.
+  // One pass: split into word / other runs and hash each word's lower-cased bytes (FNV-1 32, or with kWide
+  // FNV-1 64 then mixed) on the way; with kSpans, also record the runs (tokens) and which are words.
   const bool dupi = o_.profile == BlotProfile::kDupi;
   const uint8_t ascii_bit = dupi ? 1 : 2;
   const uint8_t* p = d;
   int cur = -1;  // class of the open token
   uint32_t h = 0;
+  uint64_t h64 = 0;
   auto open = [&](bool w) {
     if (kSpans) {
       const uint32_t at = uint32_t(p - d);
@@ -108,8 +119,18 @@ const uint8_t* Blotter::Hash(const uint8_t* d, const uint8_t* end) {
       tokens_.push_back(Token{at, at, w});
       if (w) words_.push_back(uint32_t(tokens_.size() - 1));
     }
-    if (cur == 1) hashes_.push_back(h);
-    if (w) h = 0x811C9DC5u;
+    if (cur == 1) {
+      if (kWide)
+        hashes64_.push_back(Fmix64(h64));
+      else
+        hashes_.push_back(h);
+    }
+    if (w) {
+      if (kWide)
+        h64 = 0xCBF29CE484222325ull;
+      else
+        h = 0x811C9DC5u;
+    }
     cur = int(w);
   };
   while (p < end) {
@@ -118,7 +139,12 @@ const uint8_t* Blotter::Hash(const uint8_t* d, const uint8_t* end) {
       const uint8_t b = *p;
       const bool w = (kAscii.cls[b] & ascii_bit) != 0;
       if (cur != int(w)) open(w);
-      if (w) h = (h * 0x01000193u) ^ kAscii.lower[b];
+      if (w) {
+        if (kWide)
+          h64 = (h64 * 0x100000001B3ull) ^ kAscii.lower[b];
+        else
+          h = (h * 0x01000193u) ^ kAscii.lower[b];
+      }
       p++;
     }
     if (p == end) break;
@@ -137,12 +163,41 @@ const uint8_t* Blotter::Hash(const uint8_t* d, const uint8_t* end) {
         const size_t k = text::Lower(cp, lo);
         for (size_t i = 0; i < k; i++) m += EncodeUtf8(lo[i], buf + m);
       }
-      h = Fnv1(buf, m, h);
+      if (kWide)
+        h64 = Fnv1_64(buf, m, h64);
+      else
+        h = Fnv1(buf, m, h);
     }
     p += len;
   }
-  if (cur == 1) hashes_.push_back(h);
+  if (cur == 1) {
+    if (kWide)
+      hashes64_.push_back(Fmix64(h64));
+    else
+      hashes_.push_back(h);
+  }
   return p;
+}
+
+// 64-bit blots (neardup profile): window j = words j .. j+S-1 of rings I; ordered: x = 0, then for each
+// word x = (rotl64(x, 5) ^ h) * 0x9E3779B97F4A7C15, then Fmix64 (MurmurHash3's 64-bit finaliser); xor: the
+// XOR of the (mixed) word hashes.
+void Blotter::Windows64() {
+  const size_t W = hashes64_.size();
+  const size_t S = o_.seq_len, I = o_.interleave, span = S * I;
+  if (S == 0 || I == 0 || W < span) return;
+  blots64_.reserve(W - span + 1);
+  for (size_t j = 0; j + span <= W; j++) {
+    const size_t k = j + span - 1;  // last word of the window
+    uint64_t x = 0;
+    if (o_.hash == WindowHash::kXor) {
+      for (size_t t = 0; t < S; t++) x ^= hashes64_[k - t * I];
+    } else {
+      for (size_t t = S; t-- > 0;) x = (Rotl64(x, 5) ^ hashes64_[k - t * I]) * 0x9E3779B97F4A7C15ull;
+      x = Fmix64(x);
+    }
+    blots64_.push_back(x);
+  }
 }
 
 void Blotter::Tokenise(const uint8_t* d, size_t n, bool spans) {
@@ -150,6 +205,8 @@ void Blotter::Tokenise(const uint8_t* d, size_t n, bool spans) {
   words_.clear();
   hashes_.clear();
   blots_.clear();
+  hashes64_.clear();
+  blots64_.clear();
   const bool dupi = o_.profile == BlotProfile::kDupi;
   const uint8_t* end = d + n;
   if (dupi) {
@@ -174,11 +231,13 @@ void Blotter::Tokenise(const uint8_t* d, size_t n, bool spans) {
     }
     end = last;
   }
+  const bool wide = !dupi && o_.bits == 64;
   if (spans)
-    Hash<true>(d, end);
+    wide ? Hash<true, true>(d, end) : Hash<true, false>(d, end);
   else
-    Hash<false>(d, end);
+    wide ? Hash<false, true>(d, end) : Hash<false, false>(d, end);
   if (!tokens_.empty()) tokens_.back().end = uint32_t(end - d);
+  if (wide) return Windows64();
   const size_t W = hashes_.size();
   const size_t S = o_.seq_len, I = o_.interleave, span = S * I;
   if (S == 0 || I == 0) return;

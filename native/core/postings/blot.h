@@ -22,6 +22,9 @@ struct BlotOptions {
   WindowHash hash = WindowHash::kOrdered;
   uint32_t seq_len = 10;    // words per ring (dupi BlotConfig.SeqLen)
   uint32_t interleave = 1;  // rings (dupi BlotConfig.Interleave); a window spans seq_len * interleave words
+  // 32: blots() (FNV-1 32 words; dupi's width, and passage indexes written before 64-bit blots); 64 (neardup
+  // profile only): blots64() (FNV-1 64 words, each mixed, then a 64-bit window hash).
+  uint32_t bits = 32;
 };
 
 struct Token {
@@ -32,6 +35,12 @@ struct Token {
 // FNV-1 32 (not 1a) of bytes.
 inline uint32_t Fnv1(const uint8_t* p, size_t n, uint32_t h = 0x811C9DC5u) {
   for (size_t i = 0; i < n; i++) h = (h * 0x01000193u) ^ p[i];
+  return h;
+}
+
+// FNV-1 64 of bytes.
+inline uint64_t Fnv1_64(const uint8_t* p, size_t n, uint64_t h = 0xCBF29CE484222325ull) {
+  for (size_t i = 0; i < n; i++) h = (h * 0x100000001B3ull) ^ p[i];
   return h;
 }
 
@@ -49,7 +58,10 @@ class Blotter {
   const std::vector<Token>& tokens() const { return tokens_; }
   // Token index of each word.
   const std::vector<uint32_t>& words() const { return words_; }
+  // With bits = 32: the blots; with 64, blots64() (and blots() is empty).
   const std::vector<uint32_t>& blots() const { return blots_; }
+  const std::vector<uint64_t>& blots64() const { return blots64_; }
+  size_t num_blots() const { return o_.bits == 64 ? blots64_.size() : blots_.size(); }
   // Words [first, last] of blot j's text: dupi: k-S*I .. k (the word before the window, then the window,
   // as dupi's unblot/like print it); neardup: exactly the hashed words.
   uint32_t first_word(size_t j) const;
@@ -61,11 +73,13 @@ class Blotter {
 
  private:
   void Tokenise(const uint8_t* d, size_t n, bool spans);
-  template <bool kSpans>
+  template <bool kSpans, bool kWide>
   const uint8_t* Hash(const uint8_t* d, const uint8_t* end);
+  void Windows64();
   BlotOptions o_;
   std::vector<Token> tokens_;
   std::vector<uint32_t> words_, hashes_, blots_;
+  std::vector<uint64_t> hashes64_, blots64_;
   std::vector<uint8_t> lower_;
 };
 

@@ -17,8 +17,11 @@ namespace postings {
 
 void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out) {
   bl->Run(text, n);
-  const size_t m = bl->blots().size();
-  out->blots = bl->blots();
+  const size_t m = bl->num_blots();
+  if (bl->options().bits == 64)
+    out->blots = bl->blots64();
+  else
+    out->blots.assign(bl->blots().begin(), bl->blots().end());
   out->begin.resize(m);
   out->end.resize(m);
   for (size_t j = 0; j < m; j++) {
@@ -28,21 +31,89 @@ void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out) {
 }
 
 namespace {
-void SortedIndex(const uint32_t* y, size_t ny, std::vector<std::pair<uint32_t, uint32_t>>* idx) {
+Status Cancelled() { return Status(Code::kCancelled, "cancelled"); }
+
+template <typename Ix>
+Status ForEachCountIn(const Ix& ix, const std::atomic<bool>* stop, const std::function<void(uint64_t, uint32_t)>& fn) {
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const auto& seg = ix.segment(0);
+    typename Ix::Segment::Block blk;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      if (stop && stop->load()) return Cancelled();
+      Status s = seg.ReadBlock(b, &blk);
+      if (!s.ok()) return s;
+      for (size_t j = 0; j < blk.n; j++) fn(blk.keys[j], blk.counts[j]);
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](auto k, const std::vector<uint32_t>& d) {
+    fn(k, uint32_t(d.size()));
+    return stop && stop->load() ? Cancelled() : Status::Ok();
+  });
+}
+
+template <typename Ix>
+Status ForEachFrequentIn(const Ix& ix, uint64_t min, const std::atomic<bool>* stop,
+                         const std::function<Status(uint64_t, const std::vector<uint32_t>&)>& fn) {
+  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
+    const auto& seg = ix.segment(0);
+    typename Ix::Segment::Block blk;
+    std::vector<uint32_t> list;
+    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
+      if (stop && stop->load()) return Cancelled();
+      Status s = seg.ReadBlock(b, &blk);
+      if (!s.ok()) return s;
+      for (size_t j = 0; j < blk.n; j++) {
+        if (blk.counts[j] < min) continue;
+        list.clear();
+        s = seg.DecodeList(blk, j, &list);
+        if (s.ok()) s = fn(blk.keys[j], list);
+        if (!s.ok()) return s;
+      }
+    }
+    return Status::Ok();
+  }
+  return ix.ForEach([&](auto k, const std::vector<uint32_t>& d) {
+    if (stop && stop->load()) return Cancelled();
+    return d.size() >= min ? fn(k, d) : Status::Ok();
+  });
+}
+}  // namespace
+
+Status BlotIndex::Lookup(uint64_t key, std::vector<uint32_t>* out) const {
+  if (ix64_) return ix64_->Lookup(key, out);
+  if (key > 0xFFFFFFFFull) {
+    out->clear();
+    return Status::Ok();
+  }
+  return ix32_->Lookup(uint32_t(key), out);
+}
+
+Status BlotIndex::ForEachCount(const std::atomic<bool>* stop, const std::function<void(uint64_t, uint32_t)>& fn) const {
+  return ix64_ ? ForEachCountIn(*ix64_, stop, fn) : ForEachCountIn(*ix32_, stop, fn);
+}
+
+Status BlotIndex::ForEachFrequent(uint64_t min, const std::atomic<bool>* stop,
+                                  const std::function<Status(uint64_t, const std::vector<uint32_t>&)>& fn) const {
+  return ix64_ ? ForEachFrequentIn(*ix64_, min, stop, fn) : ForEachFrequentIn(*ix32_, min, stop, fn);
+}
+
+namespace {
+void SortedIndex(const uint64_t* y, size_t ny, std::vector<std::pair<uint64_t, uint32_t>>* idx) {
   idx->resize(ny);  // (blot, position) of y, sorted
   for (size_t j = 0; j < ny; j++) (*idx)[j] = {y[j], uint32_t(j)};
   std::sort(idx->begin(), idx->end());
 }
 }  // namespace
 
-void AlignedRuns(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny, std::vector<Run>* out) {
-  std::vector<std::pair<uint32_t, uint32_t>> idx;
+void AlignedRuns(const uint64_t* x, size_t nx, const uint64_t* y, size_t ny, std::vector<Run>* out) {
+  std::vector<std::pair<uint64_t, uint32_t>> idx;
   SortedIndex(y, ny, &idx);
   AlignedRunsSorted(x, nx, y, ny, idx.data(), out);
 }
 
-void AlignedRunsSorted(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny,
-                       const std::pair<uint32_t, uint32_t>* idx, std::vector<Run>* out) {
+void AlignedRunsSorted(const uint64_t* x, size_t nx, const uint64_t* y, size_t ny,
+                       const std::pair<uint64_t, uint32_t>* idx, std::vector<Run>* out) {
   out->clear();
   const auto* end = idx + ny;
   for (size_t i = 0; i < nx; i++) {
@@ -77,16 +148,15 @@ uint64_t UnionBytes(std::vector<std::pair<uint32_t, uint32_t>>* r) {
   return total;
 }
 
-uint64_t SeqHash(const uint32_t* b, size_t n) {
+uint64_t SeqHash(const uint64_t* b, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
   for (size_t i = 0; i < n; i++) {
     h = (h ^ b[i]) * 0xBF58476D1CE4E5B9ull;
     h ^= h >> 31;
+    h ^= b[i] >> 32;  // (0 for 32-bit blots)
   }
   return h;
 }
-
-Status Cancelled() { return Status(Code::kCancelled, "cancelled"); }
 
 // Blots the documents on the pool: visit(slot, doc, windows) for each, in parallel (one Blotter and one
 // Windows per slot). Stops at the first text that cannot be read, or when stop is set.
@@ -155,7 +225,16 @@ uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& 
 
 namespace {
 
-uint64_t SeqHash2(const uint32_t* b, size_t n) {  // a second, independent hash of a list
+uint64_t ListHash(const uint32_t* b, size_t n) {  // a hash of a document list
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  for (size_t i = 0; i < n; i++) {
+    h = (h ^ b[i]) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
+uint64_t SeqHash2(const uint32_t* b, size_t n) {  // a second, independent hash of a document list
   uint64_t h = 0xC2B2AE3D27D4EB4Full + n;
   for (size_t i = 0; i < n; i++) {
     h = (h + b[i]) * 0x94D049BB133111EBull;
@@ -166,8 +245,7 @@ uint64_t SeqHash2(const uint32_t* b, size_t n) {  // a second, independent hash 
 
 // A chosen key and the 128-bit hash of its list: sorted by hash, keys with equal lists are adjacent.
 struct HashedKey {
-  uint64_t h1, h2;
-  uint32_t key, pad;
+  uint64_t h1, h2, key;
 };
 struct HashedKeyLess {
   bool operator()(const HashedKey& x, const HashedKey& y) const {
@@ -180,8 +258,8 @@ struct HashedKeyLess {
 // One run of windows with one set in one document (its first occurrence there).
 struct RunRec {
   uint32_t set, len;
-  uint64_t hash;
-  uint32_t first_blot, doc, begin, end;
+  uint64_t hash, first_blot;
+  uint32_t doc, begin, end, pad;
   bool SameRun(const RunRec& o) const { return set == o.set && len == o.len && hash == o.hash && first_blot == o.first_blot; }
 };
 struct RunRecLess {
@@ -197,7 +275,9 @@ struct RunRecLess {
 
 // A passage in output order; its occurrences are [at, at + count) of the occurrence store.
 struct Head {
-  uint32_t count, windows, first_blot, first_doc, first_begin, pad;
+  uint32_t count, windows;
+  uint64_t first_blot;
+  uint32_t first_doc, first_begin;
   uint64_t at;
 };
 struct HeadLess {
@@ -210,11 +290,14 @@ struct HeadLess {
   }
 };
 
-// key -> set, open addressing. An entry is key << 32 | set; a set is the smallest key with its list, so
-// set <= key, and the value 1 (key 0, set 1) marks an empty slot.
+// key -> set, open addressing (a set is numbered in the order of the list hashes; set + 1 is stored, 0
+// marks an empty slot).
 class KeySetTable {
  public:
-  static constexpr uint64_t kEmpty = 1;
+  struct Slot {
+    uint64_t key;
+    uint32_t set1, pad;
+  };
   static uint64_t CapacityFor(uint64_t n) {
     uint64_t c = 16;
     while (c < 2 * n) c <<= 1;
@@ -224,33 +307,33 @@ class KeySetTable {
     const uint64_t cap = CapacityFor(n);
     bits_ = 0;
     while ((uint64_t(1) << bits_) < cap) bits_++;
-    slots_.assign(cap, kEmpty);
+    slots_.assign(cap, Slot{0, 0, 0});
   }
-  void Clear() { std::vector<uint64_t>().swap(slots_); }
-  void Put(uint32_t key, uint32_t set) {
+  void Clear() { std::vector<Slot>().swap(slots_); }
+  void Put(uint64_t key, uint32_t set) {
     for (uint64_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i] == kEmpty || uint32_t(slots_[i] >> 32) == key) {
-        slots_[i] = uint64_t(key) << 32 | set;
+      if (slots_[i].set1 == 0 || slots_[i].key == key) {
+        slots_[i] = Slot{key, set + 1, 0};
         return;
       }
     }
   }
   // The set of key, or false.
-  bool Get(uint32_t key, uint32_t* set) const {
+  bool Get(uint64_t key, uint32_t* set) const {
     for (uint64_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
-      const uint64_t v = slots_[i];
-      if (v == kEmpty) return false;
-      if (uint32_t(v >> 32) == key) {
-        *set = uint32_t(v);
+      const Slot& v = slots_[i];
+      if (v.set1 == 0) return false;
+      if (v.key == key) {
+        *set = v.set1 - 1;
         return true;
       }
     }
   }
-  uint64_t bytes() const { return slots_.capacity() * sizeof(uint64_t); }
+  uint64_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 
  private:
-  uint64_t Home(uint32_t key) const { return (uint64_t(key) * 0x9E3779B97F4A7C15ull) >> (64 - bits_); }
-  std::vector<uint64_t> slots_;
+  uint64_t Home(uint64_t key) const { return ((key ^ (key >> 32)) * 0x9E3779B97F4A7C15ull) >> (64 - bits_); }
+  std::vector<Slot> slots_;
   unsigned bits_ = 4;
 };
 
@@ -258,68 +341,20 @@ uint32_t PartitionOf(uint32_t set, size_t parts) {
   return parts == 1 ? 0 : uint32_t(((uint64_t(set) * 0xD6E8FEB86659FD93ull) >> 32) % parts);
 }
 
-// Calls fn(key, list) for every live key with at least `min` documents, ascending (only those lists are
-// decoded when the index is one segment without tombstones).
-Status ForEachFrequent(const PostingIndex& ix, uint64_t min, const std::atomic<bool>* stop,
-                       const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
-  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
-    const Segment& seg = ix.segment(0);
-    Segment::Block blk;
-    std::vector<uint32_t> list;
-    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
-      if (stop && stop->load()) return Cancelled();
-      Status s = seg.ReadBlock(b, &blk);
-      if (!s.ok()) return s;
-      for (size_t j = 0; j < blk.n; j++) {
-        if (blk.counts[j] < min) continue;
-        list.clear();
-        s = seg.DecodeList(blk, j, &list);
-        if (s.ok()) s = fn(blk.keys[j], list);
-        if (!s.ok()) return s;
-      }
-    }
-    return Status::Ok();
-  }
-  return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
-    if (stop && stop->load()) return Cancelled();
-    return d.size() >= min ? fn(k, d) : Status::Ok();
-  });
-}
-
-// Calls fn(key, count) for every live key, ascending (from the key blocks alone when the index is one
-// segment without tombstones).
-Status ForEachCount(const PostingIndex& ix, const std::atomic<bool>* stop, const std::function<void(uint32_t, uint32_t)>& fn) {
-  if (ix.num_segments() == 1 && ix.tombstones().empty()) {
-    const Segment& seg = ix.segment(0);
-    Segment::Block blk;
-    for (uint64_t b = 0; b < seg.num_blocks(); b++) {
-      if (stop && stop->load()) return Cancelled();
-      Status s = seg.ReadBlock(b, &blk);
-      if (!s.ok()) return s;
-      for (size_t j = 0; j < blk.n; j++) fn(blk.keys[j], blk.counts[j]);
-    }
-    return Status::Ok();
-  }
-  return ix.ForEach([&](uint32_t k, const std::vector<uint32_t>& d) {
-    fn(k, uint32_t(d.size()));
-    return stop && stop->load() ? Cancelled() : Status::Ok();
-  });
-}
-
 }  // namespace
 
-Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out) {
+Status ExtractCutOff(const BlotIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out) {
   *out = CutOff();
   double sum = 0;
   uint64_t n = 0;
-  Status s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) {
+  Status s = ix.ForEachCount(stop, [&](uint64_t, uint32_t c) {
     sum += c;
     n++;
   });
   if (!s.ok()) return s;
   const double mean = n ? sum / double(n) : 0;
   double sos = 0;
-  if (n) s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) { sos += (c - mean) * (c - mean); });
+  if (n) s = ix.ForEachCount(stop, [&](uint64_t, uint32_t c) { sos += (c - mean) * (c - mean); });
   if (!s.ok()) return s;
   out->keys = n;
   out->posts = uint64_t(sum);
@@ -356,7 +391,7 @@ struct PassageExtractor::Impl : SpillingWork {
   std::unique_ptr<SpillSorter<Head, HeadLess>> heads;
   bool started = false;
 
-  Status Run(const PostingIndex& ix, const std::function<Status(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>&)>& chosen,
+  Status Run(const BlotIndex& ix, const std::function<Status(const std::function<Status(uint64_t, const std::vector<uint32_t>&)>&)>& chosen,
              const BlotOptions& bo, const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop);
 };
 
@@ -365,18 +400,18 @@ PassageExtractor::~PassageExtractor() = default;
 const ExtractCounters& PassageExtractor::counters() const { return impl_->counters; }
 uint64_t PassageExtractor::peak_bytes() const { return impl_->peak; }
 
-Status PassageExtractor::Start(const PostingIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
+Status PassageExtractor::Start(const BlotIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
                                const ExtractOptions& o, const std::atomic<bool>* stop) {
-  return impl_->Run(ix, [&](const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
-    return ForEachFrequent(ix, threshold, stop, fn);
+  return impl_->Run(ix, [&](const std::function<Status(uint64_t, const std::vector<uint32_t>&)>& fn) {
+    return ix.ForEachFrequent(threshold, stop, fn);
   }, bo, text, o, stop);
 }
 
-Status PassageExtractor::StartKeys(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+Status PassageExtractor::StartKeys(const BlotIndex& ix, const std::vector<uint64_t>& keys, const BlotOptions& bo,
                                    const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop) {
-  return impl_->Run(ix, [&](const std::function<Status(uint32_t, const std::vector<uint32_t>&)>& fn) {
+  return impl_->Run(ix, [&](const std::function<Status(uint64_t, const std::vector<uint32_t>&)>& fn) {
     std::vector<uint32_t> list;
-    for (uint32_t k : keys) {
+    for (uint64_t k : keys) {
       if (stop && stop->load()) return Cancelled();
       Status s = ix.Lookup(k, &list);
       if (s.ok() && !list.empty()) s = fn(k, list);
@@ -387,7 +422,7 @@ Status PassageExtractor::StartKeys(const PostingIndex& ix, const std::vector<uin
 }
 
 Status PassageExtractor::Impl::Run(
-    const PostingIndex& ix, const std::function<Status(const std::function<Status(uint32_t, const std::vector<uint32_t>&)>&)>& chosen,
+    const BlotIndex& ix, const std::function<Status(const std::function<Status(uint64_t, const std::vector<uint32_t>&)>&)>& chosen,
     const BlotOptions& bo, const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop) {
   if (started) return Status(Code::kInternal, "the extractor was started already");
   started = true;
@@ -401,12 +436,12 @@ Status PassageExtractor::Impl::Run(
   Status s = need_dir();
   if (!s.ok()) return s;
   SpillSorter<HashedKey, HashedKeyLess> by_hash(m / 2, dir, "extract-keys");
-  s = chosen([&](uint32_t key, const std::vector<uint32_t>& list) {
+  s = chosen([&](uint64_t key, const std::vector<uint32_t>& list) {
     for (uint32_t d : list)
       if (d < ix.next_id()) docmap[d / 64] |= uint64_t(1) << (d % 64);
     counters.chosen_keys++;
     Held(by_hash.held_bytes());
-    return by_hash.Add(HashedKey{SeqHash(list.data(), list.size()), SeqHash2(list.data(), list.size()), key, 0});
+    return by_hash.Add(HashedKey{ListHash(list.data(), list.size()), SeqHash2(list.data(), list.size()), key});
   });
   if (s.ok()) s = by_hash.Seal(stop);
   if (!s.ok()) return s;
@@ -423,7 +458,7 @@ Status PassageExtractor::Impl::Run(
     while (KeySetTable::CapacityFor((counters.chosen_keys + parts - 1) / parts) * sizeof(uint64_t) > table_cap) parts++;
   counters.partitions = parts;
   KeySetTable table;
-  std::unique_ptr<SpillFile> pairs;  // (key, set) pairs when there are several partitions
+  std::unique_ptr<SpillFile> pairs;  // (key, set) pairs (KeySetTable slots) when there are several partitions
   if (parts == 1) {
     table.Reset(counters.chosen_keys);
   } else {
@@ -444,11 +479,12 @@ Status PassageExtractor::Impl::Run(
         counters.sets++;
       }
       Held(by_hash.held_bytes() + table.bytes());
+      const uint32_t set = uint32_t(counters.sets - 1);
       if (parts == 1) {
-        table.Put(x.key, first.key);
+        table.Put(x.key, set);
       } else {
-        const uint32_t ks[2] = {x.key, first.key};
-        s = pairs->Write(ks, sizeof ks);
+        const KeySetTable::Slot ks{x.key, set, 0};  // (the file holds the set itself, not set + 1)
+        s = pairs->Write(&ks, sizeof ks);
         if (!s.ok()) return s;
       }
     }
@@ -468,12 +504,12 @@ Status PassageExtractor::Impl::Run(
     if (parts > 1) {
       table.Reset((counters.chosen_keys + parts - 1) / parts);
       s = pairs->Rewind();
-      uint32_t ks[2 * 4096];
+      std::vector<KeySetTable::Slot> ks(4096);
       for (size_t got = 0; s.ok();) {
-        s = pairs->Read(ks, sizeof ks, &got);
+        s = pairs->Read(ks.data(), ks.size() * sizeof(KeySetTable::Slot), &got);
         if (!s.ok() || got == 0) break;
-        for (size_t i = 0; i < got / 8; i++)
-          if (PartitionOf(ks[2 * i + 1], parts) == p) table.Put(ks[2 * i], ks[2 * i + 1]);
+        for (size_t i = 0; i < got / sizeof(KeySetTable::Slot); i++)
+          if (PartitionOf(ks[i].set1, parts) == p) table.Put(ks[i].key, ks[i].set1);
       }
       if (!s.ok()) return s;
     }
@@ -491,7 +527,7 @@ Status PassageExtractor::Impl::Run(
           }
           size_t j = i + 1;
           while (j < w.size() && table.Get(w.blots[j], &next) && next == set) j++;
-          out.push_back(RunRec{set, uint32_t(j - i), SeqHash(&w.blots[i], j - i), w.blots[i], doc, w.begin[i], w.end[j - 1]});
+          out.push_back(RunRec{set, uint32_t(j - i), SeqHash(&w.blots[i], j - i), w.blots[i], doc, w.begin[i], w.end[j - 1], 0});
           i = j;
         }
         // first occurrence of each run in this document
@@ -544,7 +580,7 @@ Status PassageExtractor::Impl::Run(
       if (!s.ok()) return s;
       first = r;
       open = true;
-      h = Head{0, r.len, r.first_blot, r.doc, r.begin, 0, counters.occurrences};
+      h = Head{0, r.len, r.first_blot, r.doc, r.begin, counters.occurrences};
       Held(runs.held_bytes() + heads->held_bytes() + occ_store->held_bytes());
     }
     h.count++;
@@ -586,7 +622,7 @@ Status PassageExtractor::Next(size_t max_occurrences, std::vector<Passage>* out,
   return Status::Ok();
 }
 
-Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+Status ExtractPassages(const BlotIndex& ix, const std::vector<uint64_t>& keys, const BlotOptions& bo,
                        const TextFn& text, size_t slots, const std::atomic<bool>* stop, std::vector<Passage>* out) {
   out->clear();
   PassageExtractor x;
@@ -615,20 +651,21 @@ Status WindowsCache::Get(uint32_t d, const TextFn& text, Blotter* bl, std::share
   auto e = std::make_shared<Entry>();
   WindowsOf(bl, t, n, &e->w);
   SortedIndex(e->w.blots.data(), e->w.size(), &e->idx);
-  const size_t bytes = e->w.size() * 20 + 64;
+  const size_t bytes = e->w.size() * 28 + 64;
   *out = e;
   std::lock_guard<std::mutex> g(mu_);
   if (bytes_ + bytes <= cap_ && map_.emplace(d, e).second) bytes_ += bytes;
   return Status::Ok();
 }
 
-Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
+Status QueryPassages(const BlotIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
                      uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, WindowsCache* cache) {
   out->clear();
-  std::vector<uint32_t> blots(q.blots), cands, list;
+  std::vector<uint64_t> blots(q.blots);
+  std::vector<uint32_t> cands, list;
   std::sort(blots.begin(), blots.end());
   blots.erase(std::unique(blots.begin(), blots.end()), blots.end());
-  for (uint32_t k : blots) {
+  for (uint64_t k : blots) {
     Status s = ix.Lookup(k, &list);
     if (!s.ok()) return s;
     if (list.size() <= max_docs) cands.insert(cands.end(), list.begin(), list.end());
@@ -669,8 +706,9 @@ Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions
 
 namespace {
 
-// Keys added in ascending order, with a directory on their top bits: a membership test reads one
-// directory entry and a few keys (2 to 4 per entry on average). 4 bytes a key plus the directory.
+// Keys added in ascending order, with a directory on their top bits (of the index's key width): a
+// membership test reads one directory entry and a few keys (2 to 4 per entry on average). 8 bytes a key
+// plus the directory (4 bytes an entry).
 class SortedKeySet {
  public:
   static unsigned BitsFor(uint64_t n) {
@@ -678,46 +716,51 @@ class SortedKeySet {
     while (b < 24 && (uint64_t(4) << b) < n) b++;
     return b;
   }
-  // Bytes held for n keys (at most 6 n + 8).
-  static uint64_t BytesFor(uint64_t n) { return 4 * n + 4 * ((uint64_t(1) << BitsFor(n)) + 1); }
-  void Reset() {
+  // Bytes held for n keys (at most 10 n + 8).
+  static uint64_t BytesFor(uint64_t n) { return 8 * n + 4 * ((uint64_t(1) << BitsFor(n)) + 1); }
+  void Reset(unsigned key_bits) {
     keys_.clear();
     dir_.clear();
+    key_bits_ = key_bits;
   }
   void Reserve(uint64_t n) { keys_.reserve(n); }
-  void Add(uint32_t k) { keys_.push_back(k); }
+  void Add(uint64_t k) { keys_.push_back(k); }
   void Seal() {
     bits_ = BitsFor(keys_.size());
     const size_t nb = size_t(1) << bits_;
     dir_.assign(nb + 1, 0);
-    for (uint32_t k : keys_) dir_[(k >> (32 - bits_)) + 1]++;
+    for (uint64_t k : keys_) dir_[(k >> (key_bits_ - bits_)) + 1]++;
     for (size_t b = 0; b < nb; b++) dir_[b + 1] += dir_[b];
   }
-  bool Contains(uint32_t k) const {
-    const uint32_t b = k >> (32 - bits_);
+  bool Contains(uint64_t k) const {
+    const uint64_t b = k >> (key_bits_ - bits_);
+    if (b + 1 >= dir_.size()) return false;  // beyond the key width
     for (uint32_t i = dir_[b], e = dir_[b + 1]; i < e; i++)
       if (keys_[i] >= k) return keys_[i] == k;
     return false;
   }
   size_t size() const { return keys_.size(); }
-  uint64_t bytes() const { return (keys_.capacity() + dir_.capacity()) * sizeof(uint32_t); }
+  uint64_t bytes() const { return keys_.capacity() * sizeof(uint64_t) + dir_.capacity() * sizeof(uint32_t); }
   void Free() {
-    std::vector<uint32_t>().swap(keys_);
+    std::vector<uint64_t>().swap(keys_);
     std::vector<uint32_t>().swap(dir_);
   }
 
  private:
-  std::vector<uint32_t> keys_, dir_;
-  unsigned bits_ = 1;
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> dir_;
+  unsigned bits_ = 1, key_bits_ = 32;
 };
 
 // A document's first occurrence of an eligible key: its window and the window's byte range.
 struct PairOcc {
-  uint32_t key, pos, begin, end;
+  uint64_t key;
+  uint32_t pos, begin, end, pad;
 };
 // The same in a block of documents (sorted by key, then document).
 struct BlockOcc {
-  uint32_t key, doc, pos, begin, end;
+  uint64_t key;
+  uint32_t doc, pos, begin, end;
 };
 // A match of window pos_a of document a (block occurrence ea) with occurrence rb of document b; sorted by
 // (hi, pos_a), hi = a << 32 | (pos_a - pos_b + 2^31) (windows < 2^31: texts are below 4 GiB).
@@ -780,7 +823,7 @@ struct PassagePairFinder::Impl : SpillingWork {
   // the keys' top bits.
   std::vector<BlockOcc> blk;
   std::vector<uint32_t> blk_dir, blk_cur;
-  unsigned blk_bits = 1;
+  unsigned blk_bits = 1, key_bits = 32;
   uint32_t blk_lo = 0, blk_hi = 0;
   uint32_t min_passages = 1;
   uint64_t match_cap = 0;  // matches a slot holds before it splits the block (0: no cap)
@@ -791,15 +834,15 @@ struct PassagePairFinder::Impl : SpillingWork {
     uint64_t matches = 0;
   };
 
-  Status Run(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
+  Status Run(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
              const std::atomic<bool>* stop);
-  Status Occurrences(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
+  Status Occurrences(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs, const PairsOptions& o,
                      const std::atomic<bool>* stop);
   Status Join(const PairsOptions& o, const std::atomic<bool>* stop);
   void BuildBlock(uint32_t lo, uint32_t hi, size_t slots, const std::atomic<bool>* stop);
   // First block occurrence of key (blk.size() when none).
-  size_t First(uint32_t key) const {
-    const uint32_t b = key >> (32 - blk_bits);
+  size_t First(uint64_t key) const {
+    const uint64_t b = key >> (key_bits - blk_bits);
     uint32_t i = blk_dir[b];
     const uint32_t e = blk_dir[b + 1];
     while (i < e && blk[i].key < key) i++;
@@ -814,7 +857,7 @@ PassagePairFinder::~PassagePairFinder() = default;
 const PairsCounters& PassagePairFinder::counters() const { return impl_->counters; }
 uint64_t PassagePairFinder::peak_bytes() const { return impl_->peak; }
 
-Status PassagePairFinder::Start(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+Status PassagePairFinder::Start(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
                                 uint32_t max_docs, const PairsOptions& o, const std::atomic<bool>* stop) {
   if (impl_->started) return Status(Code::kInternal, "the pair finder was started already");
   impl_->started = true;
@@ -822,7 +865,7 @@ Status PassagePairFinder::Start(const PostingIndex& ix, const BlotOptions& bo, c
   return impl_->Run(ix, bo, text, max_docs, o, stop);
 }
 
-Status PassagePairFinder::Impl::Run(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
+Status PassagePairFinder::Impl::Run(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
                                     const PairsOptions& o, const std::atomic<bool>* stop) {
   if (o.memory) {
     Status s = Dir(o.tmp_dir);
@@ -838,11 +881,12 @@ Status PassagePairFinder::Impl::Run(const PostingIndex& ix, const BlotOptions& b
 }
 
 // (1) and (2): the eligible keys' first occurrences in each live document, documents in id order.
-Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
+Status PassagePairFinder::Impl::Occurrences(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t max_docs,
                                             const PairsOptions& o, const std::atomic<bool>* stop) {
   const uint64_t m = o.memory;
   auto eligible = [&](uint32_t c) { return c >= 2 && c <= max_docs; };
-  Status s = ForEachCount(ix, stop, [&](uint32_t, uint32_t c) { counters.eligible_keys += eligible(c); });
+  key_bits = ix.key_bits();
+  Status s = ix.ForEachCount(stop, [&](uint64_t, uint32_t c) { counters.eligible_keys += eligible(c); });
   if (!s.ok()) return s;
   const uint64_t n = counters.eligible_keys;
   // keys per partition: the set within half the cap (a floor: not one pass per key under a tiny cap)
@@ -870,7 +914,7 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
   SortedKeySet set;
   const size_t slots = std::max<size_t>(1, o.slots);
   std::vector<std::vector<PairOcc>> recs(slots);
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> firsts(slots);
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> firsts(slots);
   struct Where {
     uint32_t slot = 0;
     size_t at = 0, n = 0;
@@ -878,11 +922,11 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
   std::vector<Where> where;
   std::vector<uint32_t> batch;
   for (size_t p = 0; p < parts; p++) {
-    set.Reset();
+    set.Reset(key_bits);
     set.Reserve(std::min(per, n));
     uint64_t idx = 0;
     const uint64_t first = p * per, last = first + per;
-    s = ForEachCount(ix, stop, [&](uint32_t key, uint32_t c) {
+    s = ix.ForEachCount(stop, [&](uint64_t key, uint32_t c) {
       if (!eligible(c)) return;
       if (idx >= first && idx < last) set.Add(key);
       idx++;
@@ -914,7 +958,7 @@ Status PassagePairFinder::Impl::Occurrences(const PostingIndex& ix, const BlotOp
         for (size_t k = 0; k < f.size(); k++) {
           if (k > 0 && f[k].first == f[k - 1].first) continue;  // the key's first window only
           const uint32_t i = f[k].second;
-          r.push_back(PairOcc{f[k].first, i, w.begin[i], w.end[i]});
+          r.push_back(PairOcc{f[k].first, i, w.begin[i], w.end[i], 0});
         }
         x.n = r.size() - x.at;
       });
@@ -978,7 +1022,7 @@ void PassagePairFinder::Impl::BuildBlock(uint32_t lo, uint32_t hi, size_t slots,
   const uint64_t n = doc_off[hi] - doc_off[lo];
   blk_bits = SortedKeySet::BitsFor(n);
   const size_t nb = size_t(1) << blk_bits;
-  const unsigned sh = 32 - blk_bits;
+  const unsigned sh = key_bits - blk_bits;
   blk_dir.assign(nb + 1, 0);
   for (uint64_t i = doc_off[lo]; i < doc_off[hi]; i++) blk_dir[(occ[i].key >> sh) + 1]++;
   for (size_t b = 0; b < nb; b++) blk_dir[b + 1] += blk_dir[b];
@@ -1055,7 +1099,7 @@ Status PassagePairFinder::Impl::Join(const PairsOptions& o, const std::atomic<bo
   const uint64_t m = o.memory;
   const uint32_t nd = uint32_t(doc_off.size() - 1);
   const size_t slots = std::max<size_t>(1, o.slots);
-  // a block within half the cap: 20 bytes an occurrence, the directory (at most 2 bytes an occurrence)
+  // a block within half the cap: 24 bytes an occurrence, the directory (at most 2 bytes an occurrence)
   // and the counting sort's cursors (as much)
   const uint64_t blk_cap = m ? std::max<uint64_t>(1, m / 2 / (sizeof(BlockOcc) + 4)) : ~uint64_t(0);
   match_cap = m ? std::max<uint64_t>(4096, m / 8 / slots / sizeof(PairMatch)) : 0;
@@ -1125,7 +1169,7 @@ Status PassagePairFinder::Next(size_t max_pairs, std::vector<PairSummary>* res, 
   return Status::Ok();
 }
 
-Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+Status PassagePairs(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
                     uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out) {
   out->clear();
   PassagePairFinder f;

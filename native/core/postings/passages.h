@@ -26,12 +26,37 @@
 namespace neardup {
 namespace postings {
 
-// The windows of one document: blot and byte range of each, in order.
+// The windows of one document: blot (32-bit blots widened) and byte range of each, in order.
 struct Windows {
-  std::vector<uint32_t> blots, begin, end;
+  std::vector<uint64_t> blots;
+  std::vector<uint32_t> begin, end;
   size_t size() const { return blots.size(); }
 };
 void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out);
+
+// A posting index of blots, 32-bit (PostingIndex: dupi's width, passage indexes written before 64-bit blots)
+// or 64-bit (PostingIndex64), seen with 64-bit keys: what the passage searches read of it. Holds a reference.
+class BlotIndex {
+ public:
+  BlotIndex(const PostingIndex& ix) : ix32_(&ix) {}    // NOLINT: implicit on purpose
+  BlotIndex(const PostingIndex64& ix) : ix64_(&ix) {}  // NOLINT
+  unsigned key_bits() const { return ix64_ ? 64 : 32; }
+  uint32_t next_id() const { return ix64_ ? ix64_->next_id() : ix32_->next_id(); }
+  bool IsLive(uint32_t d) const { return ix64_ ? ix64_->IsLive(d) : ix32_->IsLive(d); }
+  // The live documents of key (none for a key beyond the index's width).
+  Status Lookup(uint64_t key, std::vector<uint32_t>* out) const;
+  // fn(key, count) for every live key, ascending (from the key blocks alone when the index is one segment
+  // without tombstones).
+  Status ForEachCount(const std::atomic<bool>* stop, const std::function<void(uint64_t, uint32_t)>& fn) const;
+  // fn(key, list) for every live key with at least `min` documents, ascending (only those lists decoded when
+  // the index is one segment without tombstones).
+  Status ForEachFrequent(uint64_t min, const std::atomic<bool>* stop,
+                         const std::function<Status(uint64_t, const std::vector<uint32_t>&)>& fn) const;
+
+ private:
+  const PostingIndex* ix32_ = nullptr;
+  const PostingIndex64* ix64_ = nullptr;
+};
 
 // The text of a document by internal id (empty for a document without text).
 using TextFn = std::function<Status(uint32_t doc, const uint8_t** text, size_t* len)>;
@@ -46,10 +71,10 @@ struct Run {
 // than kMaxRepeat times in y starts runs only at its first kMaxRepeat positions there (runs still extend
 // through any window), which bounds the work on documents made of one repeated line.
 constexpr size_t kMaxRepeat = 16;
-void AlignedRuns(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny, std::vector<Run>* out);
+void AlignedRuns(const uint64_t* x, size_t nx, const uint64_t* y, size_t ny, std::vector<Run>* out);
 // The same with y's (blot, position) pairs already sorted (`idx`, ny of them).
-void AlignedRunsSorted(const uint32_t* x, size_t nx, const uint32_t* y, size_t ny,
-                       const std::pair<uint32_t, uint32_t>* idx, std::vector<Run>* out);
+void AlignedRunsSorted(const uint64_t* x, size_t nx, const uint64_t* y, size_t ny,
+                       const std::pair<uint64_t, uint32_t>* idx, std::vector<Run>* out);
 
 // Bytes of the union of the ranges [begin[r.first], end[r.last]] of the runs' windows on one side.
 uint64_t CoveredBytes(const std::vector<Run>& runs, bool side_a, const Windows& w);
@@ -61,14 +86,14 @@ struct Occurrence {
 };
 struct Passage {
   uint32_t windows = 0;      // consecutive windows
-  uint32_t first_blot = 0;   // blot of the first window
+  uint64_t first_blot = 0;   // blot of the first window
   std::vector<Occurrence> docs;  // ascending doc ids
 };
 
 // Passages whose windows are each held by at least `threshold` live documents, most documents first
 // (then most windows, then first blot, then first document and its first byte). `keys`: every such key
 // (ascending). All of them in memory (PassageExtractor bounds the memory).
-Status ExtractPassages(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+Status ExtractPassages(const BlotIndex& ix, const std::vector<uint64_t>& keys, const BlotOptions& bo,
                        const TextFn& text, size_t slots, const std::atomic<bool>* stop, std::vector<Passage>* out);
 
 // dupi's cut-off over the counts of the live keys: mean and standard deviation (population) of the counts,
@@ -79,7 +104,7 @@ struct CutOff {
   double mean = 0, sd = 0;
   uint64_t threshold = 1;
 };
-Status ExtractCutOff(const PostingIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out);
+Status ExtractCutOff(const BlotIndex& ix, double sigma, uint64_t min_docs, const std::atomic<bool>* stop, CutOff* out);
 
 struct ExtractOptions {
   uint64_t memory = 0;   // cap on the records held (0: none); the passages do not depend on it
@@ -108,10 +133,10 @@ class PassageExtractor {
   PassageExtractor();
   ~PassageExtractor();
   // Passages of the live keys with at least `threshold` documents.
-  Status Start(const PostingIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
+  Status Start(const BlotIndex& ix, uint64_t threshold, const BlotOptions& bo, const TextFn& text,
                const ExtractOptions& o, const std::atomic<bool>* stop);
   // Passages of the given keys (ascending).
-  Status StartKeys(const PostingIndex& ix, const std::vector<uint32_t>& keys, const BlotOptions& bo,
+  Status StartKeys(const BlotIndex& ix, const std::vector<uint64_t>& keys, const BlotOptions& bo,
                    const TextFn& text, const ExtractOptions& o, const std::atomic<bool>* stop);
   // Appends the next passages in order to out, until at least max_occurrences occurrences were appended
   // (at least one passage) or the end; *done when no passage is left.
@@ -139,12 +164,12 @@ struct QueryMatch {
 
 // The windows of indexed documents (and their sorted index for AlignedRunsSorted), kept across the queries
 // of one batch: a document nominated by several queries is blotted once. Thread-safe. Keeps at most
-// `cap_bytes` of them (20 bytes per window); beyond that documents are blotted each time, not kept.
+// `cap_bytes` of them (28 bytes per window); beyond that documents are blotted each time, not kept.
 class WindowsCache {
  public:
   struct Entry {
     Windows w;
-    std::vector<std::pair<uint32_t, uint32_t>> idx;
+    std::vector<std::pair<uint64_t, uint32_t>> idx;
   };
   explicit WindowsCache(size_t cap_bytes) : cap_(cap_bytes) {}
   // Document d's entry (from the cache, or computed with `bl` and kept while under the cap).
@@ -160,7 +185,7 @@ class WindowsCache {
 // shared windows first (then most passages, then doc id). Documents are nominated by the query's windows
 // held by at most max_docs documents; their runs are then computed on all windows.
 // cache: shared by the queries of a batch (nullptr: none).
-Status QueryPassages(const PostingIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
+Status QueryPassages(const BlotIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
                      uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out,
                      WindowsCache* cache = nullptr);
 
@@ -191,7 +216,7 @@ struct PairsCounters {
 // In bounded memory (docs/passages.md): (1) the eligible keys (from the key blocks' counts) in a sorted
 // table, split by key range into partitions when it would take more than half the cap (one pass over the
 // documents each); (2) one pass over the live documents blotting them in parallel, which stores each
-// document's first occurrence of each eligible key (key, window, byte range: 16 bytes) in document order
+// document's first occurrence of each eligible key (key, window, byte range: 24 bytes) in document order
 // (in memory up to an eighth of the cap, else in a spill file, then memory-mapped); (3) a blockwise join:
 // the documents are cut into consecutive blocks whose occurrences fit half the cap; each block's
 // occurrences are sorted by key, and every document b after the block's first is matched against it on
@@ -202,7 +227,7 @@ class PassagePairFinder {
  public:
   PassagePairFinder();
   ~PassagePairFinder();
-  Status Start(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages, uint32_t max_docs,
+  Status Start(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages, uint32_t max_docs,
                const PairsOptions& o, const std::atomic<bool>* stop);
   // Appends up to max_pairs next pairs in order to out; *done when none is left.
   Status Next(size_t max_pairs, std::vector<PairSummary>* out, bool* done);
@@ -216,7 +241,7 @@ class PassagePairFinder {
 };
 
 // All of PassagePairFinder's pairs, in memory.
-Status PassagePairs(const PostingIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
+Status PassagePairs(const BlotIndex& ix, const BlotOptions& bo, const TextFn& text, uint32_t min_passages,
                     uint32_t max_docs, size_t slots, const std::atomic<bool>* stop, std::vector<PairSummary>* out);
 
 }  // namespace postings

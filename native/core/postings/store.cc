@@ -976,7 +976,8 @@ Status BasicPostingIndex<Key>::Create(const std::string& dir) {
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& names) {
+Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& names, const std::string* commit_data) {
+  const std::string& data = commit_data ? *commit_data : commit_data_;
   std::vector<uint8_t> p(24);
   StoreLe64(p.data(), generation_);
   StoreLe32(p.data() + 8, next_id_);
@@ -994,9 +995,14 @@ Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& nam
   }
   for (uint32_t v : tombstones_) put32(v);
   for (uint32_t v : free_) put32(v);
+  if (!data.empty()) {
+    if (data.size() > 0xFFFFFFFFull) return Status(Code::kInvalidArgument, "commit data larger than 4 GiB");
+    put32(uint32_t(data.size()));
+    p.insert(p.end(), data.begin(), data.end());
+  }
   io::FileHeader h;
   std::memcpy(h.kind, kManifestKind, 4);
-  h.version = kManifestVersion;
+  h.version = data.empty() ? 2 : 3;
   h.flags = KeyBits<Key>();
   h.payload_size = p.size();
   h.payload_crc = Crc32c(p.data(), p.size());
@@ -1009,6 +1015,7 @@ Status BasicPostingIndex<Key>::WriteManifest(const std::vector<std::string>& nam
   if (s.ok()) s = f.Write(hb, sizeof hb);
   if (s.ok()) s = f.Write(p.data(), p.size());
   if (s.ok()) s = f.Commit();
+  if (s.ok() && commit_data) commit_data_ = *commit_data;
   return s;
 }
 
@@ -1030,7 +1037,7 @@ Status BasicPostingIndex<Key>::Open(const std::string& dir, bool verify) {
     return Corrupt(mp, 36, "unknown key width " + std::to_string(h.flags));
   }
   const uint8_t* p = d + io::kHeaderSize;
-  const uint8_t* end = d + m.size();
+  const uint8_t* end = d + m.size();  // version 3: moved back to the end of the id lists below
   if (end - p < 24) return Corrupt(mp, io::kHeaderSize, "manifest shorter than its counts");
   generation_ = LoadLe64(p);
   next_id_ = LoadLe32(p + 8);
@@ -1048,7 +1055,17 @@ Status BasicPostingIndex<Key>::Open(const std::string& dir, bool verify) {
     p += len;
     names_.push_back(name);
   }
-  if (uint64_t(end - p) != 4ull * (uint64_t(ntomb) + nfree)) return Corrupt(mp, p - d, "id lists do not fill the manifest");
+  const uint64_t id_bytes = 4ull * (uint64_t(ntomb) + nfree);
+  commit_data_.clear();
+  if (h.version >= 3) {
+    // version 3: u32 length, then the commit data, after the id lists
+    if (uint64_t(end - p) < id_bytes + 4) return Corrupt(mp, p - d, "manifest shorter than its id lists and commit data");
+    const uint32_t len = LoadLe32(p + id_bytes);
+    if (uint64_t(end - p) != id_bytes + 4 + len) return Corrupt(mp, p + id_bytes - d, "commit data length does not fill the manifest");
+    commit_data_.assign(reinterpret_cast<const char*>(p + id_bytes + 4), len);
+    end = p + id_bytes;
+  }
+  if (uint64_t(end - p) != id_bytes) return Corrupt(mp, p - d, "id lists do not fill the manifest");
   tombstones_.resize(ntomb);
   free_.resize(nfree);
   for (auto& v : tombstones_) v = LoadLe32(p), p += 4;
@@ -1110,7 +1127,7 @@ Status BasicPostingIndex<Key>::Appender::Add(const Key* keys, size_t n, uint32_t
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::Appender::Commit(const std::atomic<bool>* stop) {
+Status BasicPostingIndex<Key>::Appender::Commit(const std::atomic<bool>* stop, const std::string* commit_data) {
   if (done_) return Status(Code::kInternal, "appender already committed");
   BasicPostingIndex& x = *ix_;
   const std::string name = "seg-" + std::to_string(x.generation_ + 1) + ".pst";
@@ -1131,7 +1148,7 @@ Status BasicPostingIndex<Key>::Appender::Commit(const std::atomic<bool>* stop) {
   x.free_.erase(x.free_.begin(), x.free_.begin() + reused_);
   std::vector<std::string> names = x.names_;
   names.push_back(name);
-  s = x.WriteManifest(names);
+  s = x.WriteManifest(names, commit_data);
   if (!s.ok()) {
     x.generation_ = old_gen;
     x.next_id_ = old_next;
@@ -1405,14 +1422,15 @@ Status BasicPostingIndex<Key>::OpenParts(const std::vector<std::string>& part_di
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next) {
+Status BasicPostingIndex<Key>::AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next,
+                                          const std::string* commit_data) {
   const std::string path = dir_ + "/" + name;
   const uint32_t old_next = next_id_;
   generation_++;
   next_id_ = uint32_t(next);
   std::vector<std::string> names = names_;
   names.push_back(name);
-  Status s = WriteManifest(names);
+  Status s = WriteManifest(names, commit_data);
   if (!s.ok()) {
     generation_--;
     next_id_ = old_next;
@@ -1426,7 +1444,8 @@ Status BasicPostingIndex<Key>::AddSegment(const std::string& name, std::unique_p
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop) {
+Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop,
+                                             const std::string* commit_data) {
   Status s = Busy();
   if (!s.ok()) return s;
   if (!free_.empty())
@@ -1437,13 +1456,14 @@ Status BasicPostingIndex<Key>::AppendIndexes(const std::vector<std::string>& par
   uint64_t next = 0;
   s = OpenParts(part_dirs, next_id_, &parts, &segs, &shift, &next);
   if (!s.ok()) return s;
-  if (next == next_id_) return Status::Ok();  // no documents: no segment, as an append of none
+  // no documents: no segment, as an append of none
+  if (next == next_id_) return commit_data ? WriteManifest(names_, commit_data) : Status::Ok();
   // the segment an append of the parts' documents, in order, writes: ids [next_id_, next)
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   std::unique_ptr<Segment> seg;
   s = WriteMergedSegment<Key>(dir_ + "/" + name, dir_, next_id_, next, segs, shift, {}, stop, &seg);
   if (!s.ok()) return s;
-  return AddSegment(name, std::move(seg), next);
+  return AddSegment(name, std::move(seg), next, commit_data);
 }
 
 template <typename Key>
@@ -1483,7 +1503,8 @@ Status BasicPostingIndex<Key>::WriteKeyRange(const std::vector<std::string>& par
 }
 
 template <typename Key>
-Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop) {
+Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop,
+                                               const std::string* commit_data) {
   Status s = Busy();
   if (!s.ok()) return s;
   if (!free_.empty())
@@ -1502,7 +1523,7 @@ Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& p
                                                 " .. " + std::to_string(next) + ": it belongs to another put-together");
     ranges.push_back(std::move(r));
   }
-  if (documents == 0) return Status::Ok();  // as AppendIndexes of parts without documents
+  if (documents == 0) return commit_data ? WriteManifest(names_, commit_data) : Status::Ok();  // as AppendIndexes of none
   const std::string name = "seg-" + std::to_string(generation_ + 1) + ".pst";
   const std::string path = dir_ + "/" + name;
   BasicSegmentWriter<Key> w;
@@ -1544,7 +1565,7 @@ Status BasicPostingIndex<Key>::AppendKeyRanges(const std::vector<std::string>& p
     io::os::RemoveFile(path);
     return s;
   }
-  return AddSegment(name, std::move(seg), next);
+  return AddSegment(name, std::move(seg), next, commit_data);
 }
 
 template <typename Key>

@@ -33,7 +33,7 @@ namespace postings {
 constexpr char kSegmentKind[4] = {'P', 'S', 'T', 'S'};
 constexpr char kManifestKind[4] = {'P', 'S', 'T', 'M'};
 constexpr uint32_t kSegmentVersion = 3;   // version 2 (no key block checksums) is still read
-constexpr uint32_t kManifestVersion = 2;
+constexpr uint32_t kManifestVersion = 3;   // 3: with commit data; written as version 2 without it
 constexpr size_t kTrailerSize = 48;
 constexpr size_t kBlockKeys = 64;  // keys per key block
 
@@ -312,7 +312,8 @@ class BasicPostingIndex {
    public:
     ~Appender();
     Status Add(const Key* keys, size_t n, uint32_t* id);
-    Status Commit(const std::atomic<bool>* stop = nullptr);
+    // commit_data (when given): the index's new commit data, written in the same manifest (see commit_data()).
+    Status Commit(const std::atomic<bool>* stop = nullptr, const std::string* commit_data = nullptr);
     uint64_t added() const { return added_; }
     const BasicSegmentBuilder<Key>& builder() const { return builder_; }
 
@@ -340,7 +341,8 @@ class BasicPostingIndex {
   // so the segment is byte for byte the one a single append of part 0's documents, then part 1's, ... writes.
   // Refused when this index has free ids (an append would give them out first) or a part has deleted
   // documents. Parts without documents add nothing; the parts are not changed.
-  Status AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop = nullptr);
+  Status AppendIndexes(const std::vector<std::string>& part_dirs, const std::atomic<bool>* stop = nullptr,
+                       const std::string* commit_data = nullptr);
   // AppendIndexes cut by key range, for a put-together that runs as independent tasks: range r of R of the
   // key space (keys ceil(r 2^W / R) .. ceil((r + 1) 2^W / R) - 1) of the parts' merged lists, their ids
   // numbered from first_id as AppendIndexes numbers them, written as a segment file `out` (ids
@@ -353,7 +355,8 @@ class BasicPostingIndex {
   // documents: their lists are copied bit for bit, the key blocks re-cut. Each file is checked by its payload
   // checksum and, as it is copied, its key blocks (decoded, back to back, keys ascending); its lists are not
   // decoded.
-  Status AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop = nullptr);
+  Status AppendKeyRanges(const std::vector<std::string>& paths, uint64_t documents, const std::atomic<bool>* stop = nullptr,
+                         const std::string* commit_data = nullptr);
 
   // Live documents holding key (ascending).
   Status Lookup(Key key, std::vector<uint32_t>* out) const;
@@ -368,15 +371,21 @@ class BasicPostingIndex {
   size_t num_segments() const { return segs_.size(); }
   const Segment& segment(size_t i) const { return *segs_[i]; }
   const std::string& dir() const { return dir_; }
+  // Bytes the index's user keeps in the manifest, changed only by the calls that take a commit_data (an
+  // append's commit, AppendIndexes, AppendKeyRanges): so the manifest's rename is the one commit point of the
+  // new segment and of what the user says about it (passage and dupi indexes: docs/FORMAT.md section 11).
+  // Delete and Merge keep it. Empty: none (the manifest is then written as version 2).
+  const std::string& commit_data() const { return commit_data_; }
 
  private:
-  Status WriteManifest(const std::vector<std::string>& names);
+  // commit_data: the new commit data (kept on success), else the current one is written again.
+  Status WriteManifest(const std::vector<std::string>& names, const std::string* commit_data = nullptr);
   Status Busy() const;
   // Opens the parts of AppendIndexes / WriteKeyRange: their segments and the id shift of each (ids from first).
   static Status OpenParts(const std::vector<std::string>& part_dirs, uint64_t first, std::vector<BasicPostingIndex>* parts,
                           std::vector<const Segment*>* segs, std::vector<uint32_t>* shift, uint64_t* next);
   // Puts segment file `name` (ids up to next, just written) into the manifest, or removes it.
-  Status AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next);
+  Status AddSegment(const std::string& name, std::unique_ptr<Segment> seg, uint64_t next, const std::string* commit_data);
   bool appending_ = false;
   std::string dir_;
   uint64_t generation_ = 0;
@@ -384,6 +393,7 @@ class BasicPostingIndex {
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<Segment>> segs_;
   std::vector<uint32_t> tombstones_, free_;  // ascending
+  std::string commit_data_;
 };
 
 // The key width (32 or 64) of the index in dir, from its manifest.
