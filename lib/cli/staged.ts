@@ -23,7 +23,7 @@ export const STAGED_OPTIONS = {
 
 export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
                             output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
-                            is locked while the run lasts, and no output may be one of DIR's own files
+                            is locked while the run lasts, and no output may be inside DIR
   --shards N                input-file shards of the signatures and filter stages (default 1)
   --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
   --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis

@@ -118,7 +118,8 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             line when missing or of another type; ids of bad lines are null
   --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
                             and this run's), for later runs' --index (docs/lsh.md, "Against an index"); it
-                            may be the --index file itself, replaced once the run succeeded (not on Windows)
+                            may be the --index file itself, replaced once the run succeeded (not on Windows);
+                            locked while the run lasts (a second run writing it meanwhile is refused)
 Against earlier runs:
   --index FILE              an index written by --index-out: lines matching an indexed document are dropped
                             for it (as if this run's input followed the indexed runs' inputs). Its settings
