@@ -344,6 +344,7 @@ export class LshIndex<K extends LshKey = bigint> {
    * changed since (call it holding the file's lock).
    */
   checkUnchanged(path: string): void {
+    expectString(path, 'path');
     const key = fileKey(path);
     if (!this.files.has(key)) return;
     const now = fileIdentity(path);
