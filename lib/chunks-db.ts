@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeSync } from './errors';
 import { native, type NativeChunkIndex } from './native';
+import { lockFile } from './locks';
 
 export const DB_NAME = 'similar.sqlite';
 const LOCK_NAME = 'LOCK';
@@ -87,22 +88,7 @@ export function dbGeneration(dir: string): number | null {
  * hold the lock. Returns the function that releases it (also called at exit).
  */
 export function acquireLock(dir: string, busy = (file: string) => `'${dir}' is being written by another process (it holds ${file})`): () => void {
-  const file = path.join(dir, LOCK_NAME);
-  if (nativeSync(() => native.chunkIndexLockState(file)) === 'held')
-    throw new NeardupError('ERR_NEARDUP_IO', busy(file), { file });
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'a', 0o644);
-  } catch (e) {
-    throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${(e as Error).message}`, { file, cause: e });
-  }
-  native.lockTempFile(fd, file);
-  const release = () => {
-    process.removeListener('exit', release);
-    try { fs.closeSync(fd); } catch { /* closed */ }
-  };
-  process.on('exit', release);
-  return release;
+  return lockFile(path.join(dir, LOCK_NAME), busy).release;
 }
 
 // ----------------------------------------------------------------------------------------------- recovery

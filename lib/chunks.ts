@@ -12,6 +12,7 @@ import { NeardupError, invalidArgument, nativeCall, nativeSync } from './errors'
 import { native, type NativeChunkBuilder, type NativeChunkIndex, type TextInput } from './native';
 import { encodeBatch, abortable, checkSignal, throwIfAborted, BATCH_DOCS, BATCH_BYTES } from './batching';
 import { expectInt, expectNumber, expectString, optionsObject, expectU64 } from './validate';
+import { killAt } from './test-hooks';
 import {
   acquireLock, consistentState, removeInterruptedBuild, removeUnreferenced, writeBuildTable, writeUpdateTable, DB_NAME,
 } from './chunks-db';
@@ -198,13 +199,17 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
   const o = optionsObject(options);
   checkChunkIndexOptions(o);
   const run = checkRunOptions(o);
+  checkBuildFolder(dir, true);  // before the lock file is made in a folder that is not ours
   fs.mkdirSync(dir, { recursive: true });
   const release = acquireLock(dir);
   try {
     // Checked under the lock: a build that waited for another one must not write over its index.
     if (fs.existsSync(path.join(dir, 'MANIFEST')))
       throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
-    removeInterruptedBuild(dir);
+    checkBuildFolder(dir);
+    // Only an interrupted build of ours (its marker) is cleared: files of the user's are never removed.
+    if (fs.existsSync(path.join(dir, BUILD_MARKER))) removeInterruptedBuild(dir);
+    fs.writeFileSync(path.join(dir, BUILD_MARKER), 'a neardup similar build is (or was, if interrupted) under way in this folder\n');
     const params = {
       n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
       short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
@@ -226,12 +231,43 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
   }
 }
 
+/** The marker of a build in progress (removed at its commit): a folder holding it is ours to clear. */
+const BUILD_MARKER = 'BUILDING';
+
+/**
+ * A build goes into a new or empty folder, or one an interrupted build of ours left (BUILDING): a folder with
+ * anything else (the user's files, an index of an older release's interrupted build) is refused before
+ * anything is written, so that no file of the user's is ever removed or replaced.
+ */
+function checkBuildFolder(dir: string, beforeLock = false): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `'${dir}' is not a folder`, { file: dir });
+    throw new NeardupError('ERR_NEARDUP_IO', `cannot read the folder '${dir}': ${(e as Error).message}`, { file: dir, cause: e });
+  }
+  if (names.includes('MANIFEST')) {
+    if (beforeLock) return;  // an index: refused under its lock (a writer holding it is named first)
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' already holds a chunk index: update it, or remove it first`, { file: dir });
+  }
+  if (names.includes(BUILD_MARKER)) return;
+  const other = names.filter((n) => n !== 'LOCK');
+  if (other.length > 0) {
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${dir}' is not empty and holds no similar index (${other.length} ` +
+      `entr${other.length === 1 ? 'y' : 'ies'}, e.g. '${other[0]}'): a build needs a new or empty folder; nothing was changed`, { file: dir });
+  }
+}
+
 /** The end of a full run: the SQLite table of the pending generation, then its manifest. */
 async function commitFullRun(dir: string, pending: NativeChunkIndex, o: RunOptions): Promise<void> {
   try {
     await writeBuildTable(dir, pending, (done) => o.onProgress?.({ documents: done, stage: 'table' }));
-    crashPoint('build-committed-table');
+    killAt('build-committed-table');
     nativeSync(() => native.chunkIndexCommit(dir));
+    killAt('build-committed');
+    fs.rmSync(path.join(dir, BUILD_MARKER), { force: true });
     removeUnreferenced(dir, pending.files());
   } finally {
     pending.close();
@@ -343,13 +379,14 @@ export class ChunkIndex {
       if (!r.pending) return summary;
       const pending = r.pending;
       try {
-        crashPoint('update-prepared');
+        killAt('update-prepared');
         o.onProgress?.({ documents: r.upserted.length + r.rowDoc.length, stage: 'table' });
         step('js: similarity (native)');
-        await writeUpdateTable(this.dir, pending, r, () => crashPoint('update-in-table'), step);
+        await writeUpdateTable(this.dir, pending, r, () => killAt('update-in-table'), step);
         step(`js: table (${r.rowDoc.length} row changes)`);
-        crashPoint('update-committed-table');
+        killAt('update-committed-table');
         nativeSync(() => native.chunkIndexCommit(this.dir));
+        killAt('update-committed');
       } catch (e) {
         pending.close();
         throw e;
@@ -480,10 +517,6 @@ function stepTimer(): (what: string) => void {
   };
 }
 
-/** Test hook: NEARDUP_TEST_CRASH=<point> kills the process there (SIGKILL: no cleanup at all). */
-function crashPoint(point: string): void {
-  if (process.env.NEARDUP_TEST_CRASH === point) process.kill(process.pid, 'SIGKILL');
-}
 
 // ------------------------------------------------------------------------------------------------- stages
 

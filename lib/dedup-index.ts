@@ -67,11 +67,53 @@ export function readIndexMeta(index: LshIndex<bigint | string>): DedupIndexMeta 
     meta = undefined;
   }
   const m = meta as Partial<DedupIndexMeta> | undefined;
-  if (!m || m.format !== DEDUP_INDEX_FORMAT || typeof m.settings !== 'object' || !Number.isSafeInteger(m.documents) ||
+  if (!m || m.format !== DEDUP_INDEX_FORMAT || typeof m.settings !== 'object' || m.settings === null ||
+      typeof m.settings.shingle !== 'object' || m.settings.shingle === null || !Number.isSafeInteger(m.documents) ||
       (m.keys !== 'number' && m.keys !== 'id'))
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', 'the index was not written by neardup dedup (no dedup settings in its metadata)');
   if (m.version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `dedup index metadata version ${String(m.version)} is not supported`);
+  // Counts out of range would number the next run's documents wrongly (a negative D makes keys collide with
+  // earlier ones; a huge one loses exactness): refused, with the file named.
+  const file = index.path;
+  const damaged = (why: string) => new NeardupError('ERR_NEARDUP_CORRUPT',
+    `${file === undefined ? 'the index' : `'${file}'`}: its dedup metadata is damaged: ${why}`, file === undefined ? {} : { file });
+  const size = index.size;
+  const documents = m.documents as number;
+  if (documents < size || documents > MAX_INDEX_DOCUMENTS)
+    throw damaged(`documents ${documents} is out of range (at least its ${size} entries, at most 2^53 - 2^32)`);
+  if (!Number.isSafeInteger(m.runs) || (m.runs as number) < 1 || (m.runs as number) > documents + 1e9)
+    throw damaged(`runs ${String(m.runs)} is out of range`);
+  const p = index.params, st = m.settings as Partial<DedupSettingsJson>;
+  for (const [name, have, want] of [['num_perm', st.num_perm, p.numPerm], ['b', st.b, p.b], ['r', st.r, p.r]] as const) {
+    if (have !== want) throw damaged(`settings.${name} ${JSON.stringify(have)} differs from the index's own ${want}`);
+  }
   return m as DedupIndexMeta;
+}
+
+/** The most documents an index's runs may have read: the next run's numbers (D + i, i < 2^32) stay exact. */
+export const MAX_INDEX_DOCUMENTS = Number.MAX_SAFE_INTEGER - 2 ** 32;
+
+/**
+ * Refuses an index that lacks what a run against it needs (ERR_NEARDUP_INVALID_INPUT naming the file and what
+ * it lacks): each entry's signature (always: a document is verified against indexed ones, and the index
+ * written carries them on), and with verify 'exact' each entry's text. An index written by LshIndex.save
+ * through the API keeps neither; only dedup (DedupSession.saveIndex, `neardup dedup --index-out`) writes them.
+ */
+export function checkIndexStore(index: LshIndex<bigint | string>, verify: string): void {
+  const info = index.info;
+  const where = index.path === undefined ? 'the index' : `'${index.path}'`;
+  const details = index.path === undefined ? {} : { file: index.path };
+  const lacks: string[] = [];
+  if (!info.storesSignatures) lacks.push("its entries' signatures");
+  if (verify === 'exact' && !info.storesData) lacks.push("its entries' texts (needed by exact verification)");
+  if (lacks.length > 0) {
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `${where} lacks ${lacks.join(' and ')}: it was not written by a dedup run ` +
+      '(LshIndex.save keeps neither; write it with DedupSession.saveIndex or neardup dedup --index-out)', details);
+  }
+  if (verify !== 'exact' && info.storesData) {
+    throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `${where} keeps its entries' texts, which only an index written with ` +
+      `verify 'exact' does, but this run verifies '${verify}': its metadata does not match its contents`, details);
+  }
 }
 
 const SHINGLE_KEYS: [keyof ShingleOptions, keyof DedupSettingsJson['shingle']][] = [
@@ -156,6 +198,7 @@ export class IndexRun {
         '(leave a setting out to take the index\'s; an index only extends runs with its own settings)');
     if (settings.clustering !== 'kept')
       throw invalidArgument(RangeError, "an index works with clustering 'kept' only (connected components of a later run could join documents an earlier run kept)");
+    if (this.prior) checkIndexStore(this.prior, settings.verify);
   }
 
   /** The keys of a batch: ids (checked) for 'id' keys; none for document numbers. */

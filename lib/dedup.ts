@@ -9,6 +9,7 @@ import { capOption, expectInt, optionsObject } from './validate';
 import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, type PackedTexts } from './native';
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
 import { IndexRun, type DedupIndexKeys } from './dedup-index';
+import { lockIndexFile } from './locks';
 import type { ShingleOptions } from './shingles';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
@@ -388,8 +389,13 @@ export class DedupSession {
    * ERR_NEARDUP_DUPLICATE_KEY naming both (`describe(i)` names document i, e.g. "file:line"); nothing is
    * written then. Once per session; the session's temporary files go when it is done. Resolves to the number
    * of documents in the index written.
+   *
+   * Like LshIndex.save, it takes the file's writer lock (another process writing it is ERR_NEARDUP_IO) and
+   * refuses with ERR_NEARDUP_CONFLICT (nothing written) when `path` is the file `index` was loaded from and that
+   * file has changed since (another run extended it: this run's documents were not checked against its new
+   * entries). `locked` (internal): the caller already holds that lock (the CLI takes it before loading the index).
    */
-  async saveIndex(path: string, options: { describe?: (doc: number) => string } = {}): Promise<{ entries: number }> {
+  async saveIndex(path: string, options: { describe?: (doc: number) => string; /** @internal */ locked?: boolean } = {}): Promise<{ entries: number }> {
     this.open();
     if (typeof path !== 'string') throw invalidArgument(TypeError, 'Expected path to be a string');
     optionsObject(options);
@@ -404,7 +410,13 @@ export class DedupSession {
         (conflicts.length > 1 ? ` (and ${conflicts.length - 1}${conflicts.length === 10 ? ' or more' : ''} other kept documents)` : '') +
         '; the keys of kept documents must be unique: nothing was written');
     }
-    return nativeCall(this.handle.saveIndex(path, JSON.stringify(this.index.metaAfter(this.settings, this.documents))));
+    const lock = options.locked === true ? null : lockIndexFile(path);
+    try {
+      this.index.prior?.checkUnchanged(path);
+      return await nativeCall(this.handle.saveIndex(path, JSON.stringify(this.index.metaAfter(this.settings, this.documents))));
+    } finally {
+      lock?.release();
+    }
   }
 
   /**

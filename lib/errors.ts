@@ -20,7 +20,9 @@ export type NeardupErrorCode =
   /** A long call stopped by its AbortSignal (`cause`: the signal's reason). */
   | 'ERR_NEARDUP_ABORTED'
   /** A result too large for one typed array (buffer.constants.MAX_LENGTH): split the batch. */
-  | 'ERR_NEARDUP_RESULT_TOO_LARGE';
+  | 'ERR_NEARDUP_RESULT_TOO_LARGE'
+  /** A file written since it was read (another writer): saving over it would lose that writer's changes. */
+  | 'ERR_NEARDUP_CONFLICT';
 
 export interface NeardupErrorDetails {
   /** The file the problem is in, when there is one. */

@@ -3,6 +3,7 @@
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from './errors';
 import { native, type LshProfile, type NativeLshIndex, type NativeLshParams } from './native';
 import { capOption, expectInt, expectNumber, expectString, expectU64, optionsObject } from './validate';
+import { fileIdentity, fileKey, lockIndexFile } from './locks';
 
 
 export type { LshProfile } from './native';
@@ -186,6 +187,9 @@ export interface LshIndexInfo {
 export class LshIndex<K extends LshKey = bigint> {
   private readonly handle: NativeLshIndex;
   private closed = false;
+  /** The files this index was loaded from or saved to (canonical name -> identity then): save() checks them. */
+  private readonly files = new Map<string, string | null>();
+  private loadedFrom?: string;
   /** The kind of keys, fixed when the index is made (or by the file it was loaded from). */
   readonly keyType: LshKeyType;
 
@@ -203,15 +207,23 @@ export class LshIndex<K extends LshKey = bigint> {
   static load<K extends LshKey = bigint>(path: string, options: { verify?: boolean } = {}): LshIndex<K> {
     expectString(path, 'path');
     optionsObject(options);
-    return new LshIndex<K>({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
+    const identity = fileIdentity(path);  // before: a file replaced meanwhile then counts as changed (refused, never lost)
+    const ix = new LshIndex<K>({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
+    ix.files.set(fileKey(path), identity);
+    ix.loadedFrom = path;
+    return ix;
   }
 
   /** load() on the thread pool (the event loop keeps running while a large file is verified). */
   static async loadAsync<K extends LshKey = bigint>(path: string, options: { verify?: boolean } = {}): Promise<LshIndex<K>> {
     expectString(path, 'path');
     optionsObject(options);
+    const identity = fileIdentity(path);
     const h = await nativeCall(native.LshIndex.loadAsync(path, { verify: options.verify ?? true }));
-    return new LshIndex<K>({}, h);
+    const ix = new LshIndex<K>({}, h);
+    ix.files.set(fileKey(path), identity);
+    ix.loadedFrom = path;
+    return ix;
   }
 
   get params(): NativeLshParams {
@@ -303,10 +315,43 @@ export class LshIndex<K extends LshKey = bigint> {
    * (docs/FORMAT.md section 6). Saving over the file the index was loaded from is safe: the new file is written
    * under a temporary name and renamed over it while the old one stays mapped (on Windows, which cannot replace
    * a mapped file, save to another path instead).
+   *
+   * Two writers cannot lose each other's changes: save takes the file's writer lock (`.NAME.neardup-lock`
+   * beside it; another process writing it, or a save of this process in progress, is ERR_NEARDUP_IO), and
+   * onto a file this index was loaded from or saved to, it refuses with ERR_NEARDUP_CONFLICT (naming the file,
+   * nothing written) when that file has changed since (another device, inode, size or modification time:
+   * another process saved there): load it again and redo the changes, or pass `overwrite: true` to replace it
+   * anyway. Other files (a new index, another path) are replaced as they are.
    */
-  save(path: string): Promise<void> {
+  save(path: string, options: { overwrite?: boolean } = {}): Promise<void> {
     expectString(path, 'path');
-    return nativeCall(this.open().save(path));
+    optionsObject(options);
+    if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw invalidArgument(TypeError, 'Expected overwrite to be a boolean');
+    const h = this.open();
+    return (async () => {
+      const lock = lockIndexFile(path);
+      try {
+        if (options.overwrite !== true) this.checkUnchanged(path);
+        await nativeCall(h.save(path));
+        this.files.set(fileKey(path), fileIdentity(path));
+      } finally {
+        lock?.release();
+      }
+    })();
+  }
+  /**
+   * @internal ERR_NEARDUP_CONFLICT when `path` is a file this index was loaded from or saved to and it has
+   * changed since (call it holding the file's lock).
+   */
+  checkUnchanged(path: string): void {
+    expectString(path, 'path');
+    const key = fileKey(path);
+    if (!this.files.has(key)) return;
+    const now = fileIdentity(path);
+    if (now !== null && now !== this.files.get(key)) {
+      throw new NeardupError('ERR_NEARDUP_CONFLICT', `'${path}' has changed since this index was loaded from it or last saved to it ` +
+        '(another process wrote it): nothing was written; load it again and redo the changes, or save with overwrite: true to replace it', { file: path });
+    }
   }
   /**
    * Releases the index and returns at once. Calls already handed to the thread pool settle: a running one
@@ -317,6 +362,11 @@ export class LshIndex<K extends LshKey = bigint> {
     if (this.closed) return;
     this.closed = true;
     this.handle.close();
+  }
+
+  /** @internal the path the index was loaded from (undefined for a new index): named in errors. */
+  get path(): string | undefined {
+    return this.loadedFrom;
   }
 
   /** @internal the native object (for dedup sessions that read the index). */

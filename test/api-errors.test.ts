@@ -96,7 +96,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     remove: (i: neardup.LshIndex) => [() => i.remove('x' as never), () => i.remove(-1)],
     candidatePairs: (i: neardup.LshIndex) => [() => i.candidatePairs({ maxPairs: -1 }), () => i.candidatePairs(5 as never)],
     candidatePairsStream: (i: neardup.LshIndex) => [() => i.candidatePairsStream({ chunkPairs: 0 }), () => i.candidatePairsStream(5 as never)],
-    save: (i: neardup.LshIndex) => [() => i.save(bad.notString)],
+    save: (i: neardup.LshIndex) => [() => i.save(bad.notString), () => i.save('x.lsh', { overwrite: 1 as never })],
+    checkUnchanged: (i: neardup.LshIndex) => [() => i.checkUnchanged(bad.notString)],
   },
   SimhashIndex: {
     constructor: () => [() => new SimhashIndex({ distance: 99 }), () => new SimhashIndex(5 as never)],

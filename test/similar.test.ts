@@ -459,21 +459,24 @@ test('SIGKILL in the middle of an update leaves the previous table and index usa
     return cli(tmp, ['similar', 'top', '--index', d]).stdout.toString();
   })();
   assert.is.not(before, after);
-  for (const point of ['update-prepared', 'update-in-table', 'update-committed-table']) {
+  // update-committed-table: just before PENDING is renamed to MANIFEST (the table committed); update-committed:
+  // just after (the old files not yet removed)
+  for (const point of ['update-prepared', 'update-in-table', 'update-committed-table', 'update-committed']) {
+    const committed = point === 'update-committed-table' || point === 'update-committed';
     const d = newDir();
     fs.cpSync(orig, d, { recursive: true });
     const r = spawnSync(process.execPath, [...TSX_FLAGS, MAIN, 'similar', 'update', 'ku.jsonl', '--index', d],
-      { cwd: tmp, env: { ...process.env, NEARDUP_TEST_CRASH: point } });
+      { cwd: tmp, env: { ...process.env, NEARDUP_TEST_KILL_AT: point } });
     assert.is(r.signal, 'SIGKILL', point);
     // Readers see a consistent state: the old one, or the new one once the table committed.
     const top = cli(tmp, ['similar', 'top', '--index', d]);
     assert.is(top.code, 0, `${point}: ${top.stderr}`);
-    assert.is(top.stdout.toString(), point === 'update-committed-table' ? after : before, point);
+    assert.is(top.stdout.toString(), committed ? after : before, point);
     sameTables(sqliteUnordered(d), unordered(tableOf([top.stdout.toString().trim().split('\n').map((l) => JSON.parse(l))])), `${point}: sqlite`);
     // The next writer mends what was left (stale lock, PENDING, files) and updates as if nothing happened
     // (after the table committed, the update is in: a replacement by the same text changes nothing).
     fs.writeFileSync(path.join(tmp, 'same.jsonl'), jsonl([{ id: 'fresh', text: docs[2].text }]));
-    const again = cli(tmp, ['similar', 'update', point === 'update-committed-table' ? 'same.jsonl' : 'ku.jsonl', '--index', d]);
+    const again = cli(tmp, ['similar', 'update', committed ? 'same.jsonl' : 'ku.jsonl', '--index', d]);
     assert.is(again.code, 0, `${point}: ${again.stderr}`);
     assert.is(cli(tmp, ['similar', 'top', '--index', d]).stdout.toString(), after, `${point}: after the next update`);
     assert.not.ok(fs.existsSync(path.join(d, 'PENDING')), point);

@@ -405,10 +405,13 @@ test('outputs into the work folder\'s own files, inputs among them and \'-\' are
     assert.match(r.stderr, re);
   }
   assert.ok(read('wp/plan.json').equals(plan), 'plan.json is untouched');
-  // an output elsewhere in the work folder (not one of its files) is fine
-  ok(['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/flags.txt']);
+  // any other name in the work folder is refused too (the stages own it); outside it is fine
+  const inside = cli(['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp/flags.txt']);
+  assert.is(inside.status, 2, inside.stderr);
+  assert.match(inside.stderr, /--flags 'wp\/flags.txt' is inside the work folder/);
+  ok(['dedup', 'a.jsonl', '--work', 'wp', '--flags', 'wp-flags.txt']);
   ok(['dedup', 'a.jsonl', '--flags', 'p.ref']);
-  assert.ok(read('wp/flags.txt').equals(read('p.ref')));
+  assert.ok(read('wp-flags.txt').equals(read('p.ref')));
 });
 
 test.run();

@@ -154,6 +154,39 @@ export function resolveTarget(p: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Work folders
+
+/** A path with its folder's symbolic links resolved (as far as the folder exists), the file's own link followed. */
+export function realPath(p: string): string {
+  const abs = path.resolve(p);
+  try {
+    return fs.realpathSync(abs);
+  } catch { /* not there (yet) */ }
+  let dir = path.dirname(abs), rest = path.basename(abs);
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(dir), rest);
+    } catch {
+      if (path.dirname(dir) === dir) return abs;
+      rest = path.join(path.basename(dir), rest);
+      dir = path.dirname(dir);
+    }
+  }
+}
+
+/** Whether `p` is `folder` or inside it (both absolute, links resolved). */
+export function isInside(folder: string, p: string): boolean {
+  const rel = path.relative(folder, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** Refuses an output folder (e.g. passages' -o DIR) that is the work folder or inside it. */
+export function checkOutsideWork(work: string, option: string, dir: string): void {
+  if (isInside(realPath(work), realPath(dir)))
+    throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', `${option} '${dir}' is ${realPath(work) === realPath(dir) ? 'the work folder' : `inside the work folder '${work}'`} (the stages own that folder): write the output elsewhere`, { file: dir });
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Temporary files, spill folders, cleanup
 
 const liveTemps = new Set<string>();

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { dedupOptionsFrom } from './commands/dedup';
 import { UsageError, idFieldOption, intOption } from './common';
 import { NeardupError } from '../errors';
-import { OutputFile } from './files';
+import { OutputFile, isInside, realPath } from './files';
 import { keptDirName } from './kept';
 import { sniffFile } from '../input';
 import { resolveDedupOptions } from '../dedup';
@@ -23,7 +23,7 @@ export const STAGED_OPTIONS = {
 
 export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
                             output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
-                            is locked while the run lasts, and no output may be one of DIR's own files
+                            is locked while the run lasts, and no output may be inside DIR
   --shards N                input-file shards of the signatures and filter stages (default 1)
   --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
   --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
@@ -38,24 +38,6 @@ export const STDIN_SPOOL = 'stdin.input';
 /** The names of the work folder's own files (plan, lock, stage files, the spooled stdin, test markers). */
 const WORK_FILE = /^(plan\.json|LOCK|clusters\.rep|stdin\.input|sig-\d+\.[\w-]+|bkt-\d+\.(pairs|cand-\d+)|vfy-\d+\.pairs|kept-\d+\.part|paused-.*|\..*\.neardup-tmp-.*)$/;
 
-/** A path with its folder's symbolic links resolved (as far as the folder exists), the file's own link followed. */
-function realPath(p: string): string {
-  const abs = path.resolve(p);
-  try {
-    return fs.realpathSync(abs);
-  } catch { /* not there (yet) */ }
-  let dir = path.dirname(abs), rest = path.basename(abs);
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync(dir), rest);
-    } catch {
-      if (path.dirname(dir) === dir) return abs;
-      rest = path.join(path.basename(dir), rest);
-      dir = path.dirname(dir);
-    }
-  }
-}
-
 /** The staged run's output files, as dedup names them (option, file); --kept-dir: one per input. */
 export function stagedOutputs(values: Record<string, unknown>, positionals: string[]): { option: string; file: string }[] {
   const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
@@ -68,8 +50,8 @@ export function stagedOutputs(values: Record<string, unknown>, positionals: stri
 }
 
 /**
- * Refuses what would make the stages overwrite their own files or the user's: an output that is (or links to)
- * a file of the work folder (plan.json, a stage file), an input that is one (a later stage would replace it),
+ * Refuses what would make the stages overwrite their own files or the user's: an output inside the work folder
+ * (or a link into it: plan.json, a stage file, any other name), an input that is a stage file (a later stage would replace it),
  * and '-' as an output (the stage tasks write the outputs, on any machine: give a file).
  */
 export function checkWorkFolder(work: string, outputs: { option: string; file: string }[], inputs: string[]): void {
@@ -77,8 +59,12 @@ export function checkWorkFolder(work: string, outputs: { option: string; file: s
   for (const o of outputs) {
     if (o.file === '-') throw new UsageError(`${o.option} -: a staged run (--work) writes its outputs from its stage tasks; give a file, not standard output`);
     const r = realPath(o.file);
-    if (r === w || (path.dirname(r) === w && WORK_FILE.test(path.basename(r))))
-      throw new UsageError(`${o.option} '${o.file}' is ${r === w ? 'the work folder' : `a file of the work folder '${work}' (its stages write ${path.basename(r)})`}: write the output elsewhere`);
+    // anything inside the folder: its stages' files (plan.json, sig-*, ...) and what a later run writes there
+    if (isInside(w, r)) {
+      const own = path.dirname(r) === w && WORK_FILE.test(path.basename(r));
+      throw new UsageError(`${o.option} '${o.file}' is ${r === w ? 'the work folder' : own ? `a file of the work folder '${work}' (its stages write ${path.basename(r)})`
+        : `inside the work folder '${work}' (the stages own that folder)`}: write the output elsewhere`);
+    }
   }
   for (const f of inputs) {
     if (f === '-') continue;

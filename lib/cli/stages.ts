@@ -196,8 +196,15 @@ export function loadPlan(work: string): LoadedPlan {
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not valid JSON: ${(e as Error).message}`, { file });
   }
-  if (plan.version !== 1 || !Array.isArray(plan.files) || !(plan.shards >= 1) || !(plan.bandShards >= 1))
+  if (plan === null || typeof plan !== 'object' || plan.version !== 1 || !Array.isArray(plan.files) || !(plan.shards >= 1) || !(plan.bandShards >= 1) ||
+      plan.outputs === null || typeof plan.outputs !== 'object')
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not a dedup stage plan of version 1`, { file });
+  // the final outputs the stage tasks write: absolute paths outside the work folder (as the CLI checked them)
+  for (const [k, v] of Object.entries(plan.outputs)) {
+    const rel = typeof v === 'string' ? path.relative(path.resolve(work), v) : '';
+    if (typeof v !== 'string' || !path.isAbsolute(v) || rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)))
+      throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}': the output ${k} ${JSON.stringify(v)} is not an absolute path outside the work folder`, { file });
+  }
   return { plan, id: native.crc32c(Buffer.from(text)) >>> 0, work };
 }
 

@@ -5,6 +5,8 @@ import { NeardupError } from '../../errors';
 import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
 import { LshIndex } from '../../lsh';
+import { lockIndexFile } from '../../locks';
+import { killAt } from '../../test-hooks';
 import { version } from '../../version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
 import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
@@ -116,7 +118,8 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             line when missing or of another type; ids of bad lines are null
   --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
                             and this run's), for later runs' --index (docs/lsh.md, "Against an index"); it
-                            may be the --index file itself, replaced once the run succeeded (not on Windows)
+                            may be the --index file itself, replaced once the run succeeded (not on Windows);
+                            locked while the run lasts (a second run writing it meanwhile is refused)
 Against earlier runs:
   --index FILE              an index written by --index-out: lines matching an indexed document are dropped
                             for it (as if this run's input followed the indexed runs' inputs). Its settings
@@ -196,219 +199,233 @@ ${INPUT_USAGE}`,
       if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis: a run against an index reads, queries and updates one index in corpus order in one process, which the staged tasks (on any machine, side by side) cannot share; run dedup with --index without --work (docs/scale.md)');
       return runStagedDedup(values, positionals);
     }
-    // against an index: loaded first (its settings are the defaults of every option below)
-    let prior: LshIndex<bigint | string> | undefined;
-    let priorMeta: DedupIndexMeta | undefined;
-    if (indexIn !== undefined) {
-      prior = await LshIndex.loadAsync<bigint | string>(indexIn);
-      try {
-        priorMeta = readIndexMeta(prior);
-      } catch (e) {
-        prior.close();
-        throw new UsageError(`--index '${indexIn}': ${(e as Error).message}`);
-      }
-      if (priorMeta.keys === 'id') {
-        prior.close();
-        throw new UsageError(`--index '${indexIn}': its keys are document ids; this command numbers lines and takes no ids`);
-      }
-    }
-    const ps = priorMeta?.settings;
-    const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } =
-      dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
-    if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
-      process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
-
-    const start = Date.now();
-    // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
-    const unwatch = memory > 0 || verify === 'exact' || prior || indexOut ? watchSpillFolders(tmp) : () => undefined;
-    // with --index, only the options given (the others are the index's); a difference is a usage error
-    const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
-      unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
-      stripPunctuation: values['strip-punctuation'], foldWhitespace: values['fold-whitespace'], short: values.short,
-    } as Record<string, unknown>)[k] !== undefined));
-    let session: DedupSession;
+    // --index-out: its writer lock first, held to the end (another run writing it is refused at once, as
+    // `similar` and --work are; one that probed at the same instant runs after this one and reads its index)
+    const indexLock = indexOut === undefined ? null : lockIndexFile(indexOut, '--index-out: the index');
     try {
-      session = new DedupSession({
-        ...(prior ? {
-          ...givenShingle, profile: values.profile === undefined ? undefined : profile, numPerm, seed, threshold, b, r,
-          verify: values.fast || values.verify !== undefined ? verify : undefined, clustering: values.clustering === undefined ? undefined : clustering,
-          banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
-        } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
-        pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
-        // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
-        maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
-      });
-    } catch (e) {
-      unwatch();
-      prior?.close();
-      if (e instanceof RangeError && prior) throw new UsageError(`--index '${indexIn}': ${e.message}`);
-      throw e;
-    }
-    const effective = { profile: session.settings.profile, verify: session.settings.verify, memory };
-    const offset = priorMeta?.documents ?? 0;  // line numbers continue the index's
-    const batchStarts: { doc: number; file: string; line: number }[] = [];  // where each batch's lines are, for messages
-    const progress = new Progress('neardup dedup');
-    let docs = 0, bad = 0, bytes = 0;
-    const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
-    const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
-    const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
-    const idBatches: { first: number; ids: DocumentIds }[] = [];
-    const open: { abort(): void }[] = [];
-    const create = (file: unknown) => {
-      const f = OutputFile.open(String(file));
-      open.push(f);
-      return f;
-    };
-    // NEARDUP_DEDUP_TIMING=1 (bench/scale.ts): CPU and wall seconds of each phase, on stderr
-    let last = { cpu: process.cpuUsage(), wall: Date.now() };
-    const phase = (name: string) => {
-      if (!process.env.NEARDUP_DEDUP_TIMING) return;
-      const c = process.cpuUsage(last.cpu), now = Date.now();
-      process.stderr.write(JSON.stringify({ phase: name, cpu_seconds: (c.user + c.system) / 1e6, seconds: (now - last.wall) / 1000 }) + '\n');
-      last = { cpu: process.cpuUsage(), wall: now };
-    };
-    try {
-      // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
-      const pending: Promise<void>[] = [];
-      const limits = dedupLimits(effective);
-      for await (const batch of readDocuments(positionals, {
-        // --memory also bounds what one input unit (a line, a Parquet page or column chunk) may take decoded
-        // (budgets under 64 MiB count as 64 MiB, as for the per-document limits)
-        ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(Math.max(memory, MIN_LIMIT_BUDGET), documentMemory()) } : {}), onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
-      })) {
-        if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
-        const off = batch.packed.offsets;
-        if (limits.documentBytes !== Infinity) {
-          for (let i = 0; i < batch.count; i++) {
-            const n = off[i + 1] - off[i];
-            if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
-          }
-        }
-        const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
-        p.catch(() => undefined);  // awaited below
-        pending.push(p);
-        for (const i of batch.bad.keys()) badLines.push(docs + i);
-        batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
-        if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
-        while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
-        Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
-        files[batch.fileIndex].count += batch.count;
-        docs += batch.count;
-        bad += batch.bad.size;
-        if (pending.length >= 2) await pending.shift();
-      }
-      await Promise.all(pending);
-      phase('read+sign');
-      while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
-      progress.update({ bytes, docs, extra: 'clustering' }, true);
-      const res = await session.finish().catch((e) => {
-        throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
-      });
-      phase('finish');
-      const rep = res.representative;
-      // lines dropped for an indexed document: that document's number
-      const indexRep = new Map<number, string>();
-      if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
-      // the id of document d as JSON (binary search over the batches' ids)
-      const idOf = (d: number): string => {
-        let lo = 0, hi = idBatches.length - 1;
-        while (lo < hi) {
-          const mid = (lo + hi + 1) >> 1;
-          if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
-        }
-        return idJson(idBatches[lo].ids, d - idBatches[lo].first);
-      };
-      const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
-      if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
-      // line numbers continue the index's; a line dropped for an indexed document gets that document's number
-      const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
-      if (values.clusters !== undefined) {
-        await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
-          : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
-      }
-      if (values.pairs !== undefined) {
-        const ip = res.indexPairs;
-        const local = res.pairA.length;
-        await writeLines(values.pairs, local + (ip ? ip.docs.length : 0), (i) => {
-          const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
-            : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
-          const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
-          const ids = idField === undefined ? ''
-            : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
-          return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
-        });
-      }
-      if (values['removed-ids'] !== undefined) {
-        const removed: number[] = [];
-        for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
-        await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
-      }
-      if (values.kept !== undefined || keptDir !== undefined) {
-        if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
-        const isBad = new Uint8Array(rep.length);
-        for (const i of badLines) isBad[i] = 1;
-        const outs = new Map<string, CompressedOutput>();
-        const outputFor = (inp: KeptInput) => {
-          const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
-          let o = outs.get(name);
-          if (!o) {
-            o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
-            open.push(o);
-            outs.set(name, o);
-          }
-          return o;
-        };
-        await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
-        for (const o of outs.values()) await o.commit();
-      }
-      phase('outputs');
-      // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
-      let entriesAfter: number | null = null;
-      if (indexOut !== undefined) {
-        progress.update({ bytes, docs, extra: 'writing the index' }, true);
-        // written by the addon (signals remove its temporary file; '-' and devices are staged and copied)
-        await writeNative(indexOut, async (p) => {
-          ({ entries: entriesAfter } = await session.saveIndex(p, {
-            describe: (d) => {
-              let k = batchStarts.length - 1;
-              while (k > 0 && batchStarts[k].doc > d) k--;
-              return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
-            },
-          }));
-        });
-      }
-      progress.done();
-      const seconds = (Date.now() - start) / 1000;
-      // Pairs are enumerated only when they are written, or verified by estimate or for connected components;
-      // otherwise clusters come straight from the band buckets (the verified keep rule checks each document
-      // against kept ones only) and the pair counts are unknown (null), not zero.
-      const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
-      const st = res.settings, sh = st.shingle;
-      const summary = {
-        documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
-        candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
-        version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
-        shingle: {
-          unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
-          fold_whitespace: sh.foldWhitespace, short: sh.short,
-        },
-        verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
-        peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
-        ...(prior || indexOut !== undefined ? {
-          index: {
-            read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
-            matched: res.indexMatches?.docs.length ?? 0,
-            entries_after: entriesAfter,
-          },
-        } : {}),
-      };
-      (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');
-      return 0;
+      return await runAgainstIndex(indexLock !== null);
     } finally {
-      for (const f of open) f.abort();  // no-op for committed ones
-      session.close();
-      prior?.close();
-      unwatch();
+      indexLock?.release();
+    }
+    async function runAgainstIndex(locked: boolean): Promise<number> {
+      // against an index: loaded first (its settings are the defaults of every option below)
+      let prior: LshIndex<bigint | string> | undefined;
+      let priorMeta: DedupIndexMeta | undefined;
+      if (indexIn !== undefined) {
+        prior = await LshIndex.loadAsync<bigint | string>(indexIn);
+        try {
+          priorMeta = readIndexMeta(prior);
+        } catch (e) {
+          prior.close();
+          if (e instanceof NeardupError && e.code === 'ERR_NEARDUP_CORRUPT') throw e;  // names the file
+          throw new UsageError(`--index '${indexIn}': ${(e as Error).message}`);
+        }
+        if (priorMeta.keys === 'id') {
+          prior.close();
+          throw new UsageError(`--index '${indexIn}': its keys are document ids; this command numbers lines and takes no ids`);
+        }
+      }
+      const ps = priorMeta?.settings;
+      const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } =
+        dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
+      if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
+        process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
+
+      const start = Date.now();
+      // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
+      const unwatch = memory > 0 || verify === 'exact' || prior || indexOut ? watchSpillFolders(tmp) : () => undefined;
+      // with --index, only the options given (the others are the index's); a difference is a usage error
+      const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
+        unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
+        stripPunctuation: values['strip-punctuation'], foldWhitespace: values['fold-whitespace'], short: values.short,
+      } as Record<string, unknown>)[k] !== undefined));
+      let session: DedupSession;
+      try {
+        session = new DedupSession({
+          ...(prior ? {
+            ...givenShingle, profile: values.profile === undefined ? undefined : profile, numPerm, seed, threshold, b, r,
+            verify: values.fast || values.verify !== undefined ? verify : undefined, clustering: values.clustering === undefined ? undefined : clustering,
+            banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
+          } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
+          pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
+          // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
+          maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
+        });
+      } catch (e) {
+        unwatch();
+        prior?.close();
+        if (e instanceof RangeError && prior) throw new UsageError(`--index '${indexIn}': ${e.message}`);
+        throw e;
+      }
+      const effective = { profile: session.settings.profile, verify: session.settings.verify, memory };
+      const offset = priorMeta?.documents ?? 0;  // line numbers continue the index's
+      const batchStarts: { doc: number; file: string; line: number }[] = [];  // where each batch's lines are, for messages
+      const progress = new Progress('neardup dedup');
+      let docs = 0, bad = 0, bytes = 0;
+      const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
+      const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
+      const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
+      const idBatches: { first: number; ids: DocumentIds }[] = [];
+      const open: { abort(): void }[] = [];
+      const create = (file: unknown) => {
+        const f = OutputFile.open(String(file));
+        open.push(f);
+        return f;
+      };
+      // NEARDUP_DEDUP_TIMING=1 (bench/scale.ts): CPU and wall seconds of each phase, on stderr
+      let last = { cpu: process.cpuUsage(), wall: Date.now() };
+      const phase = (name: string) => {
+        if (!process.env.NEARDUP_DEDUP_TIMING) return;
+        const c = process.cpuUsage(last.cpu), now = Date.now();
+        process.stderr.write(JSON.stringify({ phase: name, cpu_seconds: (c.user + c.system) / 1e6, seconds: (now - last.wall) / 1000 }) + '\n');
+        last = { cpu: process.cpuUsage(), wall: now };
+      };
+      try {
+        // the next batch is read and parsed (native pool) while the pool signs and indexes the previous ones
+        const pending: Promise<void>[] = [];
+        const limits = dedupLimits(effective);
+        for await (const batch of readDocuments(positionals, {
+          // --memory also bounds what one input unit (a line, a Parquet page or column chunk) may take decoded
+          // (budgets under 64 MiB count as 64 MiB, as for the per-document limits)
+          ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(Math.max(memory, MIN_LIMIT_BUDGET), documentMemory()) } : {}), onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction }); },
+        })) {
+          if (docs + batch.count > limits.documents) throw tooManyDocuments(docs + batch.count, { memory });
+          const off = batch.packed.offsets;
+          if (limits.documentBytes !== Infinity) {
+            for (let i = 0; i < batch.count; i++) {
+              const n = off[i + 1] - off[i];
+              if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
+            }
+          }
+          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
+          p.catch(() => undefined);  // awaited below
+          pending.push(p);
+          for (const i of batch.bad.keys()) badLines.push(docs + i);
+          batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
+          if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
+          while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
+          Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
+          files[batch.fileIndex].count += batch.count;
+          docs += batch.count;
+          bad += batch.bad.size;
+          if (pending.length >= 2) await pending.shift();
+        }
+        await Promise.all(pending);
+        phase('read+sign');
+        while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
+        progress.update({ bytes, docs, extra: 'clustering' }, true);
+        const res = await session.finish().catch((e) => {
+          throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
+        });
+        phase('finish');
+        const rep = res.representative;
+        // lines dropped for an indexed document: that document's number
+        const indexRep = new Map<number, string>();
+        if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
+        // the id of document d as JSON (binary search over the batches' ids)
+        const idOf = (d: number): string => {
+          let lo = 0, hi = idBatches.length - 1;
+          while (lo < hi) {
+            const mid = (lo + hi + 1) >> 1;
+            if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
+          }
+          return idJson(idBatches[lo].ids, d - idBatches[lo].first);
+        };
+        const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
+        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
+        // line numbers continue the index's; a line dropped for an indexed document gets that document's number
+        const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
+        if (values.clusters !== undefined) {
+          await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
+            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
+        }
+        if (values.pairs !== undefined) {
+          const ip = res.indexPairs;
+          const local = res.pairA.length;
+          await writeLines(values.pairs, local + (ip ? ip.docs.length : 0), (i) => {
+            const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
+              : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
+            const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
+            const ids = idField === undefined ? ''
+              : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
+            return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
+          });
+        }
+        if (values['removed-ids'] !== undefined) {
+          const removed: number[] = [];
+          for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
+          await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
+        }
+        if (values.kept !== undefined || keptDir !== undefined) {
+          if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
+          const isBad = new Uint8Array(rep.length);
+          for (const i of badLines) isBad[i] = 1;
+          const outs = new Map<string, CompressedOutput>();
+          const outputFor = (inp: KeptInput) => {
+            const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
+            let o = outs.get(name);
+            if (!o) {
+              o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
+              open.push(o);
+              outs.set(name, o);
+            }
+            return o;
+          };
+          await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
+          for (const o of outs.values()) await o.commit();
+        }
+        phase('outputs');
+        // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
+        let entriesAfter: number | null = null;
+        if (indexOut !== undefined) {
+          progress.update({ bytes, docs, extra: 'writing the index' }, true);
+          // written by the addon (signals remove its temporary file; '-' and devices are staged and copied)
+          await writeNative(indexOut, async (p) => {
+            killAt('dedup-index-write');
+            ({ entries: entriesAfter } = await session.saveIndex(p, {
+              locked,
+              describe: (d) => {
+                let k = batchStarts.length - 1;
+                while (k > 0 && batchStarts[k].doc > d) k--;
+                return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
+              },
+            }));
+          });
+          killAt('dedup-index-renamed');
+        }
+        progress.done();
+        const seconds = (Date.now() - start) / 1000;
+        // Pairs are enumerated only when they are written, or verified by estimate or for connected components;
+        // otherwise clusters come straight from the band buckets (the verified keep rule checks each document
+        // against kept ones only) and the pair counts are unknown (null), not zero.
+        const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
+        const st = res.settings, sh = st.shingle;
+        const summary = {
+          documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
+          candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
+          version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
+          shingle: {
+            unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
+            fold_whitespace: sh.foldWhitespace, short: sh.short,
+          },
+          verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+          peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+          ...(prior || indexOut !== undefined ? {
+            index: {
+              read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
+              matched: res.indexMatches?.docs.length ?? 0,
+              entries_after: entriesAfter,
+            },
+          } : {}),
+        };
+        (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');
+        return 0;
+      } finally {
+        for (const f of open) f.abort();  // no-op for committed ones
+        session.close();
+        prior?.close();
+        unwatch();
+      }
     }
   },
 };

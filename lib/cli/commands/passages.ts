@@ -6,7 +6,7 @@ import { defaultBuildMemory, memorySplit } from '../../postings';
 import { inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
 import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
-import { checkFiles, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
+import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
@@ -92,6 +92,7 @@ function bitsOption(v: unknown): 32 | 64 | undefined {
 function planFrom(values: Record<string, unknown>, files: string[]) {
   if (typeof values.output !== 'string') throw new UsageError('-o DIR is required');
   if (typeof values.work !== 'string') throw new UsageError('--work DIR is required');
+  checkOutsideWork(values.work, '-o', values.output);
   const input: Record<string, string> = {};  // field, id-field, on-bad-line
   for (const k of Object.keys(INPUT)) if (typeof values[k] === 'string') input[k] = values[k] as string;
   const shards = intOption('shards', values.shards, 1, 1, 65536);
