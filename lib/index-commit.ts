@@ -13,6 +13,7 @@ import { NeardupError } from './errors';
 import { native } from './native';
 import { acquireLock } from './chunks-db';
 import { addCleanup, watchIndexTemps } from './cli/files';
+import { killPoint } from './test-hooks';
 
 const crc32c = (b: Uint8Array) => native.crc32c(b) >>> 0;
 
@@ -232,15 +233,4 @@ export function sweepIndexFolder(dir: string): number {
   return n;
 }
 
-/**
- * Test hook (HACKING.md, "Kill points"): with NEARDUP_TEST_KILL_AT=NAME (or NAME:SIGNAL) in the environment, the
- * process sends itself SIGKILL (or SIGNAL) when it reaches the point NAME and goes no further, so tests can stop a
- * writer exactly there.
- */
-export function killPoint(name: string): Promise<void> {
-  const at = process.env.NEARDUP_TEST_KILL_AT;
-  if (at === undefined || at.split(':')[0] !== name) return Promise.resolve();
-  process.kill(process.pid, (at.split(':')[1] ?? 'SIGKILL') as NodeJS.Signals);
-  // stopped here until the signal ends the process (a timer keeps the loop alive until its handler runs)
-  return new Promise(() => { setInterval(() => undefined, 1000); });
-}
+export { killPoint };
