@@ -98,11 +98,11 @@ int main(int argc, char** argv) {
   const double w2 = Wall(), c2 = Cpu();
   std::printf("%s, %zu threads: %llu docs, %.1f MB; add %.2f s wall / %.2f s CPU, finish %.2f / %.2f; total %.2f s "
               "wall, %.2f CPU-s = %.1f MB per CPU-s; duplicates %llu, candidate pairs %llu, kept %llu, verified docs "
-              "%llu, sets built %llu, blocks %llu, spilled %.1f MB\n",
+              "%llu, sets built %llu, pairs compared by sets %llu, blocks %llu, spilled %.1f MB\n",
               setting.c_str(), threads, static_cast<unsigned long long>(n), mb, w1 - w0, c1 - c0, w2 - w1, c2 - c1,
               w2 - w0, c2 - c0, mb / (c2 - c0), static_cast<unsigned long long>(r.duplicates),
               static_cast<unsigned long long>(r.candidate_pairs), static_cast<unsigned long long>(r.kept_pairs),
-              static_cast<unsigned long long>(r.verify_docs), static_cast<unsigned long long>(r.verify_sets),
+              static_cast<unsigned long long>(r.verify_docs), static_cast<unsigned long long>(r.verify_sets), static_cast<unsigned long long>(r.verify_checked),
               static_cast<unsigned long long>(r.verify_blocks), r.spilled_bytes / 1e6);
   return 0;
 }
