@@ -346,6 +346,33 @@ test('standard input in a staged run: spooled to the work folder, the outputs of
   assert.ok(read('win/stdin.input').equals(input), 'the spooled input');
 });
 
+test('SIGKILL at moments through a staged run with --kept/--flags/--clusters: each output is the old file or the complete new one; the rerun gives the single run\'s bytes', async () => {
+  const outs = ['flags', 'clusters', 'kept'];
+  const base = ['dedup', 'a.jsonl', 'c.jsonl', 'b.jsonl.gz'];
+  ok([...base, ...outs.flatMap((o) => [`--${o}`, `kref.${o}`])]);
+  const args = [...base, ...outs.flatMap((o) => [`--${o}`, `k.${o}`]), '--work', 'wk', '--shards', '2', '--band-shards', '2'];
+  for (const o of outs) fs.writeFileSync(path.join(dir, `k.${o}`), `old ${o}\n`);
+  // kills later and later through the run, until one comes after it has ended (a run takes ~0.4 s here)
+  let killed = 0;
+  for (let ms = 30; ms < 4000; ms += 20) {
+    const p = spawn(process.execPath, [MAIN, ...args], { cwd: dir, stdio: 'ignore' });
+    const done = new Promise<string | null>((resolve) => p.once('exit', (_, signal) => resolve(signal)));
+    const t = setTimeout(() => p.kill('SIGKILL'), ms);
+    const signal = await done;
+    clearTimeout(t);
+    if (signal !== 'SIGKILL') break;
+    killed++;
+    for (const o of outs) {
+      const got = read(`k.${o}`);
+      assert.ok(got.equals(Buffer.from(`old ${o}\n`)) || got.equals(read(`kref.${o}`)), `killed after ${ms} ms: --${o} is neither the old file nor the new one`);
+    }
+  }
+  assert.ok(killed >= 3, `only ${killed} run(s) killed before one finished`);
+  ok(args);
+  for (const o of outs) assert.ok(read(`k.${o}`).equals(read(`kref.${o}`)), `the rerun: --${o} differs from the single run`);
+  assert.equal(fs.readdirSync(dir).filter((f) => /^\.?k\..*(tmp|neardup)/.test(f)), [], 'no temporary file is left beside the outputs');
+});
+
 test('the work folder is locked: a run while another holds it is refused; two at once never mix their outputs', async () => {
   const work = path.join(dir, 'wl');
   fs.mkdirSync(work, { recursive: true });
