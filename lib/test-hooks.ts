@@ -1,4 +1,4 @@
-// Test hooks read from the environment (HACKING.md, "Test hooks" and "Kill points"). Each costs one comparison
+// Test hooks read from the environment (HACKING.md, "Test hooks"). Each costs one comparison
 // when unset.
 
 /** The signal NEARDUP_TEST_KILL_AT asks for at `point` (NAME or NAME:SIGNAL), or undefined. */
