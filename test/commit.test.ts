@@ -1,5 +1,5 @@
 // The one commit point of passage and dupi indexes (lib/index-commit.ts, docs/FORMAT.md section 11): writers
-// killed exactly before and after it (NEARDUP_TEST_KILL_AT, HACKING.md "Kill points") and at random moments
+// killed exactly before and after it (NEARDUP_TEST_KILL_AT, HACKING.md "Test hooks") and at random moments
 // leave the old state or the complete new one, and a rerun gives the reference; two writers at once (one is
 // refused, naming the folder); spill files of a killed or interrupted writer do not outlive it; NUL bytes in paths.
 import { suite } from 'uvu';
