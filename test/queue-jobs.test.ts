@@ -7,9 +7,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort, waitFor } from './helpers/processes';
 
 const root = path.join(__dirname, '..');
 const MAIN = path.join(root, 'dist', 'cli', 'main.js');
@@ -19,34 +19,6 @@ const QUEUE = 'jobs-test';
 let dir = '';
 let url = '';
 const procs: ChildProcess[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function waitFor(proc: ChildProcess, re: RegExp, what: string, ms = 60_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: timed out; output: ${seen}`)), ms);
-    const on = (d: Buffer) => {
-      seen += d.toString();
-      if (re.test(seen)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout?.on('data', on);
-    proc.stderr?.on('data', on);
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${what}: exited (${code}): ${seen}`)); });
-  });
-}
 
 test.after(async () => {
   for (const p of procs.reverse()) {

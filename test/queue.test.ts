@@ -8,10 +8,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { freePort, waitFor } from './helpers/processes';
 
 const test = suite('queue');
 const root = path.join(__dirname, '..');
@@ -24,35 +24,6 @@ let url = '';
 const workers: ChildProcess[] = [];
 const INPUTS = ['a.jsonl', 'b.jsonl', 'c.jsonl'];
 const OUTS = ['flags', 'clusters', 'kept'] as const;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Waits until `proc`'s stderr or stdout has printed a line matching re. */
-function waitFor(proc: ChildProcess, re: RegExp, what: string, ms = 60_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: timed out; output: ${seen}`)), ms);
-    const on = (d: Buffer) => {
-      seen += d.toString();
-      if (re.test(seen)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout?.on('data', on);
-    proc.stderr?.on('data', on);
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${what}: exited (${code}): ${seen}`)); });
-  });
-}
 
 async function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const w = spawn(process.execPath, [MAIN, 'worker', '--redis', url, '--queue', 'test', '--lock-duration', '1500'],
