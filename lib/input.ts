@@ -169,6 +169,68 @@ export function sniffFile(file: string): { format: InputFormat; compression: Inp
   }
 }
 
+export interface CheckInputsOptions {
+  /** Whether the command reads Parquet (default true); false: a Parquet input is refused up front. */
+  parquet?: boolean;
+  /** Whether formats are told by magic bytes (default true); false: only that each file can be read. */
+  sniff?: boolean;
+}
+
+/**
+ * Checks, before any work, that every input ('-' is standard input, not checked) exists, is not a folder,
+ * can be opened for reading and, for a regular file, starts like a format the readers take: an xz, bzip2,
+ * lz4, zip, 7-Zip or lzip file is refused naming its compression, a Parquet file where Parquet is not read
+ * is refused. A FIFO or device is checked for read permission only (opening it could block or consume it).
+ * Throws ERR_NEARDUP_IO or ERR_NEARDUP_UNSUPPORTED naming the first bad file; returns nothing.
+ */
+export function checkInputFiles(files: string[], options: CheckInputsOptions = {}): void {
+  // as the addon words it (strerror: "No such file or directory"): Node's message without its code and its
+  // ", stat 'path'" tail (the path is in the message already)
+  const why = (e: unknown) => {
+    const m = (e as Error).message.replace(/^E[A-Z]+: /, '').replace(/, \w+ '.*'$/s, '');
+    return m.charAt(0).toUpperCase() + m.slice(1);
+  };
+  for (const file of files) {
+    if (file === '-') continue;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(file);
+    } catch (e) {
+      throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${why(e)}`, { file, cause: e });
+    }
+    if (st.isDirectory()) throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': it is a folder, not a file`, { file });
+    if (!st.isFile()) {
+      try {
+        fs.accessSync(file, fs.constants.R_OK);
+      } catch (e) {
+        throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${why(e)}`, { file, cause: e });
+      }
+      continue;
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch (e) {
+      throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${file}': ${why(e)}`, { file, cause: e });
+    }
+    const head = Buffer.alloc(8);
+    let n: number;
+    try {
+      n = fs.readSync(fd, head, 0, head.length, 0);
+    } catch (e) {
+      throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${why(e)}`, { file, cause: e });
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (options.sniff === false) continue;
+    const first = head.subarray(0, n);
+    const other = unsupportedFormat(file, first);
+    if (other) throw other;
+    if (options.parquet === false && sniffInput(first).format === 'parquet')
+      throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `${file}: Parquet input is not read by this command (it reads JSONL: plain, gzip or zstd)`, { file });
+  }
+}
+
 /** A Transform that decompresses zstd frames on the libuv thread pool (native/core/io/zstd_stream.h). */
 export class ZstdDecompress extends Transform {
   private readonly dec: NativeZstdDecoder = new native.ZstdDecoder('');
@@ -461,6 +523,7 @@ export async function* readDocuments(files: string[], options: ReadDocumentsOpti
   if (memoryLimit === undefined) throw invalidArgument(RangeError, `NEARDUP_DOCUMENT_MEMORY must be a size like 512M or 8G, got '${process.env.NEARDUP_DOCUMENT_MEMORY}'`);
   if (!(Number.isSafeInteger(memoryLimit) && memoryLimit > 0)) throw invalidArgument(RangeError, 'memoryLimit must be a positive integer (bytes)');
   const maxLine = Math.min(options.maxLineBytes ?? MAX_LINE_BYTES, memoryLimit);
+  checkInputFiles(files);  // every file before the first is read: a bad last file fails now, not hours in
   const total = inputSize(files);
   let consumed = 0;
   let before = 0;  // bytes of the files already read

@@ -16,7 +16,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../errors';
-import { displayName, idValue, inputSize, readDocuments } from '../input';
+import { checkInputFiles, displayName, idValue, inputSize, readDocuments } from '../input';
 import { PassageIndex } from '../passages';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings';
 import { idFieldOption, inputOptionsFrom } from './common';
@@ -95,9 +95,7 @@ export async function* readPassageDocs(files: string[], values: Record<string, u
 export async function planPassages(work: string, dir: string, names: string[], shards: number,
   o: { seqLen?: number; hash?: WindowHash; bits?: 32 | 64; input: Record<string, string>; memory?: number; tmp?: string; keyRanges?: number }): Promise<PassagesPlan> {
   if (names.length === 0 || names.includes('-')) throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', 'a sharded build needs input files (not standard input)');
-  for (const f of names) {
-    if (!fs.existsSync(f)) throw new NeardupError('ERR_NEARDUP_IO', `cannot open '${f}': no such file`, { file: f });
-  }
+  checkInputFiles(names);
   inputOptionsFrom(o.input);  // checked here, not first in a part
   if (o.input['id-field'] !== undefined) idFieldOption(o.input['id-field']);
   // the parts get the blots of the index they are added to (one written before 64-bit blots: 32)

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../../errors';
 import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
 import { defaultBuildMemory } from '../../postings';
-import { inputSize } from '../../input';
+import { checkInputFiles, inputSize } from '../../input';
 import { parseByteSize } from '../../validate';
 import { Output, UsageError, type Command } from '../common';
 import { checkFiles, makeSpillDir, removeSpillDir } from '../files';
@@ -77,6 +77,10 @@ async function runIndex(root: string, args: string[]): Promise<number> {
   const { values: f, rest } = goFlags(args, { n: 'int', s: 'int', t: 'int', c: 'string', a: 'bool', v: 'bool', memory: 'string', tmp: 'string' });
   if (f.help) return usageOut();
   let memory = f.memory === undefined ? -1 : parseSize(String(f.memory));
+  // the inputs first: a missing or unreadable path creates no index and changes none
+  const files: string[] = [];
+  for (const p of rest) files.push(...dupiWalk(p));
+  checkInputFiles(files, { sniff: false });
   let ix: DupiIndex;
   // the writer: holds the root's lock until closed (a second writer is refused)
   if (f.a) {
@@ -89,8 +93,6 @@ async function runIndex(root: string, args: string[]): Promise<number> {
   // run's by the next one); without, in ROOT/postings (removed by the next writer of the root)
   let spill: string | undefined;
   try {
-    const files: string[] = [];
-    for (const p of rest) files.push(...dupiWalk(p));
     if (memory < 0) memory = defaultBuildMemory(inputSize(files));
     if (f.tmp !== undefined) spill = makeSpillDir(String(f.tmp));
     await ix.add(files, { memory, tmp: spill });

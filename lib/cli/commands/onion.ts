@@ -6,6 +6,7 @@ import { NeardupError } from '../../errors';
 import { native } from '../../native';
 import { ParagraphFilter, type ParagraphFilterStats } from '../../paragraphs';
 import { openInput } from '../jsonl';
+import { checkInputFiles } from '../../input';
 import { UsageError, floatOption, intOption, parse, type Command } from '../common';
 import { OutputFile, checkFiles } from '../files';
 
@@ -325,6 +326,8 @@ neardup extension: --seen exact|approx and --fp-rate P choose the seen-set (defa
     const file = positionals[0] ?? '-';
     const hashFile = values['hash-file'] === undefined ? undefined : String(values['hash-file']);
     checkFiles({ inputs: hashFile === undefined ? [file] : [file, hashFile], outputs: [], stdout: true });
+    checkInputFiles([file], { parquet: false });
+    if (hashFile !== undefined) checkInputFiles([hashFile], { sniff: false });
     const interval = intOption('b', values.buffer, 16777216, 1, Number.MAX_SAFE_INTEGER);
     const tag = (name: string, v: unknown, def: string): string => {
       if (v === undefined) return def;

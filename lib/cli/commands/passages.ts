@@ -1,9 +1,10 @@
 // neardup passages index|extract|query|pairs: shared passages between documents (JSONL in, JSONL out).
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassageIndex, extractMemory } from '../../passages';
 import { defaultBuildMemory, memorySplit } from '../../postings';
-import { inputSize } from '../../input';
+import { checkInputFiles, inputSize } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
 import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
 import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
@@ -189,7 +190,11 @@ export const passagesCommand: Command = {
         await finishPassages(work, { noMerge: r.values['no-merge'] === true });
         return 0;
       }
+      checkInputFiles(files);  // before DIR is created or changed
       const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
+      // a DIR this run creates is removed again if the run fails before its first commit (no empty index left)
+      const created = !fs.existsSync(r.values.output);
+      let committed = false;
       // the writer: holds DIR's lock until closed (a second writer is refused)
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash, bits }, true);
       const progress = new Progress('neardup passages index');
@@ -203,12 +208,14 @@ export const passagesCommand: Command = {
           memory, tmp: spill,
           onBatch: (n) => progress.update({ bytes: read, docs: n, fraction }),
         });
+        committed = true;
         progress.done();
         if (!r.values['no-merge'] && ix.segments > 1) await ix.merge();
       } finally {
         progress.done();
         ix.close();
         if (spill) removeSpillDir(spill);
+        if (created && !committed) fs.rmSync(r.values.output, { recursive: true, force: true });
       }
       return 0;
     }

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../../errors';
 import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks';
 import { openInput, readLines } from '../jsonl';
+import { checkInputFiles } from '../../input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
 import { checkFiles, watchSpillFolders } from '../files';
 import { Progress } from '../progress';
@@ -90,6 +91,7 @@ function inputSpec(v: OptionValues, files: string[], allowNull: boolean, idOptio
   const idField = v['id-field'] === undefined ? 'id' : String(v['id-field']);
   if (field === '' || idField === '') throw new UsageError('--field and --id-field must not be empty');
   const skipBad = oneOf('on-bad-line', v['on-bad-line'], ['error', 'skip'] as const, 'error') === 'skip';
+  checkInputFiles(files, { parquet: false });  // every input, before the index is opened or changed
   return { files: files.length ? files : ['-'], field, idField, skipBad, allowNull, idOptional };
 }
 
