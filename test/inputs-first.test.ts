@@ -85,6 +85,19 @@ test('passages index: a new index that fails on a bad line is removed; an existi
   assert.is(q.code, 0, q.stderr);
 });
 
+test('dedup --memory below the 64 MiB floor of its limits says so on stderr and in the summary', () => {
+  const r = cli(dir, ['dedup', 'good.jsonl', '--memory', '1M', '--flags', 'mem-flags.txt']);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, /--memory 1\.0 MiB is below 64\.0 MiB: band keys and signatures spill at 1\.0 MiB/);
+  const s = JSON.parse(r.stdout.toString());
+  assert.is(s.memory_bytes, 1 << 20);
+  assert.is(s.memory_limits_bytes, 64 << 20);
+  const big = cli(dir, ['dedup', 'good.jsonl', '--memory', '128M', '--flags', 'mem-flags.txt']);
+  assert.not.match(big.stderr, /is below/);
+  assert.is(JSON.parse(big.stdout.toString()).memory_limits_bytes, 128 << 20);
+  assert.is(JSON.parse(cli(dir, ['dedup', 'good.jsonl', '--flags', 'mem-flags.txt']).stdout.toString()).memory_bytes, null);
+});
+
 test('checkInputFiles: standard input and FIFOs are not opened; a missing file is named', () => {
   checkInputFiles(['-']);
   const fifo = path.join(dir, 'fifo');

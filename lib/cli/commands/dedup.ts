@@ -1,7 +1,7 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { NeardupError } from '../../errors';
+import { NeardupError, formatBytes } from '../../errors';
 import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
 import { LshIndex } from '../../lsh';
@@ -94,7 +94,8 @@ reported_pairs (null when pairs were not enumerated: without --pairs, unless ver
 --clustering components), every effective setting (version, profile, threshold,
 num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctuation, fold_whitespace,
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
-to temporary files), runs. Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
+to temporary files), runs, memory_bytes (--memory; null without) and memory_limits_bytes (the budget the
+per-document limits use: --memory, but never below 64 MiB; a smaller --memory is said on stderr). Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
 all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
@@ -230,6 +231,10 @@ ${INPUT_USAGE}`,
         dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
       if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined))
         process.stderr.write('neardup dedup: no output requested (--kept, --kept-dir, --flags, --clusters, --pairs); printing the summary only\n');
+      if (memory > 0 && memory < MIN_LIMIT_BUDGET)
+        process.stderr.write(`neardup dedup: --memory ${formatBytes(memory)} is below ${formatBytes(MIN_LIMIT_BUDGET)}: band keys and signatures ` +
+          `spill at ${formatBytes(memory)}, but the limits on one document, the document count and the pairs are those of ${formatBytes(MIN_LIMIT_BUDGET)} ` +
+          '(the summary\'s memory_limits_bytes)\n');
 
       const start = Date.now();
       // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
@@ -410,6 +415,8 @@ ${INPUT_USAGE}`,
           },
           verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
           peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+          // --memory as given, and the budget its per-document limits use (never below MIN_LIMIT_BUDGET); null without
+          memory_bytes: memory > 0 ? memory : null, memory_limits_bytes: memory > 0 ? Math.max(memory, MIN_LIMIT_BUDGET) : null,
           ...(prior || indexOut !== undefined ? {
             index: {
               read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
