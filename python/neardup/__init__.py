@@ -57,7 +57,7 @@ def _records(items, field):
         else:
             raise TypeError('document %d is of type %s: give texts (str) or JSON objects (dict)' % (i, type(item).__name__))
         try:
-            line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+            line = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(',', ':'))
         except (TypeError, ValueError) as e:
             raise TypeError('document %d cannot be written as JSON: %s' % (i, e)) from None
         yield line.encode('utf-8') + b'\n'

@@ -160,8 +160,7 @@ def run(args, stdin_records=None, stdout_file=None):
                         pass
             rc = proc.wait()
         except BaseException:
-            proc.kill()
-            proc.wait()
+            _stop(proc)
             raise
         err.seek(0)
         stderr = err.read().decode('utf-8', 'replace')
@@ -170,6 +169,17 @@ def run(args, stdin_records=None, stdout_file=None):
     if rc != 0:
         raise NeardupError(args, rc, stderr)
     return stdout, stderr
+
+
+def _stop(proc):
+    """Stops the CLI: SIGTERM first, so that it removes its temporary files (a spill folder) as it does on
+    a signal; SIGKILL if it has not ended 10 s later."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def stream_lines(args, stdin_records=None):
@@ -193,7 +203,7 @@ def stream_lines(args, stdin_records=None):
             finished = True
         finally:
             if not finished and proc.poll() is None:
-                proc.kill()
+                _stop(proc)
             proc.stdout.close()
             rc = proc.wait()
         if rc != 0:

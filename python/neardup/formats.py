@@ -151,7 +151,7 @@ def read_doubri_flags(path):
     bad = data.translate(None, b'01')
     if bad:
         at = next(i for i, b in enumerate(data) if b not in (0x30, 0x31))
-        raise FormatError(path, "byte %r is not a flag ('1' or '0')" % bytes(data[at:at + 1]), at)
+        raise FormatError(path, "byte %r is not a flag ('1' or '0')" % bytes(data[at:at + 1]).decode('latin-1'), at)
     return _arrays.bools([b == 0x31 for b in data])
 
 
@@ -425,7 +425,7 @@ def read_flags(path):
     bad = flags.translate(None, b'01')
     if bad:
         at = next(i for i, b in enumerate(flags) if b not in (0x30, 0x31))
-        raise FormatError(path, "%r is not a flag ('1' or '0')" % bytes(flags[at:at + 1]), line=at + 1)
+        raise FormatError(path, "%r is not a flag ('1' or '0')" % bytes(flags[at:at + 1]).decode('latin-1'), line=at + 1)
     if _arrays.HAVE_NUMPY:
         return _arrays.np.frombuffer(flags, dtype='u1') == 0x31
     return [b == 0x31 for b in flags]
