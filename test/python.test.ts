@@ -369,6 +369,14 @@ for (const withNumpy of [true, false]) {
     assert.equal(lsh.data, keptLines.map((i) => t.texts[i]));
     assert.is(lsh.metadata.format, 'neardup-dedup-index');
     assert.is(lsh.metadata.documents, n);
+    // LSH index version 1 (written by earlier releases; test/fixtures/lsh-v1, as test/lsh.test.ts reads them)
+    const v1 = JSON.parse(fs.readFileSync(path.join(root, 'test', 'fixtures', 'lsh-v1', 'expected.json'), 'utf8'));
+    for (const [name, wide] of [['datasketch', false], ['fast64', true]] as const) {
+      const e = v1[name];
+      assert.equal(o.read_lsh_v1[name], { version: 1, profile: e.params.profile, value_bytes: wide ? 8 : 4, num_perm: e.params.numPerm,
+        bands: e.params.b, rows: e.params.r, keys: v1.ids.filter((x: string) => x !== e.removed).map(Number) }, name);
+    }
+    assert.equal(o.read_lsh_v1.empty, { version: 1, profile: 'doubri', value_bytes: 4, num_perm: o.read_lsh_v1.empty.num_perm, bands: 2, rows: 4, keys: [] });
     assert.equal(o.read_psen, { ngram: 3, approximate: false, keys: t.seenSize, distinct: t.seenSize });
     assert.equal(o.read_psen_approx, { ngram: 3, approximate: true, fp_rate: 0.01, count: t.seenApprox, bits_ok: true });
     assert.equal(o.read_clrp.representatives, t.wClusters);
@@ -448,6 +456,18 @@ test('python/: the CLI is found through $NEARDUP_BIN, then its npm package, then
   writeCorpus(path.join(dir, 'c.jsonl'), ['a', 'b', 'c'], ['the quick brown fox jumps over the lazy dog', 'something else entirely, and longer', 'the quick brown fox jumps over the lazy dog']);
   fs.writeFileSync(path.join(dir, 'run.py'), "import neardup\nprint(list(map(bool, neardup.dedup('c.jsonl').kept)))\n");
   assert.is(ok(python(PYTHON!, ['run.py'], dir, { withNumpy: false, pythonPath: copy, env: { PATH: `${bin}${path.delimiter}${basePath}` } }), 'run.py').trim(), '[True, True, False]');
+});
+
+test('python/: leaving an iterator early stops the CLI with SIGTERM (so it removes its temporary files), then ends', () => {
+  if (skip('stopping the CLI')) return;
+  const dir = mkdir('stop');
+  // A stand-in CLI printing lines until SIGTERM, which it records (SIGKILL would leave no record).
+  const fake = path.join(dir, 'endless');
+  fs.writeFileSync(fake, `#!/bin/sh\ntrap 'echo "$*" > "${path.join(dir, 'terminated')}"; exit 143' TERM\nwhile :; do echo '{"a": 1}'; sleep 0.05; done\n`, { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'stop.py'), "import neardup\nit = neardup.passages_pairs('IDX', min_shared=2)\nprint(next(it))\nit.close()\nprint('closed')\n");
+  const out = ok(python(PYTHON!, ['stop.py'], dir, { withNumpy: false, env: { NEARDUP_BIN: fake } }), 'stop.py');
+  assert.equal(lines(out), ["{'a': 1}", 'closed']);
+  assert.is(fs.readFileSync(path.join(dir, 'terminated'), 'utf8'), 'passages pairs IDX --min-shared 2\n');
 });
 
 test('python/: pip installs it offline (no index), and the installed copy finds its npm package\'s CLI', () => {

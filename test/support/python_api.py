@@ -88,6 +88,12 @@ lsh = neardup.read_lsh_index('cli.lsh')
 out['read_lsh'] = {'version': lsh.version, 'profile': lsh.profile, 'num_perm': lsh.num_perm, 'bands': lsh.bands,
                    'rows': lsh.rows, 'keys': lsh.keys, 'signatures': plain(lsh.signatures),
                    'data': [d.decode('utf-8') for d in lsh.data], 'metadata': lsh.metadata}
+v1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures', 'lsh-v1')
+out['read_lsh_v1'] = {}
+for name, file in (('datasketch', 'datasketch.lsh'), ('fast64', 'fast64.lsh'), ('empty', 'empty-doubri.lsh')):
+    ix = neardup.read_lsh_index(os.path.join(v1, file))
+    out['read_lsh_v1'][name] = {'version': ix.version, 'profile': ix.profile, 'value_bytes': ix.value_bytes,
+                                'num_perm': ix.num_perm, 'bands': ix.bands, 'rows': ix.rows, 'keys': ix.keys}
 seen = neardup.read_seen_set('cli.psen')
 out['read_psen'] = {'ngram': seen.ngram, 'approximate': seen.approximate, 'keys': len(seen.keys),
                     'distinct': len(set(plain(seen.keys)))}
