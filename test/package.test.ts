@@ -104,6 +104,12 @@ test('the tarball ships the docs the help text points to, and not the tests, fuz
   for (const f of ['native/third_party/zstd/LICENSE', 'native/third_party/zstd/README.md', 'tools/zstd-sources.mjs']) {
     assert.ok(has(f), `the tarball ships ${f}`);
   }
+  // The Python package (docs/python.md: pip install node_modules/neardup/python), without bytecode or build output.
+  for (const f of ['python/pyproject.toml', 'python/README.md', 'python/_build/ndbackend.py', 'python/neardup/__init__.py',
+    'python/neardup/formats.py', 'python/neardup/_cli.py']) assert.ok(has(f), `the tarball ships ${f}`);
+  const pySources = fs.readdirSync(path.join(root, 'python', 'neardup')).filter((f) => f.endsWith('.py')).map((f) => `python/neardup/${f}`);
+  assert.equal(files.filter((f) => f.startsWith('python/neardup/')).sort(), pySources.sort(), 'every module of the Python package');
+  assert.equal(files.filter((f) => f.startsWith('python/') && !/\.(py|toml|md)$/.test(f)), [], 'no bytecode or build output under python/');
   const banned = /^(native\/(tests|fuzz|bench)\/|bench\/|test\/|tools\/|build\/|build-core\/|\.cache\/|\.ci\/|node_modules\/)/;
   const shipped = files.filter((f) => banned.test(f) && f !== 'tools/zstd-sources.mjs');
   assert.equal(shipped, [], 'no tests, fuzzers, benchmarks, tools or build output in the tarball');
