@@ -1,8 +1,8 @@
 // Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { ShingleOptions } from '../shingles';
-import { setThreads } from '../runtime';
-import { fieldPath, type OnBadLine } from '../input';
+import type { ShingleOptions } from '../text/shingles';
+import { setThreads } from '../native/runtime';
+import { fieldPath, type OnBadLine } from '../io/input';
 
 /** A mistake in the command line: printed with the command's usage, exit status 2. */
 export class UsageError extends Error {

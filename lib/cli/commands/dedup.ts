@@ -1,20 +1,20 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { NeardupError } from '../../errors';
-import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
-import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
-import { LshIndex } from '../../lsh';
-import { lockIndexFile } from '../../locks';
-import { killAt } from '../../test-hooks';
-import { version } from '../../version';
-import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
-import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
+import { NeardupError } from '../../util/errors';
+import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
+import { readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
+import { LshIndex } from '../../minhash/lsh';
+import { lockIndexFile } from '../../io/locks';
+import { killAt } from '../../util/test-hooks';
+import { version } from '../../util/version';
+import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
+import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
 import { Progress } from '../progress';
 import { documentMemory } from '../limits';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
-import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
+import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../../scale/staged';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,

@@ -1,0 +1,96 @@
+// The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
+import { nativeCall, nativeSync, invalidArgument } from '../util/errors';
+import { expectTexts } from '../util/validate';
+import { native, type TextInput } from '../native/addon';
+
+export type { TextInput, PackedTexts } from '../native/addon';
+
+/** How documents become shingles. Every engine takes these same options. */
+export interface ShingleOptions {
+  /** 'char': n-grams of code points (default); 'word': n-grams of words. */
+  unit?: 'char' | 'word';
+  /** Shingle length in units, 1..4096. Default 5. */
+  n?: number;
+  /** Word splitting: 'whitespace' (Python's str.split(), default) or 'nonword' (re.split(r'\W+')). */
+  split?: 'whitespace' | 'nonword';
+  /** Lower-case every code point (Python str.lower() / toLowerCase(), without final sigma). */
+  lowercase?: boolean;
+  /** Drop punctuation (\p{P}) code points. */
+  stripPunctuation?: boolean;
+  /** Char unit: collapse whitespace runs to one space and trim. */
+  foldWhitespace?: boolean;
+  /** Documents with fewer than n units: 'whole' (one shingle of all of it, default) or 'none'. */
+  short?: 'whole' | 'none';
+}
+
+export type ShingleHashKind = 'fast64' | 'murmur3_32' | 'murmur3_64' | 'sha1_32' | 'md5_64';
+
+export interface ShingleHashOptions extends ShingleOptions {
+  /**
+   * 'fast64' (default, 64-bit), 'murmur3_64' (h1 of MurmurHash3_x64_128), 'md5_64' (first 8 bytes of MD5,
+   * big-endian): BigUint64Array. 'murmur3_32' (MurmurHash3_x86_32), 'sha1_32' (first 4 bytes of SHA-1,
+   * little-endian): Uint32Array.
+   */
+  hash?: ShingleHashKind;
+  /** Seed for fast64 (64-bit) and murmur3 (low 32 bits). Default 0. */
+  seed?: number | bigint;
+  /** Keep each distinct hash of a document once, in order of first occurrence. */
+  dedupe?: boolean;
+}
+
+export interface ShingleHashResult<H extends BigUint64Array | Uint32Array = BigUint64Array | Uint32Array> {
+  /** All hashes, document after document. */
+  hashes: H;
+  /** Document i's hashes are hashes[offsets[i] .. offsets[i+1]); length = documents + 1. */
+  offsets: Uint32Array;
+  /** Documents that had invalid UTF-8 (decoded with U+FFFD substitution). */
+  invalidUtf8Docs: number;
+}
+
+/** Options selecting a 32-bit hash: results are Uint32Array. */
+export type ShingleHash32Options = ShingleHashOptions & { hash: 'murmur3_32' | 'sha1_32' };
+/** Options selecting a 64-bit hash (or none: fast64): results are BigUint64Array. */
+export type ShingleHash64Options = ShingleHashOptions & { hash?: 'fast64' | 'murmur3_64' | 'md5_64' };
+
+/**
+ * Hashes every shingle of every document, on the native thread pool (the event loop is not blocked).
+ * The hash kind types the result: 'murmur3_32' and 'sha1_32' give Uint32Array hashes, the 64-bit kinds (and
+ * the default, fast64) BigUint64Array. Byte inputs are read in place and must not be modified until the
+ * promise settles. Invalid arguments reject the promise (TypeError/RangeError, code
+ * ERR_NEARDUP_INVALID_ARGUMENT); nothing is thrown synchronously.
+ */
+export function shingleHashes(texts: TextInput, options: ShingleHash32Options): Promise<ShingleHashResult<Uint32Array>>;
+export function shingleHashes(texts: TextInput, options?: ShingleHash64Options): Promise<ShingleHashResult<BigUint64Array>>;
+export function shingleHashes(texts: TextInput, options?: ShingleHashOptions): Promise<ShingleHashResult>;
+export async function shingleHashes(texts: TextInput, options?: ShingleHashOptions): Promise<ShingleHashResult> {
+  return nativeCall(native.shingleHashes(texts, options));
+}
+
+/** The same, synchronously on the calling thread (single-threaded): for small inputs. Typed as shingleHashes. */
+export function shingleHashesSync(texts: TextInput, options: ShingleHash32Options): ShingleHashResult<Uint32Array>;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHash64Options): ShingleHashResult<BigUint64Array>;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHashOptions): ShingleHashResult;
+export function shingleHashesSync(texts: TextInput, options?: ShingleHashOptions): ShingleHashResult {
+  return nativeSync(() => native.shingleHashesSync(texts, options));
+}
+
+/** Packs texts into one UTF-8 buffer with offsets (the cheapest form to pass to batch calls repeatedly). */
+export function packTexts(texts: ReadonlyArray<string | Uint8Array>): { data: Buffer; offsets: Uint32Array } {
+  expectTexts(texts, 'texts');
+  let total = 0;
+  const parts: Uint8Array[] = texts.map((t) => {
+    const b = typeof t === 'string' ? Buffer.from(t, 'utf8') : t;
+    total += b.byteLength;
+    return b;
+  });
+  if (total > 0xffffffff) throw invalidArgument(RangeError, 'packTexts: more than 4 GiB of text; use BigUint64Array offsets');
+  const data = Buffer.allocUnsafe(total);
+  const offsets = new Uint32Array(parts.length + 1);
+  let at = 0;
+  parts.forEach((p, i) => {
+    data.set(p, at);
+    at += p.byteLength;
+    offsets[i + 1] = at;
+  });
+  return { data, offsets };
+}
