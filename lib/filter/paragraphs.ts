@@ -2,72 +2,9 @@
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';
 import { expectArray, expectTexts, optionsObject } from '../util/validate';
 import { native, type NativeParagraphFilter, type TextInput } from '../native/addon';
+import type { ParagraphFilterOptions, ParagraphFilterStats } from '../native/types';
 
-export interface ParagraphFilterOptions {
-  /** n-gram length in tokens (Onion -n). Default 7. */
-  n?: number;
-  /** A paragraph is a duplicate when (tokens covered by seen n-grams) / tokens > threshold (Onion -t). Default 0.5. */
-  threshold?: number;
-  /** Also drop short runs of kept paragraphs between duplicates (Onion's default; -m turns it off). Default true. */
-  smoothing?: boolean;
-  /** Longest run, in tokens, that smoothing drops (Onion -l). Default 20. */
-  maxStub?: number;
-  /** Repeats inside one document count as seen (Onion). Default true. */
-  withinDocument?: boolean;
-  /**
-   * Never let smoothing drop a document that has no duplicate paragraph at all. Default true (neardup's safe
-   * behaviour); Onion 1.2 drops every unique document of <= maxStub tokens (false).
-   */
-  keepUniqueShort?: boolean;
-  /**
-   * Drop-all mode: remove every copy of a repeated paragraph, the first one too. Needs two passes over the
-   * same input: push it all (the results of this first pass are keep-first decisions, to be ignored), call
-   * `startSecondPass()`, push the same input again; the second pass returns the drop-all decisions.
-   * Default false (keep-first: the first copy is kept).
-   */
-  dropAll?: boolean;
-  /**
-   * The n-gram hash. 'neardup' (default): a well-mixed 64-bit hash. 'onion': Onion 1.2's own buzhash over
-   * its table-driven token hash, collisions included, so decisions match Onion's exactly (`neardup onion`;
-   * docs/paragraphs.md, "Two hashes"). saveSeen/loadSeen need 'neardup'.
-   */
-  ngramHash?: 'neardup' | 'onion';
-  /** With ngramHash 'onion': keep only the low trimBits bits of each n-gram hash in the seen-set (Onion -T). 1..64, default 64. */
-  trimBits?: number;
-  /** 'exact' (64-bit hashes, default) or 'approx' (a short chain of blocked Bloom stages, about 1/8 of the memory). */
-  seen?: 'exact' | 'approx';
-  /** False-positive bound of the approximate seen-set, in (0, 0.5]. Default 0.01. */
-  fpRate?: number;
-  /**
-   * Vertical text: the expected total input bytes, if known (e.g. the file size). Only a sizing hint for the
-   * approximate seen-set (its stages are sized from the input rate so far); decisions do not depend on it.
-   */
-  expectedBytes?: number;
-  /** Vertical text: the document and paragraph tag names. Defaults 'doc' and 'p'. */
-  docTag?: string;
-  parTag?: string;
-  /** Vertical text: also format output ('mark': "F\tline", 'strip': kept lines). Default 'none'. */
-  output?: 'none' | 'mark' | 'strip';
-}
-
-export interface ParagraphFilterStats {
-  documents: number;
-  removedDocuments: number;
-  paragraphs: number;
-  duplicateParagraphs: number;
-  tokens: number;
-  removedTokens: number;
-  /** Vertical lines read so far. */
-  lines: number;
-  seenKind: 'exact' | 'approx';
-  /** n-grams in the seen-set. */
-  seenSize: number;
-  /** Bytes of memory held by the seen-set's tables. */
-  seenBytes: number;
-  /** Approximate set: number of Bloom stages and the false-positive bound of the chain so far. */
-  seenStages?: number;
-  fpBound?: number;
-}
+export type { ParagraphFilterOptions, ParagraphFilterStats };
 
 export interface VerticalChunkResult {
   /** One flag per line decided by this call (1 = removed), in input order; continues where the last call stopped. */

@@ -1,8 +1,7 @@
 // Loads the addon (a prebuild from prebuilds/ or the local build/, via node-gyp-build) and types it once,
 // at the boundary. Everything else in lib/ talks to the native code through `native` only.
 import * as path from 'node:path';
-import type { ParagraphFilterOptions, ParagraphFilterStats } from '../filter/paragraphs';
-import type { ShingleHashOptions } from '../text/shingles';
+import type { ParagraphFilterOptions, ParagraphFilterStats, ShingleHashOptions } from './types';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const load: (dir: string) => unknown = require('node-gyp-build');
@@ -246,10 +245,10 @@ export interface NativeParagraphFilter {
 
 export interface NativePostingIndex {
   append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
-  appendTexts(texts: TextInput, blot: import('../postings/postings').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
+  appendTexts(texts: TextInput, blot: import('./types').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
   beginAppend(memory: number, tmp: string | undefined, keyBits: number | undefined): Promise<void>;
   addKeys(keys: Uint32Array | BigUint64Array, offsets: Uint32Array): Promise<Uint32Array>;
-  addTexts(texts: TextInput, blot: import('../postings/postings').BlotOptions, keyModulus: number): Promise<Uint32Array>;
+  addTexts(texts: TextInput, blot: import('./types').BlotOptions, keyModulus: number): Promise<Uint32Array>;
   commitAppend(commitData?: Uint8Array): Promise<void>;
   abortAppend(): Promise<void>;
   delete(ids: Uint32Array): Promise<void>;
@@ -260,8 +259,8 @@ export interface NativePostingIndex {
   commitData(): Buffer | null;
   lookup(keys: Uint32Array | BigUint64Array): Promise<{ docs: Uint32Array; offsets: Uint32Array }>;
   keyCounts(): Promise<{ keys: Uint32Array | BigUint64Array; counts: Uint32Array }>;
-  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('../postings/postings').TextSourceArg,
-    blot: import('../postings/postings').BlotOptions): Promise<{
+  extractStart(sigma: number, minDocs: number, memory: number, tmp: string | undefined, texts: import('./types').TextSourceArg,
+    blot: import('./types').BlotOptions): Promise<{
     cursor: number; threshold: number; keys: number; mean: number; sd: number; chosenKeys: number; passages: number;
     spilledBytes: number; peakBytes: number;
   }>;
@@ -270,14 +269,14 @@ export interface NativePostingIndex {
     ends: Uint32Array; text: Uint8Array;
   } | { done: boolean; passages: number; lines: Uint8Array }>;
   extractEnd(cursor: number): void;
-  queryPassages(queries: TextInput, texts: import('../postings/postings').TextSourceArg, blot: import('../postings/postings').BlotOptions, minPassages: number, maxDocs: number,
+  queryPassages(queries: TextInput, texts: import('./types').TextSourceArg, blot: import('./types').BlotOptions, minPassages: number, maxDocs: number,
     lines: boolean): Promise<{
     matchOffsets: Uint32Array; doc: Uint32Array; windows: Uint32Array; runOffsets: Uint32Array;
     qBegin: Uint32Array; qEnd: Uint32Array; dBegin: Uint32Array; dEnd: Uint32Array; runWindows: Uint32Array; text: Uint8Array;
   } | { lines: Uint8Array; lineOffsets: Float64Array }>;
   setDocIds(json: Uint8Array, offsets: Float64Array): void;
-  pairsStart(minPassages: number, maxDocs: number, memory: number, tmp: string | undefined, texts: import('../postings/postings').TextSourceArg,
-    blot: import('../postings/postings').BlotOptions): Promise<{
+  pairsStart(minPassages: number, maxDocs: number, memory: number, tmp: string | undefined, texts: import('./types').TextSourceArg,
+    blot: import('./types').BlotOptions): Promise<{
     cursor: number; eligibleKeys: number; occurrences: number; matches: number; pairs: number; partitions: number; blocks: number;
     spilledBytes: number; peakBytes: number;
   }>;
@@ -286,7 +285,7 @@ export interface NativePostingIndex {
   } | { done: boolean; pairs: number; lines: Uint8Array } | { done: boolean; pairs: number; bytes: number }>;
   dupiOrder(shards: number, sigma: number): Promise<{ order: Uint32Array; posts: number; mean: number; sigma: number }>;
   formatLists(keys: Uint32Array, table: Uint8Array, tableOffsets: Uint32Array, out: Uint8Array, start: number): Promise<{ next: number; bytes: number; need: number }>;
-  info(): import('../postings/postings').PostingIndexInfo;
+  info(): import('./types').PostingIndexInfo;
   close(): void;
 }
 
@@ -451,7 +450,7 @@ export interface NativeBinding {
   minhashShinglesSync(shingles: TextInput, counts: Uint32Array, options?: NativeMinHashOptions): NativeMinHashResult;
   datasketchPermutations(options?: { seed?: number | bigint; numPerm?: number }): { a: BigUint64Array; b: BigUint64Array };
   SignatureWriter: new (path: string, options?: NativeSignatureWriterOptions) => NativeSignatureWriter;
-  blotBatch(texts: TextInput, options: import('../postings/postings').BlotOptions): Promise<import('../postings/postings').BlotResult<Uint32Array | BigUint64Array>>;
+  blotBatch(texts: TextInput, options: import('./types').BlotOptions): Promise<import('./types').BlotResult<Uint32Array | BigUint64Array>>;
   createPostingIndex(dir: string, keyBits: number): void;
   writeKeyRange(partDirs: string[], out: string, firstId: number, range: number, ranges: number, tmp?: string): Promise<{ keys: number; posts: number }>;
   openPostingIndex(dir: string, verify: boolean): Promise<NativePostingIndex>;

@@ -5,45 +5,9 @@ import { native, type TextInput } from '../native/addon';
 import { OutputFile } from '../io/files';
 import { expectArray, expectInt, expectPath, optionsObject, toU64Array } from '../util/validate';
 import { invalidArgument } from '../util/errors';
+import type { BlotProfile, WindowHash, BlotOptions, BlotResult, PostingIndexInfo, TextSourceArg } from '../native/types';
 
-export type BlotProfile = 'dupi' | 'neardup';
-export type WindowHash = 'xor' | 'ordered';
-
-export interface BlotOptions {
-  /**
-   * 'neardup' (default): current Unicode word characters, invalid UTF-8 bytes separate words, every word
-   * counts, window j = words j..j+seqLen-1. 'dupi': go-air/dupi exactly (Unicode 13 tables, last code point
-   * dropped, invalid UTF-8 = no blots, word 0 never counted).
-   */
-  profile?: BlotProfile;
-  /** 'ordered' (default for 'neardup'): order-sensitive; 'xor' (dupi's, default for 'dupi'). */
-  hash?: WindowHash;
-  /** Words per window (per ring when interleaved). Default 10. */
-  seqLen?: number;
-  /** dupi's interleaved blotter: rings of seqLen words, word k in ring k mod interleave. Default 1. */
-  interleave?: number;
-  /**
-   * Bits of a blot: 32 (default; the 'dupi' profile has no other) or 64 ('neardup' only: words hashed with
-   * FNV-1 64, then a 64-bit window hash). Among n distinct windows about n² / 2^(bits+1) pairs share a blot:
-   * at 32 bits, 2^33 (2 M distinct windows: ~470 pairs of different windows taken as equal).
-   */
-  bits?: 32 | 64;
-}
-
-export interface BlotResult<B extends Uint32Array | BigUint64Array = Uint32Array> {
-  /** All blots of all documents (32-bit, or 64-bit with bits: 64), document i's being blots[docOffsets[i] .. docOffsets[i+1]). */
-  blots: B;
-  /** Per document i, where its blots start: blots[docOffsets[i] .. docOffsets[i+1]) (length documents + 1). */
-  docOffsets: Uint32Array;
-  /** Byte range of each blot's text: the hashed words (dupi: the word before the window, then the window). */
-  textBegins: Uint32Array;
-  /** End (exclusive) of each blot's byte range, in its document's UTF-8 bytes. */
-  textEnds: Uint32Array;
-  /** dupi's `blot -offsets` ranges (token j .. token j + window of the unfiltered token list). */
-  tokenBegins: Uint32Array;
-  /** End (exclusive) of each blot's `-offsets` range. */
-  tokenEnds: Uint32Array;
-}
+export type { BlotProfile, WindowHash, BlotOptions, BlotResult, PostingIndexInfo, TextSourceArg };
 
 /** Blots every document (on the native pool). */
 export function blot(texts: TextInput, options: BlotOptions & { bits: 64 }): Promise<BlotResult<BigUint64Array>>;
@@ -88,22 +52,6 @@ function toU32(v: ArrayLike<number>, what: string): Uint32Array {
 }
 
 
-export interface PostingIndexInfo {
-  /** 32 (keys are numbers, Uint32Array) or 64 (keys are bigints, BigUint64Array). */
-  keyBits: 32 | 64;
-  /** Ids below nextId were given out. */
-  nextId: number;
-  liveDocs: number;
-  segments: number;
-  tombstones: number;
-  freeIds: number;
-  /** Posts and keys summed over segments (before tombstones are dropped). */
-  posts: number;
-  keys: number;
-  /** A streaming append (appender()) is open. */
-  appending: boolean;
-}
-
 export interface AppendOptions {
   /** Memory cap in bytes for the (key, doc) pairs of the build (0 = none). Default 0. */
   memory?: number;
@@ -120,17 +68,6 @@ export interface AppendTextsOptions extends AppendOptions {
 export interface AppenderOptions extends AppendOptions {
   /** Keys are expected below 2^keyBits (a hint that sizes the build's buckets; any key is accepted). */
   keyBits?: number;
-}
-
-/** @internal Where the indexed documents' texts are: document d = length[d] bytes at offset[d] of files[file[d]]. */
-export interface TextSourceArg {
-  files: string[];
-  file: Uint32Array;
-  offset: Float64Array;
-  /** Each text's CRC-32C, checked the first time it is read where check[d] is 1 (its list gave one). */
-  crc?: Uint32Array;
-  check?: Uint8Array;
-  length: Uint32Array;
 }
 
 /** Keys of one document: numbers (32-bit index) or bigints (64-bit index). */

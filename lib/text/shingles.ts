@@ -4,39 +4,9 @@ import { expectTexts } from '../util/validate';
 import { native, type TextInput } from '../native/addon';
 
 export type { TextInput, PackedTexts } from '../native/addon';
+import type { ShingleOptions, ShingleHashKind, ShingleHashOptions } from '../native/types';
 
-/** How documents become shingles. Every engine takes these same options. */
-export interface ShingleOptions {
-  /** 'char': n-grams of code points (default); 'word': n-grams of words. */
-  unit?: 'char' | 'word';
-  /** Shingle length in units, 1..4096. Default 5. */
-  n?: number;
-  /** Word splitting: 'whitespace' (Python's str.split(), default) or 'nonword' (re.split(r'\W+')). */
-  split?: 'whitespace' | 'nonword';
-  /** Lower-case every code point (Python str.lower() / toLowerCase(), without final sigma). */
-  lowercase?: boolean;
-  /** Drop punctuation (\p{P}) code points. */
-  stripPunctuation?: boolean;
-  /** Char unit: collapse whitespace runs to one space and trim. */
-  foldWhitespace?: boolean;
-  /** Documents with fewer than n units: 'whole' (one shingle of all of it, default) or 'none'. */
-  short?: 'whole' | 'none';
-}
-
-export type ShingleHashKind = 'fast64' | 'murmur3_32' | 'murmur3_64' | 'sha1_32' | 'md5_64';
-
-export interface ShingleHashOptions extends ShingleOptions {
-  /**
-   * 'fast64' (default, 64-bit), 'murmur3_64' (h1 of MurmurHash3_x64_128), 'md5_64' (first 8 bytes of MD5,
-   * big-endian): BigUint64Array. 'murmur3_32' (MurmurHash3_x86_32), 'sha1_32' (first 4 bytes of SHA-1,
-   * little-endian): Uint32Array.
-   */
-  hash?: ShingleHashKind;
-  /** Seed for fast64 (64-bit) and murmur3 (low 32 bits). Default 0. */
-  seed?: number | bigint;
-  /** Keep each distinct hash of a document once, in order of first occurrence. */
-  dedupe?: boolean;
-}
+export type { ShingleOptions, ShingleHashKind, ShingleHashOptions };
 
 export interface ShingleHashResult<H extends BigUint64Array | Uint32Array = BigUint64Array | Uint32Array> {
   /** All hashes, document after document. */
