@@ -28,10 +28,9 @@ import { native, type NativeJsonlBatch, type NativeZstdDecoder } from '../native
 import * as os from 'node:os';
 import { expectArray, expectString, optionsObject, parseByteSize } from '../util/validate';
 import { readParquetDocuments } from './parquet';
+import { applyBadLines, displayName, fieldPath, type DocumentBatch, type DocumentIds, type InputCompression, type InputFormat, type OnBadLine } from './documents';
 
-export type OnBadLine = 'error' | 'skip' | 'empty';
-export type InputFormat = 'jsonl' | 'parquet';
-export type InputCompression = 'none' | 'gzip' | 'zstd';
+export { applyBadLines, displayName, fieldPath, type BadLinePolicy, type DocumentBatch, type DocumentIds, type InputCompression, type InputFormat, type OnBadLine } from './documents';
 
 /** The longest line (bytes, without its newline) accepted by default: V8's longest string. */
 export const MAX_LINE_BYTES: number = bufferConstants.MAX_STRING_LENGTH;
@@ -63,43 +62,6 @@ export interface ReadDocumentsOptions {
    */
   onProgress?: (bytesRead: number, fraction?: number) => void;
 }
-
-/** Document ids of a batch: id i is data[offsets[i] .. offsets[i+1]), a string's UTF-8 (kind 1) or an integer's digits (kind 2); kind 0: none (a bad line). */
-export interface DocumentIds {
-  data: Uint8Array;
-  offsets: Uint32Array;
-  kinds: Uint8Array;
-}
-
-export interface DocumentBatch {
-  /** The file as given ('-' for standard input) and its position in the list. */
-  file: string;
-  fileIndex: number;
-  format: InputFormat;
-  compression: InputCompression;
-  /** 1-based line (JSONL) or row (Parquet) of document 0 in its file. */
-  firstLine: number;
-  count: number;
-  /** The documents' UTF-8: document i is data[offsets[i] .. offsets[i+1]) (empty for a bad line). */
-  packed: { data: Uint8Array; offsets: Uint32Array };
-  /** With onBadLine 'skip' and a bad line in the batch: 0 for each skipped slot, else 1. */
-  valid?: Uint8Array;
-  /** Bad lines of this batch: index -> reason. */
-  bad: Map<number, string>;
-  ids?: DocumentIds;
-  /** With `raw`: each line's bytes without its '\n' (JSONL). */
-  raw?: Buffer[];
-  /**
-   * With `lines`, for a plain JSONL file (not compressed, a regular file): line i is the lineLen[i] bytes at file
-   * offset start + lineAt[i] (without its '\n'). Absent for other inputs.
-   */
-  lines?: { start: number; lineAt: Uint32Array; lineLen: Uint32Array };
-  /** Input bytes of this batch (see onProgress). */
-  bytes: number;
-}
-
-/** The name of a file in messages. */
-export const displayName = (file: string) => (file === '-' ? '<stdin>' : file);
 
 /** The error for a line longer than the limit (not a bad line: skipping it would silently drop a document). */
 export function lineTooLong(file: string, line: number, limit: number): NeardupError {
@@ -411,30 +373,6 @@ const isRegularFile = (file: string) => {
     return false;
   }
 };
-
-/** Checks `field`/`idField` (dot paths) and returns their parts: a RangeError names the mistake. */
-export function fieldPath(spec: string): string[] {
-  return native.parseFieldPath(spec);
-}
-
-export interface BadLinePolicy {
-  file: string;
-  onBadLine: OnBadLine;
-}
-
-/** 'error': the first bad line as ERR_NEARDUP_BAD_LINE; else the skip mask (undefined when not needed). */
-export function applyBadLines(name: string, firstLine: number, count: number, bad: Map<number, string>, onBad: OnBadLine): Uint8Array | undefined {
-  if (bad.size === 0) return undefined;
-  if (onBad === 'error') {
-    const [i, reason] = bad.entries().next().value as [number, string];
-    const line = firstLine + i;
-    throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${name}:${line}: ${reason} (use --on-bad-line skip|empty to go on)`, { file: name, line });
-  }
-  if (onBad === 'empty') return undefined;
-  const valid = new Uint8Array(count).fill(1);
-  for (const i of bad.keys()) valid[i] = 0;
-  return valid;
-}
 
 /**
  * The document memory: NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, when it is not set, half of the

@@ -18,7 +18,7 @@ import * as zlib from 'node:zlib';
 import { isUtf8 } from 'node:buffer';
 import { NeardupError, formatBytes, nativeSync } from '../util/errors';
 import { native } from '../native/addon';
-import { applyBadLines, displayName, fieldPath, type DocumentBatch, type OnBadLine } from './input';
+import { applyBadLines, displayName, fieldPath, type DocumentBatch, type OnBadLine } from './documents';
 
 type Hyparquet = typeof import('hyparquet', { with: { 'resolution-mode': 'import' } });
 let hyparquet: Promise<Hyparquet> | undefined;
