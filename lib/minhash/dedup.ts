@@ -8,7 +8,7 @@ import { NeardupError, formatBytes, nativeCall, nativeSync, invalidArgument } fr
 import { capOption, expectInt, optionsObject } from '../util/validate';
 import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, type PackedTexts } from '../native/addon';
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
-import { IndexRun, type DedupIndexKeys } from './dedup-index';
+import { IndexRun } from './dedup-index';
 import { lockIndexFile } from '../io/locks';
 import type { ShingleOptions } from '../text/shingles';
 import {
@@ -16,102 +16,9 @@ import {
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
 } from '../io/batching';
 
-export type DedupProfile = 'fast' | 'doubri-v1' | 'datasketch';
-export type DedupVerify = 'none' | 'estimate' | 'exact';
-export type DedupClustering = 'kept' | 'components';
+import type { DedupClustering, DedupOptions, DedupProfile, DedupSettings, DedupVerify } from './dedup-index';
 
-/**
- * Options of dedup(). The defaults are the verified answer at the threshold: char 5-grams of the lower-cased
- * text, recall banding, exact verification of candidate pairs (texts kept in a temporary file), doubri's
- * keep rule. Profile 'doubri-v1' instead defaults to doubri 1.0 exactly: the text as is, 40 x 20 bands, no
- * verification. Every effective value is in `DedupSession.settings`.
- */
-export interface DedupOptions extends ShingleOptions {
-  /** MinHash profile. Default 'fast'. */
-  profile?: DedupProfile;
-  /** Values per signature (default: 128; doubri-v1: 800). */
-  numPerm?: number;
-  /** MinHash seed (see minhash()). */
-  seed?: number | bigint;
-  /** Jaccard threshold: picks (b, r) as datasketch does (unless b and r are given) and is the verification bar. Default 0.8. */
-  threshold?: number;
-  b?: number;
-  r?: number;
-  /**
-   * How (b, r) follow from the threshold when they are not given: 'datasketch' (datasketch's balanced
-   * choice, optimalParam), 'recall' (recallParam: every pair at or above the threshold is a candidate with
-   * probability >= minRecall, fewest false candidates), or 'auto' (default): 'recall' when verifying, else
-   * 'datasketch'. doubri-v1 without a threshold keeps doubri's 40 bands of 20 values either way.
-   */
-  banding?: 'auto' | 'datasketch' | 'recall';
-  /** Target collision probability at the threshold for banding 'recall'. Default 0.99. */
-  minRecall?: number;
-  /**
-   * Re-check candidate pairs: 'exact' (Jaccard of the shingle sets; default, except doubri-v1), 'estimate'
-   * (fraction of equal signature values) or 'none' (every candidate counts: fastest).
-   */
-  verify?: DedupVerify;
-  /**
-   * 'kept' (default): documents are decided in order and one is dropped only for an earlier kept document
-   * it matches (doubri's rule; its representative is that document); 'components': connected components of
-   * the matches, the first member kept (chains may join documents below the threshold).
-   */
-  clustering?: DedupClustering;
-  /** Collect the reported pairs. */
-  pairs?: boolean;
-  /**
-   * With `pairs`: the cap on reported pairs (default DEFAULT_MAX_RESULTS, 2^25 = 33,554,432: 512 MiB of
-   * result); more fail with ERR_NEARDUP_TOO_MANY_RESULTS before they are copied out. Each reported pair
-   * costs BYTES_PER_PAIR bytes of result.
-   */
-  maxPairs?: number;
-  /**
-   * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
-   * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
-   * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over
-   * dedupLimits().documentBytes (budget / bytesPerDocumentByte: 6 for fast, 20 datasketch, 60 doubri-v1, 64 with verify 'exact') and
-   * more than budget / 16 documents are refused (ERR_NEARDUP_INVALID_INPUT) instead of exceeding it (for
-   * these two limits a budget under 64 MiB counts as 64 MiB).
-   */
-  memory?: number;
-  /**
-   * The index of earlier runs to deduplicate against: an LshIndex loaded from a file that `saveIndex()` (or
-   * `neardup dedup --index-out`) wrote. Its settings are the run's: options left out are taken from it, options
-   * given must equal its (else a RangeError lists every difference). A document matching an indexed document (as
-   * two documents of one run match: verified at the threshold, or sharing a band with --fast) is dropped for the
-   * earliest such document (`indexMatches`), exactly as one run over the indexed documents followed by these
-   * would drop it. The index is pinned (unchangeable) while the session lives. See docs/lsh.md, "Against an index".
-   */
-  index?: LshIndex<bigint> | LshIndex<string>;
-  /** Keep what `saveIndex()` needs to write the index after finish(): the indexed documents and this run's kept ones. */
-  indexOut?: boolean;
-  /**
-   * The keys of the index written: 'number' (default: documents numbered across runs, this run's document i
-   * being the index's `documents` + i) or 'id' (the ids given to add()). With `index`, the index's.
-   */
-  indexKeys?: DedupIndexKeys;
-  /**
-   * Folder for spilled files, the texts kept for exact verification included (default: the system temp
-   * folder): they go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session
-   * ends; stale such folders (unlocked, and their process gone) are removed when a session starts.
-   */
-  tmp?: string;
-}
-
-/** Every setting a dedup run uses, defaults filled in. */
-export interface DedupSettings {
-  profile: DedupProfile;
-  threshold: number;
-  numPerm: number;
-  b: number;
-  r: number;
-  /** The seed given, or the profile's default (fast 0, doubri-v1 0, datasketch 1). */
-  seed: string;
-  banding: 'explicit' | 'recall' | 'datasketch' | 'doubri';
-  shingle: Required<ShingleOptions>;
-  verify: DedupVerify;
-  clustering: DedupClustering;
-}
+export type { DedupClustering, DedupOptions, DedupProfile, DedupSettings, DedupVerify };
 
 /**
  * The outcome of a dedup run. Documents are numbered 0..N-1 in the order they were given (null slots
