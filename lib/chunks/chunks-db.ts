@@ -10,10 +10,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeSync } from '../util/errors';
 import { native, type NativeChunkIndex } from '../native/addon';
-import { lockFile } from '../io/locks';
 
 export const DB_NAME = 'similar.sqlite';
-const LOCK_NAME = 'LOCK';
 
 // The part of better-sqlite3's API used here.
 export interface SqliteStatement {
@@ -78,18 +76,6 @@ export function dbGeneration(dir: string): number | null {
   }
 }
 
-// --------------------------------------------------------------------------------------------------- lock
-
-/**
- * Takes the writer lock of DIR: an advisory lock (io::os::LockFile) on DIR/LOCK, held while the run writes and
- * released by the system if the process dies, so a killed run never blocks the next one. A lock held by a
- * running process is an error (the lock file stays: it is the lock's object, not a flag); two runs that
- * probe it at the same instant run one after the other, so callers read the index's state only once they
- * hold the lock. Returns the function that releases it (also called at exit).
- */
-export function acquireLock(dir: string, busy = (file: string) => `'${dir}' is being written by another process (it holds ${file})`): () => void {
-  return lockFile(path.join(dir, LOCK_NAME), busy).release;
-}
 
 // ----------------------------------------------------------------------------------------------- recovery
 

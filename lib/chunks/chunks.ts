@@ -13,8 +13,9 @@ import { native, type NativeChunkBuilder, type NativeChunkIndex, type TextInput 
 import { encodeBatch, abortable, checkSignal, throwIfAborted, BATCH_DOCS, BATCH_BYTES } from '../io/batching';
 import { expectInt, expectNumber, expectString, optionsObject, expectU64 } from '../util/validate';
 import { killAt } from '../util/test-hooks';
+import { acquireLock } from '../io/locks';
 import {
-  acquireLock, consistentState, removeInterruptedBuild, removeUnreferenced, writeBuildTable, writeUpdateTable, DB_NAME,
+  consistentState, removeInterruptedBuild, removeUnreferenced, writeBuildTable, writeUpdateTable, DB_NAME,
 } from './chunks-db';
 
 /** A document id: a string or a safe integer (stored as given in the SQLite table). */

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
 import { native } from '../native/addon';
-import { acquireLock } from '../chunks/chunks-db';
+import { acquireLock } from './locks';
 import { addCleanup, watchIndexTemps } from './files';
 import { killPoint } from '../util/test-hooks';
 
@@ -188,7 +188,7 @@ function publishMeta(dir: string, name: string): void {
 }
 
 /**
- * Takes the writer lock of an index folder (DIR/LOCK, lib/chunks/chunks-db.ts acquireLock: an advisory lock the system
+ * Takes the writer lock of an index folder (DIR/LOCK, lib/io/locks.ts acquireLock: an advisory lock the system
  * releases when the process dies); a second writer is refused with ERR_NEARDUP_IO naming the folder. While it is
  * held, the spill and temporary files in the postings folder are this writer's or a dead one's: the stale ones
  * are removed now, and this process's own on SIGINT/SIGTERM/SIGHUP and at exit (CLI). Returns the release.

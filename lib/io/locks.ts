@@ -64,6 +64,17 @@ export function lockFile(file: string, busy: (file: string) => string, remove = 
   }
 }
 
+/**
+ * Takes the writer lock of a folder DIR (the chunk index, passage and dupi indexes, a staged run's work folder): an advisory lock (io::os::LockFile) on DIR/LOCK, held while the run writes and
+ * released by the system if the process dies, so a killed run never blocks the next one. A lock held by a
+ * running process is an error (the lock file stays: it is the lock's object, not a flag); two runs that
+ * probe it at the same instant run one after the other, so callers read the index's state only once they
+ * hold the lock. Returns the function that releases it (also called at exit).
+ */
+export function acquireLock(dir: string, busy = (file: string) => `'${dir}' is being written by another process (it holds ${file})`): () => void {
+  return lockFile(path.join(dir, 'LOCK'), busy).release;
+}
+
 /** The file a write to `p` replaces: symbolic links followed (a dangling link: its target). */
 function targetOf(p: string): string {
   let cur = path.resolve(p);

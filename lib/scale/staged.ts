@@ -10,7 +10,7 @@ import { OutputFile, isInside, realPath } from '../io/files';
 import { keptDirName } from '../io/kept';
 import { sniffFile } from '../io/input';
 import { resolveDedupOptions } from '../minhash/dedup';
-import { acquireLock } from '../chunks/chunks-db';
+import { acquireLock } from '../io/locks';
 import { version } from '../util/version';
 import {
   loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
