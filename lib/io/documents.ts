@@ -1,8 +1,10 @@
 // What every input reader yields and shares (input.ts for JSONL, parquet.ts for Parquet): the batch of
 // documents, its ids, the bad-line policy and how a file is named in messages. Below both readers, so that
-// input.ts can hand Parquet files to parquet.ts without parquet.ts importing it back.
+// input.ts can hand Parquet files to parquet.ts without parquet.ts importing it back. Also the input options as
+// option values (--field, --id-field, --on-bad-line; a passages plan stores them so).
 import { NeardupError } from '../util/errors';
 import { native } from '../native/addon';
+import { UsageError, oneOf } from '../util/options';
 
 export type OnBadLine = 'error' | 'skip' | 'empty';
 export type InputFormat = 'jsonl' | 'parquet';
@@ -67,4 +69,25 @@ export function applyBadLines(name: string, firstLine: number, count: number, ba
   const valid = new Uint8Array(count).fill(1);
   for (const i of bad.keys()) valid[i] = 0;
   return valid;
+}
+
+/** A --field / --id-field value, checked as a dot path. */
+function fieldOption(option: string, v: unknown): string {
+  const field = String(v);
+  if (field === '') throw new UsageError(`${option} must not be empty`);
+  try {
+    fieldPath(field);
+  } catch (e) {
+    throw new UsageError(`${option}: ${(e as Error).message}`);
+  }
+  return field;
+}
+
+export function idFieldOption(v: unknown): string {
+  return fieldOption('--id-field', v);
+}
+
+export function inputOptionsFrom(values: Record<string, unknown>): { field: string; onBadLine: OnBadLine } {
+  const field = values.field === undefined ? 'text' : fieldOption('--field', values.field);
+  return { field, onBadLine: oneOf('on-bad-line', values['on-bad-line'], ['error', 'skip', 'empty'] as const, 'error') };
 }

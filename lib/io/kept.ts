@@ -10,7 +10,7 @@ import { documentMemoryFromEnv, openInputFile, readError, type InputCompression,
 import { parquetRowsAsJson } from './parquet';
 import { OutputFile } from './files';
 import { readLines } from './jsonl';
-import { UsageError } from '../cli/common';
+import { UsageError } from '../util/options';
 
 /** The compression an output's name asks for: .gz gzip, .zst/.zstd zstd, else none. */
 export function compressionOfName(file: string): InputCompression {

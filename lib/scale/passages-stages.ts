@@ -19,7 +19,7 @@ import { NeardupError } from '../util/errors';
 import { displayName, idValue, inputSize, readDocuments } from '../io/input';
 import { PassageIndex } from '../postings/passages';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings/postings';
-import { idFieldOption, inputOptionsFrom } from '../cli/common';
+import { idFieldOption, inputOptionsFrom } from '../io/documents';
 import { makeSpillDir, removeSpillDir } from '../io/files';
 import { shardFiles } from './stages';
 
