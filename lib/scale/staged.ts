@@ -1,11 +1,11 @@
 // `neardup dedup --work DIR [--shards N] [--redis URL]`: dedup as sharded stages (lib/scale/stages.ts), run in
 // this process one after the other, or submitted to BullMQ workers (lib/scale/queue.ts). Same outputs and the
-// same summary as the single-process run (docs/scale.md).
+// same summary as the single-process run (docs/scale.md). This file holds the work folder's rules (what may not
+// be inside it, its lock, the spooled stdin) and the summary; the command line's side (--work's options, the
+// plan of a dedup command line, the run) is in lib/cli/commands/dedup.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { dedupOptionsFrom } from '../cli/commands/dedup';
-import { UsageError, idFieldOption, intOption } from '../cli/common';
-import { NeardupError } from '../util/errors';
+import { UsageError } from '../util/options';
 import { OutputFile, isInside, realPath } from '../io/files';
 import { keptDirName } from '../io/kept';
 import { sniffFile } from '../io/input';
@@ -13,24 +13,8 @@ import { resolveDedupOptions } from '../minhash/dedup';
 import { acquireLock } from '../io/locks';
 import { version } from '../util/version';
 import {
-  loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
+  loadPlan, readClusters, runStage, stageGraph, type LoadedPlan, type StageReport,
 } from './stages';
-
-export const STAGED_OPTIONS = {
-  work: { type: 'string' }, shards: { type: 'string' }, 'band-shards': { type: 'string' }, redis: { type: 'string' },
-  queue: { type: 'string' }, 'redis-wait': { type: 'string' },
-} as const;
-
-export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
-                            output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
-                            is locked while the run lasts, and no output may be inside DIR
-  --shards N                input-file shards of the signatures and filter stages (default 1)
-  --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
-  --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
-                            (redis://host:port) and wait (needs --work on a folder the workers share)
-  --queue NAME              the BullMQ queue (default neardup)
-  --redis-wait SECONDS      how long a lost Redis may stay away before the run fails (default 30; then
-                            rerun the same command: the stages start again, their outputs are idempotent)`;
 
 /** The file the stages read standard input from: spooled into the work folder (stages run anywhere, read it again). */
 export const STDIN_SPOOL = 'stdin.input';
@@ -99,34 +83,6 @@ export async function spoolStdin(work: string, positionals: string[]): Promise<s
   return positionals.map((f) => (f === '-' ? spool : f));
 }
 
-/** The plan of a dedup command line (dedup's options, inputs and outputs; stdin already spooled). */
-export function buildPlan(values: Record<string, unknown>, positionals: string[]): StagePlan {
-  if (positionals.length === 0) throw new UsageError('--work: give the input files (or - for standard input)');
-  if (positionals.includes('-')) throw new UsageError('--work: standard input is read once, before the plan');
-  if (values['removed-ids'] !== undefined && values['id-field'] === undefined) throw new UsageError('--removed-ids needs --id-field');
-  const o = dedupOptionsFrom(values);
-  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
-  const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
-  const res = resolveDedupOptions({ ...o.shingle, profile: o.profile, numPerm: o.numPerm, seed: o.seed, threshold: o.threshold, b: o.b, r: o.r, verify: o.verify, banding: o.banding as never, minRecall: o.minRecall });
-  const bandShards = Math.min(res.b, values['band-shards'] === undefined ? shards : intOption('band-shards', values['band-shards'], 1, 1, 1 << 20));
-  const abs = (v: unknown) => (v === undefined ? undefined : path.resolve(String(v)));
-  const options: StagePlan['options'] = {
-    ...o.shingle, profile: o.profile, numPerm: o.numPerm, threshold: o.threshold, b: o.b, r: o.r, verify: o.verify,
-    clustering: o.clustering, banding: o.banding as never, minRecall: o.minRecall, memory: o.memory, tmp: path.resolve(o.tmp),
-    ...(o.seed !== undefined ? { seed: String(o.seed) } : {}),
-  };
-  for (const k of Object.keys(options) as (keyof typeof options)[]) if (options[k] === undefined) delete options[k];
-  const outputs: StagePlan['outputs'] = {
-    flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
-    removedIds: abs(values['removed-ids']),
-  };
-  for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
-  return {
-    version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
-    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs,
-  };
-}
-
 /** dedup's JSON summary for a finished staged run. */
 export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageReport[]): Record<string, unknown> {
   const { summary: s } = readClusters(lp);
@@ -156,32 +112,4 @@ export async function runStagesLocally(work: string): Promise<StageReport[]> {
   const reports: StageReport[] = [];
   for (const { stage, shards } of stageGraph(lp.plan)) for (let i = 0; i < shards; i++) reports.push(await runStage(work, stage, i));
   return reports;
-}
-
-export async function runStagedDedup(values: Record<string, unknown>, positionals: string[]): Promise<number> {
-  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
-  const start = Date.now();
-  const work = path.resolve(String(values.work));
-  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
-  const release = lockWork(work);
-  try {
-    const plan = buildPlan(values, await spoolStdin(work, positionals));
-    await writePlan(work, plan);
-    const id = loadPlan(work).id;
-    let reports: StageReport[];
-    if (values.redis !== undefined) {
-      const { submitDedup } = await import('./queue.js');
-      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
-      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
-    } else {
-      reports = await runStagesLocally(work);
-    }
-    const lp = loadPlan(work);
-    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
-    const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
-    process.stdout.write(JSON.stringify(summary) + '\n');
-    return 0;
-  } finally {
-    release();
-  }
 }
