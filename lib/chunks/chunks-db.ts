@@ -1,5 +1,5 @@
-// The similarity table of a chunk index in SQLite (docs/similar.md, "The SQLite table"), the writer lock, and
-// the recovery that keeps the table and the index files at one generation.
+// The similarity table of a chunk index in SQLite (docs/similar.md, "The SQLite table") and the recovery that
+// keeps the table and the index files at one generation (the writer lock, DIR/LOCK: io/locks.ts acquireLock).
 //
 // A run writes its index files and PENDING (a manifest naming them), then commits its rows to SQLite in one
 // transaction that also sets meta.generation, then renames PENDING to MANIFEST. Opening compares the two:

@@ -1,3 +1,7 @@
+// lib/chunks/ - chunk similarity (mirror of native/core/chunks): chunks.ts (this file: ChunkIndex and its
+// stages), chunks-db.ts (the SQLite table and the recovery between its two commits). Imports io/, native/,
+// util/ only, no other engine.
+//
 // Similar documents in a growing archive: chunk similarity (Kasprzak, Brandejs, Brandejsová; docs/similar.md).
 //
 // similarity(A -> B) = |chunks(A) ∩ chunks(B)| / |chunks(A)| over distinct chunk ids, chunks being the

@@ -1,3 +1,12 @@
+// lib/io/ - files in and out (mirror of native/core/io and text/jsonl_*; stands on native/ and util/):
+//   inputs    input.ts (this file), documents.ts (the batch, bad-line policy, input options), parquet.ts,
+//             jsonl.ts (line splitting, readJsonl), batching.ts (documents from memory, in time slices; abort)
+//   outputs   files.ts (OutputFile: atomic replace, '-', the input/output checks, temp and spill clean-up on
+//             signals), kept.ts (kept documents, compressed), locks.ts (writer locks), index-commit.ts (the one
+//             commit point of a multi-file index)
+// Guarantees: inputs are told by their first bytes, never by their names; an output file is the old one or the
+// complete new one, never a part (a temporary file renamed into place); a killed writer leaves no lock behind.
+//
 // The input layer every document-reading command shares: files -> packed UTF-8 documents for the engines.
 //
 // Formats, told by the first bytes (never by the file name): JSONL plain, gzip (1F 8B; multi-member files

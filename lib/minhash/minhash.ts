@@ -1,3 +1,8 @@
+// lib/minhash/ - MinHash and what stands on it (mirror of native/core/minhash):
+//   minhash.ts     this file: signatures, signature files; lsh.ts: LshIndex, banding; dedup.ts: dedup() and
+//   DedupSession; dedup-index.ts: the index of earlier runs and dedup's options; doubri-dedup.ts: doubri's
+//   self/other on .hash files. Imports text/, io/, native/, util/ only, no other engine.
+//
 // MinHash signatures: k unsigned 32-bit values per document, in three profiles (docs/minhash.md):
 //   'fast' (default)  fast64 shingle hash, one-permutation hashing with optimal densification
 //   'doubri-v1'       byte-compatible with doubri 1.0 (800 x MurmurHash3_x86_32, seeds 0..799)

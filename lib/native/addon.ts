@@ -1,3 +1,10 @@
+// lib/native/ - the addon, once (mirror of native/binding; imports only lib/util):
+//   addon.ts       this file: the loader and NativeBinding, the binding's one typed interface
+//   types.ts       the option and result shapes the binding shares with the engines (they re-export them)
+//   runtime.ts     the process-wide native pool's threads (getThreads, setThreads, runtimeInfo)
+// Guarantees: the addon is loaded once per process, from the package root (two folders above dist/native/:
+// prebuilds/ first, then build/); no other file in lib/ loads it, and every native call goes through `native`.
+//
 // Loads the addon (a prebuild from prebuilds/ or the local build/, via node-gyp-build) and types it once,
 // at the boundary. Everything else in lib/ talks to the native code through `native` only.
 import * as path from 'node:path';

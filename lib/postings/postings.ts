@@ -1,3 +1,7 @@
+// lib/postings/ - posting lists and what stands on them (mirror of native/core/postings):
+//   postings.ts    this file: blots, PostingIndex; passages.ts: PassageIndex (shared passages, texts kept);
+//   dupi.ts: go-air/dupi's index and queries. Imports io/, native/, util/ only, no other engine.
+//
 // Shared passages: blots (hashed windows of words) and the memory-mapped posting-list store
 // (native/core/postings; docs/FORMAT.md sections 10 and 11).
 import { nativeCall, nativeSync } from '../util/errors';

@@ -1,3 +1,10 @@
+// lib/scale/ - runs split into idempotent tasks over a shared work folder (no native counterpart; stands on the
+// engines and below, never on lib/cli):
+//   stages.ts (this file: dedup's stages), staged.ts (the work folder's rules, the summary), passages-stages.ts
+//   (a sharded passage-index build), queue.ts (BullMQ: workers and submitters; bullmq is optional, loaded on
+//   use), queue-task.ts (the worker's child process running one task).
+// Guarantee: each task can be rerun and gives the same files; the outputs are those of one single run.
+//
 // `neardup dedup` as independent, idempotent, shardable stages over a work folder (docs/scale.md):
 //
 //   plan        the run's options, inputs and outputs            -> plan.json

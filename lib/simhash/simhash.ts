@@ -1,3 +1,5 @@
+// lib/simhash/ - SimHash (mirror of native/core/simhash): this file. Imports text/, native/, util/ only.
+//
 // SimHash: 64-bit fingerprints of documents, an online k-bit Hamming index (SimhashIndex) and batch
 // all-pairs within k bits. 64-bit values (fingerprints, ids) are bigint / BigUint64Array.
 import { invalidArgument, nativeCall, nativeSync } from '../util/errors';

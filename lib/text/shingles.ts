@@ -1,3 +1,7 @@
+// lib/text/ - the shingle stream every engine takes (mirror of native/core/text; stands on io/, native/, util/).
+// Guarantee: one ShingleOptions, one normalisation and shingling in native/core/text: equal options give equal
+// shingles in minhash, simhash, dedup and shingleHashes.
+//
 // The shingle stream, exposed: text -> normalised units -> shingles -> 32/64-bit hashes.
 import { nativeCall, nativeSync, invalidArgument } from '../util/errors';
 import { expectTexts } from '../util/validate';

@@ -1,3 +1,11 @@
+// lib/util/ - the ground floor: imports nothing in lib/ outside this folder (test/layout.test.ts).
+//   errors.ts      this file: NeardupError, its ERR_NEARDUP_* codes, coded native errors converted
+//   validate.ts    argument checks of the API (TypeError/RangeError with code ERR_NEARDUP_INVALID_ARGUMENT)
+//   options.ts     option-value checks of the CLI and of the plans that store flags (UsageError)
+//   version.ts     the package's version; test-hooks.ts: NEARDUP_TEST_* (HACKING.md, "Test hooks")
+// Guarantee: what lib/ throws at a library caller is a NeardupError with a stable code, or a TypeError /
+// RangeError with code ERR_NEARDUP_INVALID_ARGUMENT; UsageError is the CLI's and the plans' only.
+//
 // One error class with stable codes. Argument mistakes are TypeError/RangeError (with code
 // ERR_NEARDUP_INVALID_ARGUMENT), as Node's own APIs do; everything that goes wrong at run time is a
 // NeardupError.
