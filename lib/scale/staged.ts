@@ -1,8 +1,7 @@
 // `neardup dedup --work DIR [--shards N] [--redis URL]`: dedup as sharded stages (lib/scale/stages.ts), run in
 // this process one after the other, or submitted to BullMQ workers (lib/scale/queue.ts). Same outputs and the
-// same summary as the single-process run (docs/scale.md). This file holds the work folder's rules (what may not
-// be inside it, its lock, the spooled stdin) and the summary; the command line's side (--work's options, the
-// plan of a dedup command line, the run) is in lib/cli/commands/dedup.ts.
+// same summary as the single-process run (docs/scale.md). The plan of a dedup command line and the run itself
+// are in lib/cli/commands/dedup.ts (buildPlan, runStagedDedup).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../util/options';
@@ -15,6 +14,22 @@ import { version } from '../util/version';
 import {
   loadPlan, readClusters, runStage, stageGraph, type LoadedPlan, type StageReport,
 } from './stages';
+
+export const STAGED_OPTIONS = {
+  work: { type: 'string' }, shards: { type: 'string' }, 'band-shards': { type: 'string' }, redis: { type: 'string' },
+  queue: { type: 'string' }, 'redis-wait': { type: 'string' },
+} as const;
+
+export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
+                            output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
+                            is locked while the run lasts, and no output may be inside DIR
+  --shards N                input-file shards of the signatures and filter stages (default 1)
+  --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
+  --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
+                            (redis://host:port) and wait (needs --work on a folder the workers share)
+  --queue NAME              the BullMQ queue (default neardup)
+  --redis-wait SECONDS      how long a lost Redis may stay away before the run fails (default 30; then
+                            rerun the same command: the stages start again, their outputs are idempotent)`;
 
 /** The file the stages read standard input from: spooled into the work folder (stages run anywhere, read it again). */
 export const STDIN_SPOOL = 'stdin.input';

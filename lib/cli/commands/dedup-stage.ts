@@ -3,9 +3,9 @@
 import * as path from 'node:path';
 import { UsageError, parse, type Command } from '../common';
 import { checkFiles } from '../../io/files';
-import { DEDUP_OPTIONS, STAGED_OPTIONS, buildPlan } from './dedup';
+import { DEDUP_OPTIONS, buildPlan } from './dedup';
 import { checkKeptDirInputs } from '../../io/kept';
-import { checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
+import { STAGED_OPTIONS, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
 import { STAGES, loadPlan, runStage, stageShards, writePlan, type StageName } from '../../scale/stages';
 
 /** --shard I/N (0-based I) checked against the plan's count. */

@@ -15,7 +15,7 @@ import { Progress } from '../progress';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
-import { checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
+import { STAGED_OPTIONS, STAGED_USAGE, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
 import { loadPlan, planPath, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
@@ -40,23 +40,6 @@ export const DEDUP_OPTIONS = {
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
 } as const;
-
-/** --work's options (dedup as sharded stages; also those of `dedup-stage`). */
-export const STAGED_OPTIONS = {
-  work: { type: 'string' }, shards: { type: 'string' }, 'band-shards': { type: 'string' }, redis: { type: 'string' },
-  queue: { type: 'string' }, 'redis-wait': { type: 'string' },
-} as const;
-
-export const STAGED_USAGE = `  --work DIR                run as sharded stages in DIR (docs/scale.md): the same outputs as one run (every
-                            output option; stdin is copied to DIR/stdin.input first; not with --index); DIR
-                            is locked while the run lasts, and no output may be inside DIR
-  --shards N                input-file shards of the signatures and filter stages (default 1)
-  --band-shards M           band ranges of the buckets stage (default: N, at most the bands)
-  --redis URL               submit the stages to 'neardup worker' processes through BullMQ on this Redis
-                            (redis://host:port) and wait (needs --work on a folder the workers share)
-  --queue NAME              the BullMQ queue (default neardup)
-  --redis-wait SECONDS      how long a lost Redis may stay away before the run fails (default 30; then
-                            rerun the same command: the stages start again, their outputs are idempotent)`;
 
 /**
  * The run's options from dedup's command line (also read by `dedup-stage plan`); `defaults`: the settings of
