@@ -17,7 +17,7 @@ const opt = (name: string, def?: string) => { const i = argv.indexOf(`--${name}`
 
 /** The reader alone, in a plain node process (no tsx): every document of argv[1] into packed UTF-8; prints counts. */
 const CHILD_READ = `
-const { readDocuments } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'input.js'))});
+const { readDocuments } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'io', 'input.js'))});
 (async () => {
   let documents = 0, bytes = 0, text = 0;
   for await (const b of readDocuments([process.argv[1]], { onBadLine: 'skip' })) {

@@ -186,7 +186,7 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
   'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'pairsStart', 'pairsNext', 'pairsChunks', 'pairsLinesInto', 'dupiOrder',
-  // PassageIndex's writes under its lock (lib/index-commit.ts)
+  // PassageIndex's writes under its lock (lib/io/index-commit.ts)
   'writing', 'run', 'putParts', 'commitMeta']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);

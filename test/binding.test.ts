@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { shingleHashes, shingleHashesSync, type ShingleHashOptions } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 import { int, randomText, rng } from './reference/random';
 import { plain } from './helpers/parity';
 

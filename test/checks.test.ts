@@ -6,10 +6,10 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PostingIndex } from '../lib/postings';
-import { PassageIndex } from '../lib/passages';
-import { ChunkIndex } from '../lib/chunks';
-import { NeardupError } from '../lib/errors';
+import { PostingIndex } from '../lib/postings/postings';
+import { PassageIndex } from '../lib/postings/passages';
+import { ChunkIndex } from '../lib/chunks/chunks';
+import { NeardupError } from '../lib/util/errors';
 import { cli } from './cli-helper';
 
 const test = suite('checks');

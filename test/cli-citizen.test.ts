@@ -13,7 +13,7 @@ import { cli } from './cli-helper';
 import { TSX_FLAGS } from './support/tsx';
 import { editDistance, parse } from '../lib/cli/common';
 import { Progress, percentEta } from '../lib/cli/progress';
-import { readJsonl } from '../lib/cli/jsonl';
+import { readJsonl } from '../lib/io/jsonl';
 import { getThreads, setThreads } from '../lib/index';
 
 let dir = '';

@@ -7,9 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { shingleHashesSync, type ShingleHashOptions } from '../lib/index';
-import { native } from '../lib/native';
-import { NeardupError } from '../lib/errors';
-import { readJsonl } from '../lib/cli/jsonl';
+import { native } from '../lib/native/addon';
+import { NeardupError } from '../lib/util/errors';
+import { readJsonl } from '../lib/io/jsonl';
 
 const test = suite('cli');
 const root = path.join(__dirname, '..');

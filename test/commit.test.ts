@@ -1,4 +1,4 @@
-// The one commit point of passage and dupi indexes (lib/index-commit.ts, docs/FORMAT.md section 11): writers
+// The one commit point of passage and dupi indexes (lib/io/index-commit.ts, docs/FORMAT.md section 11): writers
 // killed exactly before and after it (NEARDUP_TEST_KILL_AT, HACKING.md "Test hooks") and at random moments
 // leave the old state or the complete new one, and a rerun gives the reference; two writers at once (one is
 // refused, naming the folder); spill files of a killed or interrupted writer do not outlive it; NUL bytes in paths.
@@ -8,9 +8,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassageIndex } from '../lib/passages';
-import { PostingIndex } from '../lib/postings';
-import { DupiIndex } from '../lib/dupi';
+import { PassageIndex } from '../lib/postings/passages';
+import { PostingIndex } from '../lib/postings/postings';
+import { DupiIndex } from '../lib/postings/dupi';
 import { TSX_FLAGS } from './support/tsx';
 import { rng, int, pick } from './reference/random';
 

@@ -12,7 +12,7 @@ import {
   LshIndex, NeardupError, ParagraphFilter, SignatureWriter, SimhashIndex, DedupSession, doubriSelf, minhash, minhashSync,
   readSignatureFile, shingleHashes, simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints,
 } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 import { cli } from './cli-helper';
 import { TSX_FLAGS } from './support/tsx';
 

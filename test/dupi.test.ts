@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { cli } from './cli-helper';
-import { blot } from '../lib/postings';
+import { blot } from '../lib/postings/postings';
 
 const test = suite('dupi');
 const V = path.join(__dirname, 'fixtures', 'vectors', 'dupi');

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LshIndex, readSignatureFile } from '../lib/index';
 import { cli } from './cli-helper';
-import { OutputFile, checkFiles, cleanStaleSpill, cleanStaleTemps, makeSpillDir, removeSpillDir, resolveTarget } from '../lib/cli/files';
+import { OutputFile, checkFiles, cleanStaleSpill, cleanStaleTemps, makeSpillDir, removeSpillDir, resolveTarget } from '../lib/io/files';
 
 const MAIN = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
 const TSX = pathToFileURL(require.resolve('tsx')).href;
@@ -502,7 +502,7 @@ test('a live writer in another process is never swept, even under a PID that doe
   // then renames both to names with a PID that does not run here, as a writer in another PID namespace
   // (a container sharing the volume) would look; the locks stay with the open files.
   const child = path.join(dir, 'writer.ts');
-  const files = JSON.stringify(path.join(__dirname, '..', 'lib', 'cli', 'files.ts'));
+  const files = JSON.stringify(path.join(__dirname, '..', 'lib', 'io', 'files.ts'));
   fs.writeFileSync(child, `
     import * as fs from 'node:fs';
     import * as path from 'node:path';

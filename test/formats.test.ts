@@ -6,8 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { readDocuments } from '../lib/input';
-import type { NeardupError } from '../lib/errors';
+import { readDocuments } from '../lib/io/input';
+import type { NeardupError } from '../lib/util/errors';
 import { cli } from './cli-helper';
 import { parquetBytes, readAllDocs, rejects, zstdRawFrame } from './support/formats';
 

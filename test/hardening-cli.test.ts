@@ -7,8 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../lib/index';
-import { dedupLimits, tooManyPairs } from '../lib/dedup';
-import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/cli/jsonl';
+import { dedupLimits, tooManyPairs } from '../lib/minhash/dedup';
+import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/io/jsonl';
 import { cli } from './cli-helper';
 import { DOCUMENT_BYTES_PER_BYTE, documentLimit, documentMemory } from '../lib/cli/limits';
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { shingleHashesSync } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 import { fast64, md5_64, murmur3_128, murmur3_32, sha1_32, smhasherVerification, x64_128Bytes, x86_32Bytes } from './reference/hash';
 import { refShingles } from './reference/text';
 import { TSX_FLAGS } from './support/tsx';

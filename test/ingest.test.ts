@@ -1,4 +1,4 @@
-// The native JSONL reader (lib/input.ts over native/core/text/jsonl_batch.h) against the reference model of a
+// The native JSONL reader (lib/io/input.ts over native/core/text/jsonl_batch.h) against the reference model of a
 // line (test/reference/jsonl.ts: JSON.parse + strict UTF-8 + the documented rules), on random and malformed
 // lines cut at random batch sizes; its exact reasons and limits; gzip (multi-member) and zstd (multi-frame,
 // skippable frames, truncated, corrupt) inputs.
@@ -9,9 +9,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../lib/input';
-import type { NeardupError } from '../lib/errors';
-import { native } from '../lib/native';
+import { readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../lib/io/input';
+import type { NeardupError } from '../lib/util/errors';
+import { native } from '../lib/native/addon';
 import { referenceLine, reasonCategory } from './reference/jsonl';
 import { readAllDocs, rejects, zstdRawFrame, zstdRleFrame, zstdSkippableFrame } from './support/formats';
 import { rng } from './reference/random';

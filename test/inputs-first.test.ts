@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { checkInputFiles } from '../lib/input';
+import { checkInputFiles } from '../lib/io/input';
 
 // the built CLI (npm test builds dist/ first), as a user runs it: starts in a fraction of tsx's time
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');

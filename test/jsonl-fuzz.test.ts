@@ -1,4 +1,4 @@
-// Randomised check of the line splitter (readLines, lib/cli/jsonl.ts) and the native line parser (through
+// Randomised check of the line splitter (readLines, lib/io/jsonl.ts) and the native line parser (through
 // readDocuments; its libFuzzer target is native/fuzz/jsonl_fuzz.cc). Seeded inputs mix valid lines, invalid
 // UTF-8, bad JSON, CRLF, NUL bytes, empty lines and long lines; the splitter is fed in random chunk sizes and
 // the reader cuts batches at random sizes. Independent truth: the input split at '\n' by hand and JSON.parse
@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
-import { readLines } from '../lib/cli/jsonl';
-import { readDocuments } from '../lib/input';
+import { readLines } from '../lib/io/jsonl';
+import { readDocuments } from '../lib/io/input';
 
 function rng(seed: number) {
   let s = seed >>> 0;

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LshIndex, optimalParam, optimalParamAsync, NeardupError, minhashSync } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 import { RefKeyError, RefMinHashLSH, RefValueError } from './reference/minhash-lsh';
 
 const D = path.join(__dirname, 'fixtures', 'vectors', 'datasketch-legacy');

@@ -130,7 +130,7 @@ test('every package npm ci installs accepts the oldest Node versions engines all
   assert.ok(lowest.includes('18.17.0'), `engines ${pkg.engines.node} starts at 18.17.0 (got ${lowest})`);
   const bad: string[] = [];
   // Optional packages (better-sqlite3 12 and what only it needs: Node 20+) may be skipped where they do not
-  // install; only `neardup similar` needs them and says so (lib/chunks-db.ts, HACKING.md).
+  // install; only `neardup similar` needs them and says so (lib/chunks/chunks-db.ts, HACKING.md).
   for (const [where, p] of Object.entries<{ engines?: { node?: string }; optional?: boolean }>(lock.packages)) {
     const need = p.engines?.node;
     if (!where || !need || p.optional) continue;

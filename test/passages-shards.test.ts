@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { cli } from './cli-helper';
-import { PostingIndex } from '../lib/postings';
+import { PostingIndex } from '../lib/postings/postings';
 import { rng, int, pick } from './reference/random';
 
 const test = suite('passages-shards');

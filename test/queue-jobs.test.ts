@@ -1,4 +1,4 @@
-// The worker trusts no job (lib/cli/queue-task.ts checkJob): anyone who can write to the workers' Redis can add
+// The worker trusts no job (lib/scale/queue-task.ts checkJob): anyone who can write to the workers' Redis can add
 // jobs, so crafted ones are added to a real redis-server (a loopback port of its own) and must each fail with
 // a clear reason, writing nothing: a similar-part whose `out` is outside the index folder (absolute, '..', a
 // symbolic link out, another file of the index), bad numbers, unknown kinds and names, a dedup stage that is

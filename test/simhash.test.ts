@@ -7,7 +7,7 @@ import {
   SimhashIndex, hammingDistance, pickSimhashBlocks, shingleHashesSync, simhashCompute, simhashFindAll,
   simhashFindAllStream, simhashFindAllSync, simhashFingerprints, simhashFingerprintsSync,
 } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 import * as ref from './reference/simhash';
 
 const VECTORS = path.join(__dirname, 'fixtures', 'vectors', 'simhash-py', 'vectors.json');

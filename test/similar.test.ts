@@ -1,4 +1,4 @@
-// Chunk similarity (lib/chunks.ts, neardup similar): the index against the reference (brute force over exact
+// Chunk similarity (lib/chunks/chunks.ts, neardup similar): the index against the reference (brute force over exact
 // chunk sets, 64-bit ids), the SQLite table against the index, incremental runs against full runs on random
 // edit sequences, parts and stages, the CLI's lines and errors, argument errors, corrupt files, and crashes
 // (SIGKILL) in the middle of an update.
@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ChunkIndex, chunkIds, chunkStages, type ChunkDocument } from '../lib/index';
-import { openDb } from '../lib/chunks-db';
-import { native } from '../lib/native';
+import { openDb } from '../lib/chunks/chunks-db';
+import { native } from '../lib/native/addon';
 import { refChunkIds, refSimilar, type RefEntry } from './reference/chunks';
 import { rng, pick, int } from './reference/random';
 import { cli } from './cli-helper';

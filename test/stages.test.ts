@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { minhashSync } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 
 const test = suite('stages');
 const root = path.join(__dirname, '..');

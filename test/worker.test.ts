@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as nd from '../lib/index';
 import { CASES } from './helpers/api-cases';
-import { OutputFile } from '../lib/cli/files';
+import { OutputFile } from '../lib/io/files';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-worker-'));
 test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -62,7 +62,7 @@ test('a new output file gets 0666 minus the umask, in a Worker as on the main th
   if (process.platform === 'win32') return;
   const old = process.umask(0o027);
   try {
-    const files = path.join(__dirname, '..', 'lib', 'cli', 'files.ts');
+    const files = path.join(__dirname, '..', 'lib', 'io', 'files.ts');
     const write = async (f: string) => {
       const o = OutputFile.open(f);
       o.write('x\n');

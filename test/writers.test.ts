@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ChunkIndex, DedupSession, LshIndex, minhashSync, type NeardupError } from '../lib/index';
-import { lockIndexFile, fileLockPath } from '../lib/locks';
+import { lockIndexFile, fileLockPath } from '../lib/io/locks';
 
 const root = path.join(__dirname, '..');
 const MAIN = path.join(root, 'dist', 'cli', 'main.js');  // the built CLI: no tsx start-up per run

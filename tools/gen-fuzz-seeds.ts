@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ChunkIndex, LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, chunkStages, dedup, minhashSync } from '../lib/index';
-import { native } from '../lib/native';
+import { native } from '../lib/native/addon';
 
 const root = path.join(__dirname, '..', 'native', 'fuzz', 'seeds');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-seeds-'));

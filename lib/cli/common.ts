@@ -1,16 +1,11 @@
 // Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { ShingleOptions } from '../shingles';
-import { setThreads } from '../runtime';
-import { fieldPath, type OnBadLine } from '../input';
+import type { ShingleOptions } from '../text/shingles';
+import { setThreads } from '../native/runtime';
+import { UsageError, intOption, oneOf } from '../util/options';
 
-/** A mistake in the command line: printed with the command's usage, exit status 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError, floatOption, intOption, oneOf } from '../util/options';
+export { idFieldOption, inputOptionsFrom } from '../io/documents';
 
 export interface Command {
   name: string;
@@ -75,33 +70,6 @@ export const INPUT_USAGE = `Input (JSONL plain, gzip or zstd, or Parquet, told b
   --on-bad-line error|skip|empty  a malformed line stops the run (default), or is kept in place
                             with no shingles (skip) or as an empty text (empty)`;
 
-/** How the user writes the option: -n for one letter, -n/--ngram with its short form, --name otherwise. */
-const flag = (name: string) => (name.length === 1 ? `-${name}` : name === 'ngram' ? '-n/--ngram' : `--${name}`);
-
-export function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[], def: T): T {
-  if (v === undefined) return def;
-  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
-    throw new UsageError(`${flag(name)} must be one of ${allowed.join(', ')}, got '${String(v)}'`);
-  return v as T;
-}
-
-export function intOption(name: string, v: unknown, def: number, min: number, max: number): number {
-  if (v === undefined) return def;
-  const s = String(v);
-  if (!/^\d+$/.test(s)) throw new UsageError(`${flag(name)} must be an integer, got '${s}'`);
-  const n = Number(s);
-  if (n < min || n > max) throw new UsageError(`${flag(name)} must be from ${min} to ${max}, got ${n}`);
-  return n;
-}
-
-export function floatOption(name: string, v: unknown, def: number, min: number, max: number): number {
-  if (v === undefined) return def;
-  const n = Number(v);
-  if (!Number.isFinite(n) || String(v).trim() === '') throw new UsageError(`${flag(name)} must be a number, got '${String(v)}'`);
-  if (n < min || n > max) throw new UsageError(`${flag(name)} must be from ${min} to ${max}, got ${n}`);
-  return n;
-}
-
 export function shingleOptionsFrom(values: Record<string, unknown>, defaults: ShingleOptions = {}): ShingleOptions {
   return {
     unit: oneOf('unit', values.unit, ['char', 'word'] as const, defaults.unit ?? 'char'),
@@ -112,27 +80,6 @@ export function shingleOptionsFrom(values: Record<string, unknown>, defaults: Sh
     foldWhitespace: Boolean(values['fold-whitespace'] ?? defaults.foldWhitespace),
     short: oneOf('short', values.short, ['whole', 'none'] as const, defaults.short ?? 'whole'),
   };
-}
-
-/** A --field / --id-field value, checked as a dot path. */
-function fieldOption(option: string, v: unknown): string {
-  const field = String(v);
-  if (field === '') throw new UsageError(`${option} must not be empty`);
-  try {
-    fieldPath(field);
-  } catch (e) {
-    throw new UsageError(`${option}: ${(e as Error).message}`);
-  }
-  return field;
-}
-
-export function idFieldOption(v: unknown): string {
-  return fieldOption('--id-field', v);
-}
-
-export function inputOptionsFrom(values: Record<string, unknown>): { field: string; onBadLine: OnBadLine } {
-  const field = values.field === undefined ? 'text' : fieldOption('--field', values.field);
-  return { field, onBadLine: oneOf('on-bad-line', values['on-bad-line'], ['error', 'skip', 'empty'] as const, 'error') };
 }
 
 /** Buffered writes to a stream that respect back-pressure. */

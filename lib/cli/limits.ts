@@ -4,11 +4,11 @@
 // would exceed the document memory is refused with its file:line instead of running the machine out of
 // memory. The document memory is NEARDUP_DOCUMENT_MEMORY (a size: 512M, 8G) or, by default, half of the
 // physical memory.
-import { NeardupError, formatBytes } from '../errors';
+import { NeardupError, formatBytes } from '../util/errors';
 import { UsageError } from './common';
-import { documentMemoryFromEnv } from '../input';
-import type { JsonlBatch } from './jsonl';
-import type { DocumentBatch } from '../input';
+import { documentMemoryFromEnv } from '../io/input';
+import type { JsonlBatch } from '../io/jsonl';
+import type { DocumentBatch } from '../io/input';
 
 /**
  * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL

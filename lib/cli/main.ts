@@ -1,11 +1,15 @@
 #!/usr/bin/env node
+// lib/cli/ - the command line and nothing a library caller needs (no file outside lib/cli imports it):
+//   main.ts (this file), registry.ts (the commands), common.ts (argument parsing, shingle and input options,
+//   Output), progress.ts, limits.ts (document size limits), commands/<name>.ts (one file per command).
+//
 // The neardup command line: `neardup <command> [options]`. Results go to stdout (machine-readable);
 // progress (only on a terminal) and errors go to stderr. Exit status: 0 success, 1 failure, 2 usage error,
 // 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (temporary files removed), 141 standard output closed early (EPIPE).
-import { NeardupError } from '../errors';
-import { version } from '../version';
+import { NeardupError } from '../util/errors';
+import { version } from '../util/version';
 import { UsageError, checkThreadsEnv, usageErrorText, type Command } from './common';
-import { installCleanup, isSystemError, systemMessage } from './files';
+import { installCleanup, isSystemError, systemMessage } from '../io/files';
 import { commands } from './registry';
 
 function usage(): string {

@@ -4,7 +4,7 @@
 // Run directly, it prints {simd, digest} as JSON.
 import { createHash } from 'node:crypto';
 import { runtimeInfo, shingleHashesSync } from '../../lib/index';
-import { native } from '../../lib/native';
+import { native } from '../../lib/native/addon';
 import { int, randomBytes, randomText, rng } from '../reference/random';
 
 export function batteryKeys(): Buffer[] {

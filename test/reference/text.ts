@@ -1,5 +1,5 @@
 // Reference normalisers and tokenizers (tests only), written from the rules stated in
-// native/core/text/{normalize.h,shingle.h} and lib/shingles.ts — deliberately simple, not fast.
+// native/core/text/{normalize.h,shingle.h} and lib/text/shingles.ts — deliberately simple, not fast.
 import { decodeUtf8, encodeCps } from './utf8';
 
 export interface RefTextOptions {

@@ -3,8 +3,8 @@
 // skippable frames, and Parquet files written with hyparquet-writer (snappy, gzip, zstd pages); and the
 // helpers the input tests share.
 import * as assert from 'uvu/assert';
-import { readDocuments, idJson, type ReadDocumentsOptions } from '../../lib/input';
-import type { NeardupError } from '../../lib/errors';
+import { readDocuments, idJson, type ReadDocumentsOptions } from '../../lib/io/input';
+import type { NeardupError } from '../../lib/util/errors';
 
 /** Awaits p, which must reject with an error `check` accepts. */
 export async function rejects(p: Promise<unknown>, check: (e: NeardupError) => boolean, what = ''): Promise<void> {

@@ -2,11 +2,11 @@
 // Kubernetes indexed jobs, BullMQ workers, a shell loop).
 import * as path from 'node:path';
 import { UsageError, parse, type Command } from '../common';
-import { checkFiles } from '../files';
-import { DEDUP_OPTIONS } from './dedup';
-import { checkKeptDirInputs } from '../kept';
-import { STAGED_OPTIONS, buildPlan, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../staged';
-import { STAGES, loadPlan, runStage, stageShards, writePlan, type StageName } from '../stages';
+import { checkFiles } from '../../io/files';
+import { DEDUP_OPTIONS, buildPlan } from './dedup';
+import { checkKeptDirInputs } from '../../io/kept';
+import { STAGED_OPTIONS, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
+import { STAGES, loadPlan, runStage, stageShards, writePlan, type StageName } from '../../scale/stages';
 
 /** --shard I/N (0-based I) checked against the plan's count. */
 export function parseShard(v: unknown, expected: number, stage: string): number {

@@ -1,20 +1,22 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as os from 'node:os';
-import { NeardupError, formatBytes } from '../../errors';
-import { DedupSession, INDEX_REPRESENTATIVE, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../dedup';
-import { readIndexMeta, type DedupIndexMeta } from '../../dedup-index';
-import { LshIndex } from '../../lsh';
-import { lockIndexFile } from '../../locks';
-import { killAt } from '../../test-hooks';
-import { version } from '../../version';
-import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../input';
-import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../kept';
+import { NeardupError, formatBytes } from '../../util/errors';
+import { DedupSession, INDEX_REPRESENTATIVE, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
+import { readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
+import { LshIndex } from '../../minhash/lsh';
+import { lockIndexFile } from '../../io/locks';
+import { killAt } from '../../util/test-hooks';
+import { version } from '../../util/version';
+import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
+import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
 import { Progress } from '../progress';
 import { documentMemory } from '../limits';
-import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../files';
+import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
-import { STAGED_OPTIONS, STAGED_USAGE, runStagedDedup } from '../staged';
+import { STAGED_OPTIONS, STAGED_USAGE, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
+import { loadPlan, planPath, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,
@@ -436,3 +438,62 @@ ${INPUT_USAGE}`,
     }
   },
 };
+
+// ---------------------------------------------------------------------------------------------------------
+// --work: dedup as sharded stages (lib/scale/staged.ts, lib/scale/stages.ts; docs/scale.md)
+
+/** The plan of a dedup command line (dedup's options, inputs and outputs; stdin already spooled). */
+export function buildPlan(values: Record<string, unknown>, positionals: string[]): StagePlan {
+  if (positionals.length === 0) throw new UsageError('--work: give the input files (or - for standard input)');
+  if (positionals.includes('-')) throw new UsageError('--work: standard input is read once, before the plan');
+  if (values['removed-ids'] !== undefined && values['id-field'] === undefined) throw new UsageError('--removed-ids needs --id-field');
+  const o = dedupOptionsFrom(values);
+  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+  const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
+  const res = resolveDedupOptions({ ...o.shingle, profile: o.profile, numPerm: o.numPerm, seed: o.seed, threshold: o.threshold, b: o.b, r: o.r, verify: o.verify, banding: o.banding as never, minRecall: o.minRecall });
+  const bandShards = Math.min(res.b, values['band-shards'] === undefined ? shards : intOption('band-shards', values['band-shards'], 1, 1, 1 << 20));
+  const abs = (v: unknown) => (v === undefined ? undefined : path.resolve(String(v)));
+  const options: StagePlan['options'] = {
+    ...o.shingle, profile: o.profile, numPerm: o.numPerm, threshold: o.threshold, b: o.b, r: o.r, verify: o.verify,
+    clustering: o.clustering, banding: o.banding as never, minRecall: o.minRecall, memory: o.memory, tmp: path.resolve(o.tmp),
+    ...(o.seed !== undefined ? { seed: String(o.seed) } : {}),
+  };
+  for (const k of Object.keys(options) as (keyof typeof options)[]) if (options[k] === undefined) delete options[k];
+  const outputs: StagePlan['outputs'] = {
+    flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
+    removedIds: abs(values['removed-ids']),
+  };
+  for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
+  return {
+    version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
+    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs,
+  };
+}
+
+export async function runStagedDedup(values: Record<string, unknown>, positionals: string[]): Promise<number> {
+  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
+  const start = Date.now();
+  const work = path.resolve(String(values.work));
+  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
+  const release = lockWork(work);
+  try {
+    const plan = buildPlan(values, await spoolStdin(work, positionals));
+    await writePlan(work, plan);
+    const id = loadPlan(work).id;
+    let reports: StageReport[];
+    if (values.redis !== undefined) {
+      const { submitDedup } = await import('../../scale/queue.js');
+      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
+    } else {
+      reports = await runStagesLocally(work);
+    }
+    const lp = loadPlan(work);
+    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
+    const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
+    process.stdout.write(JSON.stringify(summary) + '\n');
+    return 0;
+  } finally {
+    release();
+  }
+}

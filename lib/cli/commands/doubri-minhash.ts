@@ -1,12 +1,12 @@
 // neardup doubri minhash / init: doubri 1.0 drop-ins on the MinHash side (docs/minhash.md lists every
 // difference). Registered in the sub-command table of ./doubri.ts.
 import * as fs from 'node:fs';
-import { NeardupError } from '../../errors';
-import { SignatureWriter, doubriHashHeader } from '../../minhash';
+import { NeardupError } from '../../util/errors';
+import { SignatureWriter, doubriHashHeader } from '../../minhash/minhash';
 import { Progress } from '../progress';
 import { INPUT_OPTIONS, UsageError, inputOptionsFrom, parse, type Subcommand } from '../common';
 import { signJsonlToFile } from './minhash';
-import { checkFiles, writeNative } from '../files';
+import { checkFiles, writeNative } from '../../io/files';
 
 export const doubriMinhashCommand: Subcommand = {
   name: 'minhash',

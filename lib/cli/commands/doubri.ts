@@ -1,11 +1,11 @@
 // neardup doubri <sub>: drop-in replacements for doubri 1.0's commands. Sub-commands live in one table so
 // that each engine can add its own (self/other/apply here; minhash/init in ./doubri-minhash.ts).
 import * as fs from 'node:fs';
-import { NeardupError } from '../../errors';
-import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../doubri-dedup';
-import { openInput, readLines } from '../jsonl';
+import { NeardupError } from '../../util/errors';
+import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../minhash/doubri-dedup';
+import { openInput, readLines } from '../../io/jsonl';
 import { Output, UsageError, parse, usageErrorText, type Command, type Subcommand } from '../common';
-import { checkFiles } from '../files';
+import { checkFiles } from '../../io/files';
 import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
 /** doubri's 40 index files of a prefix: PREFIX.00000 .. PREFIX.00039. */

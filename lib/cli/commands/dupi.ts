@@ -4,13 +4,13 @@
 // ascending document order (dupi: Go map order, random from run to run).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from '../../errors';
-import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../dupi';
-import { defaultBuildMemory } from '../../postings';
-import { checkInputFiles, inputSize } from '../../input';
-import { parseByteSize } from '../../validate';
+import { NeardupError } from '../../util/errors';
+import { DupiIndex, dupiWalk, goJson, type DupiDoc } from '../../postings/dupi';
+import { defaultBuildMemory } from '../../postings/postings';
+import { checkInputFiles, inputSize } from '../../io/input';
+import { parseByteSize } from '../../util/validate';
 import { Output, UsageError, type Command } from '../common';
-import { checkFiles, makeSpillDir, removeSpillDir } from '../files';
+import { checkFiles, makeSpillDir, removeSpillDir } from '../../io/files';
 
 type FlagKind = 'bool' | 'int' | 'float' | 'string';
 

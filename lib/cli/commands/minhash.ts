@@ -1,10 +1,10 @@
 // neardup minhash: MinHash signatures of each JSONL line, as JSON arrays on stdout or as a binary file.
-import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } from '../../minhash';
-import type { ShingleOptions } from '../../shingles';
-import { readDocuments, type OnBadLine } from '../../input';
+import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } from '../../minhash/minhash';
+import type { ShingleOptions } from '../../text/shingles';
+import { readDocuments, type OnBadLine } from '../../io/input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
-import { checkFiles, writeNative } from '../files';
+import { checkFiles, writeNative } from '../../io/files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, type Command,
@@ -39,7 +39,7 @@ export interface SignedBatch {
 }
 
 /**
- * Reads the inputs (lib/input.ts: parsed on the native pool) and yields each batch with its signatures; the
+ * Reads the inputs (lib/io/input.ts: parsed on the native pool) and yields each batch with its signatures; the
  * next batch is read and parsed while this one is signed.
  */
 export async function* signJsonl(

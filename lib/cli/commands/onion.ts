@@ -2,13 +2,13 @@
 // input line prefixed by its flag and a TAB (1 = duplicate, removed), or with -s only the kept lines.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from '../../errors';
-import { native } from '../../native';
-import { ParagraphFilter, type ParagraphFilterStats } from '../../paragraphs';
-import { openInput } from '../jsonl';
-import { checkInputFiles } from '../../input';
+import { NeardupError } from '../../util/errors';
+import { checkInputFiles } from '../../io/input';
+import { native } from '../../native/addon';
+import { ParagraphFilter, type ParagraphFilterStats } from '../../filter/paragraphs';
+import { openInput } from '../../io/jsonl';
 import { UsageError, floatOption, intOption, parse, type Command } from '../common';
-import { OutputFile, checkFiles } from '../files';
+import { OutputFile, checkFiles } from '../../io/files';
 
 /**
  * Streams a vertical file through a filter created with output 'mark' or 'strip', writing the text out.

@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { NeardupError } from '../../errors';
-import { ParagraphFilter, type ParagraphFilterOptions } from '../../paragraphs';
-import { openInput, readJsonl, readLines } from '../jsonl';
+import { NeardupError } from '../../util/errors';
+import { ParagraphFilter, type ParagraphFilterOptions } from '../../filter/paragraphs';
+import { openInput, readJsonl, readLines } from '../../io/jsonl';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command, type OptionValues,
 } from '../common';
 import { BufferOutput, expectedBytes, streamVertical } from './onion';
-import { checkFiles, writeNative } from '../files';
+import { checkFiles, writeNative } from '../../io/files';
 import { checkDocumentSizes, documentLimit } from '../limits';
 
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */

@@ -2,12 +2,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassageIndex, extractMemory } from '../../passages';
-import { defaultBuildMemory, memorySplit } from '../../postings';
-import { checkInputFiles, inputSize } from '../../input';
+import { PassageIndex, extractMemory } from '../../postings/passages';
+import { defaultBuildMemory, memorySplit } from '../../postings/postings';
+import { checkInputFiles, inputSize } from '../../io/input';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
-import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../passages-stages';
-import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillFolders } from '../files';
+import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../../scale/passages-stages';
+import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
@@ -179,7 +179,7 @@ export const passagesCommand: Command = {
         const work = r.values.work;
         const plan = await planFrom(r.values, files);
         if (r.values.redis !== undefined) {
-          const { submitPassagesTasks } = await import('../queue.js');
+          const { submitPassagesTasks } = await import('../../scale/queue.js');
           const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
           await submitPassagesTasks(String(r.values.redis), path.resolve(work), plan.shards, plan.keyRanges ?? 0,
             typeof r.values.queue === 'string' ? r.values.queue : 'neardup', wait * 1000);

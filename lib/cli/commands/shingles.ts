@@ -1,9 +1,9 @@
 // neardup shingles: the shingle hashes of each JSONL line, one JSON array per line on stdout.
-import { shingleHashes, type ShingleHashKind } from '../../shingles';
-import { readDocuments } from '../../input';
+import { shingleHashes, type ShingleHashKind } from '../../text/shingles';
+import { readDocuments } from '../../io/input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
-import { checkFiles } from '../files';
+import { checkFiles } from '../../io/files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, oneOf, parse,
   shingleOptionsFrom, type Command,

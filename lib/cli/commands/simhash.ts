@@ -1,14 +1,14 @@
 // neardup simhash <sub>: seomoz simhash drop-ins.
 //   fingerprint  one decimal u64 fingerprint per JSONL line
 //   find-all     pairs of fingerprints (or ids) within k bits, like seomoz's simhash-find-all
-import { NeardupError } from '../../errors';
-import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash';
-import type { ShingleOptions } from '../../shingles';
-import { openInput, readLines } from '../jsonl';
-import { readDocuments } from '../../input';
+import { NeardupError } from '../../util/errors';
+import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash/simhash';
+import type { ShingleOptions } from '../../text/shingles';
+import { openInput, readLines } from '../../io/jsonl';
+import { readDocuments } from '../../io/input';
 import { Progress } from '../progress';
 import { checkDocumentSizes, documentLimit } from '../limits';
-import { checkFiles } from '../files';
+import { checkFiles } from '../../io/files';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, usageErrorText, type Command,

@@ -3,12 +3,12 @@
 import { isUtf8 } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { NeardupError } from '../../errors';
-import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks';
-import { openInput, readLines } from '../jsonl';
-import { checkInputFiles } from '../../input';
+import { NeardupError } from '../../util/errors';
+import { checkInputFiles } from '../../io/input';
+import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks/chunks';
+import { openInput, readLines } from '../../io/jsonl';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
-import { checkFiles, watchSpillFolders } from '../files';
+import { checkFiles, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
 import { parseSize } from './dupi';
 
@@ -228,7 +228,7 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
       // prepare here, the parts on the workers, finish here (docs/scale.md)
       const parts = options.parts ?? 1;
       await stages.prepare(dir, docs, { ...options, onProgress });
-      const { submitSimilarParts } = await import('../queue.js');
+      const { submitSimilarParts } = await import('../../scale/queue.js');
       const wait = r.values['redis-wait'] === undefined ? 30 : intOption('redis-wait', r.values['redis-wait'], 30, 1, 86_400);
       const pairs = await submitSimilarParts(String(r.values.redis), path.resolve(dir), parts,
         { memory: options.memory, tmp: options.tmp === undefined ? undefined : path.resolve(options.tmp) },

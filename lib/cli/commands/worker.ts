@@ -26,7 +26,7 @@ Options:
       return 0;
     }
     if (values.redis === undefined) throw new UsageError('worker needs --redis URL');
-    const { serveWorker } = await import('../queue.js');
+    const { serveWorker } = await import('../../scale/queue.js');
     await serveWorker(String(values.redis), {
       queue: values.queue === undefined ? 'neardup' : String(values.queue),
       concurrency: values.concurrency === undefined ? 1 : intOption('concurrency', values.concurrency, 1, 1, 256),

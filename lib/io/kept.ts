@@ -1,0 +1,167 @@
+// Writing kept documents: the second pass of `neardup dedup --kept FILE` / `--kept-dir DIR` over the inputs,
+// copying the lines (or, for Parquet inputs, the rows as JSON objects) of the documents that are kept, into
+// outputs that may be compressed (gzip: node:zlib; zstd: the addon's libzstd encoder, level 3, with a
+// checksum). Every output is an OutputFile: it appears complete or not at all.
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { NeardupError, nativeCall } from '../util/errors';
+import { native } from '../native/addon';
+import { documentMemoryFromEnv, openInputFile, readError, type InputCompression, type InputFormat } from './input';
+import { parquetRowsAsJson } from './parquet';
+import { OutputFile } from './files';
+import { readLines } from './jsonl';
+import { UsageError } from '../util/options';
+
+/** The compression an output's name asks for: .gz gzip, .zst/.zstd zstd, else none. */
+export function compressionOfName(file: string): InputCompression {
+  if (/\.gz$/i.test(file)) return 'gzip';
+  if (/\.zstd?$/i.test(file)) return 'zstd';
+  return 'none';
+}
+
+/** A file written through a compressor (or as it is): write() buffers ~1 MiB, commit() puts it in place. */
+export class CompressedOutput {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private readonly gz?: zlib.Gzip;
+  private gzOut: Buffer[] = [];
+  private gzError: Error | undefined;
+  private readonly zstd?: { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
+
+  private constructor(private readonly out: OutputFile, readonly compression: InputCompression) {
+    if (compression === 'gzip') {
+      this.gz = zlib.createGzip();
+      this.gz.on('data', (c: Buffer) => this.gzOut.push(c));
+      this.gz.on('error', (e) => { this.gzError = e; });
+    } else if (compression === 'zstd') {
+      this.zstd = new native.ZstdEncoder(3);
+    }
+  }
+
+  static open(file: string, compression: InputCompression): CompressedOutput {
+    return new CompressedOutput(OutputFile.open(file), compression);
+  }
+
+  get file(): string {
+    return this.out.file;
+  }
+
+  async write(b: Buffer): Promise<void> {
+    this.parts.push(b);
+    this.size += b.length;
+    if (this.size >= 1 << 20) await this.flush(false);
+  }
+
+  private async flush(end: boolean): Promise<void> {
+    const data = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size);
+    this.parts = [];
+    this.size = 0;
+    if (this.gz) {
+      const gz = this.gz;
+      await new Promise<void>((resolve, reject) => {
+        const done = (e?: Error | null) => (e ? reject(e) : resolve());
+        if (end) {
+          if (data.length) gz.write(data);
+          gz.end();
+          gz.once('end', () => done());
+          gz.once('error', done);
+        } else {
+          gz.write(data, (e) => done(e));
+        }
+      });
+      if (this.gzError) throw this.gzError;
+      const ready = this.gzOut;
+      this.gzOut = [];
+      for (const c of ready) await this.out.write(c);
+    } else if (this.zstd) {
+      if (data.length || end) {
+        const c = await nativeCall(this.zstd.compress(data, end));
+        if (c.length) await this.out.write(Buffer.from(c.buffer, c.byteOffset, c.length));
+      }
+    } else if (data.length) {
+      await this.out.write(data);
+    }
+  }
+
+  async commit(): Promise<void> {
+    await this.flush(true);
+    await this.out.commit();
+  }
+
+  abort(): void {
+    this.gz?.destroy();
+    this.out.abort();
+  }
+}
+
+/** The compression of --kept-dir's file for an input: the input's own (Parquet: JSONL, uncompressed). */
+export function keptCompression(format: InputFormat, compression: InputCompression): InputCompression {
+  return format === 'parquet' ? 'none' : compression;
+}
+
+/** The file `--kept-dir DIR` writes for an input: the same base name (a Parquet input gets '.jsonl' for '.parquet'). */
+export function keptDirName(dir: string, input: string, format: InputFormat): string {
+  const base = path.basename(input);
+  return path.join(dir, format === 'parquet' ? base.replace(/\.parquet$/i, '') + '.jsonl' : base);
+}
+
+/** Refuses two inputs with the same base name under --kept-dir (one would overwrite the other). */
+export function checkKeptDirInputs(files: string[]): void {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const b = path.basename(f);
+    const other = seen.get(b);
+    if (other !== undefined) throw new UsageError(`--kept-dir: the inputs '${other}' and '${f}' have the same name '${b}'; one kept file each is not possible`);
+    seen.set(b, f);
+  }
+}
+
+export interface KeptInput {
+  file: string;
+  format: InputFormat;
+  compression: InputCompression;
+  /** The input's documents are [first, first + count) of the run. */
+  first: number;
+  count: number;
+}
+
+/**
+ * Copies the kept documents of each input (keep(d) true, and not a bad line) to `outputFor(input)`, in input
+ * order; outputs shared by several inputs get them back to back. JSONL lines are copied byte for byte (a BOM
+ * at the start of a file is not); Parquet rows are written as JSON objects.
+ */
+export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boolean, outputFor: (input: KeptInput) => CompressedOutput): Promise<void> {
+  const nl = Buffer.from('\n');
+  for (const inp of inputs) {
+    const out = outputFor(inp);
+    let d = inp.first;
+    if (inp.format === 'parquet') {
+      for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
+        for (const r of rows) {
+          if (d < inp.first + inp.count && keep(d)) await out.write(Buffer.from(r + '\n'));
+          d++;
+        }
+      }
+    } else {
+      const opened = await openInputFile(inp.file, 4 << 20);
+      let first = true;
+      try {
+        for await (let raw of readLines(opened.stream!, inp.file)) {
+          if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
+          first = false;
+          if (d < inp.first + inp.count && keep(d)) {
+            await out.write(raw);
+            await out.write(nl);
+          }
+          d++;
+        }
+      } catch (e) {
+        throw readError(inp.file, e);
+      } finally {
+        opened.stream!.destroy();
+      }
+    }
+    if (d !== inp.first + inp.count)
+      throw new NeardupError('ERR_NEARDUP_IO', `'${inp.file}' changed between the two passes (${inp.count} documents, then ${d - inp.first})`, { file: inp.file });
+  }
+}
