@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PostingIndex } from '../lib/postings';
 import { PassageIndex } from '../lib/passages';
-import { ChunkIndex } from '../lib/chunks';
+import { ChunkIndex, stages as chunkStages } from '../lib/chunks';
 import { NeardupError } from '../lib/errors';
 import { cli } from './cli-helper';
 
@@ -205,6 +205,43 @@ test('chunk index: every file of `similar` is checked by default (open, top, que
   }
 });
 
+test('chunk index staged build: a flipped byte in a pairs file (CKPR) fails finish, naming the file, and commits nothing', async () => {
+  const d = path.join(tmp, 'simst');
+  const next = rng(17);
+  const words = Array.from({ length: 200 }, (_, i) => 'p' + i);
+  const docs = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 60 }, () => words[next() % (i % 2 ? 200 : 30)]).join(' ') }));
+  await chunkStages.prepare(d, docs, { n: 3, parts: 2 });
+  const pairs = [await chunkStages.part(d, 0, { parts: 2 }), await chunkStages.part(d, 1, { parts: 2 })];
+  const scratch = path.join(tmp, 'simst-run');
+  let answer = '';
+  const run = async () => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    fs.cpSync(d, scratch, { recursive: true });
+    try {
+      const ix = await chunkStages.finish(scratch, pairs);
+      try {
+        const lines: unknown[] = [];
+        for (const doc of docs) lines.push(await ix.top(doc.id));
+        answer = JSON.stringify(lines);
+      } finally {
+        ix.close();
+      }
+    } catch (e) {
+      // nothing committed: the folder still holds the prepared build only
+      assert.not.ok(fs.existsSync(path.join(scratch, 'MANIFEST')), `a failed finish committed an index: ${String(e)}`);
+      throw e;
+    }
+  };
+  await run();
+  const want = answer;
+  assert.ok(want.length > 100 && want.includes('similarity'), 'the staged build finds similar documents');
+  for (const f of pairs) {
+    const size = fs.statSync(f).size;
+    await expectEachFlipRefused(f, [...offsets(size), Math.floor(size / 3), size - 8], run, 'pairs');
+  }
+  assert.is(answer, want, 'the good files give the same table again');
+});
+
 test('CLI: a corrupt similar MANIFEST is a coded error without a stack', () => {
   const d = path.join(tmp, 'simcli');
   const words = Array.from({ length: 50 }, (_, i) => 'w' + i);
@@ -277,6 +314,40 @@ test('staged dedup: a flipped byte in each stage file (and plan.json) fails the 
       assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
     }
   }
+});
+
+test('staged dedup with --pairs: a flipped byte in sig-I.sigs (the signatures) fails verify, naming the file', () => {
+  const words = Array.from({ length: 300 }, (_, i) => 'g' + i);
+  const lines = Array.from({ length: 80 }, (_, i) => {
+    const base = i % 4 === 0 && i > 0 ? i - 1 : i;
+    const r = rng(base + 7);
+    const t = Array.from({ length: 50 }, () => words[r() % 300]);
+    if (base !== i) t[3] = 'changed';
+    return JSON.stringify({ id: i, text: t.join(' ') });
+  });
+  fs.writeFileSync(path.join(tmp, 'sg.jsonl'), lines.join('\n') + '\n');
+  const w = path.join(tmp, 'sgw'), pairsOut = path.join(tmp, 'sg.pairs');
+  const ok = (args: string[]) => {
+    const r = cli(tmp, args);
+    assert.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  };
+  ok(['dedup-stage', 'plan', '--work', w, '--shards', '1', '--pairs', pairsOut, 'sg.jsonl']);
+  ok(['dedup-stage', 'signatures', '--work', w, '--shard', '0/1']);
+  ok(['dedup-stage', 'buckets', '--work', w, '--shard', '0/1']);
+  const file = path.join(w, 'sig-0.sigs');
+  assert.ok(fs.existsSync(file), 'a --pairs run writes the signatures');
+  const good = fs.readFileSync(file);
+  for (const off of [20, 64, Math.floor(good.length / 2), good.length - 1]) {
+    const bad = Buffer.from(good);
+    bad[off] ^= 0x08;
+    fs.writeFileSync(file, bad);
+    const r = cli(tmp, ['dedup-stage', 'verify', '--work', w, '--shard', '0/1']);
+    fs.writeFileSync(file, good);
+    assert.is.not(r.code, 0, `sig-0.sigs @${off}: verify succeeded`);
+    assert.ok(r.stderr.includes('sig-0.sigs'), `sig-0.sigs @${off}: ${r.stderr}`);
+    assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+  }
+  ok(['dedup-stage', 'verify', '--work', w, '--shard', '0/1']);
 });
 
 test.run();
