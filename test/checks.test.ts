@@ -350,4 +350,80 @@ test('staged dedup with --pairs: a flipped byte in sig-I.sigs (the signatures) f
   ok(['dedup-stage', 'verify', '--work', w, '--shard', '0/1']);
 });
 
+test('sharded passages build: a flipped byte in passages-plan.json, part.json or lists-R.json fails the stage that reads it, naming the file', () => {
+  const words = Array.from({ length: 200 }, (_, i) => 'q' + i);
+  const next = rng(23);
+  for (const f of ['pa.jsonl', 'pb.jsonl'])
+    fs.writeFileSync(path.join(tmp, f), Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `${f}${i}`, text: Array.from({ length: 40 }, () => words[next() % 200]).join(' ') })).join('\n') + '\n');
+  const ok = (args: string[]) => {
+    const r = cli(tmp, args);
+    assert.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  };
+  const w = path.join(tmp, 'pw');
+  ok(['passages', 'stage', 'plan', '-o', 'px', '--work', w, '--shards', '2', '--window', '6', 'pa.jsonl', 'pb.jsonl']);
+  ok(['passages', 'stage', 'part', '--work', w, '--shard', '0/2']);
+  ok(['passages', 'stage', 'part', '--work', w, '--shard', '1/2']);
+  ok(['passages', 'stage', 'lists', '--work', w, '--shard', '0/2']);
+  ok(['passages', 'stage', 'lists', '--work', w, '--shard', '1/2']);
+  const reader: Array<[string, string[]]> = [
+    ['passages-plan.json', ['part', '--shard', '1/2']],
+    [path.join('part-1', 'part.json'), ['lists', '--shard', '0/2']],
+    ['lists-0.json', ['finish']],
+  ];
+  for (const [f, stage] of reader) {
+    const file = path.join(w, f);
+    assert.ok(fs.existsSync(file), f);
+    const good = fs.readFileSync(file);
+    assert.match(good.toString(), /,"crc":\d+\}\n$/, `${f} carries its crc`);
+    // a digit of a number (still valid JSON, a different value) and a letter of a string
+    const text = good.toString();
+    const digit = text.search(/\d/), letter = text.search(/"[a-z]/) + 1;
+    for (const off of [digit, letter]) {
+      const bad = Buffer.from(good);
+      bad[off] = bad[off] === 0x31 ? 0x32 : (bad[off] >= 0x30 && bad[off] <= 0x39 ? 0x31 : bad[off] ^ 0x01);
+      fs.writeFileSync(file, bad);
+      const r = cli(tmp, ['passages', 'stage', stage[0], '--work', w, ...stage.slice(1)]);
+      fs.writeFileSync(file, good);
+      assert.is.not(r.code, 0, `${f} @${off}: ${stage[0]} succeeded`);
+      assert.ok(r.stderr.includes(path.basename(f)) && /corrupt|checksum/.test(r.stderr), `${f} @${off}: ${r.stderr}`);
+      assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+    }
+  }
+  ok(['passages', 'stage', 'finish', '--work', w]);
+});
+
+test('dupi index: a changed byte in cfg.json (dupi layout, CRC in the commit record) or docs.json is refused, naming the file', () => {
+  const src = path.join(tmp, 'dupi-src');
+  fs.mkdirSync(src, { recursive: true });
+  const next = rng(29);
+  const words = Array.from({ length: 100 }, (_, i) => 'u' + i);
+  for (let i = 0; i < 6; i++) fs.writeFileSync(path.join(src, `f${i}.txt`), Array.from({ length: 60 }, () => words[next() % 100]).join(' ') + '\n');
+  const root = path.join(tmp, 'dupi-root');
+  let r = cli(tmp, ['dupi', '-r', root, 'index', src]);
+  assert.is(r.code, 0, r.stderr);
+  r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+  assert.is(r.code, 0, r.stderr);
+  const want = String(r.stdout);
+  for (const f of ['cfg.json', 'docs.json']) {
+    const file = path.join(root, f), good = fs.readFileSync(file);
+    const text = good.toString();
+    // a digit (NumShards 4 -> 5 gives another modulus: a silently different index) and a letter of a path
+    const digit = f === 'cfg.json' ? text.indexOf('"NumShards": ') + 13 : text.lastIndexOf('"End":') + 6;
+    const letter = text.indexOf(f === 'cfg.json' ? 'words.simple' : 'dupi-src') + 1;
+    assert.ok(digit > 12 && letter > 0 && /\d/.test(text[digit]), `${f}: ${text}`);
+    for (const off of [digit, letter]) {
+      const bad = Buffer.from(good);
+      bad[off] = bad[off] >= 0x30 && bad[off] <= 0x38 ? bad[off] + 1 : bad[off] ^ 0x01;
+      fs.writeFileSync(file, bad);
+      r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+      fs.writeFileSync(file, good);
+      assert.is.not(r.code, 0, `${f} @${off}: inspect succeeded`);
+      assert.ok(r.stderr.includes(f) && /corrupt/.test(r.stderr), `${f} @${off}: ${r.stderr}`);
+      assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+    }
+  }
+  r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+  assert.is(String(r.stdout), want, 'the good files again: the same answer');
+});
+
 test.run();
