@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PostingIndex } from '../lib/postings/postings';
 import { PassageIndex } from '../lib/postings/passages';
-import { ChunkIndex } from '../lib/chunks/chunks';
+import { ChunkIndex, stages as chunkStages } from '../lib/chunks/chunks';
 import { NeardupError } from '../lib/util/errors';
 import { cli } from './cli-helper';
 
@@ -205,6 +205,43 @@ test('chunk index: every file of `similar` is checked by default (open, top, que
   }
 });
 
+test('chunk index staged build: a flipped byte in a pairs file (CKPR) fails finish, naming the file, and commits nothing', async () => {
+  const d = path.join(tmp, 'simst');
+  const next = rng(17);
+  const words = Array.from({ length: 200 }, (_, i) => 'p' + i);
+  const docs = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, text: Array.from({ length: 60 }, () => words[next() % (i % 2 ? 200 : 30)]).join(' ') }));
+  await chunkStages.prepare(d, docs, { n: 3, parts: 2 });
+  const pairs = [await chunkStages.part(d, 0, { parts: 2 }), await chunkStages.part(d, 1, { parts: 2 })];
+  const scratch = path.join(tmp, 'simst-run');
+  let answer = '';
+  const run = async () => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    fs.cpSync(d, scratch, { recursive: true });
+    try {
+      const ix = await chunkStages.finish(scratch, pairs);
+      try {
+        const lines: unknown[] = [];
+        for (const doc of docs) lines.push(await ix.top(doc.id));
+        answer = JSON.stringify(lines);
+      } finally {
+        ix.close();
+      }
+    } catch (e) {
+      // nothing committed: the folder still holds the prepared build only
+      assert.not.ok(fs.existsSync(path.join(scratch, 'MANIFEST')), `a failed finish committed an index: ${String(e)}`);
+      throw e;
+    }
+  };
+  await run();
+  const want = answer;
+  assert.ok(want.length > 100 && want.includes('similarity'), 'the staged build finds similar documents');
+  for (const f of pairs) {
+    const size = fs.statSync(f).size;
+    await expectEachFlipRefused(f, [...offsets(size), Math.floor(size / 3), size - 8], run, 'pairs');
+  }
+  assert.is(answer, want, 'the good files give the same table again');
+});
+
 test('CLI: a corrupt similar MANIFEST is a coded error without a stack', () => {
   const d = path.join(tmp, 'simcli');
   const words = Array.from({ length: 50 }, (_, i) => 'w' + i);
@@ -277,6 +314,116 @@ test('staged dedup: a flipped byte in each stage file (and plan.json) fails the 
       assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
     }
   }
+});
+
+test('staged dedup with --pairs: a flipped byte in sig-I.sigs (the signatures) fails verify, naming the file', () => {
+  const words = Array.from({ length: 300 }, (_, i) => 'g' + i);
+  const lines = Array.from({ length: 80 }, (_, i) => {
+    const base = i % 4 === 0 && i > 0 ? i - 1 : i;
+    const r = rng(base + 7);
+    const t = Array.from({ length: 50 }, () => words[r() % 300]);
+    if (base !== i) t[3] = 'changed';
+    return JSON.stringify({ id: i, text: t.join(' ') });
+  });
+  fs.writeFileSync(path.join(tmp, 'sg.jsonl'), lines.join('\n') + '\n');
+  const w = path.join(tmp, 'sgw'), pairsOut = path.join(tmp, 'sg.pairs');
+  const ok = (args: string[]) => {
+    const r = cli(tmp, args);
+    assert.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  };
+  ok(['dedup-stage', 'plan', '--work', w, '--shards', '1', '--pairs', pairsOut, 'sg.jsonl']);
+  ok(['dedup-stage', 'signatures', '--work', w, '--shard', '0/1']);
+  ok(['dedup-stage', 'buckets', '--work', w, '--shard', '0/1']);
+  const file = path.join(w, 'sig-0.sigs');
+  assert.ok(fs.existsSync(file), 'a --pairs run writes the signatures');
+  const good = fs.readFileSync(file);
+  for (const off of [20, 64, Math.floor(good.length / 2), good.length - 1]) {
+    const bad = Buffer.from(good);
+    bad[off] ^= 0x08;
+    fs.writeFileSync(file, bad);
+    const r = cli(tmp, ['dedup-stage', 'verify', '--work', w, '--shard', '0/1']);
+    fs.writeFileSync(file, good);
+    assert.is.not(r.code, 0, `sig-0.sigs @${off}: verify succeeded`);
+    assert.ok(r.stderr.includes('sig-0.sigs'), `sig-0.sigs @${off}: ${r.stderr}`);
+    assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+  }
+  ok(['dedup-stage', 'verify', '--work', w, '--shard', '0/1']);
+});
+
+test('sharded passages build: a flipped byte in passages-plan.json, part.json or lists-R.json fails the stage that reads it, naming the file', () => {
+  const words = Array.from({ length: 200 }, (_, i) => 'q' + i);
+  const next = rng(23);
+  for (const f of ['pa.jsonl', 'pb.jsonl'])
+    fs.writeFileSync(path.join(tmp, f), Array.from({ length: 20 }, (_, i) => JSON.stringify({ id: `${f}${i}`, text: Array.from({ length: 40 }, () => words[next() % 200]).join(' ') })).join('\n') + '\n');
+  const ok = (args: string[]) => {
+    const r = cli(tmp, args);
+    assert.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  };
+  const w = path.join(tmp, 'pw');
+  ok(['passages', 'stage', 'plan', '-o', 'px', '--work', w, '--shards', '2', '--window', '6', 'pa.jsonl', 'pb.jsonl']);
+  ok(['passages', 'stage', 'part', '--work', w, '--shard', '0/2']);
+  ok(['passages', 'stage', 'part', '--work', w, '--shard', '1/2']);
+  ok(['passages', 'stage', 'lists', '--work', w, '--shard', '0/2']);
+  ok(['passages', 'stage', 'lists', '--work', w, '--shard', '1/2']);
+  const reader: Array<[string, string[]]> = [
+    ['passages-plan.json', ['part', '--shard', '1/2']],
+    [path.join('part-1', 'part.json'), ['lists', '--shard', '0/2']],
+    ['lists-0.json', ['finish']],
+  ];
+  for (const [f, stage] of reader) {
+    const file = path.join(w, f);
+    assert.ok(fs.existsSync(file), f);
+    const good = fs.readFileSync(file);
+    assert.match(good.toString(), /,"crc":\d+\}\n$/, `${f} carries its crc`);
+    // a digit of a number (still valid JSON, a different value) and a letter of a string
+    const text = good.toString();
+    const digit = text.search(/\d/), letter = text.search(/"[a-z]/) + 1;
+    for (const off of [digit, letter]) {
+      const bad = Buffer.from(good);
+      bad[off] = bad[off] === 0x31 ? 0x32 : (bad[off] >= 0x30 && bad[off] <= 0x39 ? 0x31 : bad[off] ^ 0x01);
+      fs.writeFileSync(file, bad);
+      const r = cli(tmp, ['passages', 'stage', stage[0], '--work', w, ...stage.slice(1)]);
+      fs.writeFileSync(file, good);
+      assert.is.not(r.code, 0, `${f} @${off}: ${stage[0]} succeeded`);
+      assert.ok(r.stderr.includes(path.basename(f)) && /corrupt|checksum/.test(r.stderr), `${f} @${off}: ${r.stderr}`);
+      assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+    }
+  }
+  ok(['passages', 'stage', 'finish', '--work', w]);
+});
+
+test('dupi index: a changed byte in cfg.json (dupi layout, CRC in the commit record) or docs.json is refused, naming the file', () => {
+  const src = path.join(tmp, 'dupi-src');
+  fs.mkdirSync(src, { recursive: true });
+  const next = rng(29);
+  const words = Array.from({ length: 100 }, (_, i) => 'u' + i);
+  for (let i = 0; i < 6; i++) fs.writeFileSync(path.join(src, `f${i}.txt`), Array.from({ length: 60 }, () => words[next() % 100]).join(' ') + '\n');
+  const root = path.join(tmp, 'dupi-root');
+  let r = cli(tmp, ['dupi', '-r', root, 'index', src]);
+  assert.is(r.code, 0, r.stderr);
+  r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+  assert.is(r.code, 0, r.stderr);
+  const want = String(r.stdout);
+  for (const f of ['cfg.json', 'docs.json']) {
+    const file = path.join(root, f), good = fs.readFileSync(file);
+    const text = good.toString();
+    // a digit (NumShards 4 -> 5 gives another modulus: a silently different index) and a letter of a path
+    const digit = f === 'cfg.json' ? text.indexOf('"NumShards": ') + 13 : text.lastIndexOf('"End":') + 6;
+    const letter = text.indexOf(f === 'cfg.json' ? 'words.simple' : 'dupi-src') + 1;
+    assert.ok(digit > 12 && letter > 0 && /\d/.test(text[digit]), `${f}: ${text}`);
+    for (const off of [digit, letter]) {
+      const bad = Buffer.from(good);
+      bad[off] = bad[off] >= 0x30 && bad[off] <= 0x38 ? bad[off] + 1 : bad[off] ^ 0x01;
+      fs.writeFileSync(file, bad);
+      r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+      fs.writeFileSync(file, good);
+      assert.is.not(r.code, 0, `${f} @${off}: inspect succeeded`);
+      assert.ok(r.stderr.includes(f) && /corrupt/.test(r.stderr), `${f} @${off}: ${r.stderr}`);
+      assert.not.match(r.stderr, /internal error|\n\s+at /, r.stderr);
+    }
+  }
+  r = cli(tmp, ['dupi', '-r', root, 'inspect']);
+  assert.is(String(r.stdout), want, 'the good files again: the same answer');
 });
 
 test.run();

@@ -22,11 +22,28 @@ export interface CommitRecord {
   meta: string;
   bytes: number;
   crc: number;
+  /** CRC-32C of other files of the folder that a commit does not rewrite (dupi's cfg.json), by name. */
+  also?: Record<string, number>;
 }
 
-/** The commit record of metadata file `name` holding `data`, as the posting manifest keeps it (JSON, UTF-8). */
-export function commitRecord(name: string, data: Buffer): Uint8Array {
-  return Buffer.from(JSON.stringify({ meta: name, bytes: data.length, crc: crc32c(data) }));
+/**
+ * The commit record of metadata file `name` holding `data`, as the posting manifest keeps it (JSON, UTF-8);
+ * `also`: the CRC-32C of other files of the folder, checked by checkAlso when they are read.
+ */
+export function commitRecord(name: string, data: Buffer, also?: Record<string, Buffer>): Uint8Array {
+  const r: CommitRecord = { meta: name, bytes: data.length, crc: crc32c(data) };
+  if (also) r.also = Object.fromEntries(Object.entries(also).map(([n, b]) => [n, crc32c(b)]));
+  return Buffer.from(JSON.stringify(r));
+}
+
+/** Checks `bytes` of file `name` (in dir) against the record's `also` CRC, when the record carries one. */
+export function checkAlso(r: CommitRecord | null, dir: string, name: string, bytes: Buffer): void {
+  const want = r?.also?.[name];
+  if (want === undefined) return;
+  if (crc32c(bytes) !== want) {
+    const file = path.join(dir, name);
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is corrupt: it does not match the CRC-32C in the commit record of the postings (${want})`, { file });
+  }
 }
 
 /** The commit record in a posting manifest's commit data (null: none, an index written before records). */
@@ -39,7 +56,9 @@ export function parseRecord(data: Buffer | null, manifest: string, name: string)
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${manifest}': its commit record is not JSON: ${(e as Error).message}`, { file: manifest, cause: e });
   }
   if (r === null || typeof r !== 'object' || r.meta !== name || !Number.isSafeInteger(r.bytes) || r.bytes < 0 ||
-      !Number.isInteger(r.crc) || r.crc < 0 || r.crc > 0xffffffff)
+      !Number.isInteger(r.crc) || r.crc < 0 || r.crc > 0xffffffff ||
+      (r.also !== undefined && (r.also === null || typeof r.also !== 'object' ||
+        !Object.values(r.also).every((c) => Number.isInteger(c) && c >= 0 && c <= 0xffffffff))))
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${manifest}': its commit record does not name ${name}`, { file: manifest });
   return r;
 }
@@ -126,7 +145,7 @@ export class IndexRun {
   private readonly point: string;
 
   constructor(private readonly dir: string, private readonly postings: string, private readonly name: string, private readonly files: string[] = [],
-    point = name.replace(/\.json$/, '')) {
+    point = name.replace(/\.json$/, ''), private readonly also?: Record<string, Buffer>) {
     this.point = point;
     this.untrack = addCleanup(() => this.interrupted());
   }
@@ -158,7 +177,7 @@ export class IndexRun {
 
   /** Commits: the metadata `data` as NAME.next, then fn(record) (the postings' commit), then NAME.next -> NAME. */
   async commit(data: Buffer, fn: (record: Uint8Array) => Promise<void>): Promise<void> {
-    const record = commitRecord(this.name, data);
+    const record = commitRecord(this.name, data, this.also);
     stageMeta(this.dir, this.name, data);
     this.record = record;
     await killPoint(`${this.point}-staged`);

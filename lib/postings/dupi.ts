@@ -11,10 +11,11 @@ import * as path from 'node:path';
 import { NeardupError, nativeCall } from '../util/errors';
 import { native } from '../native/addon';
 import { PostingIndex, blot, memorySplit, writeIndexFile, type BlotOptions, type BlotResult } from './postings';
-import { IndexRun, lockIndex, parseRecord, readCommitted } from '../io/index-commit';
+import { IndexRun, checkAlso, lockIndex, parseRecord, readCommitted } from '../io/index-commit';
 import { expectPath } from '../util/validate';
 
 const DOCS = 'docs.json';
+const CFG = 'cfg.json';
 
 export interface DupiConfig {
   IndexRoot: string;
@@ -44,14 +45,16 @@ export interface DupiStats {
 
 const SHARD_VALUES = 65536;
 
-function readJson<T>(file: string): T {
-  let text: Buffer;
+function readBytes(file: string): Buffer {
   try {
-    text = fs.readFileSync(file);
+    return fs.readFileSync(file);
   } catch (e) {
     throw new NeardupError('ERR_NEARDUP_IO', `cannot read '${file}': ${(e as Error).message}`, { file, cause: e });
   }
-  return parseJson<T>(file, text);
+}
+
+function readJson<T>(file: string): T {
+  return parseJson<T>(file, readBytes(file));
 }
 
 function parseJson<T>(file: string, text: Buffer): T {
@@ -162,7 +165,7 @@ export class DupiIndex {
     }
     const release = lockIndex(root, path.join(root, 'postings'), 'dupi index');
     try {
-      await writeIndexFile(path.join(root, 'cfg.json'), goJson(cfg) + '\n');
+      await writeIndexFile(path.join(root, CFG), goJson(cfg) + '\n');
       PostingIndex.create(path.join(root, 'postings'));
       const ix = await PostingIndex.open(path.join(root, 'postings'));
       // id 0 is dupi's dummy record: added with the first batch of documents (one segment for one batch)
@@ -196,11 +199,15 @@ export class DupiIndex {
    * or docs.json.next after a run that died between its commit and that file's rename, which a writer finishes).
    */
   private static async load(root: string, writer: boolean): Promise<{ cfg: DupiConfig; docs: DupiDoc[]; ix: PostingIndex }> {
-    const cfg = readJson<DupiConfig>(path.join(root, 'cfg.json'));
+    const cfgFile = path.join(root, CFG);
+    const cfgBytes = readBytes(cfgFile);
+    const cfg = parseJson<DupiConfig>(cfgFile, cfgBytes);
     const ix = await PostingIndex.open(path.join(root, 'postings'));
     try {
       const file = path.join(root, DOCS);
       const record = parseRecord(ix.commitData(), path.join(root, 'postings', 'MANIFEST'), DOCS);
+      // cfg.json keeps dupi's layout (no field of ours): its CRC-32C rides in the commit record
+      checkAlso(record, root, CFG, cfgBytes);
       const docs = record ? parseJson<DupiDoc[]>(file, readCommitted(root, DOCS, record, writer)) : readJson<DupiDoc[]>(file);
       const held = ix.info().nextId;
       if (!Array.isArray(docs) || held !== docs.length || docs.length === 0)
@@ -244,7 +251,7 @@ export class DupiIndex {
     const committed = () => this.ix.info().nextId !== generation.nextId;
     const hadDocs = this.docs.length > 0;
     const app = await this.ix.appender({ memory: buildMemory, tmp: options.tmp, keyBits: Math.ceil(Math.log2(this.modulus)) });
-    const job = new IndexRun(this.root, path.join(this.root, 'postings'), DOCS, [], 'dupi');
+    const job = new IndexRun(this.root, path.join(this.root, 'postings'), DOCS, [], 'dupi', { [CFG]: readBytes(path.join(this.root, CFG)) });
     try {
       // Files are read whole on a libuv thread (native readFilesInto) into one of two batch buffers while the
       // documents of the other are blotted and added: no garbage per file, and the reading overlaps the

@@ -21,6 +21,7 @@ import { expectArray, expectInt, expectNumber, expectPath, optionsObject } from 
 import { OutputFile } from '../io/files';
 import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 import { native } from '../native/addon';
+import { checkJsonCrc, crc32c, jsonWithCrc } from '../io/json-crc';
 import { IndexRun, lockIndex, parseRecord, readCommitted } from '../io/index-commit';
 
 const META = 'passages.json';
@@ -50,14 +51,9 @@ interface Meta {
   batches: Array<{ texts: string; docs: string; first: number; count: number; docsCrc?: number }>;
 }
 
-const crc32c = (b: Uint8Array | string, crc?: number) => native.crc32c(typeof b === 'string' ? Buffer.from(b) : b, crc) >>> 0;
-
 /** passages.json, version 2: the JSON of the meta, its CRC-32C (of that JSON text without the crc) as a last field. */
 function metaText(meta: Meta): string {
-  const m = { ...meta, version: 2 } as Meta & { crc?: number };
-  delete m.crc;
-  const body = JSON.stringify(m);
-  return body.slice(0, -1) + `,"crc":${crc32c(body)}}\n`;
+  return jsonWithCrc({ ...meta, version: 2 });
 }
 
 function readMeta(metaFile: string, bytes?: Buffer): Meta {
@@ -75,11 +71,7 @@ function readMeta(metaFile: string, bytes?: Buffer): Meta {
   }
   if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is not a passage index's meta file`, { file: metaFile });
   if (meta.version !== 1 && meta.version !== 2) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `'${metaFile}': version ${meta.version} is not supported`, { file: metaFile });
-  if (meta.version === 2) {
-    const crc = meta.crc;
-    delete meta.crc;
-    if (crc !== crc32c(JSON.stringify(meta))) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}' is corrupt: its checksum does not match`, { file: metaFile });
-  }
+  if (meta.version === 2) checkJsonCrc(meta as unknown as Record<string, unknown>, metaFile, true);
   if (!Number.isInteger(meta.seqLen) || meta.seqLen < 1 || (meta.hash !== 'ordered' && meta.hash !== 'xor') || !Array.isArray(meta.batches) ||
       (meta.bits !== undefined && meta.bits !== 64))
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${metaFile}': bad window, hash, bits or batch list`, { file: metaFile });

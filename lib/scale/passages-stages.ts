@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
 import { checkInputFiles, displayName, idValue, inputSize, readDocuments } from '../io/input';
 import { PassageIndex } from '../postings/passages';
+import { checkJsonCrc, jsonWithCrc } from '../io/json-crc';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings/postings';
 import { idFieldOption, inputOptionsFrom } from '../io/documents';
 import { makeSpillDir, removeSpillDir } from '../io/files';
@@ -107,7 +108,7 @@ export async function planPassages(work: string, dir: string, names: string[], s
     ...(o.seqLen !== undefined ? { seqLen: o.seqLen } : {}), ...(o.hash !== undefined ? { hash: o.hash } : {}),
     ...(bits !== undefined ? { bits } : {}), ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: path.resolve(o.tmp) } : {}),
   };
-  await writeIndexFile(planFile(work), JSON.stringify(plan) + '\n');
+  await writeIndexFile(planFile(work), jsonWithCrc(plan));
   return plan;
 }
 
@@ -120,6 +121,7 @@ export function loadPassagesPlan(work: string): PassagesPlan {
     throw new NeardupError((e as NodeJS.ErrnoException).code === 'ENOENT' ? 'ERR_NEARDUP_IO' : 'ERR_NEARDUP_CORRUPT',
       `cannot read the plan '${f}': ${(e as Error).message}`, { file: f, cause: e });
   }
+  if (plan !== null && typeof plan === 'object' && !Array.isArray(plan)) checkJsonCrc(plan as unknown as Record<string, unknown>, f, false);
   if (plan.version !== 1 || plan.kind !== 'passages' || !Array.isArray(plan.files) || !Array.isArray(plan.names) ||
       plan.files.length !== plan.names.length || !(plan.shards >= 1) || typeof plan.dir !== 'string' || typeof plan.id !== 'string' ||
       (plan.keyRanges !== undefined && !(Number.isInteger(plan.keyRanges) && plan.keyRanges >= 1)))
@@ -154,7 +156,7 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
     } finally {
       ix.close();
     }
-    fs.writeFileSync(path.join(tmp, 'part.json'), JSON.stringify({ plan: plan.id, part: i, shards: plan.shards, documents: docs }) + '\n');
+    fs.writeFileSync(path.join(tmp, 'part.json'), jsonWithCrc({ plan: plan.id, part: i, shards: plan.shards, documents: docs }));
     fs.rmSync(final, { recursive: true, force: true });
     fs.renameSync(tmp, final);
   } catch (e) {
@@ -181,6 +183,7 @@ function checkedParts(work: string, plan: PassagesPlan, what: string): { dirs: s
         throw new NeardupError('ERR_NEARDUP_IO', `${what}: passages part ${i}/${plan.shards}: '${d}' is missing: run that part first`, { file: d, cause: e });
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: passages part ${i}/${plan.shards}: cannot read '${f}' (run that part again): ${(e as Error).message}`, { file: f, cause: e });
     }
+    if (meta !== null && typeof meta === 'object') checkJsonCrc(meta as Record<string, unknown>, f, false);
     if (meta.plan !== plan.id || meta.part !== i || !Number.isInteger(meta.documents))
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: passages part ${i}/${plan.shards}: '${d}' was written for another plan (run the part again)`, { file: f });
     dirs.push(d);
@@ -236,7 +239,7 @@ export async function runPassagesLists(work: string, r: number): Promise<Passage
     if (e instanceof NeardupError) e.message = `${what}: ${e.message}`;
     throw e;
   }
-  await writeIndexFile(listsMeta(work, r), JSON.stringify({ plan: plan.id, range: r, ranges, first, documents, ...counts }) + '\n');
+  await writeIndexFile(listsMeta(work, r), jsonWithCrc({ plan: plan.id, range: r, ranges, first, documents, ...counts }));
   return { stage: 'passages-lists', shard: `${r}/${ranges}`, ...counts, read_bytes: read, written_bytes: fs.statSync(out).size, seconds: (Date.now() - start) / 1000 };
 }
 
@@ -254,6 +257,7 @@ async function checkedRanges(work: string, plan: PassagesPlan, ranges: number, p
         throw new NeardupError('ERR_NEARDUP_IO', `${what}: '${f}' is missing: run 'passages stage lists --shard ${r}/${ranges}' first`, { file: f, cause: e });
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: cannot read '${f}' (run that range again): ${(e as Error).message}`, { file: f, cause: e });
     }
+    if (meta !== null && typeof meta === 'object') checkJsonCrc(meta as Record<string, unknown>, f, false);
     if (meta.plan !== plan.id || meta.range !== r || meta.ranges !== ranges || meta.documents !== parts.documents || !Number.isInteger(meta.posts))
       throw new NeardupError('ERR_NEARDUP_CORRUPT', `${what}: '${f}' was written for another plan or other parts (run that range again)`, { file: f });
     if (meta.first !== first)

@@ -892,10 +892,21 @@ Status StageFinish(const std::string& dir, const std::vector<std::string>& pairs
     const PairsInfo& i = r.info();
     uint64_t lo, hi;
     PartRange(st.params().chunk.bits, parts, i.part < parts ? i.part : 0, &lo, &hi);
-    if (i.build_id != st.manifest().build_id)
-      return Status(Code::kInvalidArgument, "'" + p + "' comes from another build");
+    // The identity fields are payload, whose checksum is checked only at the end of the stream: a file that
+    // does not match is read through first, so that a damaged one is reported as corrupt, not as another
+    // build's (only on this error path).
+    auto refuse = [&](const std::string& why) {
+      uint32_t a;
+      std::vector<std::pair<uint32_t, uint32_t>> entries;
+      Status rs;
+      while (r.Next(&a, &entries, &rs)) {
+      }
+      if (!rs.ok()) return rs;
+      return Status(Code::kInvalidArgument, "'" + p + "' " + why);
+    };
+    if (i.build_id != st.manifest().build_id) return refuse("comes from another build");
     if (i.parts != parts || i.part >= parts || i.slots != st.directory().slots() || i.lo != lo || i.hi != hi)
-      return Status(Code::kInvalidArgument, "'" + p + "' does not match this build's parts");
+      return refuse("does not match this build's parts");
     if (seen[i.part]++) return Status(Code::kInvalidArgument, "part " + std::to_string(i.part) + " is given twice");
   }
   for (uint32_t p = 0; p < parts; p++)
