@@ -118,6 +118,46 @@ test('passages index --shards finish, killed at the commit point: the old or the
   }
 });
 
+/** Every file under d (relative path -> bytes). */
+function tree(d: string): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  const walk = (rel: string) => {
+    for (const e of fs.readdirSync(path.join(d, rel), { withFileTypes: true })) {
+      const p = path.join(rel, e.name);
+      if (e.isDirectory()) walk(p);
+      else m.set(p, fs.readFileSync(path.join(d, p)));
+    }
+  };
+  walk('');
+  return m;
+}
+
+test('passages stage finish rerun after a kill behind its commit point (before the parts are removed): adds nothing twice', async () => {
+  const single = tree(path.join(dir, 'ref'));
+  for (const point of ['passages-parts-committed', 'passages-finish-cleanup']) {
+    for (const ranges of ['0', '2']) {
+      const what = `${point}, --key-ranges ${ranges}`;
+      const d = fresh(`rerun-${point}-${ranges}`);
+      const work = `wr-${point}-${ranges}`;
+      const r = run(['passages', 'index', '-o', path.basename(d), '--work', work, '--shards', '2', '--key-ranges', ranges, 'b.jsonl'], { NEARDUP_TEST_KILL_AT: point });
+      assert.is(r.signal, 'SIGKILL', `${what}: killed there (${r.stderr})`);
+      assert.ok(fs.existsSync(path.join(dir, work, 'part-0')), `${what}: the parts are still there`);
+      const out = JSON.parse(ok(['passages', 'stage', 'finish', '--work', work]));
+      assert.is(out.documents, 400, `${what}: the rerun reports the committed batch`);
+      assert.is(await answers(d), NEW, `${what}: the answers of a single run`);
+      const got = tree(d);
+      assert.equal([...got.keys()].sort(), [...single.keys()].sort(), `${what}: the files of a single run`);
+      for (const [k, v] of single) assert.ok(v.equals(got.get(k)!), `${what}: ${k} is a single run's`);
+      assert.equal(fs.readdirSync(path.join(dir, work)), ['passages-plan.json'], `${what}: parts, ranges and marker removed`);
+      // once the parts are gone, a finish of that plan is refused and changes nothing
+      const again = run(['passages', 'stage', 'finish', '--work', work]);
+      assert.is(again.code, 1, `${what}: a second rerun is refused`);
+      assert.match(again.stderr, /part-0' is missing/);
+      assert.is(await answers(d), NEW, `${what}: a second rerun`);
+    }
+  }
+});
+
 test('passages index killed at random moments (4 kills): the old or the new state, then the reference', async () => {
   const r = rng(99);
   const t0 = Date.now();

@@ -173,10 +173,25 @@ class BulkInsert {
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const IDS_PER_CALL = 4096;
 
-/** The id values of documents (their JSON text parsed: a string or a number). */
+const INT64_MAX = (1n << 63n) - 1n;
+
+/**
+ * The id values of documents as the table stores them (their JSON text): a string, an integer (a number when
+ * safe, else a bigint: SQLite's 64-bit integers, exact), or the digits of an integer above 2^63-1 as a BLOB
+ * (never equal to a TEXT, so apart from the string id of the same digits; WHERE doc = CAST('...' AS BLOB)).
+ */
 function idValues(heap: Buffer, offsets: Uint32Array): unknown[] {
   const out: unknown[] = [];
-  for (let i = 0; i + 1 < offsets.length; i++) out.push(JSON.parse(heap.toString('utf8', offsets[i], offsets[i + 1])));
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const t = heap.toString('utf8', offsets[i], offsets[i + 1]);
+    if (t.charCodeAt(0) === 0x22) {
+      out.push(JSON.parse(t));
+      continue;
+    }
+    const n = Number(t);
+    if (Number.isSafeInteger(n)) out.push(n);
+    else out.push(BigInt(t) > INT64_MAX ? Buffer.from(t, 'latin1') : BigInt(t));
+  }
   return out;
 }
 

@@ -22,8 +22,12 @@ import {
   consistentState, removeInterruptedBuild, removeUnreferenced, writeBuildTable, writeUpdateTable, DB_NAME,
 } from './chunks-db';
 
-/** A document id: a string or a safe integer (stored as given in the SQLite table). */
-export type DocId = string | number;
+/**
+ * A document id: a string, or an integer from -2^63 to 2^64-1: a number when safe, else a bigint (ids read back
+ * beyond 2^53 are bigints). Stored as given in the SQLite table; an integer above 2^63-1 (beyond SQLite's
+ * integers) as the text of its digits.
+ */
+export type DocId = string | number | bigint;
 
 export interface ChunkDocument {
   id: DocId;
@@ -126,11 +130,24 @@ function checkRunOptions(o: RunOptions): { memory: number; tmp?: string; signal?
   return { memory: o.memory ?? DEFAULT_MEMORY, tmp: o.tmp, signal: checkSignal(o.signal) };
 }
 
-/** The JSON text of an id: what the index stores and compares (strings and safe integers only). */
+const MIN_ID = -(1n << 63n), MAX_ID = (1n << 64n) - 1n;
+
+/**
+ * The JSON text of an id: what the index stores and compares (strings, safe integer numbers and bigints from
+ * -2^63 to 2^64-1; an integer's digits, the same for a number and a bigint of one value).
+ */
 export function idText(id: unknown): string | undefined {
   if (typeof id === 'string') return JSON.stringify(id);
   if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id === 0 ? 0 : id);
+  if (typeof id === 'bigint' && id >= MIN_ID && id <= MAX_ID) return String(id);
   return undefined;
+}
+
+/** An id's JSON text read back: a string, or an integer (a number when safe, else a bigint). */
+export function idFromText(text: string): DocId {
+  if (text.charCodeAt(0) === 0x22) return JSON.parse(text) as string;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : BigInt(text);
 }
 
 function where(d: Located, index: number): string {
@@ -169,7 +186,8 @@ async function* batches(source: Iterable<ChunkDocument> | AsyncIterable<ChunkDoc
     if (d === null || typeof d !== 'object') throw invalidArgument(TypeError, `Expected document ${i} to be { id, text }`);
     const loc = d as Located;
     if (idText(d.id) === undefined) {
-      const msg = `${where(loc, i)}: the id must be a string or a safe integer, got ${JSON.stringify(d.id) ?? typeof d.id}`;
+      const msg = `${where(loc, i)}: the id must be a string or an integer from -2^63 to 2^64-1 (a safe integer or a bigint), ` +
+        `got ${typeof d.id === 'bigint' ? `${d.id}n` : JSON.stringify(d.id) ?? typeof d.id}`;
       if (loc[SOURCE]) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', msg, loc[SOURCE]);
       throw invalidArgument(TypeError, msg);
     }
@@ -409,7 +427,7 @@ export class ChunkIndex {
   /** The similar documents of one document (by descending similarity), from the index. */
   async top(id: DocId): Promise<SimilarEntry[]> {
     const t = idText(id);
-    if (t === undefined) throw invalidArgument(TypeError, 'Expected id to be a string or a safe integer');
+    if (t === undefined) throw invalidArgument(TypeError, 'Expected id to be a string, a safe integer or a bigint from -2^63 to 2^64-1');
     const ix = this.live();
     const n = ix.find([t])[0];
     if (n === 0xffffffff) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `no document with the id ${t}`);
@@ -501,7 +519,7 @@ export class ChunkIndex {
 
 function parseIds(heap: Buffer, offsets: Uint32Array): DocId[] {
   const out: DocId[] = new Array(offsets.length - 1);
-  for (let i = 0; i + 1 < offsets.length; i++) out[i] = JSON.parse(heap.toString('utf8', offsets[i], offsets[i + 1])) as DocId;
+  for (let i = 0; i + 1 < offsets.length; i++) out[i] = idFromText(heap.toString('utf8', offsets[i], offsets[i + 1]));
   return out;
 }
 

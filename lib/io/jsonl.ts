@@ -98,3 +98,56 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
     yield { firstLine: b.firstLine, texts, raw: b.raw ?? [], bad: b.bad, file: b.file };
   }
 }
+
+/**
+ * The JSON text of member `key` of the top-level object in `text` (valid JSON: JSON.parse took it; the last
+ * occurrence wins, as in JSON.parse), undefined when absent. For what JSON.parse cannot keep exactly: the
+ * digits of an integer beyond 2^53.
+ */
+export function rawMember(text: string, key: string): string | undefined {
+  const ws = (i: number) => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+    return i;
+  };
+  /** The index after the string starting at i (a quote). */
+  const stringEnd = (i: number) => {
+    for (let j = i + 1; ; j++) {
+      j = text.indexOf('"', j);
+      if (j < 0) return text.length;
+      let b = 0;
+      while (text[j - 1 - b] === '\\') b++;
+      if (b % 2 === 0) return j + 1;
+    }
+  };
+  /** The index after the value starting at i. */
+  const valueEnd = (i: number) => {
+    const c = text[i];
+    if (c === '"') return stringEnd(i);
+    if (c === '{' || c === '[') {
+      let depth = 0;
+      for (let j = i; j < text.length; j++) {
+        const d = text[j];
+        if (d === '"') j = stringEnd(j) - 1;
+        else if (d === '{' || d === '[') depth++;
+        else if ((d === '}' || d === ']') && --depth === 0) return j + 1;
+      }
+      return text.length;
+    }
+    let j = i;
+    while (j < text.length && !',}] \t\n\r'.includes(text[j])) j++;
+    return j;
+  };
+  let i = ws(0);
+  if (text[i] !== '{') return undefined;
+  let found: string | undefined;
+  for (i = ws(i + 1); i < text.length && text[i] !== '}';) {
+    const ke = stringEnd(i);
+    const k = JSON.parse(text.slice(i, ke)) as string;
+    i = ws(ws(ke) + 1);  // past ':'
+    const ve = valueEnd(i);
+    if (k === key) found = text.slice(i, ve);
+    i = ws(ve);
+    if (text[i] === ',') i = ws(i + 1);
+  }
+  return found;
+}

@@ -51,6 +51,9 @@ interface Meta {
   batches: Array<{ texts: string; docs: string; first: number; count: number; docsCrc?: number }>;
 }
 
+/** @internal The batch a sharded finish (addParts) adds: as passages.json lists it. */
+export type PartsBatch = { texts: string; docs: string; first: number; count: number; docsCrc: number };
+
 /** passages.json, version 2: the JSON of the meta, its CRC-32C (of that JSON text without the crc) as a last field. */
 function metaText(meta: Meta): string {
   return jsonWithCrc({ ...meta, version: 2 });
@@ -477,7 +480,7 @@ export class PassageIndex {
    * range apart (PostingIndex.writeKeyRange of every range, ids numbered from this index's size): those
    * files, in range order, become the segment (PostingIndex.appendKeyRanges) instead of a merge here.
    */
-  async addParts(dirs: ReadonlyArray<string>, options: { keyRanges?: ReadonlyArray<string> } = {}): Promise<number> {
+  async addParts(dirs: ReadonlyArray<string>, options: { keyRanges?: ReadonlyArray<string>; onStaged?: (batch: PartsBatch) => Promise<void> } = {}): Promise<number> {
     expectArray(dirs as string[], 'dirs');
     dirs.forEach((d, i) => expectPath(d, `dirs[${i}]`));
     const o = optionsObject(options);
@@ -485,10 +488,17 @@ export class PassageIndex {
       expectArray(o.keyRanges as string[], 'keyRanges');
       o.keyRanges.forEach((f, i) => expectPath(f, `keyRanges[${i}]`));
     }
+    if (o.onStaged !== undefined && typeof o.onStaged !== 'function') throw invalidArgument(TypeError, 'Expected onStaged to be a function');
     return this.writing(() => this.putParts(dirs, o));
   }
 
-  private async putParts(dirs: ReadonlyArray<string>, o: { keyRanges?: ReadonlyArray<string> }): Promise<number> {
+  /** @internal Whether the committed state holds this batch (the same files, numbers and docs checksum). */
+  holdsBatch(batch: PartsBatch): boolean {
+    return this.meta.batches.some((b) => b.texts === batch.texts && b.docs === batch.docs && b.first === batch.first &&
+      b.count === batch.count && b.docsCrc === batch.docsCrc);
+  }
+
+  private async putParts(dirs: ReadonlyArray<string>, o: { keyRanges?: ReadonlyArray<string>; onStaged?: (batch: PartsBatch) => Promise<void> }): Promise<number> {
     const parts: PassageIndex[] = [];
     try {
       for (const d of dirs) {
@@ -544,7 +554,9 @@ export class PassageIndex {
         }
         await textsOut.commit();
         await docsOut.commit();
-        await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, { ...names, first, count: n, docsCrc }] }, async (record) => {
+        const batch: PartsBatch = { ...names, first, count: n, docsCrc };
+        await o.onStaged?.(batch);
+        await this.commitMeta(job, { ...this.meta, batches: [...this.meta.batches, batch] }, async (record) => {
           if (o.keyRanges) await this.ix.appendKeyRanges(o.keyRanges, n, record);
           else await this.ix.appendIndexes(parts.map((p) => path.join(p.dir, 'postings')), record);
         });

@@ -17,8 +17,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
 import { checkInputFiles, displayName, idValue, inputSize, readDocuments } from '../io/input';
-import { PassageIndex } from '../postings/passages';
+import { PassageIndex, type PartsBatch } from '../postings/passages';
 import { checkJsonCrc, jsonWithCrc } from '../io/json-crc';
+import { killPoint } from '../util/test-hooks';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings/postings';
 import { idFieldOption, inputOptionsFrom } from '../io/documents';
 import { makeSpillDir, removeSpillDir } from '../io/files';
@@ -276,19 +277,70 @@ async function checkedRanges(work: string, plan: PassagesPlan, ranges: number, p
   return files;
 }
 
+/** WORK/passages-finish.json: the batch a finish is about to commit (written before its commit point). */
+const finishFile = (work: string) => path.join(work, 'passages-finish.json');
+
+/** The batch a finish of this plan staged (undefined: none, or another plan's). */
+function stagedBatch(work: string, plan: PassagesPlan): PartsBatch | undefined {
+  let m: { plan?: string; batch?: PartsBatch };
+  try {
+    m = JSON.parse(fs.readFileSync(finishFile(work), 'utf8')) as typeof m;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new NeardupError('ERR_NEARDUP_CORRUPT', `passages finish: cannot read '${finishFile(work)}': ${(e as Error).message}`, { file: finishFile(work), cause: e });
+  }
+  const b = m.batch;
+  if (m.plan !== plan.id || b === null || typeof b !== 'object' || typeof b.texts !== 'string' || typeof b.docs !== 'string' ||
+      !Number.isSafeInteger(b.first) || !Number.isSafeInteger(b.count) || !Number.isInteger(b.docsCrc)) return undefined;
+  return b;
+}
+
+/** A finished finish's (or the parts' of a finish that committed) leftovers: the parts, the key ranges, the marker. */
+function removeFinished(work: string, plan: PassagesPlan): void {
+  for (let i = 0; i < plan.shards; i++) fs.rmSync(partDir(work, i), { recursive: true, force: true });
+  for (let r = 0; r < (plan.keyRanges ?? 0); r++) {
+    fs.rmSync(listsFile(work, r), { force: true });
+    fs.rmSync(listsMeta(work, r), { force: true });
+  }
+  fs.rmSync(finishFile(work), { force: true });
+}
+
 /**
  * Every part -> the index (one batch, one segment, merged as `passages index` merges unless noMerge); the
  * parts (and key ranges) are removed afterwards. Returns the number of documents added.
+ *
+ * Before its commit point, finish writes the batch it adds to WORK/passages-finish.json. A rerun whose plan's
+ * batch is already in DIR's committed state (a finish killed after its commit point, before or during the
+ * removal of the parts) adds nothing again: it ends the merge and the removal that finish had left, and
+ * returns that batch's documents. The marker is not in DIR, so the index stays a single run's, file for file.
  */
 export async function finishPassages(work: string, o: { noMerge?: boolean } = {}): Promise<number> {
   const plan = loadPassagesPlan(work);
+  const staged = stagedBatch(work, plan);
+  if (staged) {
+    const ix = await PassageIndex.open(plan.dir, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
+    let done = false;
+    try {
+      done = ix.holdsBatch(staged);
+      if (done && !o.noMerge && ix.segments > 1) await ix.merge();
+    } finally {
+      ix.close();
+    }
+    if (done) {
+      removeFinished(work, plan);
+      return staged.count;
+    }
+  }
   const parts = checkedParts(work, plan, 'passages finish');
   // checked before DIR is created
   const keyRanges = plan.keyRanges === undefined ? undefined : await checkedRanges(work, plan, plan.keyRanges, parts, await indexSize(plan.dir));
   const ix = await PassageIndex.open(plan.dir, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
   let n = 0;
   try {
-    n = await ix.addParts(parts.dirs, { keyRanges }).catch((e: unknown) => {
+    n = await ix.addParts(parts.dirs, {
+      keyRanges,
+      onStaged: (batch) => writeIndexFile(finishFile(work), JSON.stringify({ plan: plan.id, batch }) + '\n'),
+    }).catch((e: unknown) => {
       if (e instanceof NeardupError) {
         e.message = `passages finish: ${e.message}`;
         if (keyRanges && e.code === 'ERR_NEARDUP_CORRUPT') e.message += ' (run the lists stage of that key range again)';
@@ -296,13 +348,15 @@ export async function finishPassages(work: string, o: { noMerge?: boolean } = {}
       throw e;
     });
     if (!o.noMerge && ix.segments > 1) await ix.merge();
+  } catch (e) {
+    // not committed: the marker names nothing in DIR
+    const b = stagedBatch(work, plan);
+    if (b && !ix.holdsBatch(b)) fs.rmSync(finishFile(work), { force: true });
+    throw e;
   } finally {
     ix.close();
   }
-  for (const d of parts.dirs) fs.rmSync(d, { recursive: true, force: true });
-  for (let r = 0; r < (plan.keyRanges ?? 0); r++) {
-    fs.rmSync(listsFile(work, r), { force: true });
-    fs.rmSync(listsMeta(work, r), { force: true });
-  }
+  await killPoint('passages-finish-cleanup');
+  removeFinished(work, plan);
   return n;
 }

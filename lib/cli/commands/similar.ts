@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { NeardupError } from '../../util/errors';
 import { checkInputFiles } from '../../io/input';
 import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks/chunks';
-import { openInput, readLines } from '../../io/jsonl';
+import { openInput, rawMember, readLines } from '../../io/jsonl';
 import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
 import { checkFiles, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
@@ -121,12 +121,28 @@ async function* readDocuments(spec: InputSpec, skipped: { count: number }): Asyn
   }
 }
 
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+const MIN_ID = -(1n << 63n), MAX_ID = (1n << 64n) - 1n;
+
+/**
+ * An id JSON.parse read as a number that is not a safe integer: the integer its digits (as written on the line)
+ * say, as a bigint, when it is one from -2^63 to 2^64-1; else the reason.
+ */
+function bigId(line: string, field: string): bigint {
+  const t = rawMember(line, field) ?? '';
+  const id = INTEGER.test(t) ? BigInt(t) : undefined;
+  if (id === undefined || id < MIN_ID || id > MAX_ID)
+    throw `field '${field}' must be a string or an integer from -2^63 to 2^64-1, got ${t.length > 60 ? t.slice(0, 60) + '...' : t}`;
+  return id;
+}
+
 function parseDocument(raw: Buffer, spec: InputSpec, where: string): ChunkDocument & { [SOURCE]: { file: string; line: number } } {
   if (raw.length === 0 || (raw.length === 1 && raw[0] === 0x0d)) throw 'empty line';
   if (!isUtf8(raw)) throw 'invalid UTF-8';
   let obj: unknown;
+  const line = raw.toString('utf8');
   try {
-    obj = JSON.parse(raw.toString('utf8'));
+    obj = JSON.parse(line);
   } catch (e) {
     throw `not valid JSON (${(e as Error).message})`;
   }
@@ -136,6 +152,7 @@ function parseDocument(raw: Buffer, spec: InputSpec, where: string): ChunkDocume
   let id: unknown;
   if (has(spec.idField)) {
     id = o[spec.idField];
+    if (typeof id === 'number' && !Number.isSafeInteger(id)) id = bigId(line, spec.idField);  // beyond 2^53: the digits
     if (idText(id) === undefined) throw `field '${spec.idField}' must be a string or an integer, got ${JSON.stringify(id)}`;
   } else if (spec.idOptional) {
     id = where;
@@ -292,7 +309,8 @@ async function runTop(args: string[]): Promise<number> {
       ns = ix.internalIds(given.map((s) => idText(s)!));
       for (let i = 0; i < given.length; i++) {
         if (ns[i] !== 0xffffffff) continue;
-        if (/^-?\d+$/.test(given[i]) && Number.isSafeInteger(Number(given[i]))) ns[i] = ix.internalIds([idText(Number(given[i]))!])[0];
+        const t = /^-?\d+$/.test(given[i]) ? idText(BigInt(given[i])) : undefined;  // the integer, exact beyond 2^53
+        if (t !== undefined) ns[i] = ix.internalIds([t])[0];
         if (ns[i] === 0xffffffff) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `no document with the id '${given[i]}' in '${dir}'`);
       }
     }
@@ -319,7 +337,7 @@ async function runQuery(args: string[]): Promise<number> {
       const res = await ix.query(batch.map((d) => d.text as string), batch.map((d) => d.id));
       for (const list of res) {
         for (const e of list) {
-          await out.write(`{"id":${JSON.stringify(e.id)},"other":${JSON.stringify(e.other)},"similarity":${e.similarity},` +
+          await out.write(`{"id":${idText(e.id)},"other":${idText(e.other)},"similarity":${e.similarity},` +
             `"reverse":${e.reverse},"shared":${e.shared}}\n`);
         }
       }
