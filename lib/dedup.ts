@@ -10,6 +10,7 @@ import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, 
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
 import { IndexRun, type DedupIndexKeys } from './dedup-index';
 import { lockIndexFile } from './locks';
+import { testPairBuffer } from './test-hooks';
 import type { ShingleOptions } from './shingles';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
@@ -65,6 +66,12 @@ export interface DedupOptions extends ShingleOptions {
    * costs BYTES_PER_PAIR bytes of result.
    */
   maxPairs?: number;
+  /**
+   * With `pairs`: write the reported pairs to a temporary file in `tmp` (DedupResult.pairsFile, read it before
+   * close() or saveIndex(), which remove it; 16-byte records: u32 a, u32 b, f32 estimate, f32 exact, little-endian) instead of pairA..pairExact,
+   * so that they take no memory; maxPairs does not apply. (The CLI's --pairs.)
+   */
+  pairsFile?: boolean;
   /**
    * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
    * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
@@ -155,6 +162,10 @@ export interface DedupResult {
   spilledBytes: number;
   /** Sorted runs written under the `memory` budget. */
   runs: number;
+  /** Sorted runs of candidate pairs spilled to `tmp` (more candidate pairs than fit a quarter of `memory`). */
+  pairRuns: number;
+  /** With `pairsFile`: the file of the reported pairs (pairA etc. are then empty); removed by close(). */
+  pairsFile?: string;
   /** The banding used: number of bands (see DedupOptions.banding). */
   b: number;
   /** Values per band (rows). */
@@ -268,7 +279,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
         : doubriDefault ? {} : { threshold }),
   });
   const {
-    profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
+    profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, pairsFile: _pf, memory: _m, tmp: _d, banding: _g,
     minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
   } = options;
   // the same shingles for the signatures and for exact verification; undefined options take the defaults
@@ -285,6 +296,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
     native: {
       ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
       threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
+      pairsFile: options.pairsFile ?? false, pairBuffer: testPairBuffer(),
       memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
     },
   };

@@ -233,7 +233,8 @@ ${INPUT_USAGE}`,
 
       const start = Date.now();
       // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
-      const unwatch = memory > 0 || verify === 'exact' || prior || indexOut ? watchSpillFolders(tmp) : () => undefined;
+      const unwatch = memory > 0 || verify === 'exact' || prior || indexOut || values.pairs !== undefined || clustering === 'components' || verify === 'estimate'
+        ? watchSpillFolders(tmp) : () => undefined;
       // with --index, only the options given (the others are the index's); a difference is a usage error
       const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
         unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
@@ -248,8 +249,9 @@ ${INPUT_USAGE}`,
             banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
           } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
           pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
-          // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
-          maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
+          // --pairs: every pair is written, streamed from a temporary file (candidates beyond a quarter of
+          // --memory are spilled to sorted runs in --tmp and merged)
+          pairsFile: true,
         });
       } catch (e) {
         unwatch();
@@ -341,15 +343,24 @@ ${INPUT_USAGE}`,
         }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
-          const local = res.pairA.length;
+          const pairs = readPairRecords(res.pairsFile);
+          const local = pairs.count;
+          const withExact = res.settings.verify === 'exact';
           await writeLines(values.pairs, local + (ip ? ip.docs.length : 0), (i) => {
-            const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
-              : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
-            const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
-            const ids = idField === undefined ? ''
-              : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
+            let a: string, aId: string, bDoc: number, est: number, ex: number;
+            if (i < local) {
+              const k = pairs.at(i);
+              a = String(offset + pairs.a[k]); aId = idField === undefined ? '' : idOf(pairs.a[k]);
+              bDoc = pairs.b[k]; est = pairs.estimate[k]; ex = pairs.exact[k];
+            } else {
+              a = String(ip!.keys[i - local]); aId = 'null'; bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
+            }
+            const b = offset + bDoc;
+            const exact = withExact ? `, "exact": ${+ex.toFixed(6)}` : '';
+            const ids = idField === undefined ? '' : `, "a_id": ${aId}, "b_id": ${idOf(bDoc)}`;
             return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
           });
+          pairs.close();
         }
         if (values['removed-ids'] !== undefined) {
           const removed: number[] = [];
@@ -409,7 +420,7 @@ ${INPUT_USAGE}`,
             fold_whitespace: sh.foldWhitespace, short: sh.short,
           },
           verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
-          peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+          peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs, pair_runs: res.pairRuns,
           ...(prior || indexOut !== undefined ? {
             index: {
               read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
@@ -429,3 +440,41 @@ ${INPUT_USAGE}`,
     }
   },
 };
+
+/**
+ * The reported pairs' file of a dedup session (DedupResult.pairsFile: 16-byte records u32 a, u32 b, f32 estimate,
+ * f32 exact, little-endian), read in order in chunks of 64 Ki records: at(i) loads the chunk holding record i
+ * and returns its index in a / b / estimate / exact.
+ */
+function readPairRecords(file: string | undefined): {
+  count: number; at(i: number): number; a: Uint32Array; b: Uint32Array; estimate: Float32Array; exact: Float32Array; close(): void;
+} {
+  const CHUNK = 1 << 16, RECORD = 16;
+  const fd = file === undefined ? -1 : fs.openSync(file, 'r');
+  const count = fd < 0 ? 0 : Math.floor(fs.fstatSync(fd).size / RECORD);
+  const buf = new ArrayBuffer(CHUNK * RECORD);
+  const u32 = new Uint32Array(buf), f32 = new Float32Array(buf);
+  const a = new Uint32Array(CHUNK), b = new Uint32Array(CHUNK), estimate = new Float32Array(CHUNK), exact = new Float32Array(CHUNK);
+  let first = -1;
+  return {
+    count, a, b, estimate, exact,
+    at(i: number): number {
+      const start = i - (i % CHUNK);
+      if (start !== first) {
+        const n = Math.min(CHUNK, count - start);
+        const bytes = new Uint8Array(buf, 0, n * RECORD);
+        for (let got = 0; got < bytes.length;) {
+          const k = fs.readSync(fd, bytes, got, bytes.length - got, start * RECORD + got);
+          if (k === 0) throw new Error(`the pairs file '${file}' ended early`);
+          got += k;
+        }
+        for (let j = 0; j < n; j++) {
+          a[j] = u32[4 * j]; b[j] = u32[4 * j + 1]; estimate[j] = f32[4 * j + 2]; exact[j] = f32[4 * j + 3];
+        }
+        first = start;
+      }
+      return i - start;
+    },
+    close(): void { if (fd >= 0) fs.closeSync(fd); },
+  };
+}
