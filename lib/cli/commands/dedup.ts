@@ -110,9 +110,9 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             line of its connected component. With --id-field: JSONL
                             {"id": ID, "kept": k, "kept_id": ID of line k}
   --pairs FILE              JSONL {"a": i, "b": j[, "a_id": ID, "b_id": ID], "estimate": x[, "exact": y]}
-                            for each reported pair (i, j: 0-based lines over all inputs; held in memory
-                            before they are written, 16 bytes each: with --memory SIZE, more than SIZE/16
-                            pairs stop with an error)
+                            for each reported pair (i, j: 0-based lines over all inputs), by i then j;
+                            candidate pairs beyond a quarter of --memory are spilled to sorted runs in
+                            --tmp and merged (the summary's pair_runs), so any number of pairs is written
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
   --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
                             line when missing or of another type; ids of bad lines are null
