@@ -91,7 +91,7 @@ test('--pairs with the candidates spilled to runs: the in-memory bytes, and brut
     // 64 bands of 2 values: every pair at J >= 0.8 is a candidate (misses all bands with probability 0.36^64)
     for (const mode of [[], ['--clustering', 'components'], ['--verify', 'estimate'], ['--fast'], ['--id-field', 'id']]) {
       const out: Record<string, { summary: Record<string, unknown>; files: string[] }> = {};
-      for (const [name, buffer] of [['memory', undefined], ['spilled', 300]] as const) {
+      for (const [name, buffer] of [['memory', undefined], ['spilled', 2000]] as const) {
         const r = withPairBuffer(buffer, () => cli(dir, ['dedup', 'd.jsonl', '--bands', '64', '--rows', '2', ...mode, '--tmp', tmp,
           '--pairs', `${name}.pairs`, '--flags', `${name}.flags`, '--clusters', `${name}.clusters`]));
         assert.is(r.code, 0, r.stderr);
