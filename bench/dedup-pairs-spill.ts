@@ -5,8 +5,8 @@
 // 40-word text each (0-25 % of the words replaced), plus 10 % unrelated texts, shuffled: every band bucket of
 // a family holds hundreds of documents, so the candidate pairs grow as families x size^2 / 2.
 // Runs: the CLI (dist/cli/main.js) with --pairs --flags, under /usr/bin/time -v (max RSS, user + sys), one run
-// each: "memory" (NEARDUP_TEST_PAIR_BUFFER=2^30: never spilled), "spilled" (--memory M: a quarter of it for
-// pairs), and the --base CLI if given. The pairs files are compared byte for byte.
+// each: --memory 4G (a buffer of 26.8 M pairs: in memory), no --memory (2^23 pairs), --memory M (a quarter of
+// it for pairs: spilled), and the --base CLI if given (no --memory). The pairs files are compared byte for byte.
 //   npx tsc -p . && node --import tsx bench/dedup-pairs-spill.ts [--families 8] [--size 1500] [--memory 64M] [--base /tmp/base/dist/cli/main.js]
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -58,7 +58,8 @@ try {
   fs.mkdirSync(tmp);
   const common = (out: string) => ['dedup', input, '--pairs', path.join(dir, out), '--flags', path.join(dir, `${out}.flags`), '--tmp', tmp];
   const rows = [
-    run('this, in memory', cliMain, common('memory'), { NEARDUP_TEST_PAIR_BUFFER: String(2 ** 30) }),
+    run('this, --memory 4G (in memory)', cliMain, [...common('memory'), '--memory', '4G'], {}),
+    run('this, no --memory (buffer 2^23 pairs)', cliMain, common('default'), {}),
     run(`this, --memory ${memory} (spilled)`, cliMain, [...common('spilled'), '--memory', memory], {}),
   ];
   if (base) rows.push(run('base', base, common('base'), {}));
@@ -70,7 +71,7 @@ try {
     const s = r.summary;
     console.log(`| ${r.label} | ${s.candidate_pairs} | ${s.reported_pairs} | ${s.pair_runs ?? '-'} | ${(s.spilled_bytes / 1e6).toFixed(1)} | ${r.rss.toFixed(0)} | ${r.cpu.toFixed(2)} | ${r.wall} |`);
   }
-  console.log(`pairs files identical: spilled ${same('memory', 'spilled')}${base ? `, base ${same('memory', 'base')}` : ''}; flags: ${same('memory.flags', 'spilled.flags')}${base ? `, ${same('memory.flags', 'base.flags')}` : ''}`);
+  console.log(`pairs files identical to the in-memory run's: spilled ${same('memory', 'spilled')}, default ${same('memory', 'default')}${base ? `, base ${same('memory', 'base')}` : ''}; flags: ${same('memory.flags', 'spilled.flags')}${base ? `, ${same('memory.flags', 'base.flags')}` : ''}`);
   console.log(`spill folder left: ${fs.readdirSync(tmp).length} entries`);
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });

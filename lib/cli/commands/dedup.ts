@@ -94,7 +94,8 @@ reported_pairs (null when pairs were not enumerated: without --pairs, unless ver
 --clustering components), every effective setting (version, profile, threshold,
 num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctuation, fold_whitespace,
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
-to temporary files), runs. Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
+to temporary files), runs, pair_runs (sorted runs of candidate pairs spilled to --tmp).
+Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
 all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
