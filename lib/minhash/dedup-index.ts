@@ -68,6 +68,12 @@ export interface DedupOptions extends ShingleOptions {
    */
   maxPairs?: number;
   /**
+   * With `pairs`: write the reported pairs to a temporary file in `tmp` (DedupResult.pairsFile, read it before
+   * close() or saveIndex(), which remove it; 16-byte records: u32 a, u32 b, f32 estimate, f32 exact, little-endian) instead of pairA..pairExact,
+   * so that they take no memory; maxPairs does not apply. (The CLI's --pairs.)
+   */
+  pairsFile?: boolean;
+  /**
    * Memory budget in bytes: band keys and signatures beyond it are spilled to `tmp`, and exact verification
    * holds at most this much of shingle sets at once (without a budget: 64 MiB; texts always go to `tmp`).
    * 0 or absent: band keys and signatures in memory. It also bounds per-document work: a document over

@@ -11,6 +11,7 @@ import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } 
 import { IndexRun } from './dedup-index';
 import { lockIndexFile } from '../io/locks';
 import type { ShingleOptions } from '../text/shingles';
+import { testPairBuffer } from '../util/test-hooks';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
@@ -62,6 +63,10 @@ export interface DedupResult {
   spilledBytes: number;
   /** Sorted runs written under the `memory` budget. */
   runs: number;
+  /** Sorted runs of candidate pairs spilled to `tmp` (more candidate pairs than fit a quarter of `memory`). */
+  pairRuns: number;
+  /** With `pairsFile`: the file of the reported pairs (pairA etc. are then empty); removed by close(). */
+  pairsFile?: string;
   /** The banding used: number of bands (see DedupOptions.banding). */
   b: number;
   /** Values per band (rows). */
@@ -175,7 +180,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
         : doubriDefault ? {} : { threshold }),
   });
   const {
-    profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, memory: _m, tmp: _d, banding: _g,
+    profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, pairsFile: _pf, memory: _m, tmp: _d, banding: _g,
     minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
   } = options;
   // the same shingles for the signatures and for exact verification; undefined options take the defaults
@@ -192,6 +197,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
     native: {
       ...shingle, profile: lp.profile, numPerm: lp.numPerm, ...(seed !== undefined ? { seed } : {}), b: lp.b, r: lp.r,
       threshold, verify, clustering, pairs: options.pairs ?? false, maxPairs: capOption(options, 'maxPairs'),
+      pairsFile: options.pairsFile ?? false, pairBuffer: testPairBuffer(),
       memory: options.memory ?? 0, tmp: options.tmp ?? os.tmpdir(),
     },
   };

@@ -92,6 +92,10 @@ export interface NativeDedupOptions extends Omit<NativeShingleOptions, 'hash' | 
   pairs?: boolean;
   /** With pairs: more reported pairs fail with ERR_NEARDUP_TOO_MANY_RESULTS. */
   maxPairs?: number;
+  /** With pairs: the reported pairs go to a temporary file (result.pairsFile: 16-byte records u32 a, u32 b, f32 estimate, f32 exact), not maxPairs-capped. */
+  pairsFile?: boolean;
+  /** Candidate pairs held at once before spilling (0: from memory; tests). */
+  pairBuffer?: number;
   memory?: number | bigint;
   tmp?: string;
   /** 'kept' (default): doubri's rule, a document is dropped only for a kept one; 'components': connected components. */
@@ -120,6 +124,10 @@ export interface NativeDedupResult {
   clusters: number;
   spilledBytes: number;
   runs: number;
+  /** Sorted runs of candidate pairs spilled to `tmp`. */
+  pairRuns: number;
+  /** pairsFile: the reported pairs' file in the spill folder (removed by close()). */
+  pairsFile?: string;
   indexMatches?: { docs: Uint32Array; keys: BigUint64Array | string[] };
   indexPairs?: { docs: Uint32Array; keys: BigUint64Array | string[]; estimate: Float32Array; exact: Float32Array };
   /** groups: bucket g holds groupDocs[groupEnds[g-1] .. groupEnds[g]). */

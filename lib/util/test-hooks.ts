@@ -29,3 +29,9 @@ export function killPoint(point: string): Promise<void> {
   process.kill(process.pid, signal);
   return new Promise(() => { setInterval(() => undefined, 1000); });
 }
+
+/** NEARDUP_TEST_PAIR_BUFFER=N: dedup holds at most N candidate pairs before spilling them (0: unset). */
+export function testPairBuffer(): number {
+  const v = process.env.NEARDUP_TEST_PAIR_BUFFER;
+  return v === undefined ? 0 : Number(v);
+}

@@ -184,8 +184,8 @@ class FinishWorker : public PromiseWorker {
     auto prior = st_->LockPrior();
     Status s = st_->dedup->Finish(slots_, stop(), &r_);
     if (s.ok() && st_->hook) s = IndexResults();
-    // temporary files go now, unless an index is still to be written (saveIndex, or close)
-    if (!s.ok() || !st_->hook || !st_->hook->options().write) st_->dedup.reset();
+    // temporary files go now, unless an index is still to be written or the pairs file read (saveIndex, or close)
+    if (!s.ok() || ((!st_->hook || !st_->hook->options().write) && r_.pairs_path.empty())) st_->dedup.reset();
     return s;
   }
   // Documents dropped for an indexed one, and pairs with indexed ones, with the entries' keys.
@@ -230,6 +230,8 @@ class FinishWorker : public PromiseWorker {
     o.Set("clusters", Napi::Number::New(env, double(r_.clusters)));
     o.Set("spilledBytes", Napi::Number::New(env, double(r_.spilled_bytes)));
     o.Set("runs", Napi::Number::New(env, double(r_.runs)));
+    o.Set("pairRuns", Napi::Number::New(env, double(r_.pair_runs)));
+    if (!r_.pairs_path.empty()) o.Set("pairsFile", Napi::String::New(env, r_.pairs_path));
     if (st_->hook) {
       Napi::Object m = Napi::Object::New(env);
       m.Set("docs", u32(std::move(match_docs_)));
@@ -347,6 +349,8 @@ lsh::DedupOptions ParseDedupOptions(Napi::Env env, const Napi::Object& o) {
   d.want_estimates = GetBool(o, "estimates", true);
   d.want_candidates = GetBool(o, "candidates", false);
   d.max_pairs = GetUint64(o, "maxPairs", UINT64_MAX);
+  d.pairs_file = GetBool(o, "pairsFile", false);
+  d.pair_buffer = GetUint64(o, "pairBuffer", 0);
   d.memory_bytes = GetUint64(o, "memory", 0);
   Napi::Value tmp = o.Get("tmp");
   if (!tmp.IsUndefined()) {

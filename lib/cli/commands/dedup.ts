@@ -96,8 +96,9 @@ reported_pairs (null when pairs were not enumerated: without --pairs, unless ver
 --clustering components), every effective setting (version, profile, threshold,
 num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctuation, fold_whitespace,
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
-to temporary files), runs, memory_bytes (--memory; null without) and memory_limits_bytes (the budget the
-per-document limits use: --memory, but never below 64 MiB; a smaller --memory is said on stderr). Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
+to temporary files), runs, pair_runs (sorted runs of candidate pairs spilled to --tmp), memory_bytes (--memory;
+null without) and memory_limits_bytes (the budget the per-document limits use: --memory, but never below
+64 MiB; a smaller --memory is said on stderr). Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
 all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
@@ -113,9 +114,9 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             line of its connected component. With --id-field: JSONL
                             {"id": ID, "kept": k, "kept_id": ID of line k}
   --pairs FILE              JSONL {"a": i, "b": j[, "a_id": ID, "b_id": ID], "estimate": x[, "exact": y]}
-                            for each reported pair (i, j: 0-based lines over all inputs; held in memory
-                            before they are written, 16 bytes each: with --memory SIZE, more than SIZE/16
-                            pairs stop with an error)
+                            for each reported pair (i, j: 0-based lines over all inputs), by i then j;
+                            candidate pairs beyond a quarter of --memory are spilled to sorted runs in
+                            --tmp and merged (the summary's pair_runs), so any number of pairs is written
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
   --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
                             line when missing or of another type; ids of bad lines are null
@@ -240,7 +241,8 @@ ${INPUT_USAGE}`,
 
       const start = Date.now();
       // spill folders: runs and signatures (--memory), shingle sets (--verify exact), texts of the index written
-      const unwatch = memory > 0 || verify === 'exact' || prior || indexOut ? watchSpillFolders(tmp) : () => undefined;
+      const unwatch = memory > 0 || verify === 'exact' || prior || indexOut || values.pairs !== undefined || clustering === 'components' || verify === 'estimate'
+        ? watchSpillFolders(tmp) : () => undefined;
       // with --index, only the options given (the others are the index's); a difference is a usage error
       const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
         unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
@@ -255,8 +257,9 @@ ${INPUT_USAGE}`,
             banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
           } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
           pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
-          // --pairs: capped only by --memory (16 bytes per pair), else every pair is written
-          maxPairs: memory ? dedupLimits({ profile, verify, memory }).pairs : Number.MAX_SAFE_INTEGER,
+          // --pairs: every pair is written, streamed from a temporary file (candidates beyond a quarter of
+          // --memory are spilled to sorted runs in --tmp and merged)
+          pairsFile: true,
         });
       } catch (e) {
         unwatch();
@@ -348,15 +351,24 @@ ${INPUT_USAGE}`,
         }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
-          const local = res.pairA.length;
+          const pairs = readPairRecords(res.pairsFile);
+          const local = pairs.count;
+          const withExact = res.settings.verify === 'exact';
           await writeLines(values.pairs, local + (ip ? ip.docs.length : 0), (i) => {
-            const [a, b, est, ex] = i < local ? [String(offset + res.pairA[i]), offset + res.pairB[i], res.pairEstimate[i], res.pairExact[i]]
-              : [String(ip!.keys[i - local]), offset + ip!.docs[i - local], ip!.estimate[i - local], ip!.exact[i - local]];
-            const exact = res.pairExact.length || (ip && ip.exact.length) ? `, "exact": ${+ex.toFixed(6)}` : '';
-            const ids = idField === undefined ? ''
-              : `, "a_id": ${i < local ? idOf(res.pairA[i]) : 'null'}, "b_id": ${idOf(i < local ? res.pairB[i] : ip!.docs[i - local])}`;
+            let a: string, aId: string, bDoc: number, est: number, ex: number;
+            if (i < local) {
+              const k = pairs.at(i);
+              a = String(offset + pairs.a[k]); aId = idField === undefined ? '' : idOf(pairs.a[k]);
+              bDoc = pairs.b[k]; est = pairs.estimate[k]; ex = pairs.exact[k];
+            } else {
+              a = String(ip!.keys[i - local]); aId = 'null'; bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
+            }
+            const b = offset + bDoc;
+            const exact = withExact ? `, "exact": ${+ex.toFixed(6)}` : '';
+            const ids = idField === undefined ? '' : `, "a_id": ${aId}, "b_id": ${idOf(bDoc)}`;
             return `{"a": ${a}, "b": ${b}${ids}, "estimate": ${+est.toFixed(6)}${exact}}\n`;
           });
+          pairs.close();
         }
         if (values['removed-ids'] !== undefined) {
           const removed: number[] = [];
@@ -416,7 +428,7 @@ ${INPUT_USAGE}`,
             fold_whitespace: sh.foldWhitespace, short: sh.short,
           },
           verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
-          peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs,
+          peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs, pair_runs: res.pairRuns,
           // --memory as given, and the budget its per-document limits use (never below MIN_LIMIT_BUDGET); null without
           memory_bytes: memory > 0 ? memory : null, memory_limits_bytes: memory > 0 ? Math.max(memory, MIN_LIMIT_BUDGET) : null,
           ...(prior || indexOut !== undefined ? {
@@ -496,4 +508,42 @@ export async function runStagedDedup(values: Record<string, unknown>, positional
   } finally {
     release();
   }
+}
+
+/**
+ * The reported pairs' file of a dedup session (DedupResult.pairsFile: 16-byte records u32 a, u32 b, f32 estimate,
+ * f32 exact, little-endian), read in order in chunks of 64 Ki records: at(i) loads the chunk holding record i
+ * and returns its index in a / b / estimate / exact.
+ */
+function readPairRecords(file: string | undefined): {
+  count: number; at(i: number): number; a: Uint32Array; b: Uint32Array; estimate: Float32Array; exact: Float32Array; close(): void;
+} {
+  const CHUNK = 1 << 16, RECORD = 16;
+  const fd = file === undefined ? -1 : fs.openSync(file, 'r');
+  const count = fd < 0 ? 0 : Math.floor(fs.fstatSync(fd).size / RECORD);
+  const buf = new ArrayBuffer(CHUNK * RECORD);
+  const u32 = new Uint32Array(buf), f32 = new Float32Array(buf);
+  const a = new Uint32Array(CHUNK), b = new Uint32Array(CHUNK), estimate = new Float32Array(CHUNK), exact = new Float32Array(CHUNK);
+  let first = -1;
+  return {
+    count, a, b, estimate, exact,
+    at(i: number): number {
+      const start = i - (i % CHUNK);
+      if (start !== first) {
+        const n = Math.min(CHUNK, count - start);
+        const bytes = new Uint8Array(buf, 0, n * RECORD);
+        for (let got = 0; got < bytes.length;) {
+          const k = fs.readSync(fd, bytes, got, bytes.length - got, start * RECORD + got);
+          if (k === 0) throw new Error(`the pairs file '${file}' ended early`);
+          got += k;
+        }
+        for (let j = 0; j < n; j++) {
+          a[j] = u32[4 * j]; b[j] = u32[4 * j + 1]; estimate[j] = f32[4 * j + 2]; exact[j] = f32[4 * j + 3];
+        }
+        first = start;
+      }
+      return i - start;
+    },
+    close(): void { if (fd >= 0) fs.closeSync(fd); },
+  };
 }

@@ -276,7 +276,7 @@ Status Dedup::WriteIndex(const std::string& path, const std::string& meta, size_
 }
 
 // Candidate pairs from the band buckets; without pairs to enumerate, the clusters come from the buckets here.
-Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
+Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, PairRuns* cand, UnionFind* uf,
                          DedupResult* out, std::vector<uint64_t>* member_out, uint64_t* buckets_out) {
   const uint64_t n = docs_;
   // The verified keep rule alone is decided from the buckets' members too (DecideKeptExact), without pairs.
@@ -286,8 +286,7 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
   const bool bucket_kept = (o_.verify == Verify::kNone && o_.clustering == Clustering::kKept) || lazy_kept;
   std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
   uint64_t buckets = 0;
-  auto add_pair = [&](uint64_t a, uint64_t b) { cand->push_back(a << 32 | b); };
-  size_t compact_at = size_t(1) << 25;
+  Status add_status;
   for (uint32_t j = 0; j < o_.params.b; j++) {
     Status s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
       if (bucket_kept) {
@@ -296,26 +295,25 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
       } else if (!need_pairs) {
         for (size_t x = 1; x < m; x++) uf->Union(static_cast<uint32_t>(d[0]), static_cast<uint32_t>(d[x]));
       }
-      if (!need_pairs) return;
+      if (!need_pairs || !add_status.ok()) return;
       if (o_.want_groups && bucket_kept && m > kAllPairsBucket) {
         for (size_t x = 0; x < m; x++) out->group_docs.push_back(static_cast<uint32_t>(d[x]));
         out->group_ends.push_back(out->group_docs.size());
       }
-      // every pair, however large the bucket (its documents need not be copies of one text)
+      // every pair, however large the bucket (its documents need not be copies of one text); the buffer is
+      // compacted, and spilled to sorted runs when it stays full (PairRuns)
       for (size_t x = 0; x < m; x++)
-        for (size_t y = x + 1; y < m; y++) add_pair(d[x], d[y]);
-      if (cand->size() > compact_at) {  // keep the list compact within and between bands
-        std::sort(cand->begin(), cand->end());
-        cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
-        compact_at = std::max(compact_at, cand->size() * 2);
-      }
+        for (size_t y = x + 1; y < m; y++) {
+          Status t = cand->Add(d[x] << 32 | d[y]);
+          if (!t.ok()) {
+            add_status = t;
+            return;
+          }
+        }
     });
+    if (s.ok()) s = add_status;
     if (!s.ok()) return s;
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
-    if (cand->size() > (size_t(1) << 24)) {  // keep the list compact between bands
-      std::sort(cand->begin(), cand->end());
-      cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
-    }
   }
   if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
   if (lazy_kept) {
@@ -348,9 +346,7 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, std::vecto
       x = y;
     }
   }
-  std::sort(cand->begin(), cand->end());
-  cand->erase(std::unique(cand->begin(), cand->end()), cand->end());
-  return Status::Ok();
+  return cand->Seal(stop);
 }
 
 // The session's texts (in memory, or read back from their temporary file) and signatures, for DecidePairs.
@@ -395,19 +391,119 @@ class FlatSignatures : public SignatureSource {
   size_t sb_;
 };
 
-// doubri's rule over pairs (a << 32 | b, a < b): in document order, b is dropped for the first (smallest) kept
-// a it is paired with; a is decided before b, so one pass over the pairs sorted by b decides everything.
-void Dedup::KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const {
-  std::vector<uint64_t> by_b(pairs.size());
-  for (size_t i = 0; i < pairs.size(); i++) by_b[i] = (pairs[i] & 0xffffffffu) << 32 | pairs[i] >> 32;
-  std::sort(by_b.begin(), by_b.end());
-  out->rep.resize(docs_);
-  std::iota(out->rep.begin(), out->rep.end(), 0u);
-  if (o_.index) o_.index->MarkMatched(&out->rep);  // never kept: never a representative
-  for (uint64_t e : by_b) {
-    const uint32_t b = static_cast<uint32_t>(e >> 32), a = static_cast<uint32_t>(e);
-    if (out->rep[b] == b && out->rep[a] == a) out->rep[b] = a;
+uint64_t Dedup::PairBuffer() const {
+  if (o_.pair_buffer) return o_.pair_buffer;
+  if (o_.memory_bytes) return std::max<uint64_t>(o_.memory_bytes / kBytesPerBufferedPair, 4096);
+  return kDefaultPairBuffer;
+}
+
+Status Dedup::SpillPath(std::string* dir) {
+  if (spill_dir_.path().empty()) {
+    Status s = spill_dir_.Create(o_.tmp_dir);
+    if (!s.ok()) return s;
   }
+  *dir = spill_dir_.path();
+  return Status::Ok();
+}
+
+// The candidate pairs, ascending, in chunks (the whole list when it fit the buffer; else chunks of the buffer's
+// size from the merged runs): each chunk decided (DecidePairs: the same decision per pair whatever the chunk),
+// its kept pairs applied to the clusters as they come and reported (in memory, or to the pairs file).
+// doubri's rule over pairs in (a, b) order: when (a, b) comes, every pair (x, a) with x < a came before it, so
+// a is decided; b is dropped for the first kept a it meets, which is the smallest (the same as deciding over
+// the pairs sorted by b, in document order).
+Status Dedup::DecideStream(PairRuns* cand, const SignatureSource* sigs, const TextSource* texts, size_t slots,
+                           const std::atomic<bool>* stop, UnionFind* uf, DedupResult* out) {
+  const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
+  const bool pair_kept = o_.clustering == Clustering::kKept && o_.verify != Verify::kNone;
+  const bool to_file = o_.want_pairs && o_.pairs_file;
+  if (pair_kept) {
+    out->rep.resize(docs_);
+    std::iota(out->rep.begin(), out->rep.end(), 0u);
+    if (o_.index) o_.index->MarkMatched(&out->rep);  // never kept: never a representative
+  }
+  Status s;
+  if (to_file) {
+    std::string dir;
+    s = SpillPath(&dir);
+    if (!s.ok()) return s;
+    pairs_file_ = std::make_unique<TempFile>();
+    s = pairs_file_->Create(dir, "reported");
+    if (!s.ok()) return s;
+  }
+  const bool whole = !cand->spilled();
+  std::vector<uint64_t> chunk;
+  const size_t chunk_pairs = static_cast<size_t>(std::max<uint64_t>(PairBuffer(), 2));
+  struct Record {  // the pairs file: docs/lsh.md
+    uint32_t a, b;
+    float estimate, exact;
+  };
+  std::vector<Record> rec;
+  PairDecisions dec;
+  VerifyStats vs;
+  for (bool first = true;; first = false) {
+    if (whole) {
+      if (!first) break;
+    } else {
+      s = cand->Next(chunk_pairs, &chunk);
+      if (!s.ok()) return s;
+      if (chunk.empty()) break;
+    }
+    const std::vector<uint64_t>& c = whole ? cand->memory() : chunk;
+    if (whole && c.empty()) break;
+    out->candidate_pairs += c.size();
+    VerifyStats cs;
+    s = DecidePairs(o_.params, o_.minhash.text, o_.verify, o_.threshold, o_.memory_bytes, c, sigs, texts, slots,
+                    stop, &dec, &cs);
+    if (!s.ok()) return s;
+    vs.docs += cs.docs;
+    vs.sets += cs.sets;
+    vs.blocks += cs.blocks;
+    if (o_.want_pairs && !to_file) {
+      uint64_t reported = out->kept_pairs;
+      for (uint8_t k : dec.keep) reported += k;
+      if (reported > o_.max_pairs)
+        return Status(Code::kTooManyResults, "more than " + std::to_string(o_.max_pairs) + " reported pairs (" +
+                                                 (whole ? std::to_string(reported) + "; " : std::string()) + "raise maxPairs)");
+    }
+    rec.clear();
+    for (size_t i = 0; i < c.size(); i++) {
+      if (!dec.keep[i]) continue;
+      const uint32_t a = static_cast<uint32_t>(c[i] >> 32), b = static_cast<uint32_t>(c[i]);
+      if (pair_kept) {
+        if (out->rep[a] == a && out->rep[b] == b) out->rep[b] = a;
+      } else if (!bucket_kept) {
+        uf->Union(a, b);
+      }
+      out->kept_pairs++;
+      if (!o_.want_pairs) continue;
+      const float est = keep_sigs_ ? dec.est[i] : 0.f, ex = o_.verify == Verify::kExact ? dec.exact[i] : 0.f;
+      if (to_file) {
+        rec.push_back(Record{a, b, est, ex});
+        continue;
+      }
+      out->pair_a.push_back(a);
+      out->pair_b.push_back(b);
+      if (keep_sigs_) out->pair_estimate.push_back(est);
+      if (o_.verify == Verify::kExact) out->pair_exact.push_back(ex);
+    }
+    if (to_file) {
+      s = pairs_file_->Append(rec.data(), rec.size() * sizeof(Record));
+      if (!s.ok()) return s;
+    }
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  }
+  out->verify_docs = vs.docs;
+  out->verify_sets = vs.sets;
+  out->verify_blocks = vs.blocks;
+  if (o_.want_candidates) out->candidates = std::move(cand->memory());
+  cand->Clear();
+  if (to_file) {
+    s = pairs_file_->Finish();
+    if (!s.ok()) return s;
+    out->pairs_path = pairs_file_->path();
+  }
+  return Status::Ok();
 }
 
 Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* out) {
@@ -417,7 +513,6 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
   const uint64_t n = docs_;
   UnionFind uf(o_.clustering == Clustering::kComponents ? n : 0);
   const bool need_pairs = o_.want_pairs || o_.want_candidates || o_.verify != Verify::kNone;
-  const bool bucket_kept = o_.verify == Verify::kNone && o_.clustering == Clustering::kKept;
   if (o_.index) {
     // documents matching an entry of the prior index are dropped for it before the keep rule runs
     EngineDocs docs(this);
@@ -425,16 +520,18 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
     if (s.ok()) s = o_.index->Match(&docs, o_.want_pairs, slots, stop);
     if (!s.ok()) return s;
   }
-  std::vector<uint64_t> cand;  // a << 32 | b
+  PairRuns cand;  // a << 32 | b
+  cand.Reset(PairBuffer(), !o_.want_candidates, [this](std::string* dir) { return SpillPath(dir); });
   std::vector<uint64_t> member;  // LazyKept(): doc << 32 | bucket
   uint64_t buckets = 0;
   s = Candidates(slots, stop, &cand, &uf, out, &member, &buckets);
   if (!s.ok()) return s;
   out->runs = runs_.runs();
-  out->spilled_bytes = runs_.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) + (text_file_ ? text_file_->size() : 0);
+  out->pair_runs = cand.runs();
+  out->spilled_bytes = runs_.spilled_bytes() + cand.spilled_bytes() + (sigs_file_ ? sigs_file_->size() : 0) +
+                       (text_file_ ? text_file_->size() : 0);
   runs_.Clear();  // the buckets are read: their memory and files go before verification
   if (need_pairs) {
-    out->candidate_pairs = cand.size();  // (0 when LazyKept: the pairs are not listed)
     // Signatures for the estimates: in memory, or the temporary file mapped; texts in memory or read back.
     io::MappedFile sig_map;
     std::unique_ptr<FlatSignatures> sigs;
@@ -467,7 +564,7 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       std::iota(out->rep.begin(), out->rep.end(), 0u);
       if (o_.index) o_.index->MarkMatched(&out->rep);
       uint64_t checked = 0;
-      std::vector<uint64_t>().swap(cand);
+      cand.Clear();
       s = DecideKeptExact(member, buckets, texts, o_.minhash.text, o_.threshold, o_.memory_bytes, slots, stop, &out->rep, &vs, &checked);
       if (!s.ok()) return s;
       out->verify_docs = vs.docs;
@@ -477,39 +574,8 @@ Status Dedup::Finish(size_t slots, const std::atomic<bool>* stop, DedupResult* o
       out->pairs_complete = false;
       for (uint64_t i = 0; i < n; i++) out->kept_pairs += out->rep[i] != i && out->rep[i] != kIndexRep;
     } else {
-    PairDecisions dec;
-    s = DecidePairs(o_.params, o_.minhash.text, o_.verify, o_.threshold, o_.memory_bytes, cand, sigs.get(), &texts, slots,
-                    stop, &dec, &vs);
-    if (!s.ok()) return s;
-    out->verify_docs = vs.docs;
-    out->verify_sets = vs.sets;
-    out->verify_blocks = vs.blocks;
-    const std::vector<uint8_t>& keep = dec.keep;
-    const std::vector<float>&est = dec.est, &exact = dec.exact;
-    if (o_.want_pairs) {
-      uint64_t reported = 0;
-      for (uint8_t k : keep) reported += k;
-      if (reported > o_.max_pairs)
-        return Status(Code::kTooManyResults, "more than " + std::to_string(o_.max_pairs) + " reported pairs (" +
-                                                 std::to_string(reported) + "; raise maxPairs)");
-    }
-    const bool pair_kept = o_.clustering == Clustering::kKept && o_.verify != Verify::kNone;
-    std::vector<uint64_t> kept;
-    for (size_t i = 0; i < cand.size(); i++) {
-      if (!keep[i]) continue;
-      const uint32_t a = static_cast<uint32_t>(cand[i] >> 32), c = static_cast<uint32_t>(cand[i]);
-      if (pair_kept) kept.push_back(cand[i]);
-      else if (!bucket_kept) uf.Union(a, c);
-      out->kept_pairs++;
-      if (o_.want_pairs) {
-        out->pair_a.push_back(a);
-        out->pair_b.push_back(c);
-        if (keep_sigs_) out->pair_estimate.push_back(est[i]);
-        if (o_.verify == Verify::kExact) out->pair_exact.push_back(exact[i]);
-      }
-    }
-    if (pair_kept) KeptFromPairs(kept, out);
-    if (o_.want_candidates) out->candidates = std::move(cand);
+      s = DecideStream(&cand, sigs.get(), &texts, slots, stop, &uf, out);
+      if (!s.ok()) return s;
     }
   }
   if (o_.clustering == Clustering::kComponents) uf.Roots(&out->rep);

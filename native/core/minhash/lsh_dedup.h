@@ -41,10 +41,18 @@ namespace lsh {
 // Buckets larger than this are reported as groups to the staged buckets stage (want_groups); pairs are not capped.
 constexpr size_t kAllPairsBucket = 100;
 
+// Candidate pairs held at once (then sorted and spilled to runs in the spill folder, PairRuns): memory_bytes /
+// kBytesPerBufferedPair under a budget (a quarter of it at ~40 bytes per pair while a chunk is verified: the
+// pair, its decision, estimate and exact value, the documents' order), else kDefaultPairBuffer.
+constexpr uint64_t kBytesPerBufferedPair = 160;
+constexpr uint64_t kDefaultPairBuffer = uint64_t(1) << 23;
+
 // Shingle sets held at once while verifying, when no memory budget is given.
 constexpr uint64_t kDefaultVerifyBytes = uint64_t(64) << 20;
 
 class IndexHook;  // lsh_dedup_index.h
+class SignatureSource;  // pair_verify.h
+class TextSource;
 // DedupResult::rep of a document dropped for an entry of the prior index (IndexHook::matches() names it).
 constexpr uint32_t kIndexRep = UINT32_MAX;
 
@@ -96,6 +104,13 @@ struct DedupOptions {
   bool want_estimates = true;   // want_pairs: with the signatures' estimates (false: pair_estimate stays empty)
   bool want_candidates = false;  // DedupResult::candidates: every distinct candidate pair (verified or not; listed
                                  // also without verification or pairs: the staged buckets stage)
+  // want_pairs: the reported pairs go to a temporary file in the spill folder (DedupResult::pairs_path; 16-byte
+  // records u32 a, u32 b, f32 estimate, f32 exact, in the machine's byte order; max_pairs does not apply)
+  // instead of pair_a .. pair_exact.
+  bool pairs_file = false;
+  // Candidate pairs held at once before they are sorted and spilled to runs (0: memory_bytes /
+  // kBytesPerBufferedPair, at least 4096; kDefaultPairBuffer without a budget). Tests make it small.
+  uint64_t pair_buffer = 0;
   std::string tmp_dir = ".";  // spilled files go to a folder tmp_dir/neardup-spill-PID-XXXXXX (io::SpillDir)
   IndexHook* index = nullptr;  // against / into an index (lsh_dedup_index.h); outlives the session
 };
@@ -110,6 +125,8 @@ struct DedupResult {
   uint64_t clusters = 0;         // clusters of 2 or more documents
   uint64_t spilled_bytes = 0;    // band runs, signatures and texts written to temporary files
   uint64_t runs = 0;
+  uint64_t pair_runs = 0;        // sorted runs of candidate pairs spilled (their bytes are in spilled_bytes)
+  std::string pairs_path;        // DedupOptions::pairs_file: the reported pairs (removed with the session)
   // Exact verification, for benchmarks and tests: documents in candidate pairs, shingle sets built (a
   // document whose partners fall in another block is built again), and blocks.
   uint64_t verify_docs = 0, verify_sets = 0, verify_blocks = 0;
@@ -161,13 +178,16 @@ class Dedup {
   Status Insert(const uint8_t* sigs, const uint64_t* keys, size_t n, const uint8_t* valid, const Docs* texts,
                 size_t slots, const std::atomic<bool>* stop);
   Status StoreTexts(const Docs& docs, const uint8_t* valid);
-  Status Candidates(size_t slots, const std::atomic<bool>* stop, std::vector<uint64_t>* cand, UnionFind* uf,
+  Status Candidates(size_t slots, const std::atomic<bool>* stop, PairRuns* cand, UnionFind* uf,
                     DedupResult* out, std::vector<uint64_t>* member, uint64_t* buckets);
   // The verified keep rule alone (no pairs nor candidates wanted): decided from the buckets by DecideKeptExact.
   bool LazyKept() const {
     return o_.verify == Verify::kExact && o_.clustering == Clustering::kKept && !o_.want_pairs && !o_.want_candidates;
   }
-  void KeptFromPairs(const std::vector<uint64_t>& pairs, DedupResult* out) const;
+  uint64_t PairBuffer() const;
+  Status SpillPath(std::string* dir);  // the spill folder, created on first use
+  Status DecideStream(PairRuns* cand, const SignatureSource* sigs, const TextSource* texts, size_t slots,
+                      const std::atomic<bool>* stop, UnionFind* uf, DedupResult* out);
   friend class EngineDocs;
 
   DedupOptions o_;
@@ -178,7 +198,7 @@ class Dedup {
   bool spill_ = false;
   bool keep_sigs_ = false;  // signatures are needed in Finish (estimates)
   std::vector<uint8_t> sigs_mem_, text_mem_;
-  std::unique_ptr<TempFile> sigs_file_, text_file_;
+  std::unique_ptr<TempFile> sigs_file_, text_file_, pairs_file_;
   std::vector<uint64_t> text_off_{0};  // Verify::kExact: byte offsets of each document's text, documents + 1
   // Add's scratch (Add calls are serialised by the caller): per-slot signers, a batch's signatures and keys.
   std::vector<std::unique_ptr<minhash::Signer>> signers_;

@@ -57,7 +57,7 @@ Status VerifyPairsExact(const std::vector<uint64_t>& cand, const TextSource& tex
 // order, and a document is checked only against the documents kept so far in its buckets (each bucket keeps
 // the list of its kept members; dropped documents never enter it), in ascending order, until the first with
 // exact Jaccard >= threshold (its representative). The result is that of verifying every candidate pair and
-// applying the rule to them (KeptFromPairs), at a cost that grows with the kept candidates, not with the pairs.
+// applying the rule to them (Dedup::DecideStream), at a cost that grows with the kept candidates, not with the pairs.
 // Texts are taken in windows of consecutive documents whose sets fit half the budget: a window's texts are
 // hashed (two 64-bit hashes and the length: identical texts match without their sets), the sets needed (the
 // members of a bucket that does not hold one text only) built in parallel, the candidates of earlier windows

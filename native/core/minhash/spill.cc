@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <queue>
 
@@ -280,6 +281,186 @@ Status BandRuns::ForEachBucket(uint32_t band, size_t slots,
     }
   }
   emit(0);
+  return Status::Ok();
+}
+
+PairRuns::~PairRuns() { Clear(); }
+
+void PairRuns::Reset(uint64_t buffer, bool spill, std::function<Status(std::string*)> dir_fn) {
+  Clear();
+  buffer_ = std::max<uint64_t>(buffer, 2);
+  limit_ = buffer_;
+  spill_ = spill;
+  dir_fn_ = std::move(dir_fn);
+  runs_written_ = spilled_bytes_ = 0;
+}
+
+void PairRuns::Clear() {
+  for (Reader& r : runs_) io::os::CloseQuietly(r.fd);
+  runs_.clear();  // removes the files
+  std::vector<uint64_t>().swap(buf_);
+  heap_.clear();
+  have_last_ = reading_ = false;
+}
+
+Status PairRuns::Flush() {
+  std::sort(buf_.begin(), buf_.end());
+  buf_.erase(std::unique(buf_.begin(), buf_.end()), buf_.end());
+  if (!spill_) {
+    limit_ = std::max<uint64_t>(limit_, uint64_t(buf_.size()) * 2);  // compacted: grows as it doubles
+    return Status::Ok();
+  }
+  if (buf_.size() <= buffer_ / 2) return Status::Ok();  // many repeats: room again
+  Status s = WriteRun(buf_);
+  buf_.clear();
+  return s;
+}
+
+Status PairRuns::WriteRun(const std::vector<uint64_t>& v) {
+  std::string dir;
+  Status s = dir_fn_(&dir);
+  if (!s.ok()) return s;
+  Reader r;
+  r.file = std::make_unique<TempFile>();
+  s = r.file->Create(dir, "pairs");
+  if (s.ok()) s = r.file->Append(v.data(), v.size() * sizeof(uint64_t));
+  if (s.ok()) s = r.file->Finish();
+  if (!s.ok()) return s;
+  r.count = v.size();
+  spilled_bytes_ += r.count * sizeof(uint64_t);
+  runs_written_++;
+  runs_.push_back(std::move(r));
+  return Status::Ok();
+}
+
+Status PairRuns::Open(Reader* r) {
+  r->next = 0;
+  r->pos = 0;
+  r->buf.clear();
+  return io::os::OpenRead(r->file->path(), &r->fd);
+}
+
+Status PairRuns::Refill(Reader* r) {
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadValues, r->count - r->next));
+  r->buf.resize(want);
+  r->pos = 0;
+  uint8_t* q = reinterpret_cast<uint8_t*>(r->buf.data());
+  const size_t bytes = want * sizeof(uint64_t);
+  for (size_t at = 0; at < bytes;) {
+    size_t got = 0;
+    Status s = io::os::ReadAt(r->fd, r->file->path(), r->next * sizeof(uint64_t) + at, q + at, bytes - at, &got);
+    if (!s.ok()) return s;
+    if (got == 0) return Status(Code::kIo, "cannot read the temporary file '" + r->file->path() + "': truncated");
+    at += got;
+  }
+  r->next += want;
+  return Status::Ok();
+}
+
+Status PairRuns::StartHeap(std::vector<Reader>* rs, size_t n) {
+  heap_.clear();
+  have_last_ = false;
+  for (size_t i = 0; i < n; i++) {
+    Reader& r = (*rs)[i];
+    Status s = Open(&r);
+    if (s.ok() && r.count) s = Refill(&r);
+    if (!s.ok()) return s;
+    if (r.count) heap_.push_back({r.buf[0], i});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<std::pair<uint64_t, size_t>>());
+  return Status::Ok();
+}
+
+Status PairRuns::Pop(std::vector<Reader>* rs, uint64_t* v, bool* done) {
+  const auto cmp = std::greater<std::pair<uint64_t, size_t>>();
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    const uint64_t value = heap_.back().first;
+    Reader& r = (*rs)[heap_.back().second];
+    if (++r.pos == r.buf.size() && r.next < r.count) {
+      Status s = Refill(&r);
+      if (!s.ok()) return s;
+    }
+    if (r.pos < r.buf.size()) {
+      heap_.back().first = r.buf[r.pos];
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    } else {
+      heap_.pop_back();
+      io::os::CloseQuietly(r.fd);
+      r.fd = io::os::kNoFd;
+    }
+    if (have_last_ && value == last_) continue;  // the same pair from another run
+    have_last_ = true;
+    last_ = value;
+    *v = value;
+    *done = false;
+    return Status::Ok();
+  }
+  *done = true;
+  return Status::Ok();
+}
+
+Status PairRuns::MergeFirst(size_t count, const std::atomic<bool>* stop) {
+  Status s = StartHeap(&runs_, count);
+  if (!s.ok()) return s;
+  std::string dir;
+  s = dir_fn_(&dir);
+  if (!s.ok()) return s;
+  Reader out;
+  out.file = std::make_unique<TempFile>();
+  s = out.file->Create(dir, "pairs");
+  std::vector<uint64_t>& chunk = buf_;  // empty here (spilled): its memory serves as the write buffer
+  chunk.clear();
+  for (bool done = false; s.ok();) {
+    uint64_t v = 0;
+    s = Pop(&runs_, &v, &done);
+    if (!s.ok() || done) break;
+    chunk.push_back(v);
+    out.count++;
+    if (chunk.size() == kReadValues * 4) {
+      s = out.file->Append(chunk.data(), chunk.size() * sizeof(uint64_t));
+      chunk.clear();
+      if (stop && stop->load()) s = Status(Code::kCancelled, "cancelled");
+    }
+  }
+  if (s.ok()) s = out.file->Append(chunk.data(), chunk.size() * sizeof(uint64_t));
+  chunk.clear();
+  if (s.ok()) s = out.file->Finish();
+  for (size_t i = 0; i < count; i++) io::os::CloseQuietly(runs_[i].fd);
+  if (!s.ok()) return s;
+  spilled_bytes_ += out.count * sizeof(uint64_t);
+  runs_.erase(runs_.begin(), runs_.begin() + count);  // removes their files
+  runs_.push_back(std::move(out));
+  return Status::Ok();
+}
+
+Status PairRuns::Seal(const std::atomic<bool>* stop) {
+  std::sort(buf_.begin(), buf_.end());
+  buf_.erase(std::unique(buf_.begin(), buf_.end()), buf_.end());
+  if (!spilled()) return Status::Ok();  // it all fit: the buffer is the list
+  Status s;
+  if (!buf_.empty()) s = WriteRun(buf_);
+  buf_.clear();
+  while (s.ok() && runs_.size() > kFanIn) s = MergeFirst(kFanIn, stop);
+  if (s.ok()) s = StartHeap(&runs_, runs_.size());
+  reading_ = s.ok();
+  return s;
+}
+
+Status PairRuns::Next(size_t max, std::vector<uint64_t>* out) {
+  out->clear();
+  if (!reading_) return Status::Ok();
+  while (out->size() < max) {
+    uint64_t v = 0;
+    bool done = false;
+    Status s = Pop(&runs_, &v, &done);
+    if (!s.ok()) return s;
+    if (done) {
+      reading_ = false;
+      break;
+    }
+    out->push_back(v);
+  }
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "io/os.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -82,6 +83,65 @@ class BandRuns {
   size_t merges_ = 0;
   size_t cleared_runs_ = 0;
   bool sealed_ = false;
+};
+
+// Candidate pairs (a << 32 | b) gathered in a buffer of at most `buffer` values: when it is full it is sorted
+// and made distinct, and when that leaves it more than half full it is written to a sorted run file in the
+// spill folder. Then Next() gives every distinct pair once, ascending, in chunks (a k-way merge of the runs and
+// the buffer; with nothing spilled, the buffer itself in one chunk). Runs are merged down to kFanIn before
+// reading (each run open only while it is read), so the files open and the read buffers stay bounded:
+// kFanIn x kReadValues x 8 bytes.
+class PairRuns {
+ public:
+  PairRuns() = default;
+  ~PairRuns();
+  PairRuns(const PairRuns&) = delete;
+  PairRuns& operator=(const PairRuns&) = delete;
+  // buffer: pairs held at once (at least 2); spill = false: never spilled (the buffer grows, compacted as it
+  // doubles). dir: where runs go (called before the first spill, created on demand by `dir_fn`).
+  void Reset(uint64_t buffer, bool spill, std::function<Status(std::string*)> dir_fn);
+  Status Add(uint64_t pair) {
+    buf_.push_back(pair);
+    return buf_.size() >= limit_ ? Flush() : Status::Ok();
+  }
+  // After the last Add: sorts what is in memory; with runs, spills it too and merges the runs down to kFanIn.
+  Status Seal(const std::atomic<bool>* stop);
+  bool spilled() const { return runs_written_ > 0; }
+  // Sealed, nothing spilled: the distinct pairs, sorted (they may be moved out).
+  std::vector<uint64_t>& memory() { return buf_; }
+  // Sealed, spilled: up to max distinct pairs, ascending, into *out (cleared first); empty at the end.
+  Status Next(size_t max, std::vector<uint64_t>* out);
+  uint64_t runs() const { return runs_written_; }
+  uint64_t spilled_bytes() const { return spilled_bytes_; }
+  void Clear();  // frees the buffer and removes the run files
+  static constexpr size_t kFanIn = 32;
+  static constexpr size_t kReadValues = 8192;
+
+ private:
+  struct Reader {
+    std::unique_ptr<TempFile> file;
+    uint64_t count = 0, next = 0;  // values in the run, values read
+    io::os::Fd fd = io::os::kNoFd;
+    std::vector<uint64_t> buf;
+    size_t pos = 0;
+  };
+  Status Flush();
+  Status WriteRun(const std::vector<uint64_t>& v);
+  Status MergeFirst(size_t count, const std::atomic<bool>* stop);  // the first `count` runs into one, at the end
+  Status Open(Reader* r);
+  Status Refill(Reader* r);
+  // The heap over readers [0, n): smallest value first; Pop gives the next distinct value.
+  Status StartHeap(std::vector<Reader>* rs, size_t n);
+  Status Pop(std::vector<Reader>* rs, uint64_t* v, bool* done);
+  std::vector<uint64_t> buf_;
+  uint64_t buffer_ = 0, limit_ = UINT64_MAX;
+  bool spill_ = false;
+  std::function<Status(std::string*)> dir_fn_;
+  std::vector<Reader> runs_;
+  uint64_t runs_written_ = 0, spilled_bytes_ = 0;
+  bool have_last_ = false, reading_ = false;
+  uint64_t last_ = 0;
+  std::vector<std::pair<uint64_t, size_t>> heap_;  // (value, reader), a min-heap
 };
 
 }  // namespace lsh
