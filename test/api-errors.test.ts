@@ -187,7 +187,9 @@ const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEnco
   // @internal PostingIndex helpers of PassageIndex and the dupi commands
   'packKeys', 'extractStart', 'extractNext', 'extractEnd', 'setDocIds', 'queryPassages', 'pairsStart', 'pairsNext', 'pairsChunks', 'pairsLinesInto', 'dupiOrder',
   // PassageIndex's writes under its lock (lib/io/index-commit.ts)
-  'writing', 'run', 'putParts', 'commitMeta']);
+  'writing', 'run', 'putParts', 'commitMeta',
+  // @internal: the sharded finish asks whether a staged batch is already committed (lib/scale/passages-stages.ts)
+  'holdsBatch']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
 const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);
 
