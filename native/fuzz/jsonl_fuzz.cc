@@ -2,9 +2,10 @@
 // zstd stream decoder on the same bytes. The first byte picks the fields (text or meta.content, with or
 // without an id). Invariants: a line is accepted only if all of it is valid UTF-8 and the extracted text is
 // valid UTF-8 no longer than the line; a bad line appends nothing and has a reason; the batch parser over
-// the input (one or two segments, any line limit) gives exactly the per-line results; the zstd decoder (one,
+// the input (one or two segments, any line limit, with or without each line's place) gives exactly the per-line
+// results and places; the zstd decoder (one,
 // reset between inputs) never grows its output by more than the bound it was given (plus one step) and never
-// crashes on garbage.
+// crashes on garbage; the whole-buffer decoder never returns more than its max_out.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   jsonl::LineParser parser(&text, id);
   std::vector<std::string> texts, ids;
   std::vector<bool> ok;
+  std::vector<uint64_t> starts, lens;
   size_t at = 0;
   while (at < n) {
     const uint8_t* nl = static_cast<const uint8_t*>(std::memchr(p + at, '\n', n - at));
@@ -56,6 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     texts.push_back(good ? t.substr(1) : std::string());
     ids.push_back(good && id ? d.substr(1) : std::string());
     ok.push_back(good);
+    starts.push_back(at);
+    lens.push_back(end - at);
     at = end + 1;
   }
 
@@ -66,9 +70,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const jsonl::Segment segs[2] = {{p, cut}, {p + cut, n - cut}};
   jsonl::ParsedBatch b;
   const size_t limit = (k & 0x80) ? 16 : SIZE_MAX;
-  if (!jsonl::ParseBatch(segs, 2, text, id, limit, 1, nullptr, &b).ok()) std::abort();  // 1 slot: no thread hand-offs per input
+  // bit 5: with want_lines, each line's place (first byte, length without the '\n') in the segments back to back
+  const bool want_lines = (k & 0x20) != 0;
+  if (!jsonl::ParseBatch(segs, 2, text, id, limit, 1, nullptr, &b, want_lines).ok()) std::abort();  // 1 slot: no thread hand-offs per input
   if (b.too_long == SIZE_MAX) {
     if (b.lines != texts.size()) std::abort();
+    if (want_lines && (b.line_at.size() != b.lines || b.line_len.size() != b.lines)) std::abort();
+    for (size_t i = 0; want_lines && i < b.lines; i++)
+      if (b.line_at[i] != starts[i] || b.line_len[i] != lens[i]) std::abort();
     size_t r = 0;
     for (size_t i = 0; i < b.lines; i++) {
       const std::string got(reinterpret_cast<const char*>(b.text.data()) + b.offsets[i], b.offsets[i + 1] - b.offsets[i]);
@@ -100,5 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)z.Finish("fuzz");
+  // the whole-buffer decoder (Parquet pages) with an output bound taken from the first byte: what it accepts
+  // never exceeds the bound
+  std::vector<uint8_t> whole;
+  const size_t max_out = size_t(1) << (8 + (k >> 4) % 12);
+  if (io::ZstdDecompressAll(p, n, &whole, "fuzz", max_out).ok() && whole.size() > max_out) std::abort();
   return 0;
 }

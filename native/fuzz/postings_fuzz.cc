@@ -124,8 +124,12 @@ static bool Scan(const std::vector<uint8_t>& file, const std::string& path) {
       } else if (d.code() != Code::kCorrupt || d.message().find("offset") == std::string::npos) {
         std::abort();
       }
-      int64_t at = -1;
-      if (seg.Find(blk.keys[j], &at).ok() && at != int64_t(blk.first + j)) std::abort();
+      // Find reads and checks the whole key block again: done for the block's first, middle and last key
+      // only, which keeps the scan linear in the image (on every key it was quadratic, ~40x slower)
+      if (j == 0 || j == blk.n / 2 || j + 1 == blk.n) {
+        int64_t at = -1;
+        if (seg.Find(blk.keys[j], &at).ok() && at != int64_t(blk.first + j)) std::abort();
+      }
     }
   }
   Segment v;
