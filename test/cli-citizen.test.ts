@@ -12,7 +12,7 @@ import * as zlib from 'node:zlib';
 import { cli } from './cli-helper';
 import { TSX_FLAGS } from './support/tsx';
 import { editDistance, parse } from '../lib/cli/common';
-import { Progress, percentEta } from '../lib/cli/progress';
+import { Progress, percentEta, setProgressMode } from '../lib/cli/progress';
 import { readJsonl } from '../lib/io/jsonl';
 import { getThreads, setThreads } from '../lib/index';
 
@@ -124,13 +124,18 @@ test('progress: percentage and ETA from the fraction of the input read', () => {
   assert.is(percentEta(1, 5), '100.0%');
   let out = '';
   const sink = { write: (s: string) => { out += s; return true; } } as unknown as NodeJS.WritableStream;
-  const p = new Progress('neardup test', true, sink);
-  p.update({ bytes: 2_000_000, docs: 1000, fraction: 0.4 }, true);
-  assert.match(out, /neardup test {2}2\.0 MB {2}.*1,000 docs {2}40\.0% {2}ETA \d+s/);
-  const quiet = new Progress('x', false, sink);
-  out = '';
-  quiet.update({ bytes: 1, fraction: 0.5 }, true);
-  assert.is(out, '');
+  setProgressMode('tty');  // the bar, also into this sink (not a terminal)
+  try {
+    const p = new Progress('neardup test', true, sink);
+    p.update({ bytes: 2_000_000, docs: 1000, fraction: 0.4 }, true);
+    assert.match(out, /neardup test {2}2\.0 MB {2}.*1,000 docs {2}40\.0% {2}ETA \d+s/);
+    const quiet = new Progress('x', false, sink);
+    out = '';
+    quiet.update({ bytes: 1, fraction: 0.5 }, true);
+    assert.is(out, '');
+  } finally {
+    setProgressMode(null);
+  }
 });
 
 test('readJsonl reports the fraction of the files read (plain and gzip), up to 1', async () => {
@@ -161,7 +166,9 @@ test('progress appears on a terminal (with a percentage) and never in a pipe', (
   const MAIN = path.join(__dirname, '..', 'lib', 'cli', 'main.ts');
   const TSX = pathToFileURL(require.resolve('tsx')).href;
   const cmd = [process.execPath, '--import', TSX, MAIN, 'dedup', 'prog.jsonl', '--flags', 'f2.txt'].map((a) => `'${a}'`).join(' ');
-  const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+  const env = { ...process.env };
+  delete env.NEARDUP_PROGRESS;  // npm test sets none; the default (auto) is what is tested here
+  const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { cwd: dir, encoding: 'utf8', timeout: 120_000, env });
   assert.is(tty.status, 0, tty.stdout);
   assert.match(tty.stdout, /neardup dedup .*docs {2}100\.0%/);
   assert.is(fs.readFileSync(path.join(dir, 'f2.txt'), 'utf8'), fs.readFileSync(path.join(dir, 'f.txt'), 'utf8'));

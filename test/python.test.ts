@@ -215,7 +215,7 @@ async function makeTruth(dir: string): Promise<Truth> {
   const bool = (s: string) => lines(s).map((l) => l === '1');
   const mh = ['--num-perm', '16', '--lowercase'];
   const seen = async (args: string[]) =>
-    JSON.parse(lines(await cliAsync(['paragraphs', 'corpus.jsonl', '--stats', ...args], dir, undefined, true)).filter((l) => l.startsWith('{')).pop()!).seenSize as number;
+    JSON.parse(lines(await cliAsync(['paragraphs', 'corpus.jsonl', '--stats', ...args], dir, undefined, true)).filter((l) => l.startsWith('{')).pop()!).seen_size as number;
   // Each chain runs its commands in order; the chains run side by side.
   const [dedupSummary, , wSummary, minhash, , minhashDs, , fFlags, selfStats, simhash, onionDone, seenSize, seenApprox, passages, similar] = await Promise.all([
     run('dedup', 'corpus.jsonl', '--threshold', '0.8', '--id-field', 'id', '--verify', 'exact', '--flags', 'cli-flags-id.txt',

@@ -255,7 +255,8 @@ test('CLI: build, top, update, query lines', () => {
   fs.writeFileSync(path.join(tmp, 'u.jsonl'), jsonl([{ id: 'doc-5', text: docs[9].text }, { id: 'doc-2', text: null }, { id: 'added', text: docs[4].text }]));
   r = cli(tmp, ['similar', 'update', 'u.jsonl', '--index', dir]);
   assert.is(r.code, 0, r.stderr);
-  assert.match(r.stderr, /generation 2: 1 added, 1 replaced, 1 deleted/);
+  const s = JSON.parse(r.stderr.trim().split('\n').pop()!) as Record<string, unknown>;
+  assert.equal([s.command, s.generation, s.added, s.replaced, s.deleted], ['similar update', 2, 1, 1, 1]);
   r = cli(tmp, ['similar', 'top', '--index', dir]);
   const after = r.stdout.toString().trim().split('\n').map((l) => JSON.parse(l) as RefEntry);
   const wantAfter = tableOf(refSimilar(final, { n: 3, bits: 64, k: 5 }));

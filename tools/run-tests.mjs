@@ -8,9 +8,13 @@ import * as path from 'node:path';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
 
+// Progress lines depend on timing (off a terminal, auto writes a JSON line every 10 s): the suites run without
+// them unless a test asks (test/batch-logs.test.ts sets --progress and NEARDUP_PROGRESS itself).
+const env = { ...process.env, NEARDUP_PROGRESS: process.env.NEARDUP_PROGRESS ?? 'none' };
+
 function tee(cmd, args) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.on('data', (d) => { out += d; process.stdout.write(d); });
     child.on('close', (code) => resolve({ code, out }));

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ShingleOptions } from '../text/shingles';
 import { setThreads } from '../native/runtime';
 import { UsageError, intOption, oneOf } from '../util/options';
+import { setProgressMode } from './progress';
 
 export { UsageError, floatOption, intOption, oneOf } from '../util/options';
 export { idFieldOption, inputOptionsFrom } from '../io/documents';
@@ -23,11 +24,11 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 /**
- * Parses a command's options, plus those every command takes: -h/--help and --threads N (applied here: the
- * native pool's size for this process). A mistyped option is a one-line error with the nearest known option.
+ * Parses a command's options, plus those every command takes: -h/--help, --threads N (applied here: the
+ * native pool's size for this process) and --progress MODE (lib/cli/progress.ts). A mistyped option is a one-line error with the nearest known option.
  */
 export function parse(args: string[], options: Options, allowPositionals = true): { values: OptionValues; positionals: string[] } {
-  const all: Options = { help: { type: 'boolean', short: 'h' }, threads: { type: 'string' }, ...options };
+  const all: Options = { help: { type: 'boolean', short: 'h' }, threads: { type: 'string' }, progress: { type: 'string' }, ...options };
   let r;
   try {
     r = parseArgs({ args, options: all, allowPositionals, strict: true });
@@ -36,6 +37,7 @@ export function parse(args: string[], options: Options, allowPositionals = true)
   }
   const values = r.values as OptionValues;
   if (values.threads !== undefined) setThreads(intOption('threads', values.threads, 0, 1, 256));
+  setProgressMode(values.progress);
   return { values, positionals: r.positionals };
 }
 
@@ -123,6 +125,25 @@ function unknownOptionMessage(e: unknown, options: Options): string | undefined 
   }
   const close = best !== undefined && (bestDist <= Math.max(1, Math.floor(best.length / 3)) || (name.length >= 3 && best.startsWith(name)));
   return `unknown option '${given}'${close ? ` (did you mean --${best}?)` : ''}`;
+}
+
+/** The name a mistyped one most likely meant: an edit or two away (a third of its length), or the only one it begins. */
+export function nearestName(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDist = Infinity;
+  for (const n of names) {
+    const d = editDistance(name.toLowerCase(), n);
+    if (d < bestDist) { best = n; bestDist = d; }
+  }
+  if (best !== undefined && bestDist <= Math.max(1, Math.floor(best.length / 3))) return best;
+  const prefix = names.filter((n) => name.length >= 2 && n.startsWith(name.toLowerCase()));
+  return prefix.length === 1 ? prefix[0] : undefined;
+}
+
+/** " (did you mean 'x'?)" for a mistyped command or sub-command, else ''. */
+export function didYouMean(name: string, names: readonly string[]): string {
+  const n = nearestName(name, names);
+  return n === undefined ? '' : ` (did you mean '${n}'?)`;
 }
 
 /** Optimal string alignment distance (edits, with adjacent transpositions counting one). */

@@ -8,9 +8,10 @@
 // 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (temporary files removed), 141 standard output closed early (EPIPE).
 import { NeardupError } from '../util/errors';
 import { version } from '../util/version';
-import { UsageError, checkThreadsEnv, usageErrorText, type Command } from './common';
+import { UsageError, checkThreadsEnv, didYouMean, usageErrorText, type Command } from './common';
 import { installCleanup, isSystemError, systemMessage } from '../io/files';
 import { commands } from './registry';
+import { checkProgressEnv } from './progress';
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -25,8 +26,12 @@ Options:
   -h, --help     show help (also: neardup <command> --help)
   -v, --version  print the version
   --threads N    (every command) threads of the native pool; default: NEARDUP_THREADS, else all cores
+  --progress auto|tty|json|none
+                 (every command) progress on stderr: a bar on a terminal, JSON lines (at most one every
+                 10 s) in a pipe or a log (auto, the default; NEARDUP_PROGRESS), the bar, JSON, or nothing
 
-Results are written to stdout; progress (on a terminal) and errors to stderr.`;
+Results are written to stdout; progress, errors and the JSON summary to stderr (dedup and its stage
+commands print their summary on stdout, as they always have).`;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -42,11 +47,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = commands.find((c) => c.name === name);
   if (!entry) {
-    process.stderr.write(`neardup: unknown command '${name}'\n\n${usage()}\n`);
+    process.stderr.write(`neardup: unknown command '${name}'${didYouMean(name, commands.map((c) => c.name))}\nRun 'neardup --help' for the commands.\n`);
     return 2;
   }
   try {
     checkThreadsEnv();
+    checkProgressEnv();
     const cmd: Command = entry.load();
     return await cmd.run(rest);
   } catch (e) {

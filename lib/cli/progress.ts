@@ -1,26 +1,65 @@
-// Progress on stderr, only when stderr is a terminal (never in pipes or logs), at most 5 updates a second.
+// Progress on stderr, in one of four modes (--progress, NEARDUP_PROGRESS):
+//   auto  the bar on a terminal; JSON lines when stderr is a pipe or a file (a batch job's log)
+//   tty   the bar, also off a terminal
+//   json  one JSON object a line, at most one every 10 s (NEARDUP_PROGRESS_INTERVAL: seconds, for tests)
+//   none  nothing
+// The bar is redrawn at most 5 times a second. A JSON line: {"progress": LABEL, "stage"?, "documents"?,
+// "bytes"?, "bytes_total"?, "fraction"?, "rate_bytes_per_s"?, "rate_docs_per_s"?, "eta_seconds"?,
+// "seconds", "peak_rss_mb"} (docs/cli.md); none is written before the first interval has passed, so a short
+// run writes none, and a run that wrote one ends with a last line marked "done": true.
+import { progressMode } from '../util/progress-mode';
+
+export { checkProgressEnv, progressMode, setProgressMode, type ProgressMode } from '../util/progress-mode';
+
+export interface ProgressFields {
+  bytes?: number;
+  docs?: number;
+  total?: number;
+  fraction?: number;
+  extra?: string;
+}
+
 export class Progress {
-  private readonly enabled: boolean;
+  private readonly mode: 'bar' | 'json' | 'none';
   private last = 0;
   private readonly start = Date.now();
   private shown = false;
+  private readonly interval: number;
+  private latest: ProgressFields = {};
 
+  /**
+   * enabled: false silences it whatever the mode (a command whose stderr is its output, -q). dropIn: a seed
+   * tool's drop-in command keeps the tool's standard error in auto mode off a terminal (no JSON lines unless
+   * --progress json asks for them).
+   */
   constructor(
     private readonly label: string,
-    enabled = Boolean(process.stderr.isTTY),
-    private readonly stream: NodeJS.WritableStream = process.stderr,
+    enabled = true,
+    private readonly stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+    dropIn = false,
   ) {
-    this.enabled = enabled;
+    const m = progressMode();
+    this.mode = !enabled || m === 'none' ? 'none' : m === 'tty' || (m === 'auto' && stream.isTTY) ? 'bar' : m === 'auto' && dropIn ? 'none' : 'json';
+    const env = Number(process.env.NEARDUP_PROGRESS_INTERVAL);
+    this.interval = this.mode === 'bar' ? 200 : env > 0 ? env * 1000 : 10_000;
   }
 
   /**
    * fraction: how much of the input is done (0..1) when its size is known: shown as a percentage with the
    * estimated time left (from the rate so far).
    */
-  update(fields: { bytes?: number; docs?: number; total?: number; fraction?: number; extra?: string }, force = false): void {
-    if (!this.enabled) return;
+  update(fields: ProgressFields, force = false): void {
+    if (this.mode === 'none') return;
+    this.latest = fields;
     const now = Date.now();
-    if (!force && now - this.last < 200) return;
+    if (this.mode === 'json') {
+      // the first line only after one interval: a short run stays quiet
+      if (now - Math.max(this.last, this.start) < this.interval) return;
+      this.last = now;
+      this.writeJson(fields, now, false);
+      return;
+    }
+    if (!force && now - this.last < this.interval) return;
     this.last = now;
     const secs = Math.max((now - this.start) / 1000, 1e-3);
     const parts: string[] = [this.label];
@@ -35,8 +74,30 @@ export class Progress {
     this.shown = true;
   }
 
-  done(): void {
-    if (this.enabled && this.shown) this.stream.write('\r\x1b[K');
+  /** Clears the bar; in JSON mode, a run that wrote a line ends with one marked done (with `final`'s counts when given). */
+  done(final?: ProgressFields): void {
+    if (this.mode === 'bar' && this.shown) this.stream.write('\r\x1b[K');
+    if (this.mode === 'json' && this.shown) this.writeJson(final ?? this.latest, Date.now(), true);
+    this.shown = false;
+  }
+
+  private writeJson(f: ProgressFields, now: number, done: boolean): void {
+    const secs = Math.max((now - this.start) / 1000, 1e-3);
+    const o: Record<string, unknown> = { progress: this.label };
+    if (f.extra) o.stage = f.extra;
+    if (f.docs !== undefined) o.documents = f.docs;
+    if (f.bytes !== undefined) o.bytes = f.bytes;
+    if (f.total) o.bytes_total = f.total;
+    const fraction = f.fraction ?? (f.bytes !== undefined && f.total ? f.bytes / f.total : undefined);
+    if (fraction !== undefined) o.fraction = +Math.min(Math.max(fraction, 0), 1).toFixed(4);
+    if (f.bytes !== undefined) o.rate_bytes_per_s = Math.round(f.bytes / secs);
+    if (f.docs !== undefined) o.rate_docs_per_s = Math.round(f.docs / secs);
+    if (!done && fraction !== undefined && fraction >= 0.01 && fraction < 1) o.eta_seconds = Math.round((secs * (1 - fraction)) / fraction);
+    o.seconds = +secs.toFixed(1);
+    o.peak_rss_mb = +(process.resourceUsage().maxRSS / 1024).toFixed(1);
+    if (done) o.done = true;
+    this.stream.write(JSON.stringify(o) + '\n');
+    this.shown = true;
   }
 }
 

@@ -119,7 +119,8 @@ def option_args(options):
 
 
 def parse_summary(stdout, stderr):
-    """The JSON summary: stdout when it is one JSON object, else the last JSON object line of stderr."""
+    """The JSON summary: stdout when it is one JSON object, else the last JSON object line of stderr that
+    is not a progress line (those carry a "progress" key)."""
     text = stdout.strip()
     if text.startswith('{'):
         try:
@@ -133,7 +134,7 @@ def parse_summary(stdout, stderr):
                 value = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and 'progress' not in value:
                 return value
     return None
 

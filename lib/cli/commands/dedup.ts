@@ -1,4 +1,5 @@
 // neardup dedup: keeps the first occurrence of each near-duplicate cluster of JSONL lines (MinHash LSH).
+import { summaryObject } from '../summary';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
@@ -412,7 +413,7 @@ ${INPUT_USAGE}`,
           });
           killAt('dedup-index-renamed');
         }
-        progress.done();
+        progress.done({ bytes, docs, fraction: 1 });
         const seconds = (Date.now() - start) / 1000;
         // Pairs are enumerated only when they are written, or verified by estimate or for connected components;
         // otherwise clusters come straight from the band buckets (the verified keep rule checks each document
@@ -439,7 +440,7 @@ ${INPUT_USAGE}`,
             },
           } : {}),
         };
-        (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summary) + '\n');
+        (summaryToStderr ? process.stderr : process.stdout).write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: docs }, summary)) + '\n');
         return 0;
       } finally {
         for (const f of open) f.abort();  // no-op for committed ones
@@ -503,7 +504,7 @@ export async function runStagedDedup(values: Record<string, unknown>, positional
     const lp = loadPlan(work);
     if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
     const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
-    process.stdout.write(JSON.stringify(summary) + '\n');
+    process.stdout.write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: summary.documents as number }, summary)) + '\n');
     return 0;
   } finally {
     release();

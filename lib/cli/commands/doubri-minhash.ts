@@ -33,7 +33,7 @@ to stdout; an OUT.hash that is standard input is refused.`,
     if (positionals.length !== 1) throw new UsageError('expected exactly one argument: the output .hash file');
     const input = inputOptionsFrom(values);
     checkFiles({ inputs: ['-'], outputs: [{ option: 'OUT.hash', file: positionals[0] }] });
-    const progress = new Progress('neardup doubri minhash');
+    const progress = new Progress('neardup doubri minhash', true, process.stderr, true);
     await writeNative(positionals[0], async (p) => {
       await signJsonlToFile(new SignatureWriter(p, { format: 'doubri', numPerm: 800, profile: 'doubri-v1' }), ['-'], input, { profile: 'doubri-v1' }, progress);
     });

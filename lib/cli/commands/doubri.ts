@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { NeardupError } from '../../util/errors';
 import { doubriOther, doubriSelf, parseFileList, readFlags } from '../../minhash/doubri-dedup';
 import { openInput, readLines } from '../../io/jsonl';
-import { Output, UsageError, parse, usageErrorText, type Command, type Subcommand } from '../common';
+import { Output, UsageError, didYouMean, parse, usageErrorText, type Command, type Subcommand } from '../common';
 import { checkFiles } from '../../io/files';
 import { doubriInitCommand, doubriMinhashCommand } from './doubri-minhash';
 
@@ -168,7 +168,7 @@ export const doubriCommand: Command = {
       return name === undefined ? 2 : 0;
     }
     const sub = subcommands[name];
-    if (!sub) throw new UsageError(`unknown doubri command '${name}'`);
+    if (!sub) throw new UsageError(`unknown doubri command '${name}'${didYouMean(name, Object.keys(subcommands))}`);
     try {
       return await sub.run(rest);
     } catch (e) {

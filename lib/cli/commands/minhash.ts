@@ -3,6 +3,7 @@ import { minhash, SignatureWriter, type MinHashOptions, type MinHashProfile } fr
 import type { ShingleOptions } from '../../text/shingles';
 import { readDocuments, type OnBadLine } from '../../io/input';
 import { Progress } from '../progress';
+import { summaryObject } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles, writeNative } from '../../io/files';
 import {
@@ -98,13 +99,12 @@ export class SignTally {
     if (b.valid) for (let i = 0; i < b.count; i++) if (b.valid[i] === 0) this.skipped++;
     this.bytes = b.bytesRead;
   }
-  /** documents, bad_lines, skipped (bad lines without a value), input_bytes, seconds, and the given fields. */
-  summary(extra: Record<string, unknown>): string {
+  /** The summary line (lib/cli/summary.ts): bad_lines, skipped (bad lines without a value), the given fields, input_bytes, seconds. */
+  summary(command: string, inputs: readonly string[], extra: Record<string, unknown>): string {
     const seconds = (Date.now() - this.start) / 1000;
-    return JSON.stringify({
-      documents: this.documents, bad_lines: this.badLines, skipped: this.skipped, ...extra, input_bytes: this.bytes,
-      seconds: +seconds.toFixed(3),
-    }) + '\n';
+    return JSON.stringify(summaryObject({ command, inputs, documents: this.documents }, {
+      bad_lines: this.badLines, skipped: this.skipped, ...extra, input_bytes: this.bytes, seconds: +seconds.toFixed(3),
+    })) + '\n';
   }
 }
 
@@ -177,8 +177,8 @@ input_bytes, seconds.`,
         tally = await signJsonlToFile(new SignatureWriter(p, { format, numPerm, profile, meta }), files, input, options, progress);
       });
     }
-    progress.done();
-    process.stderr.write(tally.summary({ profile, num_perm: numPerm, output: output === 'jsonl' ? 'stdout' : output, ...(output === 'jsonl' ? {} : { format }) }));
+    progress.done({ bytes: tally.bytes, docs: tally.documents, fraction: 1 });
+    process.stderr.write(tally.summary('minhash', files, { profile, num_perm: numPerm, output: output === 'jsonl' ? 'stdout' : output, ...(output === 'jsonl' ? {} : { format }) }));
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 // neardup paragraphs: streaming paragraph dedup over vertical text, plain text or JSONL, with neardup's
 // safe defaults (a unique short document is never dropped) and a saveable seen-set.
+import { writeSummary } from '../summary';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -38,7 +39,7 @@ Output (stdout):
   jsonl:    each input object with the text replaced by its kept paragraphs (joined by blank lines)
             and "paragraphs", "duplicate_paragraphs" counts added
   --drop-empty              text/jsonl: omit documents whose paragraphs were all removed
-  --stats                   print the totals as JSON on stderr at the end
+  --stats                   (kept for old scripts) the totals are always in the JSON summary on stderr
 
 Dedup:
   -n, --ngram N             n-gram length in tokens (default 7)
@@ -206,7 +207,10 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
     await pass(true);
     const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
     if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
-    if (values.stats) process.stderr.write(JSON.stringify(filter.stats()) + '\n');
+    // the summary: the filter's totals, snake_case (documents, removed_documents, paragraphs, ...)
+    const { documents, ...totals } = filter.stats();
+    const snake = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+    writeSummary({ command: 'paragraphs', inputs: named, documents }, snake);
   } finally {
     filter.close();
   }

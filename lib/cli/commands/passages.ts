@@ -5,10 +5,11 @@ import * as path from 'node:path';
 import { PassageIndex, extractMemory } from '../../postings/passages';
 import { defaultBuildMemory, memorySplit } from '../../postings/postings';
 import { checkInputFiles, inputSize } from '../../io/input';
-import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command } from '../common';
+import { Output, UsageError, didYouMean, floatOption, intOption, oneOf, parse, type Command } from '../common';
 import { finishPassages, loadPassagesPlan, planPassages, readPassageDocs as readDocs, runPassagesLists, runPassagesPart } from '../../scale/passages-stages';
 import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
+import { writeSummary } from '../summary';
 import { parseSize } from './dupi';
 
 // The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
@@ -198,7 +199,8 @@ export const passagesCommand: Command = {
       // the writer: holds DIR's lock until closed (a second writer is refused)
       const ix = await PassageIndex.open(r.values.output, { seqLen, hash, bits }, true);
       const progress = new Progress('neardup passages index');
-      let read = 0, fraction: number | undefined;
+      let read = 0, fraction: number | undefined, added = 0;
+      const before = ix.size;
       // --tmp: the build's spill files in a folder of this process there (removed on errors and signals; a killed
       // run's by the next one); without, in DIR/postings (removed by the next writer of DIR)
       const spill = typeof r.values.tmp === 'string' ? makeSpillDir(r.values.tmp) : undefined;
@@ -206,11 +208,15 @@ export const passagesCommand: Command = {
         const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; });
         await ix.addRun(docs, {
           memory, tmp: spill,
-          onBatch: (n) => progress.update({ bytes: read, docs: n, fraction }),
+          onBatch: (n) => { added = n; progress.update({ bytes: read, docs: n, fraction }); },
         });
         committed = true;
-        progress.done();
+        added = ix.size - before;
+        progress.done({ bytes: read, docs: added, fraction: 1 });
         if (!r.values['no-merge'] && ix.segments > 1) await ix.merge();
+        writeSummary({ command: 'passages index', inputs: files.length ? files : ['-'], documents: added }, {
+          index: path.resolve(r.values.output), documents_before: before, documents_after: ix.size, segments: ix.segments, input_bytes: read,
+        });
       } finally {
         progress.done();
         ix.close();
@@ -292,6 +298,6 @@ export const passagesCommand: Command = {
       await out.flush();
       return 0;
     }
-    throw new UsageError(`unknown verb '${verb}' (index, extract, query, pairs)`);
+    throw new UsageError(`unknown verb '${verb}'${didYouMean(verb, ['index', 'extract', 'query', 'pairs', 'stage'])} (index, extract, query, pairs, stage)`);
   },
 };

@@ -2,6 +2,7 @@
 import { shingleHashes, type ShingleHashKind } from '../../text/shingles';
 import { readDocuments } from '../../io/input';
 import { Progress } from '../progress';
+import { writeSummary } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../../io/files';
 import {
@@ -43,9 +44,9 @@ ${INPUT_USAGE}`,
     checkFiles({ inputs: files, outputs: [], stdout: true });
     const out = new Output();
     const progress = new Progress('neardup shingles');
-    let docs = 0;
+    let docs = 0, bytesRead = 0;
     const limit = documentLimit('shingles');
-    for await (const batch of readDocuments(files, { ...input, onProgress: (bytes, fraction) => progress.update({ bytes, docs, fraction }) })) {
+    for await (const batch of readDocuments(files, { ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); } })) {
       checkDocumentSizes(batch, limit, 'shingles');
       const r = await shingleHashes(batch.packed, { ...shingle, hash, seed, dedupe: Boolean(values.dedupe) });
       for (let i = 0; i < batch.count; i++) {
@@ -70,7 +71,8 @@ ${INPUT_USAGE}`,
       docs += batch.count;
     }
     await out.flush();
-    progress.done();
+    progress.done({ bytes: bytesRead, docs, fraction: 1 });
+    writeSummary({ command: 'shingles', inputs: files, documents: docs }, { hash, input_bytes: bytesRead });
     return 0;
   },
 };

@@ -7,10 +7,11 @@ import type { ShingleOptions } from '../../text/shingles';
 import { openInput, readLines } from '../../io/jsonl';
 import { readDocuments } from '../../io/input';
 import { Progress } from '../progress';
+import { writeSummary } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../../io/files';
 import {
-  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, inputOptionsFrom, intOption, oneOf,
+  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, didYouMean, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, usageErrorText, type Command,
 } from '../common';
 
@@ -102,10 +103,10 @@ async function fingerprint(args: string[]): Promise<number> {
     docs += fps.length;
   }
   await out.flush();
-  progress.done();
-  process.stderr.write(JSON.stringify({
-    documents: docs, bad_lines: badLines, skipped, profile, input_bytes: bytesRead, seconds: +((Date.now() - start) / 1000).toFixed(3),
-  }) + '\n');
+  progress.done({ bytes: bytesRead, docs, fraction: 1 });
+  writeSummary({ command: 'simhash fingerprint', inputs: positionals.length ? positionals : ['-'], documents: docs }, {
+    bad_lines: badLines, skipped, profile, input_bytes: bytesRead, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  });
   return 0;
 }
 
@@ -184,10 +185,10 @@ async function findAll(args: string[]): Promise<number> {
     }
   }
   await out.flush();
-  process.stderr.write(JSON.stringify({
-    lines, fingerprints: fpArr.length, pairs: values.clusters ? undefined : pairs, ...(clusters !== undefined ? { clusters } : {}),
+  writeSummary({ command: 'simhash find-all', inputs: positionals.length ? positionals : ['-'], documents: lines }, {
+    lines, fingerprints: fpArr.length, ...(values.clusters ? {} : { pairs }), ...(clusters !== undefined ? { clusters } : {}),
     distance, seconds: +((Date.now() - start) / 1000).toFixed(3),
-  }) + '\n');
+  });
   return 0;
 }
 
@@ -208,7 +209,7 @@ Run 'neardup simhash <sub> --help' for each sub-command's options.`,
       return sub === undefined ? 2 : 0;
     }
     const fn = SUBCOMMANDS[sub];
-    if (!fn) throw new UsageError(`unknown sub-command '${sub}'`);
+    if (!fn) throw new UsageError(`unknown sub-command '${sub}'${didYouMean(sub, Object.keys(SUBCOMMANDS))}`);
     try {
       return await fn(rest);
     } catch (e) {

@@ -7,9 +7,10 @@ import { NeardupError } from '../../util/errors';
 import { checkInputFiles } from '../../io/input';
 import { ChunkIndex, DB_NAME, SOURCE, idText, stages, type ChunkDocument, type ChunkIndexOptions, type DocId, type RunOptions } from '../../chunks/chunks';
 import { openInput, rawMember, readLines } from '../../io/jsonl';
-import { Output, UsageError, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
+import { Output, UsageError, didYouMean, floatOption, intOption, oneOf, parse, type Command, type OptionValues } from '../common';
 import { checkFiles, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
+import { writeSummary } from '../summary';
 import { parseSize } from './dupi';
 
 const USAGE = `Usage: neardup similar build FILE... --index DIR [--n 5] [--bits 64|32] [--k 100] [--memory SIZE] [options]
@@ -211,12 +212,11 @@ function indexDir(v: OptionValues): string {
   return v.index;
 }
 
-/** Documents with progress on stderr (a terminal only). */
-async function* counted(docs: AsyncIterable<ChunkDocument>, progress: Progress): AsyncGenerator<ChunkDocument> {
-  let n = 0;
+/** Documents with progress on stderr; `seen.n` counts them (for the summary). */
+async function* counted(docs: AsyncIterable<ChunkDocument>, progress: Progress, seen = { n: 0 }): AsyncGenerator<ChunkDocument> {
   for await (const d of docs) {
     yield d;
-    if ((++n & 1023) === 0) progress.update({ docs: n });
+    if ((++seen.n & 1023) === 0) progress.update({ docs: seen.n });
   }
 }
 
@@ -235,9 +235,9 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
   const progress = new Progress(staged ? 'similar stage prepare' : 'similar build');
-  const skipped = { count: 0 };
+  const skipped = { count: 0 }, seen = { n: 0 };
   try {
-    const docs = counted(readDocuments(spec, skipped), progress);
+    const docs = counted(readDocuments(spec, skipped), progress, seen);
     const onProgress = (p: { documents: number; stage: string }) => progress.update({ docs: p.documents, extra: p.stage });
     if (staged) {
       await stages.prepare(dir, docs, { ...options, onProgress });
@@ -257,10 +257,13 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
       ix.close();
     }
   } finally {
-    progress.done();
+    progress.done({ docs: seen.n });
     unwatch();
   }
   reportSkipped(skipped);
+  writeSummary({ command: staged ? 'similar stage prepare' : 'similar build', inputs: spec.files, documents: seen.n }, {
+    index: path.resolve(dir), bad_lines_left_out: skipped.count,
+  });
   return 0;
 }
 
@@ -273,23 +276,28 @@ async function runUpdate(args: string[]): Promise<number> {
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
   const progress = new Progress('similar update');
-  const skipped = { count: 0 };
+  const skipped = { count: 0 }, seen = { n: 0 };
   const ix = await ChunkIndex.open(dir);
+  let summary: Record<string, unknown>;
   try {
-    const s = await ix.update(counted(readDocuments(spec, skipped), progress), {
+    const s = await ix.update(counted(readDocuments(spec, skipped), progress, seen), {
       ...options, compact: Boolean(r.values.compact),
       onProgress: (p) => progress.update({ docs: p.documents, extra: p.stage }),
     });
-    progress.done();
-    process.stderr.write(`neardup similar update: generation ${s.generation}: ${s.added} added, ${s.modified} replaced, ` +
-      `${s.deleted} deleted; ${s.affected} other documents' lists changed (${s.recounted} recounted)` +
-      `${s.compacted ? '; index files compacted' : ''}\n`);
+    progress.done({ docs: seen.n });
+    // generation, then what changed: documents added, replaced (a known id) and deleted, other documents whose
+    // lists changed and how many of them were recounted, whether the index files were compacted
+    summary = {
+      index: path.resolve(dir), generation: s.generation, added: s.added, replaced: s.modified, deleted: s.deleted,
+      affected: s.affected, recounted: s.recounted, compacted: Boolean(s.compacted),
+    };
   } finally {
     progress.done();
     ix.close();
     unwatch();
   }
   reportSkipped(skipped);
+  writeSummary({ command: 'similar update', inputs: spec.files, documents: seen.n }, { ...summary, bad_lines_left_out: skipped.count });
   return 0;
 }
 
@@ -408,6 +416,6 @@ export const similarCommand: Command = {
     if (verb === 'top') return runTop(rest);
     if (verb === 'query') return runQuery(rest);
     if (verb === 'stage') return runStage(rest);
-    throw new UsageError(`unknown verb '${verb}' (build, update, top, query, stage)`);
+    throw new UsageError(`unknown verb '${verb}'${didYouMean(verb, ['build', 'update', 'top', 'query', 'stage'])} (build, update, top, query, stage)`);
   },
 };
