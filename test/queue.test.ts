@@ -22,6 +22,7 @@ let dir = '';
 let redis: ChildProcess | undefined;
 let url = '';
 const workers: ChildProcess[] = [];
+const workerLogs = new Map<ChildProcess, string>();
 const INPUTS = ['a.jsonl', 'b.jsonl', 'c.jsonl'];
 const OUTS = ['flags', 'clusters', 'kept'] as const;
 
@@ -29,6 +30,8 @@ async function startWorker(env: Record<string, string> = {}): Promise<ChildProce
   const w = spawn(process.execPath, [MAIN, 'worker', '--redis', url, '--queue', 'test', '--lock-duration', '1500'],
     { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   workers.push(w);
+  workerLogs.set(w, '');
+  w.stderr!.on('data', (d) => workerLogs.set(w, workerLogs.get(w) + String(d)));
   await waitFor(w, /serving queue/, 'worker');
   return w;
 }
@@ -115,11 +118,17 @@ test('1 and 2 worker processes: dedup --redis writes the single-process outputs 
     console.log('  (skipped: redis-server is not installed; apt-get install redis-server)');
     return;
   }
-  await startWorker();
+  const first = await startWorker({ NEARDUP_PROGRESS: 'json' });
   for (const opts of [[], ['--fast']]) {
     const ref = reference(opts);
     same(`1 worker ${opts.join(' ')}`, ref, await submit(`w1${opts.join('')}`, opts));
   }
+  // the worker's log (issue 28): a start and an end line per task, the end with its seconds and CPU seconds
+  const events = workerLogs.get(first)!.split('\n').filter((l) => l.startsWith('{"progress":"worker"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const starts = events.filter((e) => e.event === 'start'), ends = events.filter((e) => e.event === 'end');
+  assert.ok(starts.length >= 7 && ends.length === starts.length, `${starts.length} start and ${ends.length} end lines`);
+  assert.ok(ends.some((e) => e.task === 'signatures'), JSON.stringify(ends.map((e) => e.task)));
+  for (const e of ends) assert.ok(typeof e.seconds === 'number' && typeof e.cpu_seconds === 'number' && e.cpu_seconds >= 0, JSON.stringify(e));
   await startWorker();
   for (const opts of [[], ['--fast']]) {
     const ref = reference(opts);

@@ -5,6 +5,7 @@
 // chunk-id space, as Kasprzak et al. distribute it). Tasks are retried (attempts, and BullMQ's stalled-job
 // recovery when a worker dies: its lock expires and another worker takes the task again); outputs are atomic
 // and idempotent, so a rerun of a task is harmless. bullmq is an optional dependency: only this mode loads it.
+import { progressMode } from '../util/progress-mode';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
@@ -88,6 +89,29 @@ export async function serveWorker(url: string, o: WorkerOptions): Promise<void> 
     waiting = undefined;
   });
   worker.on('failed', (job, e) => process.stderr.write(`neardup worker: ${job?.name} ${JSON.stringify(job?.data)} failed: ${e.message}\n`));
+  // a start and an end line per task (not the barriers), JSON like the progress lines, unless --progress none
+  if (progressMode() !== 'none') {
+    const started = new Map<string, number>();
+    const line = (job: { id?: string; name: string; data: unknown }, event: string, extra: Record<string, unknown> = {}) => {
+      if (job.name === 'barrier') return;
+      const d = (job.data ?? {}) as { stage?: unknown; kind?: unknown };
+      const task = typeof d.stage === 'string' ? d.stage : typeof d.kind === 'string' ? d.kind : job.name;
+      process.stderr.write(JSON.stringify({ progress: 'worker', event, task, job: job.id ?? null, data: job.data, ...extra }) + '\n');
+    };
+    worker.on('active', (job) => {
+      started.set(String(job.id), Date.now());
+      line(job, 'start');
+    });
+    worker.on('completed', (job, result: unknown) => {
+      const t0 = started.get(String(job.id));
+      started.delete(String(job.id));
+      const cpu = result !== null && typeof result === 'object' ? (result as { cpuSeconds?: number }).cpuSeconds : undefined;
+      line(job, 'end', {
+        seconds: t0 === undefined ? null : +((Date.now() - t0) / 1000).toFixed(3),
+        cpu_seconds: typeof cpu === 'number' ? +cpu.toFixed(3) : null,
+      });
+    });
+  }
   try {
     await new Promise<void>((resolve, reject) => {
       fatal = reject;
