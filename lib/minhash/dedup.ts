@@ -181,7 +181,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
   });
   const {
     profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, pairsFile: _pf, memory: _m, tmp: _d, banding: _g,
-    minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
+    minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, indexIdText: _it, ...given
   } = options;
   // the same shingles for the signatures and for exact verification; undefined options take the defaults
   const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };

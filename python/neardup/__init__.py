@@ -92,7 +92,8 @@ class DedupResult:
     """What dedup() returns.
 
     kept       per document: True when kept, False for a near-duplicate (numpy bool array, or list)
-    clusters   per document: the number of the line it is kept for (its own when kept; int64 array or list)
+    clusters   per document: the number of the line it is kept for (its own when kept; int64 array or list;
+               -1 when kept for a document of an earlier run that an index with ids names by id only)
     ids        per document: its id (with id_field; else None)
     kept_ids   per document: the id of the line it is kept for (with id_field; else None)
     pairs      the reported pairs: Pair(a, b, a_id, b_id, estimate, exact) (None with pairs=False)

@@ -133,8 +133,10 @@ Against earlier runs:
                             index's: line i of this input is number D + i, D = the lines the indexed runs
                             read (in the summary: index.documents_before); a line dropped for an indexed
                             document gets that document's number. --clustering components is refused.
-                            With --id-field, ids of indexed documents ("kept_id", "a_id") are null: the
-                            index keeps line numbers.
+                            With --id-field, --index-out keeps each document's id as its key, and
+                            later runs (with --id-field) name indexed documents by id: "kept_id" and
+                            "a_id" are their ids, "kept" and "a" null. An index written without
+                            --id-field keeps line numbers: there the ids of indexed documents are null.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -225,11 +227,18 @@ ${INPUT_USAGE}`,
           if (e instanceof NeardupError && e.code === 'ERR_NEARDUP_CORRUPT') throw e;  // names the file
           throw new UsageError(`--index '${indexIn}': ${(e as Error).message}`);
         }
-        if (priorMeta.keys === 'id') {
+        if (priorMeta.keys === 'id' && (priorMeta.id_text !== 'json' || idField === undefined)) {
           prior.close();
-          throw new UsageError(`--index '${indexIn}': its keys are document ids; this command numbers lines and takes no ids`);
+          throw new UsageError(`--index '${indexIn}': its keys are document ids` + (priorMeta.id_text !== 'json'
+            ? ' given through the API (DedupSession.add), not --id-field values: this command cannot name its documents'
+            : ' (it was written with --id-field): give --id-field, naming each line\'s id as its runs did'));
         }
+        if (priorMeta.keys === 'number' && idField !== undefined)
+          process.stderr.write(`neardup dedup: --index '${indexIn}' keeps line numbers (it was written without --id-field): ids of its documents ("kept_id", "a_id") are null\n`);
       }
+      // with --id-field, an index written keeps the ids (their JSON text) as its keys, so that later runs name
+      // the documents it holds; an index read keeps its own kind of keys
+      const idKeys = priorMeta ? priorMeta.keys === 'id' : indexOut !== undefined && idField !== undefined;
       const ps = priorMeta?.settings;
       const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } =
         dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
@@ -258,6 +267,7 @@ ${INPUT_USAGE}`,
             banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
           } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
           pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
+          ...(idKeys ? { indexKeys: 'id', indexIdText: 'json' } : {}),
           // --pairs: every pair is written, streamed from a temporary file (candidates beyond a quarter of
           // --memory are spilled to sorted runs in --tmp and merged)
           pairsFile: true,
@@ -308,7 +318,9 @@ ${INPUT_USAGE}`,
               if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
             }
           }
-          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
+          // the index written takes each document's id as its key (bad lines, null ids, never enter it)
+          const keys = idKeys && indexOut !== undefined ? Array.from({ length: batch.count }, (_, i) => idJson(batch.ids!, i)) : undefined;
+          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }), keys);
           p.catch(() => undefined);  // awaited below
           pending.push(p);
           for (const i of batch.bad.keys()) badLines.push(docs + i);
@@ -330,9 +342,12 @@ ${INPUT_USAGE}`,
         });
         phase('finish');
         const rep = res.representative;
-        // lines dropped for an indexed document: that document's number
+        // lines dropped for an indexed document: that document's key, its number or its id (JSON text)
         const indexRep = new Map<number, string>();
         if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
+        // an indexed document as "kept"/"a" (its number; null under id keys) and as "kept_id"/"a_id" (its id; null under number keys)
+        const indexNumber = (key: string): string => (idKeys ? 'null' : key);
+        const indexId = (key: string): string => (idKeys ? key : 'null');
         // the id of document d as JSON (binary search over the batches' ids)
         const idOf = (d: number): string => {
           let lo = 0, hi = idBatches.length - 1;
@@ -345,10 +360,10 @@ ${INPUT_USAGE}`,
         const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
         if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
         // line numbers continue the index's; a line dropped for an indexed document gets that document's number
-        const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
+        const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexNumber(indexRep.get(i)!) : String(offset + rep[i]));
         if (values.clusters !== undefined) {
           await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
-            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
+            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(i)!) : idOf(rep[i])}}\n`);
         }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
@@ -362,7 +377,8 @@ ${INPUT_USAGE}`,
               a = String(offset + pairs.a[k]); aId = idField === undefined ? '' : idOf(pairs.a[k]);
               bDoc = pairs.b[k]; est = pairs.estimate[k]; ex = pairs.exact[k];
             } else {
-              a = String(ip!.keys[i - local]); aId = 'null'; bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
+              const key = String(ip!.keys[i - local]);
+              a = indexNumber(key); aId = indexId(key); bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
             }
             const b = offset + bDoc;
             const exact = withExact ? `, "exact": ${+ex.toFixed(6)}` : '';
@@ -434,7 +450,7 @@ ${INPUT_USAGE}`,
           memory_bytes: memory > 0 ? memory : null, memory_limits_bytes: memory > 0 ? Math.max(memory, MIN_LIMIT_BUDGET) : null,
           ...(prior || indexOut !== undefined ? {
             index: {
-              read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
+              read: indexIn ?? null, written: indexOut ?? null, keys: idKeys ? 'id' : 'number', documents_before: offset, entries_before: prior ? prior.size : 0,
               matched: res.indexMatches?.docs.length ?? 0,
               entries_after: entriesAfter,
             },
