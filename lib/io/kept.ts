@@ -125,20 +125,27 @@ export interface KeptInput {
   count: number;
 }
 
+/** Where copyDocuments puts a document: 0 nowhere (a bad line, or an output not asked for), 1 kept, 2 removed. */
+export type DocumentRoute = 0 | 1 | 2;
+
 /**
- * Copies the kept documents of each input (keep(d) true, and not a bad line) to `outputFor(input)`, in input
- * order; outputs shared by several inputs get them back to back. JSONL lines are copied byte for byte (a BOM
- * at the start of a file is not); Parquet rows are written as JSON objects.
+ * Copies the documents of each input, in input order, to `kept(input)` or `removed(input)` as `route(d)` says
+ * (--kept/--kept-dir and --removed, in one pass over the inputs); outputs shared by several inputs get them
+ * back to back. JSONL lines are copied byte for byte (a BOM at the start of a file is not); Parquet rows are
+ * written as JSON objects. A route to an output not given copies nothing.
  */
-export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boolean, outputFor: (input: KeptInput) => CompressedOutput): Promise<void> {
+export async function copyDocuments(inputs: KeptInput[], route: (doc: number) => DocumentRoute,
+  targets: { kept?: (input: KeptInput) => CompressedOutput; removed?: (input: KeptInput) => CompressedOutput }): Promise<void> {
   const nl = Buffer.from('\n');
   for (const inp of inputs) {
-    const out = outputFor(inp);
+    const outs = [undefined, targets.kept?.(inp), targets.removed?.(inp)];
+    const to = (doc: number) => (doc < inp.first + inp.count ? outs[route(doc)] : undefined);
     let d = inp.first;
     if (inp.format === 'parquet') {
       for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
         for (const r of rows) {
-          if (d < inp.first + inp.count && keep(d)) await out.write(Buffer.from(r + '\n'));
+          const out = to(d);
+          if (out) await out.write(Buffer.from(r + '\n'));
           d++;
         }
       }
@@ -149,7 +156,8 @@ export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boole
         for await (let raw of readLines(opened.stream!, inp.file)) {
           if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
           first = false;
-          if (d < inp.first + inp.count && keep(d)) {
+          const out = to(d);
+          if (out) {
             await out.write(raw);
             await out.write(nl);
           }

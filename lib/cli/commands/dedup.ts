@@ -4,14 +4,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
 import { NeardupError, formatBytes } from '../../util/errors';
-import { DedupSession, INDEX_REPRESENTATIVE, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, droppedDocuments, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
 import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
-import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
+import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyDocuments, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
 import { Progress } from '../progress';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
@@ -40,6 +40,7 @@ export const DEDUP_OPTIONS = {
   tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
+  removed: { type: 'string' }, 'drop-all': { type: 'boolean' },
 } as const;
 
 /**
@@ -99,8 +100,10 @@ num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctua
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
 to temporary files), runs, pair_runs (sorted runs of candidate pairs spilled to --tmp), memory_bytes (--memory;
 null without) and memory_limits_bytes (the budget the per-document limits use: --memory, but never below
-64 MiB; a smaller --memory is said on stderr). Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
-all cores).
+64 MiB; a smaller --memory is said on stderr), drop_all and dropped (the lines dropped: duplicates, and with
+--drop-all their kept lines too), then command, inputs, cpu_seconds (docs/cli.md). Progress on stderr
+(--progress: a bar on a terminal, else a JSON line every 10 s). Threads: --threads N or NEARDUP_THREADS
+(default: all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
@@ -109,7 +112,9 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             are never copied; Parquet inputs: each kept row as a JSON object
   --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
                             (a Parquet input gives DIR/<name>.jsonl); two inputs of one name are refused
-  --flags FILE              one line per input line: 1 keep, 0 duplicate
+  --removed FILE            the dropped lines, unchanged (as --kept: file inputs, .gz/.zst by name, Parquet
+                            rows as JSON objects): --kept and --removed together hold every good line once
+  --flags FILE              one line per input line: 1 keep, 0 dropped
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
                             line of its connected component. With --id-field: JSONL
@@ -119,6 +124,10 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             candidate pairs beyond a quarter of --memory are spilled to sorted runs in
                             --tmp and merged (the summary's pair_runs), so any number of pairs is written
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --drop-all                drop every line of a cluster of two or more, its kept line too (only lines
+                            with no near-duplicate stay): --kept, --removed, --flags and --removed-ids
+                            follow; --clusters and --pairs still name the line each was matched with;
+                            the summary's kept and dropped count it (not with --index/--index-out)
   --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
                             line when missing or of another type; ids of bad lines are null
   --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
@@ -184,14 +193,17 @@ ${INPUT_USAGE}`,
     const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
     const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
     const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
-    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
-      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+    const dropAll = Boolean(values['drop-all']);
+    if ((values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) && positionals.includes('-'))
+      throw new UsageError(`${values.removed !== undefined && values.kept === undefined && keptDir === undefined ? '--removed needs' : '--kept, --kept-dir and --removed need'} file inputs (they are read twice), not stdin`);
+    if (values['drop-all'] && (indexIn !== undefined || indexOut !== undefined))
+      throw new UsageError('--drop-all is not possible with --index or --index-out: the documents earlier runs kept are already out, and cannot be dropped with their near-duplicates found now');
     if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
     if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
     if (keptDir !== undefined) checkKeptDirInputs(positionals);
     // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
     const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
-    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
+    const outputs = (['kept', 'removed', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
     outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
     const summaryToStderr = outputs.some((o) => isStdout(o.file));
@@ -342,6 +354,10 @@ ${INPUT_USAGE}`,
         });
         phase('finish');
         const rep = res.representative;
+        // 1: dropped (for another document; with --drop-all, also every kept document of a cluster of two or more)
+        const dropped = droppedDocuments(rep, dropAll);
+        let droppedCount = 0;
+        for (let i = 0; i < dropped.length; i++) droppedCount += dropped[i];
         // lines dropped for an indexed document: that document's key, its number or its id (JSON text)
         const indexRep = new Map<number, string>();
         if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
@@ -358,7 +374,7 @@ ${INPUT_USAGE}`,
           return idJson(idBatches[lo].ids, d - idBatches[lo].first);
         };
         const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
-        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
+        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (dropped[i] ? '0\n' : '1\n'));
         // line numbers continue the index's; a line dropped for an indexed document gets that document's number
         const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexNumber(indexRep.get(i)!) : String(offset + rep[i]));
         if (values.clusters !== undefined) {
@@ -389,25 +405,31 @@ ${INPUT_USAGE}`,
         }
         if (values['removed-ids'] !== undefined) {
           const removed: number[] = [];
-          for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
+          for (let i = 0; i < rep.length; i++) if (dropped[i]) removed.push(i);
           await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
         }
-        if (values.kept !== undefined || keptDir !== undefined) {
+        if (values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) {
           if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
           const isBad = new Uint8Array(rep.length);
           for (const i of badLines) isBad[i] = 1;
           const outs = new Map<string, CompressedOutput>();
-          const outputFor = (inp: KeptInput) => {
-            const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
+          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>) => {
             let o = outs.get(name);
             if (!o) {
-              o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
+              o = CompressedOutput.open(name, compression());
               open.push(o);
               outs.set(name, o);
             }
             return o;
           };
-          await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
+          // kept and removed documents in one pass over the inputs; bad lines go to neither
+          await copyDocuments(files, (d) => (isBad[d] ? 0 : dropped[d] ? 2 : 1), {
+            ...(values.kept !== undefined || keptDir !== undefined ? {
+              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)))
+                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression))),
+            } : {}),
+            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed))) } : {}),
+          });
           for (const o of outs.values()) await o.commit();
         }
         phase('outputs');
@@ -437,7 +459,8 @@ ${INPUT_USAGE}`,
         const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
         const st = res.settings, sh = st.shingle;
         const summary = {
-          documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
+          documents: docs, bad_lines: bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
+          drop_all: dropAll, dropped: droppedCount,
           candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
           shingle: {
@@ -490,12 +513,12 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
   for (const k of Object.keys(options) as (keyof typeof options)[]) if (options[k] === undefined) delete options[k];
   const outputs: StagePlan['outputs'] = {
     flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
-    removedIds: abs(values['removed-ids']),
+    removedIds: abs(values['removed-ids']), removed: abs(values.removed),
   };
   for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
   return {
     version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
-    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs,
+    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs, ...(values['drop-all'] ? { dropAll: true } : {}),
   };
 }
 
