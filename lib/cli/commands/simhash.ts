@@ -243,7 +243,8 @@ Run 'neardup simhash <sub> --help' for each sub-command's options.`,
   async run(args) {
     const [sub, ...rest] = args;
     if (sub === undefined || sub === '-h' || sub === '--help') {
-      process.stdout.write(this.usage + '\n');
+      // a missing sub-command is a usage error: the usage goes to stderr
+      (sub === undefined ? process.stderr : process.stdout).write(this.usage + '\n');
       return sub === undefined ? 2 : 0;
     }
     const fn = SUBCOMMANDS[sub];
