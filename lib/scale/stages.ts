@@ -35,7 +35,9 @@ import { resolveDedupOptions, dedupLimits, droppedDocuments, documentTooLarge, t
 import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../io/input';
 import type { InputCompression } from '../io/documents';
 import { version } from '../util/version';
-import { CompressedOutput, compressionOfName, copyDocuments, keptCompression, keptDirName, type KeptInput } from '../io/kept';
+import { compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs, type DocumentOutput, type KeptInput } from '../io/kept';
+import { ParquetOutput, type ParquetSchema } from '../io/parquet-out';
+import { parquetRowGroups } from '../io/parquet';
 import { OutputFile, writeLinesTo } from '../io/files';
 
 export const STAGES = ['signatures', 'buckets', 'verify', 'clusters', 'filter', 'kept'] as const;
@@ -966,18 +968,21 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
     const keptDir = plan.outputs.keptDir;
     if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
     const dropped = droppedDocuments(rep, plan.dropAll === true);
-    const outs = new Map<string, CompressedOutput>();
-    const named = (name: string, compression: InputCompression) => {
+    const pq = await planParquetOutputs(plan.outputs, plan.files);
+    const outs = new Map<string, DocumentOutput>();
+    const named = (name: string, compression: InputCompression, schema: ParquetSchema | undefined) => {
       let out = outs.get(name);
       if (!out) {
-        out = CompressedOutput.open(name, compression);
+        out = openDocumentOutput(name, compression, schema);
         outs.set(name, out);
       }
       return out;
     };
-    // --kept and --removed: this shard's part of each (joined by the kept stage); --kept-dir: the files themselves
-    const kept = (inp: KeptInput) => (keptDir === undefined ? named(keptPartName(work, i), 'none') : named(keptDirName(keptDir, inp.file, inp.format), keptCompression(inp.format, inp.compression)));
-    const removed = () => named(removedPartName(work, i), 'none');
+    // --kept and --removed: this shard's part of each (joined by the kept stage; Parquet parts for a Parquet
+    // output); --kept-dir: the files themselves
+    const kept = (inp: KeptInput) => (keptDir === undefined ? named(keptPartName(work, i), 'none', pq.kept)
+      : named(keptDirName(keptDir, inp.file, inp.format), keptCompression(inp.format, inp.compression), pq.keptDir.get(inp.file)));
+    const removed = () => named(removedPartName(work, i), 'none', pq.removed);
     try {
       // a shard without files has empty parts
       if (wantKept && keptDir === undefined) kept({ file: '', format: 'jsonl', compression: 'none', first, count: 0 });
@@ -996,14 +1001,21 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
   const start = Date.now();
   const { plan, work } = lp;
   let read = 0, written = 0;
-  // --kept and --removed: the filter shards' parts, back to back, compressed as the name says
-  const join = async (target: string, partName: (work: string, i: number) => string) => {
-    const out = CompressedOutput.open(target, compressionOfName(target));
+  // --kept and --removed: the filter shards' parts, back to back, compressed as the name says (Parquet parts:
+  // their row groups, one after another, into one Parquet file)
+  const pq = await planParquetOutputs(plan.outputs, plan.files);
+  const join = async (target: string, partName: (work: string, i: number) => string, schema: ParquetSchema | undefined) => {
+    const out = openDocumentOutput(target, compressionOfName(target), schema);
     try {
       for (let i = 0; i < plan.shards; i++) {
         const part = partName(work, i);
         if (!fs.existsSync(part))
           throw new NeardupError('ERR_NEARDUP_IO', `filter shard ${i}/${plan.shards}: '${part}' is missing (run that stage first)`, { file: part });
+        if (out instanceof ParquetOutput) {
+          read += fs.statSync(part).size;
+          for await (const g of parquetRowGroups(part, Number.MAX_SAFE_INTEGER, 'write')) await out.writeRows(g.columns, Array.from({ length: g.rows }, (_, r) => r));
+          continue;
+        }
         const fd = fs.openSync(part, 'r');
         try {
           const buf = Buffer.allocUnsafe(1 << 20);
@@ -1023,8 +1035,8 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
     }
     written += fs.statSync(target).size;
   };
-  if (plan.outputs.kept !== undefined) await join(plan.outputs.kept, keptPartName);
-  if (plan.outputs.removed !== undefined) await join(plan.outputs.removed, removedPartName);
+  if (plan.outputs.kept !== undefined) await join(plan.outputs.kept, keptPartName, pq.kept);
+  if (plan.outputs.removed !== undefined) await join(plan.outputs.removed, removedPartName, pq.removed);
   return { stage: 'kept', shard: '0/1', readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
 }
 

@@ -11,7 +11,11 @@ import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
-import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyDocuments, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
+import {
+  checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
+  type DocumentOutput, type KeptInput,
+} from '../../io/kept';
+import type { ParquetSchema } from '../../io/parquet-out';
 import { Progress } from '../progress';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
@@ -109,11 +113,15 @@ Outputs (any of; '-' is standard output, and then the summary goes to stderr; an
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice), compressed when
                             FILE ends in .gz (gzip) or .zst (zstd); bad lines (--on-bad-line skip|empty)
-                            are never copied; Parquet inputs: each kept row as a JSON object
+                            are never copied; Parquet inputs: each kept row as a JSON object, or, when
+                            FILE ends in .parquet, Parquet with the inputs' schema (one for all of
+                            them) and values as stored, snappy pages
   --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
-                            (a Parquet input gives DIR/<name>.jsonl); two inputs of one name are refused
-  --removed FILE            the dropped lines, unchanged (as --kept: file inputs, .gz/.zst by name, Parquet
-                            rows as JSON objects): --kept and --removed together hold every good line once
+                            (a Parquet input: a Parquet file of its schema); two inputs of one name are
+                            refused
+  --removed FILE            the dropped lines, unchanged (as --kept: file inputs, .gz/.zst/.parquet by
+                            name): --kept and --removed together hold every good line once
+An output named for a format it is not written in (--flags x.gz, --pairs x.parquet, --kept x.xz) is refused.
   --flags FILE              one line per input line: 1 keep, 0 dropped
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
@@ -212,6 +220,9 @@ ${INPUT_USAGE}`,
     // no other output may replace the index
     checkFiles({ inputs, outputs: outputs.filter((o) => o.option !== '--index-out'), stdout: !summaryToStderr });
     checkFiles({ inputs, outputs, stdout: !summaryToStderr, replaceable: indexIn === undefined ? [] : [indexIn] });
+    // a name that asks for a format the output is not written in is refused; Parquet outputs need Parquet inputs
+    for (const o of outputs) if (o.option !== '--index-out' && o.option !== '--kept-dir') checkOutputName(o.option, o.file, o.option === '--kept' || o.option === '--removed');
+    const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
     if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
@@ -412,11 +423,11 @@ ${INPUT_USAGE}`,
           if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
           const isBad = new Uint8Array(rep.length);
           for (const i of badLines) isBad[i] = 1;
-          const outs = new Map<string, CompressedOutput>();
-          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>) => {
+          const outs = new Map<string, DocumentOutput>();
+          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>, schema: ParquetSchema | undefined) => {
             let o = outs.get(name);
             if (!o) {
-              o = CompressedOutput.open(name, compression());
+              o = openDocumentOutput(name, compression(), schema);
               open.push(o);
               outs.set(name, o);
             }
@@ -425,10 +436,10 @@ ${INPUT_USAGE}`,
           // kept and removed documents in one pass over the inputs; bad lines go to neither
           await copyDocuments(files, (d) => (isBad[d] ? 0 : dropped[d] ? 2 : 1), {
             ...(values.kept !== undefined || keptDir !== undefined ? {
-              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)))
-                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression))),
+              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)), parquetPlan.kept)
+                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression), parquetPlan.keptDir.get(inp.file))),
             } : {}),
-            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed))) } : {}),
+            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed)), parquetPlan.removed) } : {}),
           });
           for (const o of outs.values()) await o.commit();
         }
