@@ -100,6 +100,32 @@ test('a staged run (--work, 2 shards) writes the single run\'s --kept, --removed
   }
 });
 
+test('--annotate: every line written carries its cluster (as --clusters), the cluster\'s size and the kept line\'s id; staged the same bytes', () => {
+  const { kept, size } = truth();
+  ok([...BASE, '--annotate', '--kept', 'ak', '--removed', 'ar']);
+  const got = [...lines('ak'), ...lines('ar')].map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.is(got.length, 299);
+  const byId = new Map(got.map((o) => [o.id as string, o]));
+  for (let i = 0; i < 300; i++) {
+    if (i === BAD) continue;
+    const o = byId.get(`d${i}`)!;
+    const { neardup_cluster: c, neardup_cluster_size: n, neardup_kept_id: k, ...rest } = o;
+    assert.equal([c, n, k], [kept[i], size.get(kept[i]), `d${kept[i]}`], `line ${i}`);
+    assert.equal(rest, JSON.parse(corpusLine(i)), `line ${i}: its own members unchanged`);
+  }
+  assert.ok(got.some((o) => (o.neardup_cluster_size as number) > 2), 'clusters of three or more');
+  // without ids: no kept_id; a staged run writes the same bytes
+  const plain = ['dedup', ...INPUTS, '--on-bad-line', 'skip', '--annotate', '--kept'];
+  ok([...plain, 'an.one']);
+  assert.not.match(lines('an.one')[0], /neardup_kept_id/);
+  fs.rmSync(path.join(dir, 'wa'), { recursive: true, force: true });
+  ok([...plain, 'an.st', '--work', 'wa', '--shards', '2']);
+  assert.ok(read('an.one').equals(read('an.st')), 'staged --annotate');
+  const none = run(['dedup', 'a.jsonl', '--annotate', '--flags', 'x3']);
+  assert.is(none.status, 2);
+  assert.match(none.stderr, /--annotate adds members to the documents --kept, --kept-dir and --removed write/);
+});
+
 test('refused before any work: --removed of standard input, --drop-all with an index', () => {
   const stdin = run(['dedup', '-', '--removed', 'x1']);
   assert.is(stdin.status, 2);
@@ -107,7 +133,7 @@ test('refused before any work: --removed of standard input, --drop-all with an i
   const ix = run(['dedup', 'a.jsonl', '--drop-all', '--index-out', 'x2', '--on-bad-line', 'skip']);
   assert.is(ix.status, 2);
   assert.match(ix.stderr, /--drop-all is not possible with --index or --index-out/);
-  for (const f of ['x1', 'x2']) assert.not.ok(fs.existsSync(path.join(dir, f)), f);
+  for (const f of ['x1', 'x2', 'x3']) assert.not.ok(fs.existsSync(path.join(dir, f)), f);
 });
 
 test.run();

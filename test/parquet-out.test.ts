@@ -100,6 +100,27 @@ test('a staged run (--work, 2 shards) writes the same Parquet rows, with --drop-
   }
 });
 
+test('--annotate into Parquet: the cluster, its size and the kept row\'s id as columns (INT64, INT64, the id\'s kind); staged the same rows', async () => {
+  ok([...BASE, '--annotate', '--id-field', 'id', '--kept', 'ak.parquet', '--clusters', 'ac']);
+  const clusters = lines('ac').map((l) => JSON.parse(l) as { id: string; kept: number; kept_id: string });
+  const size = new Map<number, number>();
+  for (const c of clusters) size.set(c.kept, (size.get(c.kept) ?? 0) + 1);
+  const k = await readParquet('ak.parquet');
+  assert.equal(k.schema.slice(-3).map((e) => (e as { name: string; type: string }).type), ['INT64', 'INT64', 'BYTE_ARRAY']);
+  assert.ok(k.rows.length > 100);
+  for (const r of k.rows) {
+    const c = clusters.find((x) => x.id === r.id)!;
+    assert.equal([r.neardup_cluster, r.neardup_cluster_size, r.neardup_kept_id], [BigInt(c.kept), BigInt(size.get(c.kept)!), c.kept_id]);
+  }
+  fs.rmSync(path.join(dir, 'wa'), { recursive: true, force: true });
+  ok([...BASE, '--annotate', '--id-field', 'id', '--kept', 'as.parquet', '--work', 'wa', '--shards', '2']);
+  assert.equal((await readParquet('as.parquet')).rows, k.rows, 'staged');
+  // integer ids give an INT64 kept_id column
+  ok([...BASE, '--annotate', '--id-field', 'n', '--kept', 'an.parquet']);
+  const n = await readParquet('an.parquet');
+  assert.is(typeof n.rows[0].neardup_kept_id, 'bigint');
+});
+
 test('refused before any work: a Parquet output of JSONL inputs or of two schemas; names of formats not written', () => {
   const cases: [string[], number, RegExp][] = [
     [['dedup', 'c.jsonl', '--kept', 'x.parquet'], 1, /--kept 'x\.parquet': a Parquet output takes Parquet inputs, and 'c\.jsonl' is JSONL/],

@@ -8,7 +8,9 @@ import { NeardupError, nativeCall } from '../util/errors';
 import { native } from '../native/addon';
 import { documentMemoryFromEnv, openInputFile, readError, sniffFile, type InputCompression, type InputFormat } from './input';
 import { parquetRowGroups, parquetRowsAsJson } from './parquet';
-import { ParquetOutput, isParquetName, parquetOutputSchema, type ParquetSchema } from './parquet-out';
+import { ANNOTATION_NAMES, ParquetOutput, isParquetName, parquetOutputSchema, type Annotation, type ParquetSchema } from './parquet-out';
+
+export { ANNOTATION_NAMES, type Annotation } from './parquet-out';
 import { OutputFile } from './files';
 import { readLines } from './jsonl';
 import { UsageError } from '../util/options';
@@ -149,6 +151,38 @@ export type DocumentRoute = 0 | 1 | 2;
 /** An output of copyDocuments: JSON lines (plain or compressed), or Parquet (for Parquet inputs). */
 export type DocumentOutput = CompressedOutput | ParquetOutput;
 
+/** A JSON object's text with the annotation's members added at its end (a bad line is never annotated). */
+export function annotateJson(line: Buffer | string, a: Annotation): Buffer {
+  const b = typeof line === 'string' ? Buffer.from(line) : line;
+  let end = b.length - 1;
+  while (end >= 0 && (b[end] === 0x20 || b[end] === 0x09 || b[end] === 0x0d)) end--;
+  if (end < 0 || b[end] !== 0x7d) return b;  // not an object: as it is
+  let k = end - 1;
+  while (k >= 0 && (b[k] === 0x20 || b[k] === 0x09 || b[k] === 0x0a || b[k] === 0x0d)) k--;
+  const empty = k >= 0 && b[k] === 0x7b;
+  const add = `${empty ? '' : ','}"${ANNOTATION_NAMES.cluster}":${a.cluster},"${ANNOTATION_NAMES.size}":${a.size}` +
+    (a.keptId !== undefined ? `,"${ANNOTATION_NAMES.keptId}":${a.keptId}` : '') + '}';
+  return Buffer.concat([b.subarray(0, end), Buffer.from(add), b.subarray(end + 1)]);
+}
+
+/**
+ * Each document's annotation from the run's representatives (rep[d]: the document d is kept for, d when
+ * kept; a value >= n for an earlier run's indexed document, whose cluster `indexKey(d)` names).
+ */
+export function annotations(rep: Uint32Array, o: { cluster: (d: number) => string; keptId?: (d: number) => string; indexKey?: (d: number) => string }): (d: number) => Annotation {
+  const n = rep.length;
+  const size = new Uint32Array(n);
+  const indexSizes = new Map<string, number>();
+  const key = o.indexKey ?? o.cluster;
+  for (let d = 0; d < n; d++) {
+    if (rep[d] < n) size[rep[d]]++;
+    else { const k = key(d); indexSizes.set(k, (indexSizes.get(k) ?? 0) + 1); }
+  }
+  return (d) => ({
+    cluster: o.cluster(d), size: rep[d] < n ? size[rep[d]] : indexSizes.get(key(d))!, ...(o.keptId ? { keptId: o.keptId(d) } : {}),
+  });
+}
+
 /**
  * Copies the documents of each input, in input order, to `kept(input)` or `removed(input)` as `route(d)` says
  * (--kept/--kept-dir and --removed, in one pass over the inputs); outputs shared by several inputs get them
@@ -157,7 +191,7 @@ export type DocumentOutput = CompressedOutput | ParquetOutput;
  * copies nothing.
  */
 export async function copyDocuments(inputs: KeptInput[], route: (doc: number) => DocumentRoute,
-  targets: { kept?: (input: KeptInput) => DocumentOutput; removed?: (input: KeptInput) => DocumentOutput }): Promise<void> {
+  targets: { kept?: (input: KeptInput) => DocumentOutput; removed?: (input: KeptInput) => DocumentOutput }, annotate?: (doc: number) => Annotation): Promise<void> {
   const nl = Buffer.from('\n');
   for (const inp of inputs) {
     const outs = [undefined, targets.kept?.(inp), targets.removed?.(inp)];
@@ -167,6 +201,7 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
       // Parquet outputs: each row group's rows, as stored; JSON outputs: the rows as JSON objects (a pass of its own)
       if (outs.some((o) => o instanceof ParquetOutput)) {
         for await (const g of parquetRowGroups(inp.file, documentMemoryFromEnv() ?? Number.MAX_SAFE_INTEGER, 'write')) {
+          const groupFirst = d;
           const take = new Map<ParquetOutput, number[]>();
           for (let r = 0; r < g.rows; r++, d++) {
             const out = to(d);
@@ -176,7 +211,7 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
               t.push(r);
             }
           }
-          for (const [out, rows] of take) await out.writeRows(g.columns, rows);
+          for (const [out, rows] of take) await out.writeRows(g.columns, rows, annotate && rows.map((r) => annotate(groupFirst + r)));
         }
       }
       if (outs.some((o) => o instanceof CompressedOutput)) {
@@ -184,7 +219,7 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
         for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
           for (const r of rows) {
             const out = to(d);
-            if (out instanceof CompressedOutput) await out.write(Buffer.from(r + '\n'));
+            if (out instanceof CompressedOutput) await out.write(Buffer.concat([annotate ? annotateJson(r, annotate(d)) : Buffer.from(r), nl]));
             d++;
           }
         }
@@ -201,7 +236,7 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
           first = false;
           const out = to(d) as CompressedOutput | undefined;
           if (out) {
-            await out.write(raw);
+            await out.write(annotate ? annotateJson(raw, annotate(d)) : raw);
             await out.write(nl);
           }
           d++;
@@ -242,7 +277,19 @@ export async function planParquetOutputs(o: { kept?: string; removed?: string; k
   return plan;
 }
 
-/** Opens a document output: Parquet when it has a schema, else JSONL compressed as given. */
-export function openDocumentOutput(file: string, compression: InputCompression, schema: ParquetSchema | undefined): DocumentOutput {
-  return schema ? ParquetOutput.open(file, schema) : CompressedOutput.open(file, compression);
+/**
+ * Opens a document output: Parquet when it has a schema, else JSONL compressed as given. `annotate` (dedup
+ * --annotate): a Parquet output gets the annotation columns, with ids as the inputs' id column holds them.
+ */
+export function openDocumentOutput(file: string, compression: InputCompression, schema: ParquetSchema | undefined,
+  annotate?: { idField?: string }): DocumentOutput {
+  if (!schema) return CompressedOutput.open(file, compression);
+  return ParquetOutput.open(file, schema, annotate && { idKind: annotate.idField === undefined ? undefined : idKind(schema, annotate.idField) });
+}
+
+/** How a Parquet schema holds the ids of `idField` (a dot path): integers, or strings. */
+function idKind(schema: ParquetSchema, idField: string): 'int' | 'string' {
+  const leaf = idField.split('.').at(-1);
+  const e = schema.slice(1).find((x) => x.name === leaf && (x.num_children ?? 0) === 0);
+  return e?.type === 'INT32' || e?.type === 'INT64' ? 'int' : 'string';
 }

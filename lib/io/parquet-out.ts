@@ -9,6 +9,20 @@ import { displayName } from './documents';
 import { OutputFile } from './files';
 import { parquetFileSchema } from './parquet';
 
+/** The members dedup --annotate adds to each document it writes (ANNOTATION_NAMES: their names). */
+export interface Annotation {
+  /** Its cluster, as --clusters names it (JSON: a line number, or null for an earlier run's document named by id). */
+  cluster: string;
+  /** The documents of this run in its cluster. */
+  size: number;
+  /** With ids: the id of the cluster's kept document (JSON text), as --clusters' kept_id. */
+  keptId?: string;
+}
+
+/** dedup --annotate's members (JSONL) and columns (Parquet). */
+export const ANNOTATION_NAMES = { cluster: 'neardup_cluster', size: 'neardup_cluster_size', keptId: 'neardup_kept_id' } as const;
+const ANNOTATED = ANNOTATION_NAMES;
+
 type Writer = typeof import('hyparquet-writer', { with: { 'resolution-mode': 'import' } });
 let writerModule: Promise<Writer> | undefined;
 let loaded: Writer | undefined;
@@ -73,12 +87,18 @@ export class ParquetOutput {
   private pending: Uint8Array[] = [];
 
   private constructor(private readonly out: OutputFile, private readonly writer: InstanceType<Writer['ParquetWriter']>,
-    private readonly bytes: InstanceType<Writer['ByteWriter']>, private readonly names: string[]) {}
+    private readonly bytes: InstanceType<Writer['ByteWriter']>, private readonly names: string[],
+    private readonly annotated?: { idKind: 'string' | 'int' | undefined }) {}
 
-  /** Opens FILE (a temporary file until commit()); loadParquetWriter() first. */
-  static open(file: string, schema: ParquetSchema): ParquetOutput {
+  /**
+   * Opens FILE (a temporary file until commit()); loadParquetWriter() first. `annotate`: the schema gets
+   * dedup --annotate's columns (neardup_cluster INT64, neardup_cluster_size INT64, and with ids
+   * neardup_kept_id of the id column's kind: INT64 for integer ids, else a string).
+   */
+  static open(file: string, input: ParquetSchema, annotate?: { idKind?: 'string' | 'int' }): ParquetOutput {
     const w = loaded;
     if (!w) throw new Error('internal: loadParquetWriter() was not awaited');
+    const schema = annotate ? annotatedSchema(input, annotate.idKind) : input;
     const out = OutputFile.open(file);
     const bytes = new w.ByteWriter();
     let self: ParquetOutput | undefined;
@@ -86,7 +106,8 @@ export class ParquetOutput {
     (bytes as unknown as { flush(): Promise<void> }).flush = () => self!.drain();
     // (hyparquet-writer has its own copy of hyparquet's types, a version behind: the same elements)
     const writer = new w.ParquetWriter({ writer: bytes, schema: schema as never, codec: 'SNAPPY', createdBy: 'neardup' });
-    self = new ParquetOutput(out, writer, bytes, schema.filter((_, i) => i > 0 && isTopLevel(schema, i)).map((e) => e.name));
+    self = new ParquetOutput(out, writer, bytes, input.filter((_, i) => i > 0 && isTopLevel(input, i)).map((e) => e.name),
+      annotate ? { idKind: annotate.idKind } : undefined);
     return self;
   }
 
@@ -102,14 +123,24 @@ export class ParquetOutput {
     await this.out.write(chunk);
   }
 
-  /** Rows `take` (ascending indices) of a row group given by column (parquetRowGroups(..., 'write')). */
-  async writeRows(columns: Map<string, unknown[]>, take: number[]): Promise<void> {
+  /** Rows `take` (ascending indices) of a row group given by column (parquetRowGroups(..., 'write')), with their annotations when opened so. */
+  async writeRows(columns: Map<string, unknown[]>, take: number[], notes?: Annotation[]): Promise<void> {
     if (take.length === 0) return;
-    const columnData = this.names.map((name) => {
+    const columnData: { name: string; data: unknown[] }[] = this.names.map((name) => {
       const v = columns.get(name);
       if (v === undefined) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${this.file}': a row group without the column '${name}'`);
       return { name, data: take.map((i) => v[i]) };
     });
+    if (this.annotated) {
+      if (!notes || notes.length !== take.length) throw new Error('internal: an annotated Parquet output needs an annotation per row');
+      const big = (json: string) => (json === 'null' ? null : BigInt(json));
+      columnData.push({ name: ANNOTATED.cluster, data: notes.map((a) => big(a.cluster)) }, { name: ANNOTATED.size, data: notes.map((a) => BigInt(a.size)) });
+      if (this.annotated.idKind !== undefined) {
+        const kind = this.annotated.idKind;
+        columnData.push({ name: ANNOTATED.keptId, data: notes.map((a) => (a.keptId === undefined || a.keptId === 'null' ? null
+          : kind === 'int' ? BigInt(a.keptId) : typeof JSON.parse(a.keptId) === 'string' ? JSON.parse(a.keptId) as string : a.keptId)) });
+      }
+    }
     await this.writer.write({ columnData, rowGroupSize: take.length });
     await this.drain();
   }
@@ -123,6 +154,21 @@ export class ParquetOutput {
   abort(): void {
     this.out.abort();
   }
+}
+
+/** The input schema with dedup --annotate's columns added at the end (refused when it has one of their names). */
+function annotatedSchema(schema: ParquetSchema, idKind: 'string' | 'int' | undefined): ParquetSchema {
+  const top = schema.filter((_, i) => i > 0 && isTopLevel(schema, i)).map((e) => e.name);
+  const added: ParquetSchema = [
+    { name: ANNOTATED.cluster, type: 'INT64', repetition_type: 'OPTIONAL' },
+    { name: ANNOTATED.size, type: 'INT64', repetition_type: 'REQUIRED' },
+    ...(idKind === undefined ? [] : [idKind === 'int' ? { name: ANNOTATED.keptId, type: 'INT64' as const, repetition_type: 'OPTIONAL' as const }
+      : { name: ANNOTATED.keptId, type: 'BYTE_ARRAY' as const, repetition_type: 'OPTIONAL' as const, converted_type: 'UTF8' as const, logical_type: { type: 'STRING' as const } }]),
+  ];
+  for (const a of added) {
+    if (top.includes(a.name)) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `--annotate: the input already has a column '${a.name}'`);
+  }
+  return [{ ...schema[0], num_children: (schema[0].num_children ?? 0) + added.length }, ...schema.slice(1), ...added];
 }
 
 /** Whether schema element i is a top-level column (a child of the root). */

@@ -35,9 +35,11 @@ import { resolveDedupOptions, dedupLimits, droppedDocuments, documentTooLarge, t
 import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../io/input';
 import type { InputCompression } from '../io/documents';
 import { version } from '../util/version';
-import { compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs, type DocumentOutput, type KeptInput } from '../io/kept';
+import {
+  annotations, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs, type DocumentOutput, type KeptInput,
+} from '../io/kept';
 import { ParquetOutput, type ParquetSchema } from '../io/parquet-out';
-import { parquetRowGroups } from '../io/parquet';
+import { parquetFileSchema, parquetRowGroups } from '../io/parquet';
 import { OutputFile, writeLinesTo } from '../io/files';
 
 export const STAGES = ['signatures', 'buckets', 'verify', 'clusters', 'filter', 'kept'] as const;
@@ -59,6 +61,8 @@ export interface StagePlan {
   outputs: { flags?: string; clusters?: string; pairs?: string; kept?: string; keptDir?: string; removedIds?: string; removed?: string };
   /** dedup --drop-all: every member of a cluster of two or more is dropped, its kept document too. */
   dropAll?: boolean;
+  /** dedup --annotate: the documents written carry their cluster, its size and (with ids) the kept one's id. */
+  annotate?: boolean;
 }
 
 // ---- the common header (docs/FORMAT.md section 3), written and checked here for the stage files ----
@@ -969,11 +973,15 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
     if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
     const dropped = droppedDocuments(rep, plan.dropAll === true);
     const pq = await planParquetOutputs(plan.outputs, plan.files);
+    // --annotate: each document's cluster (the whole run's representatives), its size and the kept one's id
+    const ids = plan.annotate && plan.input.idField !== undefined ? readIds(lp, rep.length) : undefined;
+    const annotate = plan.annotate ? annotations(rep, { cluster: (d) => String(rep[d]), ...(ids ? { keptId: (d: number) => ids.id(rep[d]) } : {}) }) : undefined;
+    const annotateOutput = plan.annotate ? { idField: plan.input.idField } : undefined;
     const outs = new Map<string, DocumentOutput>();
     const named = (name: string, compression: InputCompression, schema: ParquetSchema | undefined) => {
       let out = outs.get(name);
       if (!out) {
-        out = openDocumentOutput(name, compression, schema);
+        out = openDocumentOutput(name, compression, schema, annotateOutput);
         outs.set(name, out);
       }
       return out;
@@ -987,7 +995,7 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
       // a shard without files has empty parts
       if (wantKept && keptDir === undefined) kept({ file: '', format: 'jsonl', compression: 'none', first, count: 0 });
       if (wantRemoved) removed();
-      await copyDocuments(inputs, (doc) => (valid[doc - first] !== 1 ? 0 : dropped[doc] ? 2 : 1), { ...(wantKept ? { kept } : {}), ...(wantRemoved ? { removed } : {}) });
+      await copyDocuments(inputs, (doc) => (valid[doc - first] !== 1 ? 0 : dropped[doc] ? 2 : 1), { ...(wantKept ? { kept } : {}), ...(wantRemoved ? { removed } : {}) }, annotate);
       for (const out of outs.values()) await out.commit();
     } finally {
       for (const out of outs.values()) out.abort();
@@ -1005,7 +1013,9 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
   // their row groups, one after another, into one Parquet file)
   const pq = await planParquetOutputs(plan.outputs, plan.files);
   const join = async (target: string, partName: (work: string, i: number) => string, schema: ParquetSchema | undefined) => {
-    const out = openDocumentOutput(target, compressionOfName(target), schema);
+    // Parquet: the parts' own schema (the inputs', and --annotate's columns), every column copied
+    const partSchema = schema && fs.existsSync(partName(work, 0)) ? await parquetFileSchema(partName(work, 0)) : schema;
+    const out = openDocumentOutput(target, compressionOfName(target), partSchema);
     try {
       for (let i = 0; i < plan.shards; i++) {
         const part = partName(work, i);

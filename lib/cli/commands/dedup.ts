@@ -12,7 +12,7 @@ import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
 import {
-  checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
+  annotations, checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
   type DocumentOutput, type KeptInput,
 } from '../../io/kept';
 import type { ParquetSchema } from '../../io/parquet-out';
@@ -44,7 +44,7 @@ export const DEDUP_OPTIONS = {
   tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
-  removed: { type: 'string' }, 'drop-all': { type: 'boolean' },
+  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' },
 } as const;
 
 /**
@@ -132,6 +132,10 @@ An output named for a format it is not written in (--flags x.gz, --pairs x.parqu
                             candidate pairs beyond a quarter of --memory are spilled to sorted runs in
                             --tmp and merged (the summary's pair_runs), so any number of pairs is written
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --annotate                add to each line --kept, --kept-dir and --removed write the members
+                            "neardup_cluster" (its --clusters value), "neardup_cluster_size" (the lines
+                            of this run in its cluster) and, with --id-field, "neardup_kept_id" (the
+                            kept line's id); Parquet outputs get them as columns
   --drop-all                drop every line of a cluster of two or more, its kept line too (only lines
                             with no near-duplicate stay): --kept, --removed, --flags and --removed-ids
                             follow; --clusters and --pairs still name the line each was matched with;
@@ -204,6 +208,8 @@ ${INPUT_USAGE}`,
     const dropAll = Boolean(values['drop-all']);
     if ((values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) && positionals.includes('-'))
       throw new UsageError(`${values.removed !== undefined && values.kept === undefined && keptDir === undefined ? '--removed needs' : '--kept, --kept-dir and --removed need'} file inputs (they are read twice), not stdin`);
+    if (values.annotate && values.kept === undefined && keptDir === undefined && values.removed === undefined)
+      throw new UsageError('--annotate adds members to the documents --kept, --kept-dir and --removed write: give one of them');
     if (values['drop-all'] && (indexIn !== undefined || indexOut !== undefined))
       throw new UsageError('--drop-all is not possible with --index or --index-out: the documents earlier runs kept are already out, and cannot be dropped with their near-duplicates found now');
     if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
@@ -424,10 +430,11 @@ ${INPUT_USAGE}`,
           const isBad = new Uint8Array(rep.length);
           for (const i of badLines) isBad[i] = 1;
           const outs = new Map<string, DocumentOutput>();
+          const annotate = values.annotate ? { idField } : undefined;
           const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>, schema: ParquetSchema | undefined) => {
             let o = outs.get(name);
             if (!o) {
-              o = openDocumentOutput(name, compression(), schema);
+              o = openDocumentOutput(name, compression(), schema, annotate);
               open.push(o);
               outs.set(name, o);
             }
@@ -440,7 +447,10 @@ ${INPUT_USAGE}`,
                 : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression), parquetPlan.keptDir.get(inp.file))),
             } : {}),
             ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed)), parquetPlan.removed) } : {}),
-          });
+          }, annotate && annotations(rep, {
+            cluster: repNumber, indexKey: (d) => indexRep.get(d)!,
+            ...(idField === undefined ? {} : { keptId: (d: number) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])) }),
+          }));
           for (const o of outs.values()) await o.commit();
         }
         phase('outputs');
@@ -530,6 +540,7 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
   return {
     version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
     input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs, ...(values['drop-all'] ? { dropAll: true } : {}),
+    ...(values.annotate ? { annotate: true } : {}),
   };
 }
 
