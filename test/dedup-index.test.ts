@@ -276,8 +276,8 @@ test('CLI: --index-out, then --index/--index-out twice: flags, clusters and pair
   const reps = lines('c').map(Number);
   const expected = lines('p').filter((l) => { const { a, b } = JSON.parse(l); return b < 90 || reps[a] === a || a >= (b < 170 ? 90 : 170); });
   assert.equal([...lines('p0'), ...lines('p1'), ...lines('p2')].sort(), expected.sort());
-  assert.equal(s0.index, { read: null, written: 'i0.lsh', documents_before: 0, entries_before: 0, matched: 0, entries_after: s0.kept });
-  assert.equal(s1.index, { read: 'i0.lsh', written: 'i1.lsh', documents_before: 90, entries_before: s0.kept, matched: s1.index.matched, entries_after: s0.kept + s1.kept });
+  assert.equal(s0.index, { read: null, written: 'i0.lsh', keys: 'number', documents_before: 0, entries_before: 0, matched: 0, entries_after: s0.kept });
+  assert.equal(s1.index, { read: 'i0.lsh', written: 'i1.lsh', keys: 'number', documents_before: 90, entries_before: s0.kept, matched: s1.index.matched, entries_after: s0.kept + s1.kept });
   assert.equal([s2.index.read, s2.index.written, s2.index.documents_before, s2.index.entries_after], ['i1.lsh', null, 170, null]);
   assert.is(s0.duplicates + s1.duplicates + s2.duplicates, full.duplicates);
   assert.ok(s1.index.matched > 0 && s2.index.matched > 0);
@@ -303,15 +303,17 @@ test('CLI: --index-out, then --index/--index-out twice: flags, clusters and pair
   assert.equal(fs.readdirSync(dir).filter((f) => f.includes('neardup')), [], 'no temporary files left');
 });
 
-test('CLI: --index with --id-field, --removed-ids and --kept-dir: lines dropped for an indexed document are named by its number, their kept_id null', () => {
+test('CLI: --index written without --id-field, then a run with it (--removed-ids, --kept-dir): lines dropped for an indexed document are named by its number, their kept_id null, and stderr says why', () => {
   const dir = fs.mkdtempSync(path.join(tmpRoot, 'cli-ids-'));
   const texts = noisyCorpus({ seed: 45, n: 160, copies: 0.6 });
   const parts = split(texts, [80]);
   parts.forEach((p, k) => fs.writeFileSync(path.join(dir, `e${k}.jsonl`),
     p.map((t, i) => JSON.stringify({ id: `doc-${k}-${i}`, text: t })).join('\n') + '\n'));
+  let stderr = '';
   const run = (args: string[]) => {
     const r = cli(dir, ['dedup', ...args, '--tmp', dir]);
     assert.is(r.code, 0, r.stderr);
+    stderr = r.stderr.toString();
     return JSON.parse(r.stdout.toString());
   };
   const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
@@ -319,6 +321,7 @@ test('CLI: --index with --id-field, --removed-ids and --kept-dir: lines dropped 
   run(['e0.jsonl', 'e1.jsonl', '--clusters', 'c']);
   run(['e0.jsonl', '--index-out', 'j0.lsh']);
   const s1 = run(['e1.jsonl', '--index', 'j0.lsh', '--id-field', 'id', '--clusters', 'c1', '--removed-ids', 'r1', '--kept-dir', 'kept']);
+  assert.match(stderr, /--index 'j0\.lsh' keeps line numbers \(it was written without --id-field\): ids of its documents \("kept_id", "a_id"\) are null/);
   assert.ok(s1.index.matched > 0);
   const one = lines('c').slice(80).map(Number);
   const got = lines('c1').map((l) => JSON.parse(l) as { id: string; kept: number; kept_id: string | null });
@@ -331,6 +334,79 @@ test('CLI: --index with --id-field, --removed-ids and --kept-dir: lines dropped 
   assert.equal(lines('r1').map((l) => JSON.parse(l)), got.filter((g, i) => g.kept !== 80 + i).map((g) => g.id));
   const kept = lines(path.join('kept', 'e1.jsonl')).map((l) => JSON.parse(l).id);
   assert.equal(kept, got.filter((g, i) => g.kept === 80 + i).map((g) => g.id));
+});
+
+test('CLI: an index written with --id-field keeps the ids: later runs name indexed documents by id (strings, integers above 2^53); an index of ids without --id-field is refused', () => {
+  const dir = fs.mkdtempSync(path.join(tmpRoot, 'cli-idkeys-'));
+  const texts = noisyCorpus({ seed: 46, n: 210, copies: 0.6 });
+  const cuts = [70, 140];
+  const big = (k: number, i: number) => `${(1n << 60n) + BigInt(1000 * k + i)}`;  // exact only as text
+  const idText = (k: number, i: number) => (k === 1 ? big(k, i) : JSON.stringify(`doc-${k}-${i}`));
+  split(texts, cuts).forEach((p, k) => fs.writeFileSync(path.join(dir, `g${k}.jsonl`),
+    p.map((t, i) => `{"id": ${idText(k, i)}, "text": ${JSON.stringify(t)}}`).join('\n') + '\n'));
+  const run = (args: string[]) => {
+    const r = cli(dir, ['dedup', ...args, '--tmp', dir]);
+    assert.is(r.code, 0, r.stderr);
+    assert.not.match(r.stderr.toString(), /are null/);
+    return JSON.parse(r.stdout.toString());
+  };
+  const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+  const lines = (f: string) => read(f).split('\n').filter((l) => l.length > 0);
+  // the truth: one run over the three files, by line numbers
+  run(['g0.jsonl', 'g1.jsonl', 'g2.jsonl', '--clusters', 'c', '--pairs', 'p']);
+  const reps = lines('c').map(Number);
+  const idOfLine = (n: number) => { const k = n < cuts[0] ? 0 : n < cuts[1] ? 1 : 2; return idText(k, n - [0, ...cuts][k]); };
+  const s0 = run(['g0.jsonl', '--id-field', 'id', '--index-out', 'k0.lsh']);
+  assert.is(s0.index.keys, 'id');
+  const meta = JSON.parse(LshIndex.load(path.join(dir, 'k0.lsh')).metadata);
+  assert.equal([meta.keys, meta.id_text], ['id', 'json']);
+  const s1 = run(['g1.jsonl', '--id-field', 'id', '--index', 'k0.lsh', '--index-out', 'k1.lsh', '--clusters', 'c1', '--pairs', 'p1']);
+  const s2 = run(['g2.jsonl', '--id-field', 'id', '--index', 'k1.lsh', '--clusters', 'c2', '--pairs', 'p2']);
+  assert.ok(s1.index.matched > 0 && s2.index.matched > 0, 'documents dropped for indexed ones');
+  assert.equal([s1.index.keys, s2.index.keys], ['id', 'id']);
+  let byIndex = 0;
+  for (const [k, file] of [[1, 'c1'], [2, 'c2']] as const) {
+    // raw lines: the big integer ids must come back as written, not rounded through a double
+    lines(file).forEach((l, i) => {
+      const n = cuts[k - 1] + i, rep = reps[n];
+      const first = cuts[k - 1];
+      const viaIndex = rep < first;
+      if (viaIndex) byIndex++;
+      const kept = viaIndex ? 'null' : String(rep);
+      assert.is(l, `{"id": ${idText(k, i)}, "kept": ${kept}, "kept_id": ${idOfLine(rep)}}`, `${file} line ${i + 1}`);
+    });
+  }
+  assert.ok(byIndex > 0);
+  // pairs: those of one run that end in the part and start in it or at a document kept before it
+  for (const [k, file] of [[1, 'p1'], [2, 'p2']] as const) {
+    const first = cuts[k - 1], end = k === 1 ? cuts[1] : texts.length;
+    const want = lines('p').map((l) => JSON.parse(l) as { a: number; b: number; estimate: number; exact?: number })
+      .filter((q) => q.b >= first && q.b < end && (q.a >= first || reps[q.a] === q.a))
+      .map((q) => `${q.a < first ? 'null' : q.a},${q.b},${idOfLine(q.a)},${idOfLine(q.b)},${q.estimate},${q.exact}`);
+    const got = lines(file).map((l) => {
+      const m = /^\{"a": (\w+), "b": (\d+), "a_id": ("[^"]*"|\d+), "b_id": ("[^"]*"|\d+), "estimate": ([\d.e-]+)(?:, "exact": ([\d.e-]+))?\}$/.exec(l);
+      assert.ok(m, l);
+      return `${m![1]},${m![2]},${m![3]},${m![4]},${Number(m![5])},${m![6] === undefined ? undefined : Number(m![6])}`;
+    });
+    assert.equal(got.sort(), want.sort(), `${file}: pairs`);
+    assert.ok(got.some((g) => g.startsWith('null,')), `${file}: pairs with indexed documents`);
+  }
+  // an index of ids needs --id-field; one keyed by API ids is refused (its keys are not JSON texts)
+  const noIds = cli(dir, ['dedup', 'g2.jsonl', '--index', 'k1.lsh', '--flags', 'x']);
+  assert.is(noIds.code, 2);
+  assert.match(noIds.stderr, /--index 'k1\.lsh': its keys are document ids \(it was written with --id-field\): give --id-field/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'x')));
+  return (async () => {
+    const s = new DedupSession({ indexOut: true, indexKeys: 'id' });
+    await s.add(['one text here for the index', 'another text, not like the first'], ['a', 'b']);
+    await s.finish();
+    await s.saveIndex(path.join(dir, 'api.lsh'));
+    s.close();
+    const api = cli(dir, ['dedup', 'g2.jsonl', '--index', 'api.lsh', '--id-field', 'id', '--flags', 'x']);
+    assert.is(api.code, 2);
+    assert.match(api.stderr, /its keys are document ids given through the API \(DedupSession\.add\), not --id-field values/);
+    assert.not.ok(fs.existsSync(path.join(dir, 'x')));
+  })();
 });
 
 test.after(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));

@@ -200,18 +200,23 @@ test('dedup --kept compresses by name; --kept-dir writes one file per input, sam
   assert.is(zlib.gunzipSync(fs.readFileSync(path.join(dir, 'in', 'a.jsonl.gz'))).toString(), a, 'the input is untouched');
 });
 
-test('dedup over Parquet: ids, --kept-dir writes NAME.jsonl with the kept rows as JSON objects', async () => {
+test('dedup over Parquet: ids, --kept FILE.jsonl writes the kept rows as JSON objects, --kept-dir NAME.parquet as Parquet', async () => {
   write('p/t.parquet', await parquetBytes([
     { name: 'text', data: DOCS, type: 'STRING' }, { name: 'key', data: DOCS.map((_, i) => `k${i}`), type: 'STRING' },
     { name: 'n', data: DOCS.map((_, i) => BigInt(i)), type: 'INT64' },
   ], { codec: 'ZSTD', rowGroupSize: 7 }));
   const r = cli(dir, ['dedup', 'p/t.parquet', '--id-field', 'key', '--removed-ids', 'pr', '--kept-dir', 'pout', '--flags', 'pf']);
   assert.is(r.code, 0, r.stderr);
+  const j = cli(dir, ['dedup', 'p/t.parquet', '--kept', 'pkept.jsonl']);
+  assert.is(j.code, 0, j.stderr);
   const flags = fs.readFileSync(path.join(dir, 'pf'), 'utf8').trim().split('\n');
   assert.equal(flags, DOCS.map((_, i) => (i < 20 && i % 2 ? '0' : '1')));
   assert.equal(fs.readFileSync(path.join(dir, 'pr'), 'utf8').trim().split('\n'), DOCS.map((_, i) => i).filter((i) => i < 20 && i % 2).map((i) => `"k${i}"`));
-  const kept = fs.readFileSync(path.join(dir, 'pout', 't.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const kept = fs.readFileSync(path.join(dir, 'pkept.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(kept, DOCS.map((t, i) => ({ text: t, key: `k${i}`, n: i })).filter((_, i) => flags[i] === '1'));
+  const hp = await import('hyparquet');
+  const rows = await hp.parquetReadObjects({ file: await hp.asyncBufferFromFile(path.join(dir, 'pout', 't.parquet')) });
+  assert.equal(rows, DOCS.map((t, i) => ({ text: t, key: `k${i}`, n: BigInt(i) })).filter((_, i) => flags[i] === '1'));
 });
 
 test.after(() => fs.rmSync(dir, { recursive: true, force: true }));

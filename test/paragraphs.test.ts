@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { ParagraphFilter, NeardupError, dedupVertical } from '../lib/index';
 import { refDocument } from './reference/onion';
 import { loadSpam, toVertical } from './support/vertical';
+import { parquetBytes } from './support/formats';
 
 async function rejects(p: Promise<unknown>, check: (e: unknown) => boolean, msg?: string): Promise<void> {
   try {
@@ -217,6 +218,25 @@ test('CLI paragraphs: bad JSONL lines (skip|empty) are copied through once, also
       ];
       assert.equal(lines, want, what);
     }
+  }
+});
+
+test('CLI paragraphs: a Parquet input gives the output of the same rows as JSONL (every column, text replaced), also with --drop-all and a null text', async () => {
+  const para = (k: number) => words(100 + k, 25).join(' ');
+  const rows = Array.from({ length: 40 }, (_, i) => ({ id: `r${i}`, n: i * 3, text: i === 17 ? null : `${para(i % 7)}\n\n${para(50 + i)}\n\n${para((i * 3) % 11)}` }));
+  // JSONL with the same members in the same order: what paragraphs writes for each row
+  fs.writeFileSync(path.join(tmp, 'pq.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  fs.writeFileSync(path.join(tmp, 'pq.parquet'), await parquetBytes([
+    { name: 'id', data: rows.map((r) => r.id), type: 'STRING' }, { name: 'n', data: rows.map((r) => r.n), type: 'INT32' },
+    { name: 'text', data: rows.map((r) => r.text), type: 'STRING', nullable: true },
+  ], { rowGroupSize: 7 }));
+  for (const extra of [[], ['--drop-all']]) {
+    const run = (f: string) => spawnSync(process.execPath, [CLI, 'paragraphs', '--on-bad-line', 'skip', ...extra, path.join(tmp, f)]);
+    const j = run('pq.jsonl'), q = run('pq.parquet');
+    assert.is(q.status, 0, q.stderr.toString());
+    assert.is(j.status, 0, j.stderr.toString());
+    assert.match(j.stdout.toString(), /"duplicate_paragraphs":[1-9]/, 'the corpus has repeated paragraphs');
+    assert.is(q.stdout.toString(), j.stdout.toString(), `Parquet vs JSONL ${extra.join(' ')}`);
   }
 });
 

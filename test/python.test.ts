@@ -341,6 +341,8 @@ for (const withNumpy of [true, false]) {
     assert.is(o.simhash.dtype, withNumpy ? 'uint64' : null);
     assert.equal(o.simhash_pairs, t.findAll);
     assert.equal(o.simhash_pairs_ids, t.findAllIds);
+    // string ids (quotes, spaces) come back as given; the pairs are those of the integer ids, in input order
+    assert.equal(o.simhash_pairs_str, t.findAllIds.map((p) => p.map((x) => `doc "${x}"`)));
 
     // readers
     assert.equal(o.read_mhsg, { values: t.minhash, count: n, num_perm: 16, profile: 'fast', options: o.read_mhsg.options, format: 'neardup', dtype: withNumpy ? 'uint32' : null });

@@ -49,4 +49,48 @@ test('cli: find-all reproduces simhash-find-all pairs; --ids reports identical f
   assert.match(tooMany.stderr, /4096/);
 });
 
+test('cli: fingerprint --id-field prints "ID FP"; find-all --ids takes those ids (JSON strings with spaces, words, integers) and finds every pair within K bits (brute force)', () => {
+  // near-copies: word edits of a few base texts, so that some pairs are within 3 bits and most are not
+  const words = V.documents.map((d: { text: string }) => d.text).join(' ').split(/\s+/).filter((w: string) => w.length > 0);
+  const texts: string[] = [];
+  for (let base = 0; base < 6; base++) {
+    const t = words.slice(base * 40, base * 40 + 60);
+    for (let v = 0; v < 5; v++) texts.push(t.map((w: string, i: number) => (i === v * 7 ? `${w}x` : w)).join(' '));
+  }
+  const idOf = (i: number) => (i % 3 === 0 ? i * 1000 : i % 3 === 1 ? `doc "${i}" of ${texts.length}` : `w${i}`);
+  const lines = texts.map((text, i) => JSON.stringify({ id: idOf(i), text }));
+  lines.splice(4, 0, '{"text": "no id here"}');  // a bad line (no id), skipped
+  const fp = run(['fingerprint', '--id-field', 'id', '--on-bad-line', 'skip'], lines.join('\n') + '\n');
+  assert.is(fp.status, 0, fp.stderr);
+  const fps = simhashFingerprintsSync(texts);
+  const want = texts.map((_, i) => `${JSON.stringify(idOf(i))} ${fps[i]}`);
+  want.splice(4, 0, 'null');
+  assert.equal(fp.stdout.split('\n').slice(0, -1), want, 'ID FP lines, the bad line its id alone');
+  // brute force: every pair (input order) within 3 bits
+  const pop = (x: bigint) => { let n = 0; for (; x; x &= x - 1n) n++; return n; };
+  const pairs: string[] = [];
+  for (let a = 0; a < texts.length; a++) {
+    for (let b = a + 1; b < texts.length; b++) if (pop(fps[a] ^ fps[b]) <= 3) pairs.push(`${JSON.stringify(idOf(a))} ${JSON.stringify(idOf(b))}`);
+  }
+  assert.ok(pairs.length >= 5 && pairs.length < texts.length * 4, `pairs: ${pairs.length}`);
+  const fa = run(['find-all', '--ids', '--distance', '3'], fp.stdout);
+  assert.is(fa.status, 0, fa.stderr);
+  assert.equal(fa.stdout.split('\n').slice(0, -1), pairs);
+  assert.is(JSON.parse(fa.stderr.trim().split('\n').pop()!).fingerprints, texts.length);
+  // all-integer ids keep the numeric rules: pairs by id value (a < b), as before
+  const nums = texts.map((_, i) => `${(texts.length - i) * 10} ${fps[i]}`).join('\n');
+  const byNum = run(['find-all', '--ids', '--distance', '3'], nums);
+  const wantNum: [number, number][] = [];
+  for (let a = 0; a < texts.length; a++) {
+    for (let b = a + 1; b < texts.length; b++) {
+      if (pop(fps[a] ^ fps[b]) <= 3) { const x = (texts.length - a) * 10, y = (texts.length - b) * 10; wantNum.push([Math.min(x, y), Math.max(x, y)]); }
+    }
+  }
+  wantNum.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+  assert.equal(byNum.stdout.split('\n').slice(0, -1), wantNum.map((p) => `${p[0]} ${p[1]}`));
+  const open = run(['find-all', '--ids'], '"unclosed 12\n');
+  assert.is(open.status, 1);
+  assert.match(open.stderr, /-:1: the id's JSON string is not closed/);
+});
+
 test.run();

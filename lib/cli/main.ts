@@ -38,7 +38,8 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     if (name === 'help' && rest[0]) return main([rest[0], '--help']);
-    process.stdout.write(usage() + '\n');
+    // a missing sub-command is a usage error: the usage goes to stderr
+    (name === undefined ? process.stderr : process.stdout).write(usage() + '\n');
     return name === undefined ? 2 : 0;
   }
   if (name === '-v' || name === '--version') {

@@ -32,8 +32,9 @@ export interface JsonlBatch {
   raw: Buffer[];
   /** Reasons for bad lines in this batch, by index into texts. */
   bad: Map<number, string>;
-  /** The file these lines come from ('-' for standard input). */
+  /** The file these lines come from ('-' for standard input), and its position in the list. */
   file: string;
+  fileIndex: number;
 }
 
 /**
@@ -95,7 +96,7 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
     const buf = Buffer.from(data.buffer, data.byteOffset, data.length);
     const texts: (string | null)[] = new Array(b.count);
     for (let i = 0; i < b.count; i++) texts[i] = b.valid && b.valid[i] === 0 ? null : buf.toString('utf8', offsets[i], offsets[i + 1]);
-    yield { firstLine: b.firstLine, texts, raw: b.raw ?? [], bad: b.bad, file: b.file };
+    yield { firstLine: b.firstLine, texts, raw: b.raw ?? [], bad: b.bad, file: b.file, fileIndex: b.fileIndex };
   }
 }
 

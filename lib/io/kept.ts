@@ -6,8 +6,11 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { NeardupError, nativeCall } from '../util/errors';
 import { native } from '../native/addon';
-import { documentMemoryFromEnv, openInputFile, readError, type InputCompression, type InputFormat } from './input';
-import { parquetRowsAsJson } from './parquet';
+import { documentMemoryFromEnv, openInputFile, readError, sniffFile, type InputCompression, type InputFormat } from './input';
+import { parquetRowGroups, parquetRowsAsJson } from './parquet';
+import { ANNOTATION_NAMES, ParquetOutput, isParquetName, parquetOutputSchema, type Annotation, type ParquetSchema } from './parquet-out';
+
+export { ANNOTATION_NAMES, type Annotation } from './parquet-out';
 import { OutputFile } from './files';
 import { readLines } from './jsonl';
 import { UsageError } from '../util/options';
@@ -17,6 +20,23 @@ export function compressionOfName(file: string): InputCompression {
   if (/\.gz$/i.test(file)) return 'gzip';
   if (/\.zstd?$/i.test(file)) return 'zstd';
   return 'none';
+}
+
+/** Names of formats no output is written in (an output so named would hold something else). */
+const FOREIGN = /\.(xz|lzma|bz2|lz4|zip|7z|lz|br|tar|parquet|gz|zstd?)$/i;
+
+/**
+ * Refuses an output whose name asks for a format it is not written in: text outputs (--flags, --clusters,
+ * --pairs, --removed-ids) are plain, so .gz/.zst/.parquet/.xz/... names are refused; document outputs
+ * (--kept, --removed) write JSONL (.gz/.zst compressed) or, for Parquet inputs, .parquet.
+ */
+export function checkOutputName(option: string, file: string, documents: boolean): void {
+  if (file === '-') return;
+  const m = FOREIGN.exec(file);
+  if (!m) return;
+  const ext = m[1].toLowerCase();
+  if (documents && (ext === 'gz' || ext === 'zst' || ext === 'zstd' || ext === 'parquet')) return;
+  throw new UsageError(`${option} '${file}': its name asks for .${ext}, but ${option} writes ${documents ? 'JSONL (plain, .gz or .zst) or, for Parquet inputs, .parquet' : 'plain text lines'}; name it accordingly`);
 }
 
 /** A file written through a compressor (or as it is): write() buffers ~1 MiB, commit() puts it in place. */
@@ -94,15 +114,15 @@ export class CompressedOutput {
   }
 }
 
-/** The compression of --kept-dir's file for an input: the input's own (Parquet: JSONL, uncompressed). */
+/** The compression of --kept-dir's file for an input: the input's own (Parquet: its own format, see ParquetOutput). */
 export function keptCompression(format: InputFormat, compression: InputCompression): InputCompression {
   return format === 'parquet' ? 'none' : compression;
 }
 
-/** The file `--kept-dir DIR` writes for an input: the same base name (a Parquet input gets '.jsonl' for '.parquet'). */
+/** The file `--kept-dir DIR` writes for an input: the same base name and format (a Parquet input's ends in .parquet). */
 export function keptDirName(dir: string, input: string, format: InputFormat): string {
   const base = path.basename(input);
-  return path.join(dir, format === 'parquet' ? base.replace(/\.parquet$/i, '') + '.jsonl' : base);
+  return path.join(dir, format === 'parquet' && !/\.parquet$/i.test(base) ? `${base}.parquet` : base);
 }
 
 /** Refuses two inputs with the same base name under --kept-dir (one would overwrite the other). */
@@ -125,32 +145,98 @@ export interface KeptInput {
   count: number;
 }
 
+/** Where copyDocuments puts a document: 0 nowhere (a bad line, or an output not asked for), 1 kept, 2 removed. */
+export type DocumentRoute = 0 | 1 | 2;
+
+/** An output of copyDocuments: JSON lines (plain or compressed), or Parquet (for Parquet inputs). */
+export type DocumentOutput = CompressedOutput | ParquetOutput;
+
+/** A JSON object's text with the annotation's members added at its end (a bad line is never annotated). */
+export function annotateJson(line: Buffer | string, a: Annotation): Buffer {
+  const b = typeof line === 'string' ? Buffer.from(line) : line;
+  let end = b.length - 1;
+  while (end >= 0 && (b[end] === 0x20 || b[end] === 0x09 || b[end] === 0x0d)) end--;
+  if (end < 0 || b[end] !== 0x7d) return b;  // not an object: as it is
+  let k = end - 1;
+  while (k >= 0 && (b[k] === 0x20 || b[k] === 0x09 || b[k] === 0x0a || b[k] === 0x0d)) k--;
+  const empty = k >= 0 && b[k] === 0x7b;
+  const add = `${empty ? '' : ','}"${ANNOTATION_NAMES.cluster}":${a.cluster},"${ANNOTATION_NAMES.size}":${a.size}` +
+    (a.keptId !== undefined ? `,"${ANNOTATION_NAMES.keptId}":${a.keptId}` : '') + '}';
+  return Buffer.concat([b.subarray(0, end), Buffer.from(add), b.subarray(end + 1)]);
+}
+
 /**
- * Copies the kept documents of each input (keep(d) true, and not a bad line) to `outputFor(input)`, in input
- * order; outputs shared by several inputs get them back to back. JSONL lines are copied byte for byte (a BOM
- * at the start of a file is not); Parquet rows are written as JSON objects.
+ * Each document's annotation from the run's representatives (rep[d]: the document d is kept for, d when
+ * kept; a value >= n for an earlier run's indexed document, whose cluster `indexKey(d)` names).
  */
-export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boolean, outputFor: (input: KeptInput) => CompressedOutput): Promise<void> {
+export function annotations(rep: Uint32Array, o: { cluster: (d: number) => string; keptId?: (d: number) => string; indexKey?: (d: number) => string }): (d: number) => Annotation {
+  const n = rep.length;
+  const size = new Uint32Array(n);
+  const indexSizes = new Map<string, number>();
+  const key = o.indexKey ?? o.cluster;
+  for (let d = 0; d < n; d++) {
+    if (rep[d] < n) size[rep[d]]++;
+    else { const k = key(d); indexSizes.set(k, (indexSizes.get(k) ?? 0) + 1); }
+  }
+  return (d) => ({
+    cluster: o.cluster(d), size: rep[d] < n ? size[rep[d]] : indexSizes.get(key(d))!, ...(o.keptId ? { keptId: o.keptId(d) } : {}),
+  });
+}
+
+/**
+ * Copies the documents of each input, in input order, to `kept(input)` or `removed(input)` as `route(d)` says
+ * (--kept/--kept-dir and --removed, in one pass over the inputs); outputs shared by several inputs get them
+ * back to back. JSONL lines are copied byte for byte (a BOM at the start of a file is not); Parquet rows go
+ * to a ParquetOutput as they were stored, to a JSON output as JSON objects. A route to an output not given
+ * copies nothing.
+ */
+export async function copyDocuments(inputs: KeptInput[], route: (doc: number) => DocumentRoute,
+  targets: { kept?: (input: KeptInput) => DocumentOutput; removed?: (input: KeptInput) => DocumentOutput }, annotate?: (doc: number) => Annotation): Promise<void> {
   const nl = Buffer.from('\n');
   for (const inp of inputs) {
-    const out = outputFor(inp);
+    const outs = [undefined, targets.kept?.(inp), targets.removed?.(inp)];
+    const to = (doc: number) => (doc < inp.first + inp.count ? outs[route(doc)] : undefined);
     let d = inp.first;
     if (inp.format === 'parquet') {
-      for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
-        for (const r of rows) {
-          if (d < inp.first + inp.count && keep(d)) await out.write(Buffer.from(r + '\n'));
-          d++;
+      // Parquet outputs: each row group's rows, as stored; JSON outputs: the rows as JSON objects (a pass of its own)
+      if (outs.some((o) => o instanceof ParquetOutput)) {
+        for await (const g of parquetRowGroups(inp.file, documentMemoryFromEnv() ?? Number.MAX_SAFE_INTEGER, 'write')) {
+          const groupFirst = d;
+          const take = new Map<ParquetOutput, number[]>();
+          for (let r = 0; r < g.rows; r++, d++) {
+            const out = to(d);
+            if (out instanceof ParquetOutput) {
+              let t = take.get(out);
+              if (!t) take.set(out, (t = []));
+              t.push(r);
+            }
+          }
+          for (const [out, rows] of take) await out.writeRows(g.columns, rows, annotate && rows.map((r) => annotate(groupFirst + r)));
         }
       }
+      if (outs.some((o) => o instanceof CompressedOutput)) {
+        d = inp.first;
+        for await (const rows of parquetRowsAsJson(inp.file, documentMemoryFromEnv())) {
+          for (const r of rows) {
+            const out = to(d);
+            if (out instanceof CompressedOutput) await out.write(Buffer.concat([annotate ? annotateJson(r, annotate(d)) : Buffer.from(r), nl]));
+            d++;
+          }
+        }
+      }
+      if (outs.every((o) => o === undefined)) d = inp.first + inp.count;
     } else {
+      if (outs.some((o) => o instanceof ParquetOutput))
+        throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${inp.file}' is JSONL: its lines cannot go into a Parquet output`, { file: inp.file });
       const opened = await openInputFile(inp.file, 4 << 20);
       let first = true;
       try {
         for await (let raw of readLines(opened.stream!, inp.file)) {
           if (first && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
           first = false;
-          if (d < inp.first + inp.count && keep(d)) {
-            await out.write(raw);
+          const out = to(d) as CompressedOutput | undefined;
+          if (out) {
+            await out.write(annotate ? annotateJson(raw, annotate(d)) : raw);
             await out.write(nl);
           }
           d++;
@@ -164,4 +250,46 @@ export async function copyKept(inputs: KeptInput[], keep: (doc: number) => boole
     if (d !== inp.first + inp.count)
       throw new NeardupError('ERR_NEARDUP_IO', `'${inp.file}' changed between the two passes (${inp.count} documents, then ${d - inp.first})`, { file: inp.file });
   }
+}
+
+/** The Parquet schemas of a run's document outputs (each output written as Parquet has one). */
+export interface ParquetPlan {
+  kept?: ParquetSchema;
+  removed?: ParquetSchema;
+  /** --kept-dir: each Parquet input's schema, by input file. */
+  keptDir: Map<string, ParquetSchema>;
+}
+
+/**
+ * Which document outputs are Parquet, and their schemas, checked before any work: --kept/--removed named
+ * .parquet (all inputs Parquet, of one schema), and --kept-dir's file for each Parquet input (its schema).
+ */
+export async function planParquetOutputs(o: { kept?: string; removed?: string; keptDir?: string }, inputs: string[]): Promise<ParquetPlan> {
+  const files = inputs.map((file) => ({ file, format: file === '-' ? 'jsonl' : sniffFile(file).format }));
+  const plan: ParquetPlan = { keptDir: new Map() };
+  if (o.kept !== undefined && isParquetName(o.kept)) plan.kept = await parquetOutputSchema('--kept', o.kept, files);
+  if (o.removed !== undefined && isParquetName(o.removed)) plan.removed = await parquetOutputSchema('--removed', o.removed, files);
+  if (o.keptDir !== undefined) {
+    for (const f of files) {
+      if (f.format === 'parquet') plan.keptDir.set(f.file, await parquetOutputSchema('--kept-dir', keptDirName(o.keptDir, f.file, 'parquet'), [f]));
+    }
+  }
+  return plan;
+}
+
+/**
+ * Opens a document output: Parquet when it has a schema, else JSONL compressed as given. `annotate` (dedup
+ * --annotate): a Parquet output gets the annotation columns, with ids as the inputs' id column holds them.
+ */
+export function openDocumentOutput(file: string, compression: InputCompression, schema: ParquetSchema | undefined,
+  annotate?: { idField?: string }): DocumentOutput {
+  if (!schema) return CompressedOutput.open(file, compression);
+  return ParquetOutput.open(file, schema, annotate && { idKind: annotate.idField === undefined ? undefined : idKind(schema, annotate.idField) });
+}
+
+/** How a Parquet schema holds the ids of `idField` (a dot path): integers, or strings. */
+function idKind(schema: ParquetSchema, idField: string): 'int' | 'string' {
+  const leaf = idField.split('.').at(-1);
+  const e = schema.slice(1).find((x) => x.name === leaf && (x.num_children ?? 0) === 0);
+  return e?.type === 'INT32' || e?.type === 'INT64' ? 'int' : 'string';
 }

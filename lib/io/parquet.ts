@@ -110,14 +110,28 @@ function chunkBytes(group: RowGroup, column: string): number {
  * column. The column chunk's size is checked first; pages are checked as they are decoded.
  */
 async function readColumnRows(hp: Hyparquet, buf: Parameters<Hyparquet['parquetReadObjects']>[0]['file'], meta: Metadata,
-  p: Place, start: number, end: number, limit: number, stringsAsBytes: boolean): Promise<Record<string, unknown>[]> {
+  p: Place, start: number, end: number, limit: number, values: 'bytes' | 'json' | 'write'): Promise<Record<string, unknown>[]> {
   const bytes = chunkBytes(meta.row_groups[p.group], p.column);
   if (bytes > limit) throw tooLarge(p, 'the column chunk is', bytes, limit);
   return hp.parquetReadObjects({
     file: buf, metadata: meta, columns: [p.column], rowStart: start, rowEnd: end, compressors: compressors(hp, p, limit),
-    ...(stringsAsBytes ? { parsers: { stringFromBytes: (b: Uint8Array) => b as unknown as string } } : {}),
+    ...(values === 'bytes' ? { parsers: { stringFromBytes: (b: Uint8Array) => b as unknown as string } } : {}),
+    ...(values === 'write' ? { parsers: WRITE_PARSERS } : {}),
   });
 }
+
+/**
+ * Values as they are stored, for writing them back unchanged (lib/io/parquet-out.ts): strings, UUIDs as their
+ * bytes, timestamps and dates as their integers (hyparquet-writer encodes each of these as it is given).
+ */
+const WRITE_PARSERS = {
+  stringFromBytes: (b: Uint8Array) => b,
+  uuidFromBytes: (b: Uint8Array) => b,
+  timestampFromMilliseconds: (v: bigint) => v,
+  timestampFromMicroseconds: (v: bigint) => v,
+  timestampFromNanoseconds: (v: bigint) => v,
+  dateFromDays: (v: number) => v,
+};
 
 /** The JSON type name of a decoded Parquet value, as the JSONL reasons say it. */
 function typeName(v: unknown): string {
@@ -197,7 +211,7 @@ AsyncGenerator<{ batch: DocumentBatch; bytes: number; fractionOfFile: number }> 
         let rows: Record<string, unknown>[];
         try {
           rows = await readColumnRows(hp, buf, meta, { file: name, group: g, groups: meta.row_groups.length, column },
-            row + sliceStart, row + sliceEnd, limit, true);
+            row + sliceStart, row + sliceEnd, limit, 'bytes');
         } catch (e) {
           throw corrupt(name, e);
         }
@@ -284,8 +298,12 @@ function pack(items: (Uint8Array | null)[]): { data: Uint8Array; offsets: Uint32
   return { data, offsets };
 }
 
-/** Every row of a Parquet file as a JSON object, in batches (dedup --kept of a Parquet input writes JSONL). */
-export async function* parquetRowsAsJson(file: string, memoryLimit = Number.MAX_SAFE_INTEGER): AsyncGenerator<string[]> {
+/**
+ * Every row group of a Parquet file, whole: for each top-level column, its values in the group's rows.
+ * `values`: 'json' decoded for JSON (strings, dates), 'write' as stored, for writing back (WRITE_PARSERS).
+ */
+export async function* parquetRowGroups(file: string, memoryLimit: number, values: 'json' | 'write'):
+AsyncGenerator<{ rows: number; columns: Map<string, unknown[]> }> {
   const hp = await loadHyparquet();
   const name = displayName(file);
   let buf, meta;
@@ -295,28 +313,47 @@ export async function* parquetRowsAsJson(file: string, memoryLimit = Number.MAX_
   } catch (e) {
     throw corrupt(name, e);
   }
-  const columns = hp.parquetSchema(meta).children.map((c) => c.element.name);
+  const names = hp.parquetSchema(meta).children.map((c) => c.element.name);
   let row = 0;
   for (const [g, group] of meta.row_groups.entries()) {
     const n = Number(group.num_rows);
-    const byColumn: Record<string, unknown>[][] = [];
+    const columns = new Map<string, unknown[]>();
     try {
-      for (const column of columns) {
-        const rows = await readColumnRows(hp, buf, meta, { file: name, group: g, groups: meta.row_groups.length, column }, row, row + n, memoryLimit, false);
+      for (const column of names) {
+        const rows = await readColumnRows(hp, buf, meta, { file: name, group: g, groups: meta.row_groups.length, column }, row, row + n, memoryLimit, values);
         if (rows.length !== n) throw new Error(`row group ${g + 1}: ${rows.length} rows read where ${n} were announced`);
-        byColumn.push(rows);
+        columns.set(column, rows.map((r) => r[column]));
       }
     } catch (e) {
       throw corrupt(name, e);
     }
-    const lines: string[] = new Array(n);
-    for (let i = 0; i < n; i++) {
+    yield { rows: n, columns };
+    row += n;
+  }
+}
+
+/** Every row of a Parquet file as a JSON object, in batches (dedup --kept of a Parquet input into JSONL). */
+export async function* parquetRowsAsJson(file: string, memoryLimit = Number.MAX_SAFE_INTEGER): AsyncGenerator<string[]> {
+  for await (const { rows, columns } of parquetRowGroups(file, memoryLimit, 'json')) {
+    const lines: string[] = new Array(rows);
+    for (let i = 0; i < rows; i++) {
       const r: Record<string, unknown> = {};
-      for (const rows of byColumn) Object.assign(r, rows[i]);
+      for (const [name, v] of columns) r[name] = v[i];
       lines[i] = JSON.stringify(r, jsonValue);
     }
     yield lines;
-    row += n;
+  }
+}
+
+/** The schema of a Parquet file (its footer's elements, the root first): what a Parquet output of its rows keeps. */
+export async function parquetFileSchema(file: string): Promise<Metadata['schema']> {
+  const hp = await loadHyparquet();
+  const name = displayName(file);
+  try {
+    const buf = await hp.asyncBufferFromFile(file);
+    return (await hp.parquetMetadataAsync(buf)).schema;
+  } catch (e) {
+    throw corrupt(name, e);
   }
 }
 

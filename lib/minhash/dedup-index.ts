@@ -99,6 +99,11 @@ export interface DedupOptions extends ShingleOptions {
    */
   indexKeys?: DedupIndexKeys;
   /**
+   * @internal How 'id' keys are written: 'json' = each key is the id's JSON text (`"a1"`, `17`), as the CLI's
+   * --id-field gives them, recorded in the index (`id_text`) so that a later run prints them as they were read.
+   */
+  indexIdText?: 'json';
+  /**
    * Folder for spilled files, the texts kept for exact verification included (default: the system temp
    * folder): they go to a sub-folder `neardup-spill-PID-XXXXXX` (locked while in use), removed when the session
    * ends; stale such folders (unlocked, and their process gone) are removed when a session starts.
@@ -146,6 +151,8 @@ export interface DedupIndexMeta {
   /** Runs that built it. */
   runs: number;
   keys: DedupIndexKeys;
+  /** With 'id' keys written by `neardup dedup --id-field`: 'json', each key being the id's JSON text. */
+  id_text?: 'json';
   settings: DedupSettingsJson;
 }
 
@@ -172,7 +179,7 @@ export function readIndexMeta(index: LshIndex<bigint | string>): DedupIndexMeta 
   const m = meta as Partial<DedupIndexMeta> | undefined;
   if (!m || m.format !== DEDUP_INDEX_FORMAT || typeof m.settings !== 'object' || m.settings === null ||
       typeof m.settings.shingle !== 'object' || m.settings.shingle === null || !Number.isSafeInteger(m.documents) ||
-      (m.keys !== 'number' && m.keys !== 'id'))
+      (m.keys !== 'number' && m.keys !== 'id') || (m.id_text !== undefined && (m.id_text !== 'json' || m.keys !== 'id')))
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', 'the index was not written by neardup dedup (no dedup settings in its metadata)');
   if (m.version !== 1) throw new NeardupError('ERR_NEARDUP_UNSUPPORTED', `dedup index metadata version ${String(m.version)} is not supported`);
   // Counts out of range would number the next run's documents wrongly (a negative D makes keys collide with
@@ -263,28 +270,36 @@ export function settingsDifferences(run: DedupSettingsJson, index: DedupSettings
 export class IndexRun {
   readonly meta?: DedupIndexMeta;
   readonly keys: DedupIndexKeys;
+  /** 'json': the 'id' keys are ids' JSON texts (DedupOptions.indexIdText). */
+  readonly idText: 'json' | undefined;
   /** This run's first document number (integer keys). */
   readonly documentsBefore: number;
 
-  private constructor(readonly prior: LshIndex<bigint | string> | undefined, readonly write: boolean, keys: DedupIndexKeys | undefined) {
+  private constructor(readonly prior: LshIndex<bigint | string> | undefined, readonly write: boolean, keys: DedupIndexKeys | undefined, idText: unknown) {
     this.meta = prior ? readIndexMeta(prior) : undefined;
     if (keys !== undefined && keys !== 'number' && keys !== 'id') throw invalidArgument(RangeError, "indexKeys must be 'number' or 'id'");
     if (this.meta && keys !== undefined && keys !== this.meta.keys)
       throw invalidArgument(RangeError, `the index has ${this.meta.keys === 'id' ? 'document ids' : 'document numbers'} as keys, not ${keys === 'id' ? 'ids' : 'numbers'}`);
     this.keys = this.meta?.keys ?? keys ?? 'number';
+    if (idText !== undefined && idText !== 'json') throw invalidArgument(RangeError, "indexIdText must be 'json'");
+    if (idText !== undefined && this.keys !== 'id') throw invalidArgument(TypeError, "indexIdText needs indexKeys 'id'");
+    // an index keeps the kind of keys it was made with (the index's, when idText is left out)
+    if (this.meta && idText !== undefined && this.meta.id_text !== idText)
+      throw invalidArgument(RangeError, "the index's keys are ids given through the API, not ids' JSON texts (neardup dedup --id-field)");
+    this.idText = this.meta ? this.meta.id_text : idText === 'json' ? 'json' : undefined;
     this.documentsBefore = this.meta?.documents ?? 0;
   }
 
   /** undefined when the options name no index. */
   static of(options: DedupOptions): IndexRun | undefined {
-    const { index, indexOut, indexKeys } = options;
+    const { index, indexOut, indexKeys, indexIdText } = options;
     if (index === undefined && !indexOut) {
-      if (indexKeys !== undefined) throw invalidArgument(TypeError, 'indexKeys needs index or indexOut');
+      if (indexKeys !== undefined || indexIdText !== undefined) throw invalidArgument(TypeError, `${indexKeys !== undefined ? 'indexKeys' : 'indexIdText'} needs index or indexOut`);
       return undefined;
     }
     if (index !== undefined && !(index instanceof LshIndex)) throw invalidArgument(TypeError, 'Expected index to be an LshIndex');
     if (indexOut !== undefined && typeof indexOut !== 'boolean') throw invalidArgument(TypeError, 'Expected indexOut to be a boolean');
-    return new IndexRun(index, indexOut ?? false, indexKeys);
+    return new IndexRun(index, indexOut ?? false, indexKeys, indexIdText);
   }
 
   /** The run's options with the index's settings where none is given. */
@@ -329,7 +344,7 @@ export class IndexRun {
   metaAfter(settings: DedupSettings, documents: number): DedupIndexMeta {
     return {
       format: DEDUP_INDEX_FORMAT, version: 1, neardup: version, documents: this.documentsBefore + documents,
-      runs: (this.meta?.runs ?? 0) + 1, keys: this.keys, settings: { ...settingsJson(settings), banding: this.meta?.settings.banding ?? settings.banding },
+      runs: (this.meta?.runs ?? 0) + 1, keys: this.keys, ...(this.idText ? { id_text: this.idText } : {}), settings: { ...settingsJson(settings), banding: this.meta?.settings.banding ?? settings.banding },
     };
   }
 }

@@ -87,6 +87,20 @@ export interface DedupResult {
 /** representative[i] of a document dropped for an indexed document (DedupResult.indexMatches names it). */
 export const INDEX_REPRESENTATIVE = 0xffffffff;
 
+/**
+ * @internal The documents a run drops (1) from its representatives: those kept for another document, and
+ * with `dropAll` every member of a cluster of two or more, its kept document included (dedup --drop-all).
+ */
+export function droppedDocuments(rep: Uint32Array, dropAll: boolean): Uint8Array {
+  const n = rep.length;
+  const dropped = new Uint8Array(n);
+  for (let d = 0; d < n; d++) if (rep[d] !== d) dropped[d] = 1;
+  if (dropAll) {
+    for (let d = 0; d < n; d++) if (rep[d] !== d && rep[d] < n) dropped[rep[d]] = 1;
+  }
+  return dropped;
+}
+
 /** The shingling of a profile when not given: lower-cased char 5-grams; doubri-v1: the text as is. */
 export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOptions> {
   return { unit: 'char', n: 5, split: 'whitespace', lowercase: profile !== 'doubri-v1', stripPunctuation: false, foldWhitespace: false, short: 'whole' };
@@ -181,7 +195,7 @@ export function resolveDedupOptions(options: DedupOptions): { b: number; r: numb
   });
   const {
     profile: _p, numPerm: _n, seed, threshold: _t, b: _b, r: _r, verify: _v, pairs: _q, maxPairs: _x, pairsFile: _pf, memory: _m, tmp: _d, banding: _g,
-    minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, ...given
+    minRecall: _mr, clustering: _c, index: _ix, indexOut: _io, indexKeys: _ik, indexIdText: _it, ...given
   } = options;
   // the same shingles for the signatures and for exact verification; undefined options take the defaults
   const shingle: Required<ShingleOptions> = { ...dedupShingleDefaults(profile) };

@@ -35,11 +35,11 @@ export const STAGED_USAGE = `  --work DIR                run as sharded stages i
 export const STDIN_SPOOL = 'stdin.input';
 
 /** The names of the work folder's own files (plan, lock, stage files, the spooled stdin, test markers). */
-const WORK_FILE = /^(plan\.json|LOCK|clusters\.rep|stdin\.input|sig-\d+\.[\w-]+|bkt-\d+\.(pairs|cand-\d+)|vfy-\d+\.pairs|kept-\d+\.part|paused-.*|\..*\.neardup-tmp-.*)$/;
+const WORK_FILE = /^(plan\.json|LOCK|clusters\.rep|stdin\.input|sig-\d+\.[\w-]+|bkt-\d+\.(pairs|cand-\d+)|vfy-\d+\.pairs|(kept|removed)-\d+\.part|paused-.*|\..*\.neardup-tmp-.*)$/;
 
 /** The staged run's output files, as dedup names them (option, file); --kept-dir: one per input. */
 export function stagedOutputs(values: Record<string, unknown>, positionals: string[]): { option: string; file: string }[] {
-  const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
+  const outputs = (['kept', 'removed', 'flags', 'clusters', 'pairs', 'removed-ids'] as const)
     .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
   const keptDir = values['kept-dir'];
   if (keptDir !== undefined) {
@@ -106,7 +106,8 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
   // the single run's rule (commands/dedup.ts): counts only where that run enumerates the pairs
   const pairsKnown = lp.plan.outputs.pairs !== undefined || (st.verify !== 'none' && (st.verify === 'estimate' || st.clustering === 'components'));
   return {
-    documents: s.documents, bad_lines: s.bad_lines, kept: s.documents - s.duplicates, duplicates: s.duplicates, clusters: s.clusters,
+    documents: s.documents, bad_lines: s.bad_lines, kept: s.documents - (s.dropped ?? s.duplicates), duplicates: s.duplicates, clusters: s.clusters,
+    drop_all: lp.plan.dropAll === true, dropped: s.dropped ?? s.duplicates,
     candidate_pairs: pairsKnown ? s.candidate_pairs : null, reported_pairs: pairsKnown ? s.reported_pairs : null,
     version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
     shingle: {

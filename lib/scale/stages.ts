@@ -31,10 +31,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeCall, nativeSync } from '../util/errors';
 import { native, type NativeLshDedup } from '../native/addon';
-import { resolveDedupOptions, dedupLimits, documentTooLarge, type DedupOptions } from '../minhash/dedup';
+import { resolveDedupOptions, dedupLimits, droppedDocuments, documentTooLarge, type DedupOptions } from '../minhash/dedup';
 import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../io/input';
+import type { InputCompression } from '../io/documents';
 import { version } from '../util/version';
-import { CompressedOutput, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../io/kept';
+import {
+  annotations, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs, type DocumentOutput, type KeptInput,
+} from '../io/kept';
+import { ParquetOutput, type ParquetSchema } from '../io/parquet-out';
+import { parquetFileSchema, parquetRowGroups } from '../io/parquet';
 import { OutputFile, writeLinesTo } from '../io/files';
 
 export const STAGES = ['signatures', 'buckets', 'verify', 'clusters', 'filter', 'kept'] as const;
@@ -53,7 +58,11 @@ export interface StagePlan {
   options: Omit<DedupOptions, 'seed'> & { seed?: string };
   /** idField: each document's id is kept by the signatures stage (sig-I.ids) for the outputs that name ids. */
   input: Pick<ReadDocumentsOptions, 'field' | 'onBadLine' | 'idField'>;
-  outputs: { flags?: string; clusters?: string; pairs?: string; kept?: string; keptDir?: string; removedIds?: string };
+  outputs: { flags?: string; clusters?: string; pairs?: string; kept?: string; keptDir?: string; removedIds?: string; removed?: string };
+  /** dedup --drop-all: every member of a cluster of two or more is dropped, its kept document too. */
+  dropAll?: boolean;
+  /** dedup --annotate: the documents written carry their cluster, its size and (with ids) the kept one's id. */
+  annotate?: boolean;
 }
 
 // ---- the common header (docs/FORMAT.md section 3), written and checked here for the stage files ----
@@ -248,6 +257,7 @@ const candName = (work: string, k: number, i: number) => path.join(work, `bkt-${
 const vfyName = (work: string, i: number) => path.join(work, `vfy-${i}.pairs`);
 const repName = (work: string) => path.join(work, 'clusters.rep');
 export const keptPartName = (work: string, i: number) => path.join(work, `kept-${i}.part`);
+export const removedPartName = (work: string, i: number) => path.join(work, `removed-${i}.part`);
 
 function needsEstimates(o: DedupOptions, plan: StagePlan): boolean {
   return o.verify === 'estimate' || plan.outputs.pairs !== undefined;
@@ -715,6 +725,8 @@ export interface ClustersSummary {
   bad_lines: number;
   input_bytes: number;
   duplicates: number;
+  /** Documents dropped: the duplicates, and with dropAll their kept documents too (absent in older files: the duplicates). */
+  dropped?: number;
   clusters: number;
   candidate_pairs: number;
   reported_pairs: number;
@@ -836,8 +848,11 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
       }
     }
   }
+  const dropped = droppedDocuments(rep, plan.dropAll === true);
+  let droppedCount = 0;
+  for (let d = 0; d < n; d++) droppedCount += dropped[d];
   const summary: ClustersSummary = {
-    documents: n, bad_lines: bad, input_bytes: bytes, duplicates, clusters, candidate_pairs: candidates, reported_pairs: np,
+    documents: n, bad_lines: bad, input_bytes: bytes, duplicates, dropped: droppedCount, clusters, candidate_pairs: candidates, reported_pairs: np,
     spilled_bytes: shards.reduce((s, sh) => s + sh.spilled, 0), runs: shards.reduce((s, sh) => s + sh.runs, 0),
   };
   // the final outputs of the whole run, as dedup writes them
@@ -852,7 +867,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   const idOf = plan.input.idField !== undefined && (plan.outputs.clusters !== undefined || plan.outputs.pairs !== undefined || plan.outputs.removedIds !== undefined)
     ? readIds(lp, n) : undefined;
   if (idOf) read += idOf.bytes;
-  if (plan.outputs.flags !== undefined) await writeLines(plan.outputs.flags, n, (i) => (rep[i] === i ? '1\n' : '0\n'));
+  if (plan.outputs.flags !== undefined) await writeLines(plan.outputs.flags, n, (i) => (dropped[i] ? '0\n' : '1\n'));
   if (plan.outputs.clusters !== undefined) {
     await writeLines(plan.outputs.clusters, n, idOf === undefined ? (i) => `${rep[i]}\n`
       : (i) => `{"id": ${idOf.id(i)}, "kept": ${rep[i]}, "kept_id": ${idOf.id(rep[i])}}\n`);
@@ -867,7 +882,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   if (plan.outputs.removedIds !== undefined) {
     if (idOf === undefined) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${planPath(work)}': --removed-ids needs the ids (--id-field)`, { file: planPath(work) });
     const removed: number[] = [];
-    for (let d = 0; d < n; d++) if (rep[d] !== d) removed.push(d);
+    for (let d = 0; d < n; d++) if (dropped[d]) removed.push(d);
     await writeLines(plan.outputs.removedIds, removed.length, (k) => `${idOf.id(removed[k])}\n`);
   }
   const written = await writeStageFile(repName(work), 'CLRP', lp.id, [n, 0], [rep, Buffer.from(JSON.stringify(summary))]);
@@ -952,22 +967,35 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
     d += f.count;
   }
   let written = 0;
-  if (plan.outputs.kept !== undefined || plan.outputs.keptDir !== undefined) {
+  const wantKept = plan.outputs.kept !== undefined || plan.outputs.keptDir !== undefined, wantRemoved = plan.outputs.removed !== undefined;
+  if (wantKept || wantRemoved) {
     const keptDir = plan.outputs.keptDir;
     if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
-    const outs = new Map<string, CompressedOutput>();
-    const outputFor = (inp: KeptInput) => {
-      const name = keptDir === undefined ? keptPartName(work, i) : keptDirName(keptDir, inp.file, inp.format);
+    const dropped = droppedDocuments(rep, plan.dropAll === true);
+    const pq = await planParquetOutputs(plan.outputs, plan.files);
+    // --annotate: each document's cluster (the whole run's representatives), its size and the kept one's id
+    const ids = plan.annotate && plan.input.idField !== undefined ? readIds(lp, rep.length) : undefined;
+    const annotate = plan.annotate ? annotations(rep, { cluster: (d) => String(rep[d]), ...(ids ? { keptId: (d: number) => ids.id(rep[d]) } : {}) }) : undefined;
+    const annotateOutput = plan.annotate ? { idField: plan.input.idField } : undefined;
+    const outs = new Map<string, DocumentOutput>();
+    const named = (name: string, compression: InputCompression, schema: ParquetSchema | undefined) => {
       let out = outs.get(name);
       if (!out) {
-        out = CompressedOutput.open(name, keptDir === undefined ? 'none' : keptCompression(inp.format, inp.compression));
+        out = openDocumentOutput(name, compression, schema, annotateOutput);
         outs.set(name, out);
       }
       return out;
     };
+    // --kept and --removed: this shard's part of each (joined by the kept stage; Parquet parts for a Parquet
+    // output); --kept-dir: the files themselves
+    const kept = (inp: KeptInput) => (keptDir === undefined ? named(keptPartName(work, i), 'none', pq.kept)
+      : named(keptDirName(keptDir, inp.file, inp.format), keptCompression(inp.format, inp.compression), pq.keptDir.get(inp.file)));
+    const removed = () => named(removedPartName(work, i), 'none', pq.removed);
     try {
-      if (keptDir === undefined) outputFor({ file: '', format: 'jsonl', compression: 'none', first, count: 0 });  // a shard without files has an empty part
-      await copyKept(inputs, (doc) => rep[doc] === doc && valid[doc - first] === 1, outputFor);
+      // a shard without files has empty parts
+      if (wantKept && keptDir === undefined) kept({ file: '', format: 'jsonl', compression: 'none', first, count: 0 });
+      if (wantRemoved) removed();
+      await copyDocuments(inputs, (doc) => (valid[doc - first] !== 1 ? 0 : dropped[doc] ? 2 : 1), { ...(wantKept ? { kept } : {}), ...(wantRemoved ? { removed } : {}) }, annotate);
       for (const out of outs.values()) await out.commit();
     } finally {
       for (const out of outs.values()) out.abort();
@@ -980,14 +1008,24 @@ export async function runFilter(lp: LoadedPlan, i: number): Promise<StageReport>
 export async function runKept(lp: LoadedPlan): Promise<StageReport> {
   const start = Date.now();
   const { plan, work } = lp;
-  let read = 0;
-  if (plan.outputs.kept !== undefined) {
-    const out = CompressedOutput.open(plan.outputs.kept, compressionOfName(plan.outputs.kept));
+  let read = 0, written = 0;
+  // --kept and --removed: the filter shards' parts, back to back, compressed as the name says (Parquet parts:
+  // their row groups, one after another, into one Parquet file)
+  const pq = await planParquetOutputs(plan.outputs, plan.files);
+  const join = async (target: string, partName: (work: string, i: number) => string, schema: ParquetSchema | undefined) => {
+    // Parquet: the parts' own schema (the inputs', and --annotate's columns), every column copied
+    const partSchema = schema && fs.existsSync(partName(work, 0)) ? await parquetFileSchema(partName(work, 0)) : schema;
+    const out = openDocumentOutput(target, compressionOfName(target), partSchema);
     try {
       for (let i = 0; i < plan.shards; i++) {
-        const part = keptPartName(work, i);
+        const part = partName(work, i);
         if (!fs.existsSync(part))
           throw new NeardupError('ERR_NEARDUP_IO', `filter shard ${i}/${plan.shards}: '${part}' is missing (run that stage first)`, { file: part });
+        if (out instanceof ParquetOutput) {
+          read += fs.statSync(part).size;
+          for await (const g of parquetRowGroups(part, Number.MAX_SAFE_INTEGER, 'write')) await out.writeRows(g.columns, Array.from({ length: g.rows }, (_, r) => r));
+          continue;
+        }
         const fd = fs.openSync(part, 'r');
         try {
           const buf = Buffer.allocUnsafe(1 << 20);
@@ -1005,8 +1043,11 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
     } finally {
       out.abort();
     }
-  }
-  return { stage: 'kept', shard: '0/1', readBytes: read, writtenBytes: plan.outputs.kept !== undefined ? fs.statSync(plan.outputs.kept).size : 0, seconds: (Date.now() - start) / 1000 };
+    written += fs.statSync(target).size;
+  };
+  if (plan.outputs.kept !== undefined) await join(plan.outputs.kept, keptPartName, pq.kept);
+  if (plan.outputs.removed !== undefined) await join(plan.outputs.removed, removedPartName, pq.removed);
+  return { stage: 'kept', shard: '0/1', readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
 }
 
 /** Runs one stage task. */

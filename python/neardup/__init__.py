@@ -92,7 +92,8 @@ class DedupResult:
     """What dedup() returns.
 
     kept       per document: True when kept, False for a near-duplicate (numpy bool array, or list)
-    clusters   per document: the number of the line it is kept for (its own when kept; int64 array or list)
+    clusters   per document: the number of the line it is kept for (its own when kept; int64 array or list;
+               -1 when kept for a document of an earlier run that an index with ids names by id only)
     ids        per document: its id (with id_field; else None)
     kept_ids   per document: the id of the line it is kept for (with id_field; else None)
     pairs      the reported pairs: Pair(a, b, a_id, b_id, estimate, exact) (None with pairs=False)
@@ -184,15 +185,30 @@ def simhash_fingerprints(data, field=None, **options):
 
 def simhash_pairs(fingerprints, distance=None, blocks=None, ids=None):
     """Pairs of fingerprints within `distance` bits (`neardup simhash find-all`), lazily: (a, b) tuples of
-    fingerprints (a < b), or of ids when ids (one per fingerprint) is given."""
-    if ids is not None:
-        lines = ('%s %d\n' % (i, int(f)) for i, f in zip(ids, fingerprints))
-    else:
+    fingerprints (a < b), or of ids when ids (one per fingerprint: ints from 0 to 2^64-1, or strings) is
+    given, each id the object given. Integer ids pair as a < b; with any string id, a comes before b in
+    the order given."""
+    if ids is None:
         lines = ('%d\n' % int(f) for f in fingerprints)
-    args = ['simhash', 'find-all'] + option_args(dict(distance=distance, blocks=blocks, ids=ids is not None))
+        args = ['simhash', 'find-all'] + option_args(dict(distance=distance, blocks=blocks))
+        for line in stream_lines(args, (l.encode() for l in lines)):
+            a, b = line.split()
+            yield (int(a), int(b))
+        return
+    ids = list(ids)
+    # ids as the CLI reads them: integers in decimal, strings as JSON text (spaces and quotes kept)
+    texts = [json.dumps(i) if isinstance(i, str) else '%d' % int(i) for i in ids]
+    back = dict(zip(texts, ids))
+    lines = ('%s %d\n' % (t, int(f)) for t, f in zip(texts, fingerprints))
+    args = ['simhash', 'find-all'] + option_args(dict(distance=distance, blocks=blocks, ids=True))
+    decoder = json.JSONDecoder()
     for line in stream_lines(args, (l.encode() for l in lines)):
-        a, b = line.split()
-        yield (a.decode(), b.decode()) if ids is not None else (int(a), int(b))
+        s = line.decode('utf-8').strip()
+        if s.startswith('"'):
+            _, end = decoder.raw_decode(s)
+        else:
+            end = s.index(' ')
+        yield (back[s[:end]], back[s[end:].strip()])
 
 
 def _jsonl(args, stdin=None):

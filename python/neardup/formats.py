@@ -442,7 +442,8 @@ def read_clusters(path):
     if first == b'{':
         kept, ids, kept_ids = [], [], []
         for rec in iter_jsonl(path):
-            kept.append(rec['kept'])
+            # null: kept for a document of an earlier run, named by its id only (an index with ids as keys)
+            kept.append(-1 if rec['kept'] is None else rec['kept'])
             ids.append(rec['id'])
             kept_ids.append(rec['kept_id'])
         return Clusters(_arrays.ints(kept), ids, kept_ids)

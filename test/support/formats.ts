@@ -86,7 +86,7 @@ type Writer = typeof import('hyparquet-writer', { with: { 'resolution-mode': 'im
 export interface ParquetColumn {
   name: string;
   data: unknown[];
-  type?: 'STRING' | 'INT32' | 'INT64' | 'DOUBLE' | 'BOOLEAN' | 'BYTE_ARRAY';
+  type?: 'STRING' | 'INT32' | 'INT64' | 'DOUBLE' | 'FLOAT' | 'BOOLEAN' | 'BYTE_ARRAY' | 'TIMESTAMP' | 'JSON';
   nullable?: boolean;
 }
 

@@ -68,7 +68,8 @@ out['minhash_doubri'] = plain(neardup.minhash(texts, num_perm=16, lowercase=True
 f = neardup.simhash_fingerprints('corpus.jsonl')
 out['simhash'] = {'values': [str(int(v)) for v in f], 'dtype': dtype(f)}
 out['simhash_pairs'] = [[str(a), str(b)] for a, b in neardup.simhash_pairs(f, distance=3)]
-out['simhash_pairs_ids'] = [list(p) for p in neardup.simhash_pairs(f, distance=3, ids=range(100, 100 + len(f)))]
+out['simhash_pairs_ids'] = [[str(a), str(b)] for a, b in neardup.simhash_pairs(f, distance=3, ids=range(100, 100 + len(f)))]
+out['simhash_pairs_str'] = [[a, b] for a, b in neardup.simhash_pairs(f, distance=3, ids=['doc "%d"' % (100 + i) for i in range(len(f))])]
 
 # readers, on the CLI's files
 s = neardup.read_signatures('cli.mhsg')

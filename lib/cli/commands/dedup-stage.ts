@@ -59,7 +59,8 @@ Options:
   async run(args) {
     const stage = args[0];
     if (stage === undefined || stage === '-h' || stage === '--help') {
-      process.stdout.write(this.usage + '\n');
+      // a missing sub-command is a usage error: the usage goes to stderr
+      (stage === undefined ? process.stderr : process.stdout).write(this.usage + '\n');
       return stage === undefined ? 2 : 0;
     }
     if (stage === 'plan') {

@@ -4,14 +4,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
 import { NeardupError, formatBytes } from '../../util/errors';
-import { DedupSession, INDEX_REPRESENTATIVE, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, droppedDocuments, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
 import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
 import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
-import { CompressedOutput, checkKeptDirInputs, compressionOfName, copyKept, keptCompression, keptDirName, type KeptInput } from '../../io/kept';
+import {
+  annotations, checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
+  type DocumentOutput, type KeptInput,
+} from '../../io/kept';
+import type { ParquetSchema } from '../../io/parquet-out';
 import { Progress } from '../progress';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
@@ -40,6 +44,7 @@ export const DEDUP_OPTIONS = {
   tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
+  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' },
 } as const;
 
 /**
@@ -99,17 +104,25 @@ num_perm, b, r, seed, banding, shingle {unit, n, split, lowercase, strip_punctua
 short}, verify, clustering), input_bytes, seconds, mb_per_s, peak_rss_mb, spilled_bytes (every byte written
 to temporary files), runs, pair_runs (sorted runs of candidate pairs spilled to --tmp), memory_bytes (--memory;
 null without) and memory_limits_bytes (the budget the per-document limits use: --memory, but never below
-64 MiB; a smaller --memory is said on stderr). Progress on stderr (terminal only). Threads: --threads N or NEARDUP_THREADS (default:
-all cores).
+64 MiB; a smaller --memory is said on stderr), drop_all and dropped (the lines dropped: duplicates, and with
+--drop-all their kept lines too), then command, inputs, cpu_seconds (docs/cli.md). Progress on stderr
+(--progress: a bar on a terminal, else a JSON line every 10 s). Threads: --threads N or NEARDUP_THREADS
+(default: all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
 the inputs is refused; each file appears complete or not at all: temporary file + rename):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice), compressed when
                             FILE ends in .gz (gzip) or .zst (zstd); bad lines (--on-bad-line skip|empty)
-                            are never copied; Parquet inputs: each kept row as a JSON object
+                            are never copied; Parquet inputs: each kept row as a JSON object, or, when
+                            FILE ends in .parquet, Parquet with the inputs' schema (one for all of
+                            them) and values as stored, snappy pages
   --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
-                            (a Parquet input gives DIR/<name>.jsonl); two inputs of one name are refused
-  --flags FILE              one line per input line: 1 keep, 0 duplicate
+                            (a Parquet input: a Parquet file of its schema); two inputs of one name are
+                            refused
+  --removed FILE            the dropped lines, unchanged (as --kept: file inputs, .gz/.zst/.parquet by
+                            name): --kept and --removed together hold every good line once
+An output named for a format it is not written in (--flags x.gz, --pairs x.parquet, --kept x.xz) is refused.
+  --flags FILE              one line per input line: 1 keep, 0 dropped
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
                             line of its connected component. With --id-field: JSONL
@@ -119,6 +132,14 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             candidate pairs beyond a quarter of --memory are spilled to sorted runs in
                             --tmp and merged (the summary's pair_runs), so any number of pairs is written
   --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --annotate                add to each line --kept, --kept-dir and --removed write the members
+                            "neardup_cluster" (its --clusters value), "neardup_cluster_size" (the lines
+                            of this run in its cluster) and, with --id-field, "neardup_kept_id" (the
+                            kept line's id); Parquet outputs get them as columns
+  --drop-all                drop every line of a cluster of two or more, its kept line too (only lines
+                            with no near-duplicate stay): --kept, --removed, --flags and --removed-ids
+                            follow; --clusters and --pairs still name the line each was matched with;
+                            the summary's kept and dropped count it (not with --index/--index-out)
   --id-field NAME           the id of each line (a string or an integer; dot path as --field): a bad
                             line when missing or of another type; ids of bad lines are null
   --index-out FILE          after the other outputs: an index of the documents kept so far (those of --index
@@ -133,8 +154,10 @@ Against earlier runs:
                             index's: line i of this input is number D + i, D = the lines the indexed runs
                             read (in the summary: index.documents_before); a line dropped for an indexed
                             document gets that document's number. --clustering components is refused.
-                            With --id-field, ids of indexed documents ("kept_id", "a_id") are null: the
-                            index keeps line numbers.
+                            With --id-field, --index-out keeps each document's id as its key, and
+                            later runs (with --id-field) name indexed documents by id: "kept_id" and
+                            "a_id" are their ids, "kept" and "a" null. An index written without
+                            --id-field keeps line numbers: there the ids of indexed documents are null.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
@@ -182,14 +205,19 @@ ${INPUT_USAGE}`,
     const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
     const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
     const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
-    if ((values.kept !== undefined || keptDir !== undefined) && positionals.includes('-'))
-      throw new UsageError('--kept and --kept-dir need file inputs (they are read twice), not stdin');
+    const dropAll = Boolean(values['drop-all']);
+    if ((values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) && positionals.includes('-'))
+      throw new UsageError(`${values.removed !== undefined && values.kept === undefined && keptDir === undefined ? '--removed needs' : '--kept, --kept-dir and --removed need'} file inputs (they are read twice), not stdin`);
+    if (values.annotate && values.kept === undefined && keptDir === undefined && values.removed === undefined)
+      throw new UsageError('--annotate adds members to the documents --kept, --kept-dir and --removed write: give one of them');
+    if (values['drop-all'] && (indexIn !== undefined || indexOut !== undefined))
+      throw new UsageError('--drop-all is not possible with --index or --index-out: the documents earlier runs kept are already out, and cannot be dropped with their near-duplicates found now');
     if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
     if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
     if (keptDir !== undefined) checkKeptDirInputs(positionals);
     // --kept-dir's outputs, known before anything is read: named by the inputs (format by their first bytes)
     const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
-    const outputs = (['kept', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
+    const outputs = (['kept', 'removed', 'flags', 'clusters', 'pairs', 'removed-ids', 'index-out'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
     outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
     const summaryToStderr = outputs.some((o) => isStdout(o.file));
@@ -198,6 +226,9 @@ ${INPUT_USAGE}`,
     // no other output may replace the index
     checkFiles({ inputs, outputs: outputs.filter((o) => o.option !== '--index-out'), stdout: !summaryToStderr });
     checkFiles({ inputs, outputs, stdout: !summaryToStderr, replaceable: indexIn === undefined ? [] : [indexIn] });
+    // a name that asks for a format the output is not written in is refused; Parquet outputs need Parquet inputs
+    for (const o of outputs) if (o.option !== '--index-out' && o.option !== '--kept-dir') checkOutputName(o.option, o.file, o.option === '--kept' || o.option === '--removed');
+    const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
     if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
@@ -225,11 +256,18 @@ ${INPUT_USAGE}`,
           if (e instanceof NeardupError && e.code === 'ERR_NEARDUP_CORRUPT') throw e;  // names the file
           throw new UsageError(`--index '${indexIn}': ${(e as Error).message}`);
         }
-        if (priorMeta.keys === 'id') {
+        if (priorMeta.keys === 'id' && (priorMeta.id_text !== 'json' || idField === undefined)) {
           prior.close();
-          throw new UsageError(`--index '${indexIn}': its keys are document ids; this command numbers lines and takes no ids`);
+          throw new UsageError(`--index '${indexIn}': its keys are document ids` + (priorMeta.id_text !== 'json'
+            ? ' given through the API (DedupSession.add), not --id-field values: this command cannot name its documents'
+            : ' (it was written with --id-field): give --id-field, naming each line\'s id as its runs did'));
         }
+        if (priorMeta.keys === 'number' && idField !== undefined)
+          process.stderr.write(`neardup dedup: --index '${indexIn}' keeps line numbers (it was written without --id-field): ids of its documents ("kept_id", "a_id") are null\n`);
       }
+      // with --id-field, an index written keeps the ids (their JSON text) as its keys, so that later runs name
+      // the documents it holds; an index read keeps its own kind of keys
+      const idKeys = priorMeta ? priorMeta.keys === 'id' : indexOut !== undefined && idField !== undefined;
       const ps = priorMeta?.settings;
       const { profile, verify, clustering, banding, minRecall, numPerm, threshold, b, r, seed, memory, tmp, shingle, input } =
         dedupOptionsFrom(values, ps && { profile: ps.profile as DedupProfile, numPerm: ps.num_perm });
@@ -258,6 +296,7 @@ ${INPUT_USAGE}`,
             banding: values.banding === undefined ? undefined : banding, minRecall, index: prior,
           } : { ...shingle, profile, numPerm, seed, threshold, b, r, verify, clustering, banding, minRecall }),
           pairs: values.pairs !== undefined, memory, tmp, indexOut: indexOut !== undefined,
+          ...(idKeys ? { indexKeys: 'id', indexIdText: 'json' } : {}),
           // --pairs: every pair is written, streamed from a temporary file (candidates beyond a quarter of
           // --memory are spilled to sorted runs in --tmp and merged)
           pairsFile: true,
@@ -308,7 +347,9 @@ ${INPUT_USAGE}`,
               if (n > limits.documentBytes) throw documentTooLarge(`${batch.file === '-' ? '<stdin>' : batch.file}:${batch.firstLine + i}: `, n, effective);
             }
           }
-          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }));
+          // the index written takes each document's id as its key (bad lines, null ids, never enter it)
+          const keys = idKeys && indexOut !== undefined ? Array.from({ length: batch.count }, (_, i) => idJson(batch.ids!, i)) : undefined;
+          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }), keys);
           p.catch(() => undefined);  // awaited below
           pending.push(p);
           for (const i of batch.bad.keys()) badLines.push(docs + i);
@@ -330,9 +371,16 @@ ${INPUT_USAGE}`,
         });
         phase('finish');
         const rep = res.representative;
-        // lines dropped for an indexed document: that document's number
+        // 1: dropped (for another document; with --drop-all, also every kept document of a cluster of two or more)
+        const dropped = droppedDocuments(rep, dropAll);
+        let droppedCount = 0;
+        for (let i = 0; i < dropped.length; i++) droppedCount += dropped[i];
+        // lines dropped for an indexed document: that document's key, its number or its id (JSON text)
         const indexRep = new Map<number, string>();
         if (res.indexMatches) res.indexMatches.docs.forEach((d, i) => indexRep.set(d, String(res.indexMatches!.keys[i])));
+        // an indexed document as "kept"/"a" (its number; null under id keys) and as "kept_id"/"a_id" (its id; null under number keys)
+        const indexNumber = (key: string): string => (idKeys ? 'null' : key);
+        const indexId = (key: string): string => (idKeys ? key : 'null');
         // the id of document d as JSON (binary search over the batches' ids)
         const idOf = (d: number): string => {
           let lo = 0, hi = idBatches.length - 1;
@@ -343,12 +391,12 @@ ${INPUT_USAGE}`,
           return idJson(idBatches[lo].ids, d - idBatches[lo].first);
         };
         const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
-        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (rep[i] === i ? '1\n' : '0\n'));
+        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (dropped[i] ? '0\n' : '1\n'));
         // line numbers continue the index's; a line dropped for an indexed document gets that document's number
-        const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexRep.get(i)! : String(offset + rep[i]));
+        const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexNumber(indexRep.get(i)!) : String(offset + rep[i]));
         if (values.clusters !== undefined) {
           await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
-            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? 'null' : idOf(rep[i])}}\n`);
+            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(i)!) : idOf(rep[i])}}\n`);
         }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
@@ -362,7 +410,8 @@ ${INPUT_USAGE}`,
               a = String(offset + pairs.a[k]); aId = idField === undefined ? '' : idOf(pairs.a[k]);
               bDoc = pairs.b[k]; est = pairs.estimate[k]; ex = pairs.exact[k];
             } else {
-              a = String(ip!.keys[i - local]); aId = 'null'; bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
+              const key = String(ip!.keys[i - local]);
+              a = indexNumber(key); aId = indexId(key); bDoc = ip!.docs[i - local]; est = ip!.estimate[i - local]; ex = ip!.exact[i - local];
             }
             const b = offset + bDoc;
             const exact = withExact ? `, "exact": ${+ex.toFixed(6)}` : '';
@@ -373,25 +422,35 @@ ${INPUT_USAGE}`,
         }
         if (values['removed-ids'] !== undefined) {
           const removed: number[] = [];
-          for (let i = 0; i < rep.length; i++) if (rep[i] !== i) removed.push(i);
+          for (let i = 0; i < rep.length; i++) if (dropped[i]) removed.push(i);
           await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
         }
-        if (values.kept !== undefined || keptDir !== undefined) {
+        if (values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) {
           if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
           const isBad = new Uint8Array(rep.length);
           for (const i of badLines) isBad[i] = 1;
-          const outs = new Map<string, CompressedOutput>();
-          const outputFor = (inp: KeptInput) => {
-            const name = keptDir === undefined ? String(values.kept) : keptDirName(keptDir, inp.file, inp.format);
+          const outs = new Map<string, DocumentOutput>();
+          const annotate = values.annotate ? { idField } : undefined;
+          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>, schema: ParquetSchema | undefined) => {
             let o = outs.get(name);
             if (!o) {
-              o = CompressedOutput.open(name, keptDir === undefined ? compressionOfName(name) : keptCompression(inp.format, inp.compression));
+              o = openDocumentOutput(name, compression(), schema, annotate);
               open.push(o);
               outs.set(name, o);
             }
             return o;
           };
-          await copyKept(files, (d) => rep[d] === d && !isBad[d], outputFor);
+          // kept and removed documents in one pass over the inputs; bad lines go to neither
+          await copyDocuments(files, (d) => (isBad[d] ? 0 : dropped[d] ? 2 : 1), {
+            ...(values.kept !== undefined || keptDir !== undefined ? {
+              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)), parquetPlan.kept)
+                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression), parquetPlan.keptDir.get(inp.file))),
+            } : {}),
+            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed)), parquetPlan.removed) } : {}),
+          }, annotate && annotations(rep, {
+            cluster: repNumber, indexKey: (d) => indexRep.get(d)!,
+            ...(idField === undefined ? {} : { keptId: (d: number) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])) }),
+          }));
           for (const o of outs.values()) await o.commit();
         }
         phase('outputs');
@@ -421,7 +480,8 @@ ${INPUT_USAGE}`,
         const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
         const st = res.settings, sh = st.shingle;
         const summary = {
-          documents: docs, bad_lines: bad, kept: docs - res.duplicates, duplicates: res.duplicates, clusters: res.clusters,
+          documents: docs, bad_lines: bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
+          drop_all: dropAll, dropped: droppedCount,
           candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
           shingle: {
@@ -434,7 +494,7 @@ ${INPUT_USAGE}`,
           memory_bytes: memory > 0 ? memory : null, memory_limits_bytes: memory > 0 ? Math.max(memory, MIN_LIMIT_BUDGET) : null,
           ...(prior || indexOut !== undefined ? {
             index: {
-              read: indexIn ?? null, written: indexOut ?? null, documents_before: offset, entries_before: prior ? prior.size : 0,
+              read: indexIn ?? null, written: indexOut ?? null, keys: idKeys ? 'id' : 'number', documents_before: offset, entries_before: prior ? prior.size : 0,
               matched: res.indexMatches?.docs.length ?? 0,
               entries_after: entriesAfter,
             },
@@ -474,12 +534,13 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
   for (const k of Object.keys(options) as (keyof typeof options)[]) if (options[k] === undefined) delete options[k];
   const outputs: StagePlan['outputs'] = {
     flags: abs(values.flags), clusters: abs(values.clusters), pairs: abs(values.pairs), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
-    removedIds: abs(values['removed-ids']),
+    removedIds: abs(values['removed-ids']), removed: abs(values.removed),
   };
   for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
   return {
     version: 1, neardup: version, files: positionals.map((f) => path.resolve(f)), shards, bandShards, options,
-    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs,
+    input: { ...o.input, ...(idField !== undefined ? { idField } : {}) }, outputs, ...(values['drop-all'] ? { dropAll: true } : {}),
+    ...(values.annotate ? { annotate: true } : {}),
   };
 }
 

@@ -164,7 +164,8 @@ export const doubriCommand: Command = {
   async run(args) {
     const [name, ...rest] = args;
     if (name === undefined || name === '-h' || name === '--help') {
-      process.stdout.write(usage() + '\n');
+      // a missing sub-command is a usage error: the usage goes to stderr
+      (name === undefined ? process.stderr : process.stdout).write(usage() + '\n');
       return name === undefined ? 2 : 0;
     }
     const sub = subcommands[name];

@@ -7,7 +7,9 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { NeardupError } from '../../util/errors';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../filter/paragraphs';
-import { openInput, readJsonl, readLines } from '../../io/jsonl';
+import { openInput, readJsonl, readLines, type JsonlBatch } from '../../io/jsonl';
+import { parquetRowsAsJson } from '../../io/parquet';
+import { documentMemoryFromEnv, sniffFile } from '../../io/input';
 import {
   INPUT_OPTIONS, INPUT_USAGE, Output, UsageError, floatOption, inputOptionsFrom, intOption, oneOf, parse, type Command, type OptionValues,
 } from '../common';
@@ -18,6 +20,43 @@ import { checkDocumentSizes, documentLimit } from '../limits';
 /** Splits a text into paragraphs at blank lines (lines holding only whitespace); empty paragraphs are dropped. */
 export function splitParagraphs(text: string): string[] {
   return text.split(/\r?\n[ \t\f\v\r]*\r?\n(?:[ \t\f\v\r]*\r?\n)*/).filter((p) => p.trim() !== '');
+}
+
+/**
+ * The rows of a Parquet input as JSON objects (all its columns), read in step with its documents: the JSONL
+ * output gives each row back with its text replaced, as it gives JSONL lines back.
+ */
+class ParquetRowsInStep {
+  private rows?: AsyncGenerator<string[]>;
+  private fileIndex = -1;
+  private buf: string[] = [];
+  private at = 0;
+
+  async take(batch: JsonlBatch, n: number): Promise<string[]> {
+    if (batch.fileIndex !== this.fileIndex) {
+      await this.close();
+      this.rows = parquetRowsAsJson(batch.file, documentMemoryFromEnv());
+      this.fileIndex = batch.fileIndex;
+    }
+    const out: string[] = [];
+    while (out.length < n) {
+      if (this.at === this.buf.length) {
+        const r = await this.rows!.next();
+        if (r.done) throw new NeardupError('ERR_NEARDUP_IO', `'${batch.file}' changed while it was read (fewer rows than documents)`, { file: batch.file });
+        this.buf = r.value;
+        this.at = 0;
+      }
+      out.push(this.buf[this.at++]);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.rows?.return(undefined);
+    this.rows = undefined;
+    this.buf = [];
+    this.at = 0;
+  }
 }
 
 export const paragraphsCommand: Command = {
@@ -37,7 +76,8 @@ Output (stdout):
   vertical: the kept lines (--mark: every line prefixed by its flag and a TAB, as 'neardup onion')
   text:     the kept paragraphs, separated by blank lines (documents by the separator line)
   jsonl:    each input object with the text replaced by its kept paragraphs (joined by blank lines)
-            and "paragraphs", "duplicate_paragraphs" counts added
+            and "paragraphs", "duplicate_paragraphs" counts added (a Parquet row: a JSON object of
+            its columns, the same way)
   --drop-empty              text/jsonl: omit documents whose paragraphs were all removed
   --stats                   (kept for old scripts) the totals are always in the JSON summary on stderr
 
@@ -124,6 +164,7 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
     dropAll,
   };
   const filter = new ParagraphFilter(options);
+  const parquetRows = new ParquetRowsInStep();
   try {
     if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
     const dropEmpty = Boolean(values['drop-empty']);
@@ -177,20 +218,22 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
         const limit = documentLimit('paragraphs');
         for await (const batch of readJsonl(files, input)) {
           checkDocumentSizes(batch, limit, 'paragraphs');
-          if (batch.raw.length !== batch.texts.length)
-            throw new UsageError(`'${batch.file}' is a Parquet file: paragraphs writes JSONL lines back, give JSONL input`);
+          // a Parquet input's rows, as JSON objects, in step with its documents (JSONL lines are their own)
           const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
           const r = await filter.pushDocuments(docs);
+          if (!write) continue;  // --drop-all's first pass only counts
+          const rows = batch.raw.length === batch.texts.length ? undefined : await parquetRows.take(batch, batch.texts.length);
           for (let i = 0; i < docs.length; i++) {
             // A bad line (--on-bad-line skip|empty) need not be a JSON object: it is copied through as it is
             // ('skip': always; 'empty': an empty document, omitted by --drop-empty like any other).
             const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
             if (kept.length === 0 && dropEmpty && batch.texts[i] !== null) continue;
+            const line = rows ? rows[i] : batch.raw[i].toString('utf8');
             if (batch.bad.has(i)) {
-              await out.write(batch.raw[i].toString('utf8') + '\n');
+              await out.write(line + '\n');
               continue;
             }
-            const obj = JSON.parse(batch.raw[i].toString('utf8')) as Record<string, unknown>;
+            const obj = JSON.parse(line) as Record<string, unknown>;
             obj[input.field] = kept.join('\n\n');
             obj.paragraphs = docs[i].length;
             obj.duplicate_paragraphs = docs[i].length - kept.length;
@@ -212,6 +255,7 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
     const snake = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
     writeSummary({ command: 'paragraphs', inputs: named, documents }, snake);
   } finally {
+    await parquetRows.close();
     filter.close();
   }
   return 0;
@@ -306,6 +350,7 @@ export async function sniffFormat(file: string): Promise<'jsonl' | 'vertical' | 
       throw new UsageError('gzip on standard input: give --format jsonl, text or vertical');
     head = chunk;
   } else {
+    if (sniffFile(file).format === 'parquet') return 'jsonl';  // documents of a column, given back as JSON objects
     const stream = await openInput(file);
     const parts: Buffer[] = [];
     let n = 0;

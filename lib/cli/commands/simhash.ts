@@ -5,13 +5,13 @@ import { NeardupError } from '../../util/errors';
 import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFingerprints, type SimhashOptions } from '../../simhash/simhash';
 import type { ShingleOptions } from '../../text/shingles';
 import { openInput, readLines } from '../../io/jsonl';
-import { readDocuments } from '../../io/input';
+import { idJson, readDocuments } from '../../io/input';
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
 import { checkFiles } from '../../io/files';
 import {
-  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, didYouMean, inputOptionsFrom, intOption, oneOf,
+  INPUT_OPTIONS, INPUT_USAGE, Output, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, didYouMean, idFieldOption, inputOptionsFrom, intOption, oneOf,
   parse, shingleOptionsFrom, usageErrorText, type Command,
 } from '../common';
 
@@ -26,6 +26,10 @@ Prints one 64-bit fingerprint per input line (decimal). A line skipped by --on-b
 empty line (find-all ignores it: a skipped document never pairs).
 
 Options:
+  --id-field NAME           print "ID FINGERPRINT" lines, ID being the line's id as JSON text (a string
+                            quoted, an integer as written; dot path as --field), for find-all --ids; a bad
+                            line (id missing or of another type, or skipped) prints its id alone (null
+                            when it has none), which find-all --ids ignores
   --profile default|seomoz  seomoz: word 4-grams of \\W+-split lower-cased text, MD5 feature hash (exactly
                             seomoz simhash-py); default: word 3-grams, fast64 (default profile)
   --hash fast64|murmur3_64|md5_64   feature hash (overrides the profile)
@@ -44,8 +48,11 @@ one per line, sorted, like seomoz's simhash-find-all. Repeated input values coun
 Options:
   --blocks M     number of blocks, K < M <= 64 (default: chosen for the input size)
   --distance K   maximum Hamming distance, 0..8 (default 3)
-  --ids          lines are "id fingerprint"; prints id pairs, including ids with identical fingerprints
-                 (a line with an id and no fingerprint, a skipped document, is ignored)
+  --ids          lines are "ID FINGERPRINT"; prints id pairs, including ids with identical fingerprints
+                 (a line with an id and no fingerprint, a skipped document, is ignored). Decimal u64
+                 ids are numbers (pairs "a b" with a < b); any other id (a JSON string such as
+                 "doc 7", as fingerprint --id-field prints, or a word) is printed as it was read, and
+                 then a pair's ids are in input order (a before b), pairs sorted by a's line, then b's
 Empty lines (skipped documents of 'simhash fingerprint') are ignored.
   --clusters     print connected components instead of pairs: one line of space-separated members each
 
@@ -63,10 +70,33 @@ function parseU64(s: string, file: string, line: number, what: string): bigint {
   return v;
 }
 
+/**
+ * The id at the start of a find-all --ids line and what follows it: a JSON string (`"doc 7"`, spaces and
+ * escapes included) or else the first word.
+ */
+function splitId(text: string, file: string, line: number): { id: string; rest: string } {
+  if (text.startsWith('"')) {
+    let i = 1;
+    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    if (i >= text.length) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: the id's JSON string is not closed`, { file, line });
+    const id = text.slice(0, i + 1);
+    try {
+      JSON.parse(id);
+    } catch {
+      throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: the id ${id.slice(0, 40)} is not a valid JSON string`, { file, line });
+    }
+    const rest = text.slice(i + 1);
+    if (rest !== '' && !/^\s/.test(rest)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected a space after the id ${id.slice(0, 40)}`, { file, line });
+    return { id, rest: rest.trim() };
+  }
+  const m = /^(\S+)\s*(.*)$/s.exec(text)!;
+  return { id: m[1], rest: m[2] };
+}
+
 async function fingerprint(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     ...SHINGLE_OPTIONS, ...INPUT_OPTIONS, profile: { type: 'string' }, hash: { type: 'string' }, seed: { type: 'string' },
-    weighting: { type: 'string' },
+    weighting: { type: 'string' }, 'id-field': { type: 'string' },
   });
   if (values.help) {
     process.stdout.write(FINGERPRINT_USAGE + '\n');
@@ -81,6 +111,7 @@ async function fingerprint(args: string[]): Promise<number> {
     options.seed = BigInt(String(values.seed));
   }
   const input = inputOptionsFrom(values);
+  const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
   checkFiles({ inputs: positionals.length ? positionals : ['-'], outputs: [], stdout: true });
   const out = new Output();
   const progress = new Progress('neardup simhash fingerprint');
@@ -88,7 +119,7 @@ async function fingerprint(args: string[]): Promise<number> {
   let docs = 0, badLines = 0, skipped = 0, bytesRead = 0;
   const limit = documentLimit('simhash fingerprint');
   for await (const batch of readDocuments(positionals.length ? positionals : ['-'], {
-    ...input, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
+    ...input, idField, onProgress: (bytes, fraction) => { bytesRead = bytes; progress.update({ bytes, docs, fraction }); },
   })) {
     checkDocumentSizes(batch, limit, 'simhash fingerprint');
     badLines += batch.bad.size;
@@ -97,7 +128,8 @@ async function fingerprint(args: string[]): Promise<number> {
     const lines: string[] = [];
     for (let i = 0; i < fps.length; i++) {
       if (isSkipped(i)) skipped++;
-      lines.push(isSkipped(i) ? '' : fps[i].toString());
+      const id = batch.ids ? idJson(batch.ids, i) : undefined;
+      lines.push(isSkipped(i) ? id ?? '' : id === undefined ? fps[i].toString() : `${id} ${fps[i]}`);
     }
     await out.write(lines.join('\n') + '\n');
     docs += fps.length;
@@ -134,6 +166,8 @@ async function findAll(args: string[]): Promise<number> {
   const start = Date.now();
   let lines = 0;
   const ids: bigint[] = [];
+  // ids that are not decimal u64 (JSON strings, words): kept as read, and numbered in input order instead
+  let textIds: string[] | undefined;
   const fps: bigint[] = [];
   const seen = new Set<bigint>();
   for (const file of positionals.length ? positionals : ['-']) {
@@ -144,11 +178,13 @@ async function findAll(args: string[]): Promise<number> {
       if (text === '') continue;
       lines++;
       if (withIds) {
-        const parts = text.split(/\s+/);
-        if (parts.length === 1 && /^\d{1,20}$/.test(parts[0])) continue;  // an id without fingerprint: skipped
-        if (parts.length !== 2) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint"`, { file, line });
-        ids.push(parseU64(parts[0], file, line, 'id'));
-        fps.push(parseU64(parts[1], file, line, 'fingerprint'));
+        const { id, rest } = splitId(raw.toString('utf8').trim(), file, line);
+        if (rest === '') continue;  // an id without fingerprint: a skipped document
+        if (/\s/.test(rest)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint", got more after the fingerprint`, { file, line });
+        fps.push(parseU64(rest, file, line, 'fingerprint'));
+        const numeric = textIds === undefined && /^\d{1,20}$/.test(id) && BigInt(id) <= U64_MAX;
+        if (!numeric && textIds === undefined) textIds = ids.map((v) => v.toString());  // from here on, ids as text
+        if (textIds) textIds.push(id); else ids.push(BigInt(id));
       } else {
         const v = parseU64(text, file, line, 'fingerprint');
         if (!seen.has(v)) {
@@ -159,7 +195,9 @@ async function findAll(args: string[]): Promise<number> {
     }
   }
   const fpArr = BigUint64Array.from(fps);
-  const idArr = withIds ? BigUint64Array.from(ids) : fpArr;
+  // text ids: the pairs are found between entry numbers (input order), printed as the ids read
+  const idArr = !withIds ? fpArr : textIds ? BigUint64Array.from({ length: textIds.length }, (_, i) => BigInt(i)) : BigUint64Array.from(ids);
+  const name = textIds ? (v: bigint) => textIds![Number(v)] : (v: bigint) => v.toString();
   fps.length = ids.length = 0;
   seen.clear();
   const out = new Output();
@@ -168,14 +206,14 @@ async function findAll(args: string[]): Promise<number> {
     // components without holding the pairs (their number may be quadratic)
     const c = (await simhashFindAll(fpArr, { ids: idArr, distance, blocks, clusters: true, pairs: false })).clusters!;
     clusters = c.offsets.length - 1;
-    for (let i = 0; i + 1 < c.offsets.length; i++) await out.write(Array.from(c.ids.subarray(c.offsets[i], c.offsets[i + 1])).join(' ') + '\n');
+    for (let i = 0; i + 1 < c.offsets.length; i++) await out.write(Array.from(c.ids.subarray(c.offsets[i], c.offsets[i + 1]), name).join(' ') + '\n');
   } else {
     // streamed in sorted chunks: memory stays one chunk, however many pairs there are
     const chunkPairs = Number(process.env.NEARDUP_TEST_CHUNK_PAIRS ?? 1 << 20);
     for await (const { a, b } of simhashFindAllStream(fpArr, { ids: idArr, distance, blocks, chunkPairs })) {
       const text: string[] = [];
       for (let i = 0; i < a.length; i++) {
-        text.push(`${a[i]} ${b[i]}\n`);
+        text.push(`${name(a[i])} ${name(b[i])}\n`);
         if (text.length === 65536 || i + 1 === a.length) {
           await out.write(text.join(''));
           text.length = 0;
@@ -205,7 +243,8 @@ Run 'neardup simhash <sub> --help' for each sub-command's options.`,
   async run(args) {
     const [sub, ...rest] = args;
     if (sub === undefined || sub === '-h' || sub === '--help') {
-      process.stdout.write(this.usage + '\n');
+      // a missing sub-command is a usage error: the usage goes to stderr
+      (sub === undefined ? process.stderr : process.stdout).write(this.usage + '\n');
       return sub === undefined ? 2 : 0;
     }
     const fn = SUBCOMMANDS[sub];

@@ -26,7 +26,7 @@ chunks (overlapping sequences of n words, hashed to chunk ids) that B holds too.
 the inverted index, the per-document table and the similarity table (DIR/similar.sqlite, SQLite:
 SELECT * FROM similar WHERE doc = ?).
 
-Input: JSONL (plain or gzip; '-' or nothing for stdin), one document per line: {"id": ..., "text": ...}
+Input: JSONL (plain, gzip or zstd; '-' or nothing for stdin), one document per line: {"id": ..., "text": ...}
   --id-field NAME       the id field (default id): a string or an integer, distinct within an index
   --field NAME          the text field (default text)
   --on-bad-line error|skip  a malformed line stops the run (default) or is left out
@@ -408,7 +408,8 @@ export const similarCommand: Command = {
   async run(args) {
     const [verb, ...rest] = args;
     if (verb === undefined || verb === '-h' || verb === '--help') {
-      process.stdout.write(USAGE + '\n');
+      // a missing sub-command is a usage error: the usage goes to stderr
+      (verb === undefined ? process.stderr : process.stdout).write(USAGE + '\n');
       return verb === undefined ? 2 : 0;
     }
     if (verb === 'build') return runBuild(rest, false);
