@@ -75,6 +75,16 @@ for (const [name, helpArgs, withFile] of COMMANDS) {
   });
 }
 
+test('dedup --help leads with the options people use, each of them an option dedup takes', () => {
+  const help = run(['dedup', '--help']).stdout;
+  const head = help.slice(0, help.indexOf('Defaults (the verified answer'));
+  const lead = [...head.matchAll(/^  (--[a-z-]+)/gm)].map((m) => m[1]);
+  assert.equal(lead, ['--kept', '--removed', '--flags', '--clusters', '--pairs', '--id-field', '--field', '--threshold', '--fast', '--memory', '--work']);
+  const all = help.slice(head.length);
+  for (const o of lead) assert.match(all, new RegExp(`^  ${o}\\b`, 'm'), `${o} is also described in full below`);
+  assert.ok(head.split('\n').length <= 24, 'the lead fits a terminal');
+});
+
 test('passages: a help page per verb (and for stage); a missing verb is a usage error on stderr', () => {
   const pages = new Map<string, string>();
   for (const v of ['index', 'extract', 'query', 'pairs', 'stage']) {

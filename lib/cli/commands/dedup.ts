@@ -89,6 +89,20 @@ Finds near-duplicate lines (MinHash LSH candidates, then each candidate pair che
 and keeps the first line of each group. FILEs are JSONL (plain, gzip or zstd) or Parquet, told by their
 first bytes, read in order as one corpus ('-' or no FILE: stdin, JSONL only).
 
+Most used (every option is below):
+  --kept FILE           the kept lines (.gz/.zst compressed by name; .parquet for Parquet inputs)
+  --removed FILE        the dropped lines
+  --flags FILE          1 keep / 0 dropped, a line per input line
+  --clusters FILE       for each line, the line it is kept for
+  --pairs FILE          the near-duplicate pairs, JSONL
+  --id-field NAME       name the documents by this field in every output (--removed-ids FILE: the dropped ids)
+  --field NAME          the text field (default text)
+  --threshold T         the Jaccard threshold (default 0.8; every reported pair is checked against it)
+  --fast                no exact check of the candidates: faster, lower precision and recall
+  --memory SIZE         bound the memory (e.g. 4G): spilled to --tmp DIR, same result
+  --work DIR --shards N run as sharded stages (Slurm, Kubernetes, BullMQ: docs/scale.md)
+Example: neardup dedup crawl-*.jsonl.zst --id-field url --kept kept.jsonl.zst --removed-ids removed.txt
+
 Defaults (the verified answer at --threshold 0.8): char 5-grams of the lower-cased text; (b, r) chosen so
 that pairs at the threshold are candidates with probability >= 0.99; exact Jaccard of every candidate pair
 (the texts are kept in a temporary file in --tmp, and the shingle sets of the lines in candidate pairs built
