@@ -62,6 +62,30 @@ test('progress off a terminal: JSON lines in auto and json mode, the bar in tty 
   assert.equal(jsonLines(short.stderr).map((l) => l.command ?? 'progress'), ['shingles'], short.stderr);
 });
 
+test('progress of the commands whose work is their output: passages query|pairs|extract and simhash find-all count what they wrote', () => {
+  const fast = { NEARDUP_PROGRESS_INTERVAL: '0.001' };
+  const ix = cli(dir, ['passages', 'index', '-o', 'plog', 'c.jsonl', '--id-field', 'id']);
+  assert.is(ix.code, 0, ix.stderr);
+  const fp = cli(dir, ['simhash', 'fingerprint', 'c.jsonl', '--id-field', 'id', '--progress', 'none']);
+  fs.writeFileSync(path.join(dir, 'fp.txt'), fp.stdout);
+  for (const [label, args, counted] of [
+    ['neardup passages pairs', ['passages', 'pairs', 'plog'], 'written'],
+    ['neardup passages extract', ['passages', 'extract', 'plog', '--min-docs', '2'], 'written'],
+    ['neardup passages query', ['passages', 'query', 'plog', 'c.jsonl', '--id-field', 'id'], 'documents'],
+    ['neardup simhash find-all', ['simhash', 'find-all', '--ids', 'fp.txt', '--distance', '3'], 'written'],
+  ] as const) {
+    const r = cli(dir, [...args, '--progress', 'json'], fast);
+    assert.is(r.code, 0, r.stderr);
+    const progress = jsonLines(r.stderr).filter((l) => l.progress === label);
+    assert.ok(progress.length >= 1, `${label}: no progress line:\n${r.stderr.slice(0, 1000)}`);
+    const last = progress[progress.length - 1];
+    assert.is(last.done, true, `${label}: a last line marked done`);
+    const out = r.stdout.split('\n').filter((l) => l.length > 0).length;
+    assert.ok(out > 0, `${label} wrote something`);
+    assert.is(last[counted], out, `${label}: ${counted} in the last line = the lines on stdout`);
+  }
+});
+
 test('--progress and NEARDUP_PROGRESS: a bad value is a usage error before any work', () => {
   let r = cli(dir, ['dedup', 'c.jsonl', '--progress', 'loud', '--flags', 'x.flags']);
   assert.is(r.code, 2);

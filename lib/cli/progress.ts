@@ -17,6 +17,8 @@ export interface ProgressFields {
   total?: number;
   fraction?: number;
   extra?: string;
+  /** Records written so far, for commands whose work is their output (passages pairs|extract, simhash find-all's pairs). */
+  written?: number;
 }
 
 export class Progress {
@@ -69,6 +71,7 @@ export class Progress {
     }
     if (fields.docs !== undefined) parts.push(`${fields.docs.toLocaleString('en-US')} docs`);
     if (fields.fraction !== undefined) parts.push(percentEta(fields.fraction, secs));
+    if (fields.written !== undefined) parts.push(`${fields.written.toLocaleString('en-US')} written`);
     if (fields.extra) parts.push(fields.extra);
     this.stream.write(`\r\x1b[K${parts.join('  ')}`);
     this.shown = true;
@@ -90,6 +93,7 @@ export class Progress {
     if (f.total) o.bytes_total = f.total;
     const fraction = f.fraction ?? (f.bytes !== undefined && f.total ? f.bytes / f.total : undefined);
     if (fraction !== undefined) o.fraction = +Math.min(Math.max(fraction, 0), 1).toFixed(4);
+    if (f.written !== undefined) o.written = f.written;
     if (f.bytes !== undefined) o.rate_bytes_per_s = Math.round(f.bytes / secs);
     if (f.docs !== undefined) o.rate_docs_per_s = Math.round(f.docs / secs);
     if (!done && fraction !== undefined && fraction >= 0.01 && fraction < 1) o.eta_seconds = Math.round((secs * (1 - fraction)) / fraction);

@@ -114,6 +114,13 @@ Options:
                   default twice the indexed text, between 64M and 1G
   --tmp DIR       spill files (default: the system's temporary folder)`;
 
+/** The lines in a chunk of JSONL output. */
+function countLines(b: Uint8Array): number {
+  let n = 0;
+  for (let i = b.indexOf(0x0a); i >= 0; i = b.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
 /** Every page, for tests and for 'neardup passages <verb> --help'. */
 export const PASSAGES_HELP = { index: INDEX_USAGE, stage: STAGE_USAGE, extract: EXTRACT_USAGE, query: QUERY_USAGE, pairs: PAIRS_USAGE } as const;
 
@@ -306,10 +313,18 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     const ix = await PassageIndex.open(r.positionals[0]);
     const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
     const unwatch = watchSpillFolders(tmp);
+    const progress = new Progress('neardup passages extract');
     try {
       const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
-      for await (const b of ix.extractLines({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp })) await out.writeBytes(b);
+      let written = 0;
+      for await (const b of ix.extractLines({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp })) {
+        await out.writeBytes(b);
+        written += countLines(b);
+        progress.update({ written, extra: 'passages' });
+      }
+      progress.done({ written, extra: 'passages' });
     } finally {
+      progress.done();
       ix.close();
       unwatch();
     }
@@ -325,8 +340,10 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     const maxDocs = intOption('max-docs', r.values['max-docs'], 1000, 1, 2 ** 32 - 1);
     checkFiles({ inputs: files.length ? files : ['-'], outputs: [], stdout: true });
     const ix = await PassageIndex.open(dir);
+    const progress = new Progress('neardup passages query');
+    let read = 0, fraction: number | undefined, queried = 0;
     try {
-      for await (const batch of readDocs(files, r.values)) {
+      for await (const batch of readDocs(files, r.values, undefined, (b, f) => { read = b; fraction = f; })) {
         // a few queries per call: their results (every span's text) are held until written, and one
         // query against a large index can match thousands of documents (10 GB corpus: ~10 MB of output
         // per query)
@@ -338,9 +355,13 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
             await out.writeBytes(res[i]);
             await out.write('}\n');
           }
+          queried += docs.length;
+          progress.update({ bytes: read, docs: queried, fraction });
         }
       }
+      progress.done({ bytes: read, docs: queried, fraction: 1 });
     } finally {
+      progress.done();
       ix.close();
     }
     await out.flush();
@@ -355,11 +376,19 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     const ix = await PassageIndex.open(r.positionals[0]);
     const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
     const unwatch = watchSpillFolders(tmp);
+    const progress = new Progress('neardup passages pairs');
     try {
       const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
       const into = Buffer.allocUnsafe(PAIRS_OUTPUT_BYTES);
-      for await (const b of ix.pairsLinesInto({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp }, into)) await out.writeBytes(b);
+      let written = 0;
+      for await (const b of ix.pairsLinesInto({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp }, into)) {
+        written += countLines(b);  // before the write: the buffer is reused for the next chunk
+        await out.writeBytes(b);
+        progress.update({ written, extra: 'pairs' });
+      }
+      progress.done({ written, extra: 'pairs' });
     } finally {
+      progress.done();
       ix.close();
       unwatch();
     }

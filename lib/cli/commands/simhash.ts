@@ -170,6 +170,7 @@ async function findAll(args: string[]): Promise<number> {
   let textIds: string[] | undefined;
   const fps: bigint[] = [];
   const seen = new Set<bigint>();
+  const progress = new Progress('neardup simhash find-all');
   for (const file of positionals.length ? positionals : ['-']) {
     let line = 0;
     for await (const raw of readLines(await openInput(file), file)) {
@@ -177,6 +178,7 @@ async function findAll(args: string[]): Promise<number> {
       const text = raw.toString('latin1').trim();
       if (text === '') continue;
       lines++;
+      if ((lines & 0xffff) === 0) progress.update({ docs: lines, extra: 'reading' });
       if (withIds) {
         const { id, rest } = splitId(raw.toString('utf8').trim(), file, line);
         if (rest === '') continue;  // an id without fingerprint: a skipped document
@@ -220,9 +222,11 @@ async function findAll(args: string[]): Promise<number> {
         }
       }
       pairs += a.length;
+      progress.update({ docs: lines, written: pairs, extra: 'pairs' });
     }
   }
   await out.flush();
+  progress.done({ docs: lines, ...(values.clusters ? {} : { written: pairs }), extra: values.clusters ? 'clusters' : 'pairs' });
   writeSummary({ command: 'simhash find-all', inputs: positionals.length ? positionals : ['-'], documents: lines }, {
     lines, fingerprints: fpArr.length, ...(values.clusters ? {} : { pairs }), ...(clusters !== undefined ? { clusters } : {}),
     distance, seconds: +((Date.now() - start) / 1000).toFixed(3),
