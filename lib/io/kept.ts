@@ -1,7 +1,8 @@
-// Writing kept documents: the second pass of `neardup dedup --kept FILE` / `--kept-dir DIR` over the inputs,
-// copying the lines (or, for Parquet inputs, the rows as JSON objects) of the documents that are kept, into
-// outputs that may be compressed (gzip: node:zlib; zstd: the addon's libzstd encoder, level 3, with a
-// checksum). Every output is an OutputFile: it appears complete or not at all.
+// Writing documents: the second pass of `neardup dedup --kept FILE` / `--kept-dir DIR` / `--removed FILE` over
+// the inputs, copying the lines of the documents kept (or dropped) into outputs that may be compressed (gzip:
+// node:zlib; zstd: the addon's libzstd encoder, level 3, with a checksum); Parquet inputs' rows go to
+// Parquet outputs as stored (lib/io/parquet-out.ts) or to JSONL ones as JSON objects; --annotate adds each
+// document's cluster. Every output is an OutputFile: it appears complete or not at all.
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { NeardupError, nativeCall } from '../util/errors';
@@ -9,11 +10,11 @@ import { native } from '../native/addon';
 import { documentMemoryFromEnv, openInputFile, readError, sniffFile, type InputCompression, type InputFormat } from './input';
 import { parquetRowGroups, parquetRowsAsJson } from './parquet';
 import { ANNOTATION_NAMES, ParquetOutput, isParquetName, parquetOutputSchema, type Annotation, type ParquetSchema } from './parquet-out';
-
-export { ANNOTATION_NAMES, type Annotation } from './parquet-out';
 import { OutputFile } from './files';
 import { readLines } from './jsonl';
 import { UsageError } from '../util/options';
+
+export { ANNOTATION_NAMES, type Annotation } from './parquet-out';
 
 /** The compression an output's name asks for: .gz gzip, .zst/.zstd zstd, else none. */
 export function compressionOfName(file: string): InputCompression {

@@ -124,7 +124,8 @@ null without) and memory_limits_bytes (the budget the per-document limits use: -
 (default: all cores).
 
 Outputs (any of; '-' is standard output, and then the summary goes to stderr; an output that is one of
-the inputs is refused; each file appears complete or not at all: temporary file + rename):
+the inputs, or named for a format it is not written in (--flags x.gz, --pairs x.parquet, --kept x.xz), is
+refused; each file appears complete or not at all: temporary file + rename):
   --kept FILE               the kept lines, unchanged (needs file inputs, read twice), compressed when
                             FILE ends in .gz (gzip) or .zst (zstd); bad lines (--on-bad-line skip|empty)
                             are never copied; Parquet inputs: each kept row as a JSON object, or, when
@@ -135,7 +136,6 @@ the inputs is refused; each file appears complete or not at all: temporary file 
                             refused
   --removed FILE            the dropped lines, unchanged (as --kept: file inputs, .gz/.zst/.parquet by
                             name): --kept and --removed together hold every good line once
-An output named for a format it is not written in (--flags x.gz, --pairs x.parquet, --kept x.xz) is refused.
   --flags FILE              one line per input line: 1 keep, 0 dropped
   --clusters FILE           one line per input line: the 0-based line number of the kept line it is
                             dropped for (its own number when kept); --clustering components: the first
