@@ -33,6 +33,7 @@
       "native/core/simhash/layout.cc",
       "native/core/simhash/index.cc",
       "native/core/simhash/all_pairs.cc",
+      "native/core/simhash/pair_text.cc",
       "native/core/minhash/mt19937.cc",
       "native/core/minhash/profiles.cc",
       "native/core/minhash/signature.cc",

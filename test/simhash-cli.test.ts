@@ -4,6 +4,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { simhashFingerprintsSync } from '../lib/index';
+import { formatPairLines, readFingerprintText } from '../lib/simhash/fingerprint-text';
+import { native } from '../lib/native/addon';
+import * as os from 'node:os';
+import * as zlib from 'node:zlib';
 import { TSX_FLAGS } from './support/tsx';
 
 const V = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'vectors', 'simhash-py', 'vectors.json'), 'utf8'));
@@ -91,6 +95,96 @@ test('cli: fingerprint --id-field prints "ID FP"; find-all --ids takes those ids
   const open = run(['find-all', '--ids'], '"unclosed 12\n');
   assert.is(open.status, 1);
   assert.match(open.stderr, /-:1: the id's JSON string is not closed/);
+});
+
+test('find-all\'s in-place reader of plain fingerprints equals trim + /^\\d{1,20}$/ + BigInt + first occurrences (random lines, blanks, CRLF, NBSP, repeats, 2^64 - 1, chunk boundaries, gzip)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-fptext-'));
+  let seed = 7;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const u64 = () => (BigInt(Math.floor(rnd() * 2 ** 32)) << 32n) | BigInt(Math.floor(rnd() * 2 ** 32));
+  const pool = Array.from({ length: 300 }, u64).concat([0n, 1n, (1n << 64n) - 1n, 1n << 63n, 4294967296n]);
+  const blanks = ['', ' ', '\t', '\r', '  \t', '\u00a0'];
+  const lines: string[] = [];
+  for (let i = 0; i < 40000; i++) {
+    const r = rnd();
+    if (r < 0.05) lines.push(blanks[Math.floor(rnd() * blanks.length)]);
+    else {
+      const v = pool[Math.floor(rnd() * pool.length)].toString();
+      lines.push(blanks[Math.floor(rnd() * blanks.length)] + (rnd() < 0.05 && v.length <= 17 ? '000' + v : v) + blanks[Math.floor(rnd() * blanks.length)]);
+    }
+  }
+  // a long blank run across the reader's 1 MiB chunks, and a last line without its newline
+  lines.splice(20000, 0, ' '.repeat(3 << 20));
+  const text = lines.join('\n');
+  const reference = (t: string) => {
+    const seen = new Set<bigint>();
+    const out: bigint[] = [];
+    let n = 0;
+    for (const raw of t.split('\n')) {
+      const x = Buffer.from(raw, 'latin1').toString('latin1').trim();
+      if (x === '') continue;
+      n++;
+      if (!/^\d{1,20}$/.test(x) || BigInt(x) > (1n << 64n) - 1n) return { error: n };
+      const v = BigInt(x);
+      if (!seen.has(v)) { seen.add(v); out.push(v); }
+    }
+    return { fps: out, lines: n };
+  };
+  const want = reference(text) as { fps: bigint[]; lines: number; error?: number };
+  assert.is(want.error, undefined, 'the generated lines are all valid');
+  assert.ok(want.fps.length > 200 && want.fps.length < want.lines / 10, 'repeats');
+  fs.writeFileSync(path.join(dir, 'a.txt'), Buffer.from(text, 'latin1'));
+  fs.writeFileSync(path.join(dir, 'a.txt.gz'), zlib.gzipSync(Buffer.from(text, 'latin1')));
+  for (const f of ['a.txt', 'a.txt.gz']) {
+    const got = await readFingerprintText([path.join(dir, f)]);
+    assert.is(got.lines, want.lines, f);
+    assert.equal(Array.from(got.fps), want.fps, f);
+  }
+  // bad lines: the reference's wording, FILE:LINE
+  for (const [bad, message] of [
+    ['18446744073709551616', /:3: fingerprint 18446744073709551616 is larger than 2\^64-1/],
+    ['123456789012345678901', /:3: fingerprint must be a decimal u64, got '123456789012345678901'/],
+    ['12 34', /:3: fingerprint must be a decimal u64, got '12 34'/],
+    [' x7 ', /:3: fingerprint must be a decimal u64, got 'x7'/],
+    ['-5', /:3: fingerprint must be a decimal u64, got '-5'/],
+  ] as [string, RegExp][]) {
+    fs.writeFileSync(path.join(dir, 'b.txt'), `1\n\n${bad}\n2\n`);
+    let error = '';
+    try { await readFingerprintText([path.join(dir, 'b.txt')]); } catch (e) { error = (e as Error).message; }
+    assert.match(error, message, bad);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('find-all\'s native pair lines: "a b\\n" as BigInt prints them, whole lines per buffer; bad arguments are TypeError/RangeError', () => {
+  let x = 0x9e3779b97f4a7c15n;
+  const next = () => (x = (x * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n)) >> (x % 64n);
+  const a = BigUint64Array.from({ length: 5000 }, next), b = BigUint64Array.from({ length: 5000 }, next);
+  a[0] = 0n; b[0] = (1n << 64n) - 1n;
+  const want = Array.from(a, (v, i) => `${v} ${b[i]}\n`).join('');
+  for (const size of [42, 43, 1000, 1 << 20]) {
+    const into = Buffer.alloc(size);
+    let got = '';
+    for (let at = 0; at < a.length;) {
+      const r = formatPairLines(a, b, at, into);
+      assert.ok(r.next > at && r.bytes <= size);
+      got += into.toString('latin1', 0, r.bytes);
+      at = r.next;
+    }
+    assert.is(got, want, `buffer of ${size}`);
+  }
+  const f = native.simhashFormatPairs as unknown as (...args: unknown[]) => unknown;
+  const into = new Uint8Array(64);
+  for (const [args, type, msg] of [
+    [[[1n], b, 0, into], TypeError, /Expected a to be a BigUint64Array/],
+    [[a, b.subarray(1), 0, into], RangeError, /same length/],
+    [[a, b, -1, into], RangeError, /first must be an integer/],
+    [[a, b, 5001, into], RangeError, /first must be an integer/],
+    [[a, b, 0, 'x'], TypeError, /Expected into to be a Uint8Array/],
+    [[a, b, 0, new Uint8Array(41)], RangeError, /at least one line/],
+  ] as [unknown[], typeof TypeError, RegExp][]) {
+    assert.throws(() => f(...args), (e: Error) => e instanceof type && msg.test(e.message), String(msg));
+  }
 });
 
 test.run();

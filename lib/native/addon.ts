@@ -430,6 +430,8 @@ export interface NativeBinding {
     next(chunkPairs: number): Promise<{ a: BigUint64Array; b: BigUint64Array; done: boolean }>;
   };
   simhashPickBlocks(n: number, distance: number): number;
+  /** "a b\n" lines from pair `first` on into `into`, whole lines only: [bytes written, next pair] (find-all's output). */
+  simhashFormatPairs(a: BigUint64Array, b: BigUint64Array, first: number, into: Uint8Array): [number, number];
   /** Locks a temporary file the CLI opened, while it stays open (io::os::LockFile); false without lock support. */
   lockTempFile(fd: number, path: string): boolean;
   /** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files of `dir` (io::CleanStaleTemps); how many. */

@@ -12,6 +12,7 @@
 #include "simhash/all_pairs.h"
 #include "simhash/fingerprint.h"
 #include "simhash/layout.h"
+#include "simhash/pair_text.h"
 #include "texts.h"
 
 namespace neardup {
@@ -285,6 +286,30 @@ Napi::Value PairStream(const Napi::CallbackInfo& info) {
   });
 }
 
+// simhashFormatPairs(a, b, first, into): "a b\n" lines from pair `first` on, into the Uint8Array `into` while
+// whole lines fit; returns [bytes written, the next pair]. Bounded work per call (the buffer's size), in place.
+Napi::Value FormatPairs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const U64View a = GetU64Array(env, info[0], "a");
+  const U64View b = GetU64Array(env, info[1], "b");
+  if (a.size != b.size) ThrowRangeError(env, "a and b must have the same length");
+  if (!info[2].IsNumber()) ThrowTypeError(env, "Expected first to be a number");
+  const double first = info[2].As<Napi::Number>().DoubleValue();
+  if (!(first >= 0 && first <= static_cast<double>(a.size)) || std::floor(first) != first)
+    ThrowRangeError(env, "first must be an integer from 0 to the number of pairs");
+  if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected into to be a Uint8Array");
+  Napi::TypedArray into = info[3].As<Napi::TypedArray>();
+  if (into.ByteLength() < simhash::kMaxPairLine) ThrowRangeError(env, "into must hold at least one line (" + std::to_string(simhash::kMaxPairLine) + " bytes)");
+  char* out = reinterpret_cast<char*>(static_cast<uint8_t*>(into.ArrayBuffer().Data()) + into.ByteOffset());
+  size_t next = 0;
+  const size_t written = simhash::FormatPairLines(a.data, b.data, a.size, static_cast<size_t>(first), out, into.ByteLength(), &next);
+  Napi::Array r = Napi::Array::New(env, 2);
+  r.Set(0u, Napi::Number::New(env, static_cast<double>(written)));
+  r.Set(1u, Napi::Number::New(env, static_cast<double>(next)));
+  return r;
+}
+
 Napi::Value PickBlocks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber()) ThrowTypeError(env, "Expected n to be a number");
@@ -307,6 +332,7 @@ void Simhash::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("simhashFindAllSync", Napi::Function::New(env, FindAllSync, "simhashFindAllSync"));
   exports.Set("simhashPairStream", Napi::Function::New(env, PairStream, "simhashPairStream"));
   exports.Set("simhashPickBlocks", Napi::Function::New(env, PickBlocks, "simhashPickBlocks"));
+  exports.Set("simhashFormatPairs", Napi::Function::New(env, FormatPairs, "simhashFormatPairs"));
 }
 
 }  // namespace binding

@@ -1,4 +1,5 @@
-// SimHash functions: simhashFingerprints(Sync), simhashCompute, simhashFindAll(Sync), simhashPickBlocks.
+// SimHash functions: simhashFingerprints(Sync), simhashCompute, simhashFindAll(Sync), simhashPickBlocks,
+// simhashFormatPairs (find-all's output lines).
 // Also the BigUint64Array helpers shared with simhash_index.cc.
 #pragma once
 #include <napi.h>

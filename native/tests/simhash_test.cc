@@ -16,6 +16,7 @@
 #include "simhash/fingerprint.h"
 #include "simhash/index.h"
 #include "simhash/layout.h"
+#include "simhash/pair_text.h"
 #include "util/endian.h"
 
 using namespace neardup;
@@ -530,6 +531,33 @@ TEST(index_open_random_corruption) {
   EXPECT(refused > 0);
   std::string cmd = "rm -rf " + dir;
   EXPECT_EQ(system(cmd.c_str()), 0);
+}
+
+TEST(pair_lines_format_u64_and_fill_the_buffer) {
+  // every digit count, the ends of the range, and random values against std::to_string
+  std::vector<uint64_t> a = {0, 1, 9, 10, 99, 100, 4294967295ULL, 4294967296ULL, 9999999999999999999ULL, 10000000000000000000ULL, UINT64_MAX};
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 2000; i++) a.push_back(rng() >> (rng() % 64));
+  std::vector<uint64_t> b(a.rbegin(), a.rend());
+  std::string want;
+  for (size_t i = 0; i < a.size(); i++) want += std::to_string(a[i]) + " " + std::to_string(b[i]) + "\n";
+  char digits[20];
+  for (uint64_t v : a) EXPECT(std::string(digits, FormatU64(v, digits)) == std::to_string(v));
+  // in buffers of every small size (at least one line) and a large one: the same text, whole lines only
+  for (size_t cap : {kMaxPairLine, kMaxPairLine + 1, size_t{100}, size_t{4096}, size_t{1} << 20}) {
+    std::vector<char> buf(cap);
+    std::string got;
+    size_t next = 0;
+    for (size_t first = 0; first < a.size(); first = next) {
+      const size_t n = FormatPairLines(a.data(), b.data(), a.size(), first, buf.data(), cap, &next);
+      EXPECT(next > first);
+      EXPECT(n > 0 && n <= cap && buf[n - 1] == '\n');
+      got.append(buf.data(), n);
+    }
+    EXPECT(got == want);
+  }
+  size_t next = 7;
+  EXPECT(FormatPairLines(a.data(), b.data(), a.size(), a.size(), digits, 0, &next) == 0 && next == a.size());
 }
 
 TEST_MAIN("simhash")

@@ -6,6 +6,7 @@ import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFinger
 import type { ShingleOptions } from '../../text/shingles';
 import { openInput, readLines } from '../../io/jsonl';
 import { idJson, readDocuments } from '../../io/input';
+import { formatPairLines, readFingerprintText } from '../../simhash/fingerprint-text';
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
@@ -169,9 +170,12 @@ async function findAll(args: string[]): Promise<number> {
   // ids that are not decimal u64 (JSON strings, words): kept as read, and numbered in input order instead
   let textIds: string[] | undefined;
   const fps: bigint[] = [];
-  const seen = new Set<bigint>();
   const progress = new Progress('neardup simhash find-all');
-  for (const file of positionals.length ? positionals : ['-']) {
+  const files = positionals.length ? positionals : ['-'];
+  // plain fingerprints: parsed in place (lib/simhash/fingerprint-text.ts), repeats counted once
+  const plain = withIds ? undefined : await readFingerprintText(files, (n) => progress.update({ docs: n, extra: 'reading' }));
+  if (plain) lines = plain.lines;
+  for (const file of withIds ? files : []) {
     let line = 0;
     for await (const raw of readLines(await openInput(file), file)) {
       line++;
@@ -179,29 +183,20 @@ async function findAll(args: string[]): Promise<number> {
       if (text === '') continue;
       lines++;
       if ((lines & 0xffff) === 0) progress.update({ docs: lines, extra: 'reading' });
-      if (withIds) {
-        const { id, rest } = splitId(raw.toString('utf8').trim(), file, line);
-        if (rest === '') continue;  // an id without fingerprint: a skipped document
-        if (/\s/.test(rest)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint", got more after the fingerprint`, { file, line });
-        fps.push(parseU64(rest, file, line, 'fingerprint'));
-        const numeric = textIds === undefined && /^\d{1,20}$/.test(id) && BigInt(id) <= U64_MAX;
-        if (!numeric && textIds === undefined) textIds = ids.map((v) => v.toString());  // from here on, ids as text
-        if (textIds) textIds.push(id); else ids.push(BigInt(id));
-      } else {
-        const v = parseU64(text, file, line, 'fingerprint');
-        if (!seen.has(v)) {
-          seen.add(v);
-          fps.push(v);
-        }
-      }
+      const { id, rest } = splitId(raw.toString('utf8').trim(), file, line);
+      if (rest === '') continue;  // an id without fingerprint: a skipped document
+      if (/\s/.test(rest)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: expected "id fingerprint", got more after the fingerprint`, { file, line });
+      fps.push(parseU64(rest, file, line, 'fingerprint'));
+      const numeric = textIds === undefined && /^\d{1,20}$/.test(id) && BigInt(id) <= U64_MAX;
+      if (!numeric && textIds === undefined) textIds = ids.map((v) => v.toString());  // from here on, ids as text
+      if (textIds) textIds.push(id); else ids.push(BigInt(id));
     }
   }
-  const fpArr = BigUint64Array.from(fps);
+  const fpArr = plain ? plain.fps : BigUint64Array.from(fps);
   // text ids: the pairs are found between entry numbers (input order), printed as the ids read
   const idArr = !withIds ? fpArr : textIds ? BigUint64Array.from({ length: textIds.length }, (_, i) => BigInt(i)) : BigUint64Array.from(ids);
   const name = textIds ? (v: bigint) => textIds![Number(v)] : (v: bigint) => v.toString();
   fps.length = ids.length = 0;
-  seen.clear();
   const out = new Output();
   let pairs = 0, clusters: number | undefined;
   if (values.clusters) {
@@ -212,13 +207,22 @@ async function findAll(args: string[]): Promise<number> {
   } else {
     // streamed in sorted chunks: memory stays one chunk, however many pairs there are
     const chunkPairs = Number(process.env.NEARDUP_TEST_CHUNK_PAIRS ?? 1 << 20);
+    const into = textIds ? undefined : Buffer.allocUnsafe(4 << 20);  // decimal ids: lines formatted natively, in place
     for await (const { a, b } of simhashFindAllStream(fpArr, { ids: idArr, distance, blocks, chunkPairs })) {
-      const text: string[] = [];
-      for (let i = 0; i < a.length; i++) {
-        text.push(`${name(a[i])} ${name(b[i])}\n`);
-        if (text.length === 65536 || i + 1 === a.length) {
-          await out.write(text.join(''));
-          text.length = 0;
+      if (into) {
+        for (let at = 0; at < a.length;) {
+          const { bytes, next } = formatPairLines(a, b, at, into);
+          await out.writeBytes(into.subarray(0, bytes));  // resolves once the stream is done with the bytes
+          at = next;
+        }
+      } else {
+        const text: string[] = [];
+        for (let i = 0; i < a.length; i++) {
+          text.push(`${name(a[i])} ${name(b[i])}\n`);
+          if (text.length === 65536 || i + 1 === a.length) {
+            await out.write(text.join(''));
+            text.length = 0;
+          }
         }
       }
       pairs += a.length;
