@@ -87,7 +87,7 @@ test('--kept-dir with Parquet inputs: a Parquet file per input, its rows and sch
   assert.equal(b.rows, input.slice(150).filter((_, i) => flags[150 + i]));
 });
 
-test('a staged run (--work, 2 shards) writes the same Parquet rows, with --drop-all too', async () => {
+test('a staged run (--work, 2 shards) writes the same Parquet rows, with --drop-all too, and --kept-dir', async () => {
   for (const extra of [[], ['--drop-all']]) {
     ok([...BASE, ...extra, '--kept', 'one.k.parquet', '--removed', 'one.r.parquet']);
     fs.rmSync(path.join(dir, 'w'), { recursive: true, force: true });
@@ -97,6 +97,15 @@ test('a staged run (--work, 2 shards) writes the same Parquet rows, with --drop-
       assert.equal(st.rows, one.rows, `${extra.join(' ') || 'plain'}: --${x === 'k' ? 'kept' : 'removed'} rows`);
       assert.equal(st.schema, one.schema);
     }
+  }
+  // --kept-dir: a Parquet file per Parquet input, as the single run writes it
+  ok([...BASE, '--kept-dir', 'kd1']);
+  fs.rmSync(path.join(dir, 'w'), { recursive: true, force: true });
+  ok([...BASE, '--kept-dir', 'kd2', '--work', 'w', '--shards', '2']);
+  for (const f of ['a.parquet', 'b.parquet']) {
+    const one = await readParquet(path.join('kd1', f)), st = await readParquet(path.join('kd2', f));
+    assert.ok(one.rows.length > 50);
+    assert.equal(st.rows, one.rows, `--kept-dir ${f}`);
   }
 });
 
