@@ -62,17 +62,21 @@ test('progress off a terminal: JSON lines in auto and json mode, the bar in tty 
   assert.equal(jsonLines(short.stderr).map((l) => l.command ?? 'progress'), ['shingles'], short.stderr);
 });
 
-test('progress of the commands whose work is their output: passages query|pairs|extract and simhash find-all count what they wrote', () => {
+test('progress of the commands whose work is their output: passages query|pairs|extract, simhash find-all and similar query|top count what they wrote or queried', () => {
   const fast = { NEARDUP_PROGRESS_INTERVAL: '0.001' };
   const ix = cli(dir, ['passages', 'index', '-o', 'plog', 'c.jsonl', '--id-field', 'id']);
   assert.is(ix.code, 0, ix.stderr);
   const fp = cli(dir, ['simhash', 'fingerprint', 'c.jsonl', '--id-field', 'id', '--progress', 'none']);
+  const sim = cli(dir, ['similar', 'build', 'c.jsonl', '--index', 'slog', '--id-field', 'id', '--progress', 'none']);
+  assert.is(sim.code, 0, sim.stderr);
   fs.writeFileSync(path.join(dir, 'fp.txt'), fp.stdout);
   for (const [label, args, counted] of [
     ['neardup passages pairs', ['passages', 'pairs', 'plog'], 'written'],
     ['neardup passages extract', ['passages', 'extract', 'plog', '--min-docs', '2'], 'written'],
     ['neardup passages query', ['passages', 'query', 'plog', 'c.jsonl', '--id-field', 'id'], 'documents'],
     ['neardup simhash find-all', ['simhash', 'find-all', '--ids', 'fp.txt', '--distance', '3'], 'written'],
+    ['neardup similar query', ['similar', 'query', 'c.jsonl', '--index', 'slog'], 'documents'],
+    ['neardup similar top', ['similar', 'top', '--index', 'slog'], 'documents'],
   ] as const) {
     const r = cli(dir, [...args, '--progress', 'json'], fast);
     assert.is(r.code, 0, r.stderr);
@@ -82,7 +86,22 @@ test('progress of the commands whose work is their output: passages query|pairs|
     assert.is(last.done, true, `${label}: a last line marked done`);
     const out = r.stdout.split('\n').filter((l) => l.length > 0).length;
     assert.ok(out > 0, `${label} wrote something`);
-    assert.is(last[counted], out, `${label}: ${counted} in the last line = the lines on stdout`);
+    // similar query and top print a line per match: their count is of the documents queried
+    const want = label.startsWith('neardup similar') ? DOCS : out;
+    assert.is(last[counted], want, `${label}: ${counted} in the last line`);
+  }
+});
+
+test('paragraphs: progress of each pass (JSONL bytes and documents, --drop-all\'s two passes)', () => {
+  const fast = { NEARDUP_PROGRESS_INTERVAL: '0.001' };
+  for (const extra of [[], ['--drop-all']]) {
+    const r = cli(dir, ['paragraphs', 'c.jsonl', '--progress', 'json', ...extra], fast);
+    assert.is(r.code, 0, r.stderr);
+    const progress = jsonLines(r.stderr).filter((l) => l.progress === 'neardup paragraphs');
+    assert.ok(progress.length >= 1, r.stderr.slice(0, 1000));
+    const last = progress[progress.length - 1];
+    assert.equal([last.done, last.documents], [true, DOCS]);
+    if (extra.length) assert.ok(progress.some((p) => p.stage === 'first pass') && last.stage === 'second pass', 'the passes are named');
   }
 });
 

@@ -1,6 +1,7 @@
 // neardup paragraphs: streaming paragraph dedup over vertical text, plain text or JSONL, with neardup's
 // safe defaults (a unique short document is never dropped) and a saveable seen-set.
 import { writeSummary } from '../summary';
+import { Progress } from '../progress';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -168,16 +169,27 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
   try {
     if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
     const dropEmpty = Boolean(values['drop-empty']);
+    // progress: bytes of input (and documents, where they are counted here) of the pass under way
+    const progress = new Progress('neardup paragraphs');
+    let passBytes = 0, passDocs = 0;
     // One pass over the input; with --drop-all, a first pass without output collects the repeats.
     const pass = async (write: boolean) => {
+      const stage = dropAll ? (write ? 'second pass' : 'first pass') : undefined;
+      passBytes = passDocs = 0;
       if (format === 'vertical') {
         const out = (write ? new BufferOutput() : new NullBufferOutput());
-        for (const f of files) await streamVertical(f, filter, out);
+        let before = 0;
+        for (const f of files) {
+          await streamVertical(f, filter, out, (pushed) => { passBytes = before + pushed; progress.update({ bytes: passBytes, extra: stage }); });
+          before = passBytes;
+        }
       } else if (format === 'text') {
         const out = (write ? new Output() : new NullOutput());
         const sep = values['doc-separator'] === undefined ? null : String(values['doc-separator']);
         const flush = async (docs: string[][]) => {
           const r = await filter.pushDocuments(docs);
+          passDocs += docs.length;
+          progress.update({ docs: passDocs, extra: stage });
           for (let i = 0; i < docs.length; i++) {
             const kept = docs[i].filter((_, j) => !r.duplicate[i][j]);
             if (kept.length === 0 && dropEmpty) continue;
@@ -216,8 +228,9 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
         const out = (write ? new Output() : new NullOutput());
         const input = inputOptionsFrom(values);
         const limit = documentLimit('paragraphs');
-        for await (const batch of readJsonl(files, input)) {
+        for await (const batch of readJsonl(files, { ...input, onProgress: (b, fraction) => { passBytes = b; progress.update({ bytes: b, docs: passDocs, fraction, extra: stage }); } })) {
           checkDocumentSizes(batch, limit, 'paragraphs');
+          passDocs += batch.texts.length;
           // a Parquet input's rows, as JSON objects, in step with its documents (JSONL lines are their own)
           const docs = batch.texts.map((t) => (t === null ? [] : splitParagraphs(t)));
           const r = await filter.pushDocuments(docs);
@@ -248,6 +261,7 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
       await filter.startSecondPass();
     }
     await pass(true);
+    progress.done({ bytes: passBytes, docs: passDocs, fraction: format === 'jsonl' ? 1 : undefined, extra: dropAll ? 'second pass' : undefined });
     const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
     if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
     // the summary: the filter's totals, snake_case (documents, removed_documents, paragraphs, ...)

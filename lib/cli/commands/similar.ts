@@ -234,7 +234,7 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
   const options = { ...buildOptions(r.values), ...runOptions(r.values) };
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
-  const progress = new Progress(staged ? 'similar stage prepare' : 'similar build');
+  const progress = new Progress(staged ? 'neardup similar stage prepare' : 'neardup similar build');
   const skipped = { count: 0 }, seen = { n: 0 };
   try {
     const docs = counted(readDocuments(spec, skipped), progress, seen);
@@ -275,7 +275,7 @@ async function runUpdate(args: string[]): Promise<number> {
   const options = runOptions(r.values);
   checkFiles({ inputs: spec.files, outputs: indexFiles(dir), stdout: false });
   const unwatch = watchSpillFolders(options.tmp ?? dir);
-  const progress = new Progress('similar update');
+  const progress = new Progress('neardup similar update');
   const skipped = { count: 0 }, seen = { n: 0 };
   const ix = await ChunkIndex.open(dir);
   let summary: Record<string, unknown>;
@@ -322,7 +322,12 @@ async function runTop(args: string[]): Promise<number> {
         if (ns[i] === 0xffffffff) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `no document with the id '${given[i]}' in '${dir}'`);
       }
     }
-    for (let i = 0; i < ns.length; i += 1024) await out.write(await ix.topLines(ns.subarray(i, i + 1024)));
+    const progress = new Progress('neardup similar top');
+    for (let i = 0; i < ns.length; i += 1024) {
+      await out.write(await ix.topLines(ns.subarray(i, i + 1024)));
+      progress.update({ docs: Math.min(ns.length, i + 1024), fraction: Math.min(1, (i + 1024) / ns.length) });
+    }
+    progress.done({ docs: ns.length, fraction: 1 });
   } finally {
     ix.close();
   }
@@ -339,10 +344,14 @@ async function runQuery(args: string[]): Promise<number> {
   const out = new Output();
   const skipped = { count: 0 };
   const ix = await ChunkIndex.open(dir);
+  const progress = new Progress('neardup similar query');
+  let queried = 0;
   try {
     let batch: ChunkDocument[] = [];
     const flush = async () => {
       const res = await ix.query(batch.map((d) => d.text as string), batch.map((d) => d.id));
+      queried += batch.length;
+      progress.update({ docs: queried });
       for (const list of res) {
         for (const e of list) {
           await out.write(`{"id":${idText(e.id)},"other":${idText(e.other)},"similarity":${e.similarity},` +
@@ -356,6 +365,7 @@ async function runQuery(args: string[]): Promise<number> {
       if (batch.length >= 1024) await flush();
     }
     if (batch.length) await flush();
+    progress.done({ docs: queried });
   } finally {
     ix.close();
   }
