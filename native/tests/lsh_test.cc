@@ -471,6 +471,48 @@ TEST(spill_merges_with_bounded_fan_in) {
   rmdir(dir);
 }
 
+// Candidate pairs spilled as sorted runs (dedup --pairs beyond its buffer): every distinct pair once,
+// ascending, against std::set, with more runs than one merge takes (kFanIn), read in chunks of every size;
+// in memory (nothing spilled) the buffer is the list; the run files are gone afterwards.
+TEST(pair_runs_merge_equals_a_set) {
+  char dir[] = "/tmp/neardup-pairs-test-XXXXXX";
+  EXPECT(mkdtemp(dir) != nullptr);
+  std::mt19937_64 rng(41);
+  for (const uint64_t buffer : {uint64_t{2}, uint64_t{64}, uint64_t{1000}, uint64_t{1} << 20}) {
+    for (const size_t n : {size_t{0}, size_t{1}, size_t{5000}, size_t{40000}}) {
+      std::set<uint64_t> want;
+      lsh::PairRuns runs;
+      runs.Reset(buffer, true, [&](std::string* d) { *d = dir; return Status::Ok(); });
+      for (size_t i = 0; i < n; i++) {
+        // a few thousand distinct pairs, most of them repeated: duplicates within and across runs
+        const uint64_t a = rng() % 90, b = a + 1 + rng() % 60;
+        const uint64_t v = (a << 32) | b;
+        want.insert(v);
+        EXPECT(runs.Add(v).ok());
+      }
+      EXPECT(runs.Seal(nullptr).ok());
+      std::vector<uint64_t> got;
+      if (!runs.spilled()) {
+        got = runs.memory();
+      } else {
+        EXPECT(n * 2 > buffer);
+        std::vector<uint64_t> chunk;
+        for (size_t max = 1;; max = max % 97 + 3) {
+          EXPECT(runs.Next(max, &chunk).ok());
+          if (chunk.empty()) break;
+          EXPECT(chunk.size() <= max);
+          got.insert(got.end(), chunk.begin(), chunk.end());
+        }
+      }
+      EXPECT(got == std::vector<uint64_t>(want.begin(), want.end()));
+      if (buffer == 64 && n == 40000) EXPECT(runs.runs() > lsh::PairRuns::kFanIn);  // merged before reading
+      runs.Clear();
+      EXPECT_EQ(FilesIn(dir), 0u);
+    }
+  }
+  rmdir(dir);
+}
+
 // Through Dedup with the default fan-in: --memory 1 spills every document; same clusters as in memory.
 TEST(dedup_tiny_memory_equals_memory) {
   lsh::DedupOptions o;
