@@ -67,14 +67,11 @@ class DistinctU64 {
 
   /** The values as a BigUint64Array (little-endian words: low then high). */
   values(): BigUint64Array {
-    const out = new BigUint64Array(this.count);
-    const w = new Uint32Array(out.buffer);
+    this.slots = new Int32Array(0);  // the table is no longer needed
     const little = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-    if (little) {
-      w.set(this.words.subarray(0, 2 * this.count));
-    } else {
-      for (let i = 0; i < this.count; i++) out[i] = (BigInt(this.words[2 * i + 1]) << 32n) | BigInt(this.words[2 * i]);
-    }
+    if (little) return new BigUint64Array(this.words.buffer, 0, this.count);  // the words themselves: no copy
+    const out = new BigUint64Array(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = (BigInt(this.words[2 * i + 1]) << 32n) | BigInt(this.words[2 * i]);
     return out;
   }
 }

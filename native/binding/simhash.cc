@@ -278,9 +278,11 @@ Napi::Value PairStream(const Napi::CallbackInfo& info) {
   const U64View ids = FindAllIds(env, info[0], fps.size);
   if (fps.size >= UINT32_MAX) ThrowRangeError(env, "at most 4294967294 fingerprints per call");
   auto ps = std::make_shared<PairStreamState>();
+  // ids that are the fingerprints themselves (find-all of bare fingerprints): one copy, not two
+  const bool same = ids.data != nullptr && ids.data == fps.data && ids.size == fps.size;
   ps->stream = std::make_unique<simhash::PairStream>(
       std::vector<uint64_t>(fps.data, fps.data + fps.size),
-      ids.data ? std::vector<uint64_t>(ids.data, ids.data + ids.size) : std::vector<uint64_t>(), c.blocks, c.distance);
+      ids.data && !same ? std::vector<uint64_t>(ids.data, ids.data + ids.size) : std::vector<uint64_t>(), c.blocks, c.distance, same);
   return PairStreamObject(env, [ps](Napi::Env e, uint64_t max) -> PairChunkWorker* {
     return new SimhashPairChunkWorker(e, ps, max);
   });

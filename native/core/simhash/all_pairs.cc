@@ -468,8 +468,15 @@ Status AllComponents(const uint64_t* fps, size_t n, uint32_t m, uint32_t k, size
   return Status::Ok();
 }
 
-PairStream::PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t m, uint32_t k)
+PairStream::PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t m, uint32_t k, bool ids_are_fps)
     : m_(m), k_(k) {
+  if (ids_are_fps) {
+    // in id order = in value order
+    fps_ = std::move(fps);
+    std::sort(fps_.begin(), fps_.end());
+    fps_ids_ = true;
+    return;
+  }
   if (ids.empty() || ids.size() != fps.size()) {
     fps_ = std::move(fps);
     return;
@@ -493,7 +500,7 @@ Status PairStream::Range(uint32_t lo, uint32_t hi, uint64_t cap, size_t slots, c
   if (!st.ok()) return st;
   const size_t before = out->size();
   for (const auto& e : idx) {
-    const uint64_t a = ids_.empty() ? e.first : ids_[e.first], b = ids_.empty() ? e.second : ids_[e.second];
+    const uint64_t a = IdOf(e.first), b = IdOf(e.second);
     if (a != b) out->emplace_back(a, b);  // a <= b: entries are in id order
   }
   std::sort(out->begin() + before, out->end());
@@ -541,7 +548,7 @@ Status PairStream::Next(uint64_t max_pairs, size_t slots, const std::atomic<bool
   uint64_t sum = 0;
   while (hi < n) {
     uint32_t run_end = hi + 1;
-    while (run_end < n && !ids_.empty() && ids_[run_end] == ids_[hi]) run_end++;
+    while (run_end < n && (fps_ids_ || !ids_.empty()) && IdOf(run_end) == IdOf(hi)) run_end++;
     uint64_t run = 0;
     for (uint32_t i = hi; i < run_end; i++) run += counts_[i];
     if (hi > next_ && sum + run > max_pairs) break;

@@ -68,8 +68,9 @@ Status AllComponents(const uint64_t* fps, size_t n, uint32_t blocks, uint32_t di
 // counts, and one chunk; time: one search per chunk (each costs about one AllPairs, minus the pairs).
 class PairStream {
  public:
-  // ids empty: entry i has id i.
-  PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t blocks, uint32_t distance);
+  // ids empty: entry i has id i; ids_are_fps: each entry's id is its fingerprint (find-all of bare
+  // fingerprints), so no second copy is kept.
+  PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uint32_t blocks, uint32_t distance, bool ids_are_fps = false);
   // Appends the next chunk: all pairs of the next range of first ids, about max_pairs of them (more when one
   // id alone has more); *done once every pair has been produced.
   Status Next(uint64_t max_pairs, size_t slots, const std::atomic<bool>* stop,
@@ -78,7 +79,9 @@ class PairStream {
  private:
   Status Range(uint32_t lo, uint32_t hi, uint64_t cap, size_t slots, const std::atomic<bool>* stop,
                std::vector<std::pair<uint64_t, uint64_t>>* out);
-  std::vector<uint64_t> fps_, ids_;  // sorted by id (stable); ids_ empty: the index
+  std::vector<uint64_t> fps_, ids_;  // sorted by id (stable); ids_ empty: the index, or with fps_ids_ fps_
+  bool fps_ids_ = false;             // an entry's id is its fingerprint (fps_ ascending)
+  uint64_t IdOf(uint32_t i) const { return fps_ids_ ? fps_[i] : ids_.empty() ? i : ids_[i]; }
   uint32_t m_, k_;
   std::vector<uint32_t> counts_;  // pairs whose smaller entry is i (filled when needed)
   Distinct distinct_;             // of fps_ (found on the first Next)
