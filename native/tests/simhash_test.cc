@@ -202,6 +202,21 @@ TEST(all_pairs_cap_components_and_stream) {
       if (chunk == 1000) EXPECT(chunks > 5);
     }
   }
+  // ids that are the fingerprints (find-all of bare values, one copy kept): the pairs of ids = fps, in chunks
+  for (uint64_t chunk : {uint64_t{3}, uint64_t{500}, uint64_t{1} << 30}) {
+    std::vector<std::pair<uint64_t, uint64_t>> got[2];
+    for (int way = 0; way < 2; way++) {
+      PairStream ps(v, way == 0 ? v : std::vector<uint64_t>(), 6, 3, way == 1);
+      std::vector<std::pair<uint64_t, uint64_t>> part;
+      for (bool done = false; !done;) {
+        part.clear();
+        EXPECT(ps.Next(chunk, 2, nullptr, &part, &done).ok());
+        got[way].insert(got[way].end(), part.begin(), part.end());
+      }
+    }
+    EXPECT(!got[0].empty());
+    EXPECT(got[1] == got[0]);
+  }
   // identical fingerprints: n(n-1)/2 pairs, streamed in chunks of whole first ids
   std::vector<uint64_t> same(300, 42);
   PairStream ps(same, {}, 6, 3);
