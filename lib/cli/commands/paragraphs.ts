@@ -261,7 +261,7 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
       await filter.startSecondPass();
     }
     await pass(true);
-    progress.done({ bytes: passBytes, docs: passDocs, fraction: format === 'jsonl' ? 1 : undefined, extra: dropAll ? 'second pass' : undefined });
+    progress.done({ bytes: passBytes, docs: format === 'vertical' ? undefined : passDocs, fraction: format === 'jsonl' ? 1 : undefined, extra: dropAll ? 'second pass' : undefined });
     const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
     if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
     // the summary: the filter's totals, snake_case (documents, removed_documents, paragraphs, ...)
