@@ -153,7 +153,8 @@ test('PassageIndex.add refuses an id that the document list cannot hold, before 
   const d = path.join(tmp, 'ids');
   const ix = await PassageIndex.open(d, {}, true);
   const before = fs.readdirSync(d).sort();
-  for (const id of [undefined, () => 1, Symbol('x'), 10n, NaN, Infinity]) {
+  // (a bigint is an id: an integer beyond 2^53, kept as its digits; passages.test.ts)
+  for (const id of [undefined, () => 1, Symbol('x'), NaN, Infinity]) {
     const e = await ix.add([{ id, text: Buffer.from('one two three four five six seven eight nine ten eleven') }]).then(() => null, (x) => x);
     assert.instance(e, TypeError, String(id));
     assert.is(e.code, 'ERR_NEARDUP_INVALID_ARGUMENT');

@@ -316,4 +316,41 @@ test('a passage index written with 32-bit blots (before 64-bit ones): opened, an
   assert.match(run(['passages', 'pairs', w]), /"a":"d","b":"e"/);
 });
 
+test('integer ids beyond 2^53 stay exact: unquoted digits in query, pairs and extract, through one run, a second run and a sharded build; bigints from the API', async () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-bigid-'));
+  const shared = 'the same long passage of words that several documents quote without changing a single one of its words at all';
+  const ids = ['18446744073709551615', '9007199254740993', '-9223372036854775808', '12345678901234567890123'];
+  const line = (id: string, t: string) => `{"id": ${id}, "text": ${JSON.stringify(t)}}`;
+  fs.writeFileSync(path.join(d, 'a.jsonl'), [line(ids[0], `one ${shared} end`), line(ids[1], `two ${shared} stop`)].join('\n') + '\n');
+  fs.writeFileSync(path.join(d, 'b.jsonl'), [line(ids[2], `three ${shared} halt`), line('"s"', `four ${shared} done`)].join('\n') + '\n');
+  const run = (args: string[]) => {
+    const r = cli(d, args);
+    assert.is(r.code, 0, r.stderr);
+    return r.stdout.toString();
+  };
+  run(['passages', 'index', '-o', 'ix', '--id-field', 'id', 'a.jsonl']);
+  run(['passages', 'index', '-o', 'ix', '--id-field', 'id', 'b.jsonl']);
+  run(['passages', 'index', '-o', 'ix2', '--id-field', 'id', '--work', 'w', '--shards', '2', 'a.jsonl', 'b.jsonl']);
+  for (const ix of ['ix', 'ix2']) {
+    const pairs = run(['passages', 'pairs', ix]);
+    for (const id of ids.slice(0, 3)) assert.ok(pairs.includes(`:${id},`) || pairs.includes(`:${id}}`), `${ix} pairs: ${id} unquoted in ${pairs.slice(0, 300)}`);
+    assert.not.match(pairs, /"18446744073709551615"|18446744073709552000/);
+    const extract = run(['passages', 'extract', ix, '--sigma', '0']);
+    assert.ok(extract.includes(`"id":${ids[1]},`), `${ix} extract`);
+    const query = run(['passages', 'query', ix, '--id-field', 'id', 'a.jsonl']);
+    assert.ok(query.startsWith(`{"id":${ids[0]},`) && query.includes(`"id":${ids[2]},`), `${ix} query: ${query.slice(0, 200)}`);
+  }
+  // an id is any JSON value: an integer beyond 64 bits is kept as its digits too
+  fs.writeFileSync(path.join(d, 'c.jsonl'), [line(ids[3], `x ${shared}`), line('7', `y ${shared}`)].join('\n') + '\n');
+  run(['passages', 'index', '-o', 'ix3', '--id-field', 'id', 'c.jsonl']);
+  assert.match(run(['passages', 'pairs', 'ix3']), new RegExp(`^\\{"a":${ids[3]},"b":7,`));
+  // the API: a bigint id comes back as the same bigint
+  const api = await PassageIndex.open(path.join(d, 'ix'));
+  const got = await api.pairs();
+  const all = new Set(got.flatMap((p: { a: unknown; b: unknown }) => [p.a, p.b]));
+  assert.ok(all.has(18446744073709551615n) && all.has(9007199254740993n) && all.has(-9223372036854775808n), [...all].map(String).join(' '));
+  api.close();
+  fs.rmSync(d, { recursive: true, force: true });
+});
+
 test.run();

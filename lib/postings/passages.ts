@@ -22,6 +22,7 @@ import { OutputFile } from '../io/files';
 import { PostingIndex, memorySplit, writeIndexFile, type BlotOptions, type WindowHash } from './postings';
 import { native } from '../native/addon';
 import { checkJsonCrc, crc32c, jsonWithCrc } from '../io/json-crc';
+import { rawMember } from '../io/jsonl';
 import { IndexRun, lockIndex, parseRecord, readCommitted } from '../io/index-commit';
 
 const META = 'passages.json';
@@ -81,8 +82,9 @@ function readMeta(metaFile: string, bytes?: Buffer): Meta {
   return meta;
 }
 
-/** Checks an id the document lists can hold: one JSON.stringify gives back (strings, finite numbers, booleans, null, plain data). */
+/** Checks an id the document lists can hold: one JSON.stringify gives back (strings, finite numbers, booleans, null, plain data), or a bigint (an integer beyond 2^53, kept as its digits). */
 function checkId(id: unknown, what: string): void {
+  if (typeof id === 'bigint') return;
   let j: string | undefined;
   try {
     j = JSON.stringify(id);
@@ -91,6 +93,25 @@ function checkId(id: unknown, what: string): void {
   }
   if (j === undefined || (typeof id === 'number' && !Number.isFinite(id)))
     throw invalidArgument(TypeError, `Expected ${what} to be a JSON value (a string, a finite number, a boolean, null, an array or an object), got ${typeof id === 'number' ? String(id) : typeof id}`);
+}
+
+/** An id's JSON text in the document list: a bigint as its digits (exact beyond 2^53), anything else as JSON.stringify writes it. */
+export function idJsonText(id: unknown): string {
+  return typeof id === 'bigint' ? id.toString() : JSON.stringify(id);
+}
+
+/** A document-list line, as JSON.stringify({n, id, offset, length, crc}) writes it; idText: the id's JSON text. */
+function docLine(n: number, idText: string, offset: number, length: number, crc: number): string {
+  return `{"n":${n},"id":${idText},"offset":${offset},"length":${length},"crc":${crc}}`;
+}
+
+/** The id of a parsed document-list line as JSON text: an integer beyond 2^53 as its digits on the line. */
+function lineIdText(line: string, id: unknown): string {
+  if (typeof id === 'number' && !Number.isSafeInteger(id) && Number.isInteger(id)) {
+    const raw = rawMember(line, 'id');
+    if (raw !== undefined && /^-?\d+$/.test(raw)) return raw;
+  }
+  return JSON.stringify(id);
 }
 
 export interface ExtractOptions {
@@ -384,7 +405,7 @@ export class PassageIndex {
           crc[d.n] = d.crc!;
           check[d.n] = 1;
         }
-        const idJson = JSON.stringify(d.id);
+        const idJson = lineIdText(l, d.id);
         pending.push(idJson);
         idBytes += Buffer.byteLength(idJson);
         idOffsets[d.n + 1] = idBytes;
@@ -397,7 +418,11 @@ export class PassageIndex {
       if (lines !== b.count) throw new NeardupError('ERR_NEARDUP_CORRUPT', `${f}: ${lines} documents, passages.json says ${b.count}`, { file: f });
     });
     const json = Buffer.concat(idParts, idBytes);
-    const id = (d: number) => JSON.parse(json.toString('utf8', idOffsets[d], idOffsets[d + 1])) as unknown;
+    const id = (d: number) => {
+      const t = json.toString('utf8', idOffsets[d], idOffsets[d + 1]);
+      const v = JSON.parse(t) as unknown;
+      return typeof v === 'number' && !Number.isSafeInteger(v) && /^-?\d+$/.test(t) ? BigInt(t) : v;  // exact beyond 2^53
+    };
     this.table = { id, ids: { json, offsets: idOffsets }, texts: { files: this.meta.batches.map((b) => path.join(this.dir, b.texts)), file, offset, length, crc, check } };
     this.ix.setDocIds(json, idOffsets);  // for the lines formatted natively
     return this.table;
@@ -439,7 +464,7 @@ export class PassageIndex {
         if (docs.length === 0) continue;
         let lines = '';
         for (const d of docs) {
-          lines += JSON.stringify({ n: first + n, id: d.id, offset: off, length: d.text.length, crc: crc32c(d.text) }) + '\n';
+          lines += docLine(first + n, idJsonText(d.id), off, d.text.length, crc32c(d.text)) + '\n';
           await textsOut.write(Buffer.from(d.text.buffer, d.text.byteOffset, d.text.byteLength));
           off += d.text.length;
           n++;
@@ -533,7 +558,7 @@ export class PassageIndex {
                 throw new NeardupError('ERR_NEARDUP_CORRUPT', `${docsFile}:${i + 1}: bad crc`, { file: docsFile, line: i + 1 });
               // a batch without checksums gets them here (its text read once)
               const crc = b.docsCrc !== undefined ? d.crc! : crc32c(p.text(b.first + i));
-              const line = Buffer.from(JSON.stringify({ n: first + n + i, id: d.id, offset: off + d.offset, length: d.length, crc }) + '\n');
+              const line = Buffer.from(docLine(first + n + i, lineIdText(l, d.id), off + d.offset, d.length, crc) + '\n');
               docsCrc = crc32c(line, docsCrc);
               const w = docsOut.write(line);
               if (w) await w;

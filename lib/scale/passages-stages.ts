@@ -85,8 +85,8 @@ export async function* readPassageDocs(files: string[], values: Record<string, u
     const name = nameOf.get(b.file) ?? displayName(b.file);
     for (let i = 0; i < b.count; i++) {
       if (b.valid && b.valid[i] === 0) continue;  // --on-bad-line skip
-      let id: unknown = b.ids ? idValue(b.ids, i) : `${name}:${b.firstLine + i}`;
-      if (typeof id === 'bigint') id = id.toString();  // an integer beyond 2^53: its digits
+      // an integer beyond 2^53 is a bigint: the index keeps its digits (exact, unquoted)
+      const id: unknown = b.ids ? idValue(b.ids, i) : `${name}:${b.firstLine + i}`;
       out.push({ id, text: data.subarray(b.packed.offsets[i], b.packed.offsets[i + 1]) });
     }
     yield out;

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassageIndex, extractMemory } from '../../postings/passages';
+import { PassageIndex, extractMemory, idJsonText } from '../../postings/passages';
 import { defaultBuildMemory, memorySplit } from '../../postings/postings';
 import { checkInputFiles, inputSize } from '../../io/input';
 import { Output, UsageError, didYouMean, floatOption, intOption, oneOf, parse, usageErrorText, type Command } from '../common';
@@ -351,7 +351,7 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
           const docs = batch.slice(at, at + QUERY_GROUP);
           const res = await ix.queryLines(docs.map((d) => d.text), { minShared, maxDocs });
           for (let i = 0; i < docs.length; i++) {
-            await out.write(`{"id":${JSON.stringify(docs[i].id)},"matches":`);
+            await out.write(`{"id":${idJsonText(docs[i].id)},"matches":`);
             await out.writeBytes(res[i]);
             await out.write('}\n');
           }
