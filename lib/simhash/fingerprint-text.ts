@@ -10,7 +10,15 @@ import { NeardupError } from '../util/errors';
 import { openInputFile, readError } from '../io/input';
 import { native } from '../native/addon';
 
-const U64_MAX = (1n << 64n) - 1n;
+export const U64_MAX = (1n << 64n) - 1n;
+
+/** A decimal u64 of a text line ("FILE:LINE: WHAT must be a decimal u64" otherwise): find-all's rule for fingerprints and ids. */
+export function parseU64(s: string, file: string, line: number, what: string): bigint {
+  if (!/^\d{1,20}$/.test(s)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} must be a decimal u64, got '${s.slice(0, 40)}'`, { file, line });
+  const v = BigInt(s);
+  if (v > U64_MAX) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} ${s} is larger than 2^64-1`, { file, line });
+  return v;
+}
 
 /** The bytes String.prototype.trim removes from a latin1 string. */
 const isSpace = (c: number) => c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0;
@@ -76,13 +84,6 @@ class DistinctU64 {
   }
 }
 
-/** The error of line `text` (trimmed), as the line reader words it. */
-function lineError(file: string, line: number, text: string): NeardupError {
-  if (/^\d{1,20}$/.test(text) && BigInt(text) > U64_MAX)
-    return new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: fingerprint ${text} is larger than 2^64-1`, { file, line });
-  return new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: fingerprint must be a decimal u64, got '${text.slice(0, 40)}'`, { file, line });
-}
-
 /** Reads the fingerprints of `files` ('-': standard input; gzip and zstd decompressed, by their magic bytes). */
 export async function readFingerprintText(files: string[], onLines?: (lines: number) => void): Promise<FingerprintText> {
   const set = new DistinctU64();
@@ -101,7 +102,12 @@ export async function readFingerprintText(files: string[], onLines?: (lines: num
       line++;
       if (started) {
         lines++;
-        if (bad || over) throw lineError(file, line, head.toString('latin1', 0, headLen).trim());
+        if (bad || over) {
+          // worded as for any line; the first 64 bytes may look valid when the fault comes after them
+          const text = head.toString('latin1', 0, headLen).trim();
+          parseU64(text, file, line, 'fingerprint');
+          throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: fingerprint must be a decimal u64, got '${text.slice(0, 40)}...'`, { file, line });
+        }
         set.add(((l1 << 16) | l0) >>> 0, ((l3 << 16) | l2) >>> 0);
         if ((lines & 0xffff) === 0) onLines?.(lines);
       }

@@ -6,7 +6,7 @@ import { simhashFindAll, simhashFindAllStream, simhashFindAllSync, simhashFinger
 import type { ShingleOptions } from '../../text/shingles';
 import { openInput, readLines } from '../../io/jsonl';
 import { idJson, readDocuments } from '../../io/input';
-import { formatPairLines, readFingerprintText } from '../../simhash/fingerprint-text';
+import { U64_MAX, formatPairLines, parseU64, readFingerprintText } from '../../simhash/fingerprint-text';
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { checkDocumentSizes, documentLimit } from '../limits';
@@ -63,13 +63,6 @@ any number of them can be printed; clusters are found without holding the pairs.
 At the end, a JSON summary on stderr: lines, fingerprints (distinct values, or entries with --ids), pairs
 (without --clusters), clusters (with --clusters), distance, seconds.`;
 
-const U64_MAX = (1n << 64n) - 1n;
-function parseU64(s: string, file: string, line: number, what: string): bigint {
-  if (!/^\d{1,20}$/.test(s)) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} must be a decimal u64, got '${s.slice(0, 40)}'`, { file, line });
-  const v = BigInt(s);
-  if (v > U64_MAX) throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${file}:${line}: ${what} ${s} is larger than 2^64-1`, { file, line });
-  return v;
-}
 
 /**
  * The id at the start of a find-all --ids line and what follows it: a JSON string (`"doc 7"`, spaces and
