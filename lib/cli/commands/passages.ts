@@ -114,6 +114,36 @@ Options:
                   default twice the indexed text, between 64M and 1G
   --tmp DIR       spill files (default: the system's temporary folder)`;
 
+/**
+ * passages extract|pairs: the index's JSON lines, streamed to stdout with their spill folder watched (--tmp)
+ * and memory capped (--memory, default twice the indexed text), progress counting the lines written. Each
+ * chunk is written before the next is asked for (pairs reuses its buffer).
+ */
+async function writeIndexLines(dir: string, values: Record<string, unknown>, verb: string, unit: string,
+  lines: (ix: PassageIndex, memory: ReturnType<typeof extractMemory>, tmp: string) => AsyncIterable<Uint8Array>): Promise<number> {
+  const out = new Output();
+  const ix = await PassageIndex.open(dir);
+  const tmp = typeof values.tmp === 'string' ? values.tmp : os.tmpdir();
+  const unwatch = watchSpillFolders(tmp);
+  const progress = new Progress(`neardup passages ${verb}`);
+  try {
+    const memory = values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(values.memory));
+    let written = 0;
+    for await (const b of lines(ix, extractMemory(memory, ix.size), tmp)) {
+      written += countLines(b);
+      await out.writeBytes(b);
+      progress.update({ written, extra: unit });
+    }
+    progress.done({ written, extra: unit });
+  } finally {
+    progress.done();
+    ix.close();
+    unwatch();
+  }
+  await out.flush();
+  return 0;
+}
+
 /** The lines in a chunk of JSONL output. */
 function countLines(b: Uint8Array): number {
   let n = 0;
@@ -310,26 +340,7 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     const sigma = floatOption('sigma', r.values.sigma, 2, 0, 1e6);
     const minDocs = intOption('min-docs', r.values['min-docs'], 2, 2, 2 ** 32 - 1);
     const limit = r.values.limit === undefined ? undefined : intOption('limit', r.values.limit, 0, 0, 2 ** 53);
-    const ix = await PassageIndex.open(r.positionals[0]);
-    const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
-    const unwatch = watchSpillFolders(tmp);
-    const progress = new Progress('neardup passages extract');
-    try {
-      const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
-      let written = 0;
-      for await (const b of ix.extractLines({ sigma, minDocs, limit, memory: extractMemory(memory, ix.size), tmp })) {
-        await out.writeBytes(b);
-        written += countLines(b);
-        progress.update({ written, extra: 'passages' });
-      }
-      progress.done({ written, extra: 'passages' });
-    } finally {
-      progress.done();
-      ix.close();
-      unwatch();
-    }
-    await out.flush();
-    return 0;
+    return writeIndexLines(r.positionals[0], r.values, 'extract', 'passages', (ix, memory, tmp) => ix.extractLines({ sigma, minDocs, limit, memory, tmp }));
   }
   if (verb === 'query') {
     const r = parse(rest, { ...INPUT, 'min-shared': { type: 'string' }, 'max-docs': { type: 'string' } });
@@ -373,27 +384,8 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     if (r.positionals.length !== 1) throw new UsageError('expected exactly one argument: DIR');
     const minShared = intOption('min-shared', r.values['min-shared'], 1, 1, 2 ** 32 - 1);
     const maxDocs = intOption('max-docs', r.values['max-docs'], 1000, 2, 2 ** 32 - 1);
-    const ix = await PassageIndex.open(r.positionals[0]);
-    const tmp = typeof r.values.tmp === 'string' ? r.values.tmp : os.tmpdir();
-    const unwatch = watchSpillFolders(tmp);
-    const progress = new Progress('neardup passages pairs');
-    try {
-      const memory = r.values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(r.values.memory));
-      const into = Buffer.allocUnsafe(PAIRS_OUTPUT_BYTES);
-      let written = 0;
-      for await (const b of ix.pairsLinesInto({ minShared, maxDocs, memory: extractMemory(memory, ix.size), tmp }, into)) {
-        written += countLines(b);  // before the write: the buffer is reused for the next chunk
-        await out.writeBytes(b);
-        progress.update({ written, extra: 'pairs' });
-      }
-      progress.done({ written, extra: 'pairs' });
-    } finally {
-      progress.done();
-      ix.close();
-      unwatch();
-    }
-    await out.flush();
-    return 0;
+    const into = Buffer.allocUnsafe(PAIRS_OUTPUT_BYTES);
+    return writeIndexLines(r.positionals[0], r.values, 'pairs', 'pairs', (ix, memory, tmp) => ix.pairsLinesInto({ minShared, maxDocs, memory, tmp }, into));
   }
   throw new UsageError(`unknown verb '${verb}'${didYouMean(verb, ['index', 'extract', 'query', 'pairs', 'stage'])} (index, extract, query, pairs, stage)`);
 }
