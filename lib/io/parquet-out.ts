@@ -21,7 +21,6 @@ export interface Annotation {
 
 /** dedup --annotate's members (JSONL) and columns (Parquet). */
 export const ANNOTATION_NAMES = { cluster: 'neardup_cluster', size: 'neardup_cluster_size', keptId: 'neardup_kept_id' } as const;
-const ANNOTATED = ANNOTATION_NAMES;
 
 type Writer = typeof import('hyparquet-writer', { with: { 'resolution-mode': 'import' } });
 let writerModule: Promise<Writer> | undefined;
@@ -134,10 +133,10 @@ export class ParquetOutput {
     if (this.annotated) {
       if (!notes || notes.length !== take.length) throw new Error('internal: an annotated Parquet output needs an annotation per row');
       const big = (json: string) => (json === 'null' ? null : BigInt(json));
-      columnData.push({ name: ANNOTATED.cluster, data: notes.map((a) => big(a.cluster)) }, { name: ANNOTATED.size, data: notes.map((a) => BigInt(a.size)) });
+      columnData.push({ name: ANNOTATION_NAMES.cluster, data: notes.map((a) => big(a.cluster)) }, { name: ANNOTATION_NAMES.size, data: notes.map((a) => BigInt(a.size)) });
       if (this.annotated.idKind !== undefined) {
         const kind = this.annotated.idKind;
-        columnData.push({ name: ANNOTATED.keptId, data: notes.map((a) => (a.keptId === undefined || a.keptId === 'null' ? null
+        columnData.push({ name: ANNOTATION_NAMES.keptId, data: notes.map((a) => (a.keptId === undefined || a.keptId === 'null' ? null
           : kind === 'int' ? BigInt(a.keptId) : typeof JSON.parse(a.keptId) === 'string' ? JSON.parse(a.keptId) as string : a.keptId)) });
       }
     }
@@ -160,10 +159,10 @@ export class ParquetOutput {
 function annotatedSchema(schema: ParquetSchema, idKind: 'string' | 'int' | undefined): ParquetSchema {
   const top = schema.filter((_, i) => i > 0 && isTopLevel(schema, i)).map((e) => e.name);
   const added: ParquetSchema = [
-    { name: ANNOTATED.cluster, type: 'INT64', repetition_type: 'OPTIONAL' },
-    { name: ANNOTATED.size, type: 'INT64', repetition_type: 'REQUIRED' },
-    ...(idKind === undefined ? [] : [idKind === 'int' ? { name: ANNOTATED.keptId, type: 'INT64' as const, repetition_type: 'OPTIONAL' as const }
-      : { name: ANNOTATED.keptId, type: 'BYTE_ARRAY' as const, repetition_type: 'OPTIONAL' as const, converted_type: 'UTF8' as const, logical_type: { type: 'STRING' as const } }]),
+    { name: ANNOTATION_NAMES.cluster, type: 'INT64', repetition_type: 'OPTIONAL' },
+    { name: ANNOTATION_NAMES.size, type: 'INT64', repetition_type: 'REQUIRED' },
+    ...(idKind === undefined ? [] : [idKind === 'int' ? { name: ANNOTATION_NAMES.keptId, type: 'INT64' as const, repetition_type: 'OPTIONAL' as const }
+      : { name: ANNOTATION_NAMES.keptId, type: 'BYTE_ARRAY' as const, repetition_type: 'OPTIONAL' as const, converted_type: 'UTF8' as const, logical_type: { type: 'STRING' as const } }]),
   ];
   for (const a of added) {
     if (top.includes(a.name)) throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `--annotate: the input already has a column '${a.name}'`);

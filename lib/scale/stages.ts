@@ -1011,7 +1011,7 @@ export async function runKept(lp: LoadedPlan): Promise<StageReport> {
   let read = 0, written = 0;
   // --kept and --removed: the filter shards' parts, back to back, compressed as the name says (Parquet parts:
   // their row groups, one after another, into one Parquet file)
-  const pq = await planParquetOutputs(plan.outputs, plan.files);
+  const pq = await planParquetOutputs({ kept: plan.outputs.kept, removed: plan.outputs.removed }, plan.files);  // --kept-dir is the filter stage's
   const join = async (target: string, partName: (work: string, i: number) => string, schema: ParquetSchema | undefined) => {
     // Parquet: the parts' own schema (the inputs', and --annotate's columns), every column copied
     const partSchema = schema && fs.existsSync(partName(work, 0)) ? await parquetFileSchema(partName(work, 0)) : schema;
