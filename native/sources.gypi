@@ -54,7 +54,8 @@
       "native/core/chunks/files.cc",
       "native/core/chunks/state.cc",
       "native/core/chunks/build.cc",
-      "native/core/chunks/update.cc"
+      "native/core/chunks/update.cc",
+      "native/core/exact/exact_dedup.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",
@@ -99,7 +100,8 @@
       "native/binding/posting_index.cc",
       "native/binding/chunk_index.cc",
       "native/binding/temp_files.cc",
-      "native/binding/files.cc"
+      "native/binding/files.cc",
+      "native/binding/exact.cc"
     ]
   }
 }

@@ -378,6 +378,20 @@ export interface NativeZstdDecoder {
   finish(): void;
 }
 
+export interface NativeExactDedupOptions {
+  normalize?: boolean; unit?: 'char' | 'word'; split?: 'whitespace' | 'nonword'; lowercase?: boolean; stripPunctuation?: boolean;
+  foldWhitespace?: boolean; memory?: number; tmp?: string;
+}
+export interface NativeExactDedupResult {
+  representative: Uint32Array; documents: number; duplicates: number; distinct: number; spilledBytes: number; runs: number; tableBytes: number;
+}
+export interface NativeExactDedup {
+  /** Each document's representative (0xffffffff: pending, once the table has spilled; resolved by finish). */
+  add(texts: TextInput, valid?: Uint8Array | null): Promise<Uint32Array>;
+  finish(): Promise<NativeExactDedupResult>;
+  close(): void;
+}
+
 export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
@@ -391,6 +405,7 @@ export interface NativeBinding {
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
   zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
+  ExactDedup: new (options?: NativeExactDedupOptions) => NativeExactDedup;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

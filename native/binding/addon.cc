@@ -10,6 +10,7 @@
 #include "lsh_index.h"
 #include "lsh_dedup.h"
 #include "hashes.h"
+#include "exact.h"
 #include "jsonl.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
@@ -216,6 +217,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   TempFiles::Init(env, exports);
   Files::Init(env, exports);
   Jsonl::Init(env, exports);
+  ExactDedupClass::Init(env, exports);
   return exports;
 }
 

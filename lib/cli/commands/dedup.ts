@@ -10,13 +10,10 @@ import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
-import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
-import {
-  annotations, checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
-  type DocumentOutput, type KeptInput,
-} from '../../io/kept';
-import type { ParquetSchema } from '../../io/parquet-out';
+import { readDocuments, idJson, sniffFile } from '../../io/input';
+import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } from '../../io/kept';
 import { Progress } from '../progress';
+import { DocumentLog, writeClusterOutputs } from '../document-outputs';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
@@ -323,13 +320,9 @@ ${INPUT_USAGE}`,
       }
       const effective = { profile: session.settings.profile, verify: session.settings.verify, memory };
       const offset = priorMeta?.documents ?? 0;  // line numbers continue the index's
-      const batchStarts: { doc: number; file: string; line: number }[] = [];  // where each batch's lines are, for messages
       const progress = new Progress('neardup dedup');
-      let docs = 0, bad = 0, bytes = 0;
-      const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
-      const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
-      const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
-      const idBatches: { first: number; ids: DocumentIds }[] = [];
+      let docs = 0, bytes = 0;
+      const log = new DocumentLog(positionals);  // where each input's documents, bad lines and ids are
       const open: { abort(): void }[] = [];
       const create = (file: unknown) => {
         const f = OutputFile.open(String(file));
@@ -366,19 +359,13 @@ ${INPUT_USAGE}`,
           const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }), keys);
           p.catch(() => undefined);  // awaited below
           pending.push(p);
-          for (const i of batch.bad.keys()) badLines.push(docs + i);
-          batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
-          if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
-          while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
-          Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
-          files[batch.fileIndex].count += batch.count;
+          log.record(batch);
           docs += batch.count;
-          bad += batch.bad.size;
           if (pending.length >= 2) await pending.shift();
         }
         await Promise.all(pending);
         phase('read+sign');
-        while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
+        log.end();  // files without documents
         progress.update({ bytes, docs, extra: 'clustering' }, true);
         const res = await session.finish().catch((e) => {
           throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
@@ -395,23 +382,10 @@ ${INPUT_USAGE}`,
         // an indexed document as "kept"/"a" (its number; null under id keys) and as "kept_id"/"a_id" (its id; null under number keys)
         const indexNumber = (key: string): string => (idKeys ? 'null' : key);
         const indexId = (key: string): string => (idKeys ? key : 'null');
-        // the id of document d as JSON (binary search over the batches' ids)
-        const idOf = (d: number): string => {
-          let lo = 0, hi = idBatches.length - 1;
-          while (lo < hi) {
-            const mid = (lo + hi + 1) >> 1;
-            if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
-          }
-          return idJson(idBatches[lo].ids, d - idBatches[lo].first);
-        };
+        const idOf = (d: number): string => log.idOf(d);
         const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
-        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (dropped[i] ? '0\n' : '1\n'));
         // line numbers continue the index's; a line dropped for an indexed document gets that document's number
         const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexNumber(indexRep.get(i)!) : String(offset + rep[i]));
-        if (values.clusters !== undefined) {
-          await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
-            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(i)!) : idOf(rep[i])}}\n`);
-        }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
           const pairs = readPairRecords(res.pairsFile);
@@ -434,39 +408,12 @@ ${INPUT_USAGE}`,
           });
           pairs.close();
         }
-        if (values['removed-ids'] !== undefined) {
-          const removed: number[] = [];
-          for (let i = 0; i < rep.length; i++) if (dropped[i]) removed.push(i);
-          await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
-        }
-        if (values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) {
-          if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
-          const isBad = new Uint8Array(rep.length);
-          for (const i of badLines) isBad[i] = 1;
-          const outs = new Map<string, DocumentOutput>();
-          const annotate = values.annotate ? { idField } : undefined;
-          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>, schema: ParquetSchema | undefined) => {
-            let o = outs.get(name);
-            if (!o) {
-              o = openDocumentOutput(name, compression(), schema, annotate);
-              open.push(o);
-              outs.set(name, o);
-            }
-            return o;
-          };
-          // kept and removed documents in one pass over the inputs; bad lines go to neither
-          await copyDocuments(files, (d) => (isBad[d] ? 0 : dropped[d] ? 2 : 1), {
-            ...(values.kept !== undefined || keptDir !== undefined ? {
-              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)), parquetPlan.kept)
-                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression), parquetPlan.keptDir.get(inp.file))),
-            } : {}),
-            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed)), parquetPlan.removed) } : {}),
-          }, annotate && annotations(rep, {
-            cluster: repNumber, indexKey: (d) => indexRep.get(d)!,
-            ...(idField === undefined ? {} : { keptId: (d: number) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])) }),
-          }));
-          for (const o of outs.values()) await o.commit();
-        }
+        await writeClusterOutputs(log, rep, dropped, {
+          flags: values.flags as string | undefined, clusters: values.clusters as string | undefined, removedIds: values['removed-ids'] as string | undefined,
+          kept: values.kept as string | undefined, keptDir, removed: values.removed as string | undefined, annotate: Boolean(values.annotate), idField, parquetPlan,
+        }, open, {
+          repNumber, keptId: (d) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])), indexKey: (d) => indexRep.get(d)!,
+        });
         phase('outputs');
         // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
         let entriesAfter: number | null = null;
@@ -477,11 +424,7 @@ ${INPUT_USAGE}`,
             killAt('dedup-index-write');
             ({ entries: entriesAfter } = await session.saveIndex(p, {
               locked,
-              describe: (d) => {
-                let k = batchStarts.length - 1;
-                while (k > 0 && batchStarts[k].doc > d) k--;
-                return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
-              },
+              describe: (d) => log.describe(d),
             }));
           });
           killAt('dedup-index-renamed');
@@ -494,7 +437,7 @@ ${INPUT_USAGE}`,
         const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
         const st = res.settings, sh = st.shingle;
         const summary = {
-          documents: docs, bad_lines: bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
+          documents: docs, bad_lines: log.bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
           drop_all: dropAll, dropped: droppedCount,
           candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
