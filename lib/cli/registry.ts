@@ -22,6 +22,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/minhash') as typeof import('./commands/minhash')).minhashCommand,
   },
   {
+    name: 'exact', summary: 'remove exact duplicate JSONL lines (the text, normalised or not, or a key field such as a URL)',
+    load: () => (require('./commands/exact') as typeof import('./commands/exact')).exactCommand,
+  },
+  {
     name: 'dedup', summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
     load: () => (require('./commands/dedup') as typeof import('./commands/dedup')).dedupCommand,
   },

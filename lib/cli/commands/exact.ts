@@ -1,0 +1,234 @@
+// neardup exact: exact and key dedup (the first stage of a corpus pipeline): keeps the first line of each
+// group of lines whose text (as is or normalised), or whose key field (--key, URLs normalised on request), is
+// the same.
+import { summaryObject } from '../summary';
+import * as os from 'node:os';
+import { formatBytes } from '../../util/errors';
+import { ExactDedup, URL_DEFAULT_RULES, URL_RULES, normalizeUrl, unicodeNormalized, type ExactDedupOptions, type UrlRule } from '../../exact/exact';
+import { droppedDocuments, MIN_LIMIT_BUDGET } from '../../minhash/dedup';
+import { readDocuments, sniffFile } from '../../io/input';
+import type { PackedTexts } from '../../native/addon';
+import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } from '../../io/kept';
+import { Progress } from '../progress';
+import { DocumentLog, writeClusterOutputs } from '../document-outputs';
+import { documentMemory } from '../limits';
+import { checkFiles, watchSpillFolders } from '../../io/files';
+import { parseSize } from './dedup';
+import { INPUT_OPTIONS, INPUT_USAGE, UsageError, fieldOption, idFieldOption, inputOptionsFrom, oneOf, parse, type Command } from '../common';
+
+export const EXACT_OPTIONS = {
+  ...INPUT_OPTIONS,
+  kept: { type: 'string' }, 'kept-dir': { type: 'string' }, removed: { type: 'string' }, flags: { type: 'string' },
+  clusters: { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' }, annotate: { type: 'boolean' },
+  'drop-all': { type: 'boolean' }, memory: { type: 'string' }, tmp: { type: 'string' },
+  key: { type: 'string' }, 'url-normalize': { type: 'string' },
+  unicode: { type: 'string' }, lowercase: { type: 'boolean' }, 'strip-punctuation': { type: 'boolean' }, 'fold-whitespace': { type: 'boolean' },
+  unit: { type: 'string' }, split: { type: 'string' }, normalize: { type: 'string' },
+} as const;
+
+/** The normalisations `--normalize` names (a comma list), as the single options would set them. */
+const NORMALIZE_NAMES = ['nfc', 'nfkc', 'lowercase', 'strip-punctuation', 'fold-whitespace', 'words'] as const;
+
+/** The hashing options of an exact command line. */
+export function exactOptionsFrom(values: Record<string, unknown>): ExactDedupOptions & { urlRules?: ReadonlySet<UrlRule> } {
+  const named = new Set<string>();
+  if (values.normalize !== undefined) {
+    for (const n of String(values.normalize).split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+      if (!(NORMALIZE_NAMES as readonly string[]).includes(n)) throw new UsageError(`--normalize: unknown normalisation '${n}' (known: ${NORMALIZE_NAMES.join(', ')})`);
+      named.add(n);
+    }
+  }
+  if (named.has('nfc') && named.has('nfkc')) throw new UsageError('--normalize: give nfc or nfkc, not both');
+  const unicode = oneOf('unicode', values.unicode, ['none', 'nfc', 'nfkc'] as const, named.has('nfkc') ? 'nfkc' : named.has('nfc') ? 'nfc' : 'none');
+  const unit = oneOf('unit', values.unit, ['char', 'word'] as const, named.has('words') ? 'word' : 'char');
+  const split = oneOf('split', values.split, ['whitespace', 'nonword'] as const, 'whitespace');
+  if (values.split !== undefined && unit !== 'word') throw new UsageError('--split splits words: it needs --unit word (or --normalize words)');
+  const o: ExactDedupOptions & { urlRules?: ReadonlySet<UrlRule> } = {
+    unicode, unit, split,
+    lowercase: Boolean(values.lowercase) || named.has('lowercase'),
+    stripPunctuation: Boolean(values['strip-punctuation']) || named.has('strip-punctuation'),
+    foldWhitespace: Boolean(values['fold-whitespace']) || named.has('fold-whitespace'),
+  };
+  if (values['url-normalize'] !== undefined) {
+    if (values.key === undefined) throw new UsageError('--url-normalize normalises the --key field: give --key NAME');
+    const v = String(values['url-normalize']);
+    const rules = v === 'all' || v === '' ? URL_DEFAULT_RULES : v.split(',').map((x) => x.trim());
+    for (const r of rules) if (!(URL_RULES as readonly string[]).includes(r)) throw new UsageError(`--url-normalize: unknown rule '${r}' (known: all, ${URL_RULES.join(', ')})`);
+    o.urlRules = new Set(rules as UrlRule[]);
+  }
+  return o;
+}
+
+/** A packed batch with each document's text replaced by fn(text). */
+function mapTexts(p: PackedTexts, count: number, fn: (s: string) => string): PackedTexts {
+  const parts: Buffer[] = [];
+  const offsets = new Uint32Array(count + 1);
+  for (let i = 0; i < count; i++) {
+    const b = Buffer.from(p.data.buffer, p.data.byteOffset + Number(p.offsets[i]), Number(p.offsets[i + 1]) - Number(p.offsets[i]));
+    const t = Buffer.from(fn(b.toString('utf8')), 'utf8');
+    parts.push(t);
+    offsets[i + 1] = offsets[i] + t.length;
+  }
+  return { data: Buffer.concat(parts), offsets };
+}
+
+export const exactCommand: Command = {
+  name: 'exact',
+  usage: `Usage: neardup exact [options] [FILE...]
+
+Exact and key dedup: keeps the first line of each group of lines with the same text (a 128-bit hash of
+it, as is or normalised), or with the same value of a key field (--key url). FILEs are JSONL (plain,
+gzip or zstd) or Parquet, told by their first bytes, read in order as one corpus ('-' or no FILE: stdin,
+JSONL only). Run it before 'neardup dedup' (near duplicates): it is cheaper, and takes out the copies
+that would fill dedup's buckets.
+
+Most used:
+  --kept FILE           the kept lines (.gz/.zst compressed by name; .parquet for Parquet inputs)
+  --removed FILE        the dropped lines
+  --flags FILE          1 keep / 0 dropped, a line per input line
+  --id-field NAME       name the documents by this field (--removed-ids FILE: the dropped ids)
+  --field NAME          the text field (default text)
+  --key NAME            dedup by this field's value instead of the text (e.g. url)
+  --normalize LIST      compare texts after: nfc|nfkc, lowercase, strip-punctuation, fold-whitespace,
+                        words (e.g. --normalize nfkc,lowercase,words)
+Example: neardup exact crawl-*.jsonl.zst --kept kept.jsonl.zst --normalize fold-whitespace
+
+Defaults: the text exactly as it is (byte for byte), the first copy kept. Two different texts get one hash
+with probability about 2^-128 per pair: 10^12 documents share one by chance with probability about 10^-15.
+
+Prints a JSON summary on stderr: documents, bad_lines, kept, duplicates, distinct, drop_all, dropped, key,
+normalize, url_normalize, input_bytes, mb_per_s, spilled_bytes, runs, table_mb, memory_bytes, then
+command, inputs, seconds, cpu_seconds, peak_rss_mb (docs/cli.md). Progress on stderr (--progress: a bar
+on a terminal, else a JSON line every 10 s). Threads: --threads N or NEARDUP_THREADS (default: all cores).
+
+Outputs (as 'neardup dedup' writes them; '-' is standard output; an output that is one of the inputs is
+refused; each file appears complete or not at all):
+  --kept FILE               the kept lines, unchanged (needs file inputs, read twice); .gz/.zst by name;
+                            Parquet inputs: JSON objects, or Parquet when FILE ends in .parquet
+  --kept-dir DIR            one kept file per input: DIR/<its base name>, compressed as the input was
+  --removed FILE            the dropped lines, unchanged (as --kept)
+  --flags FILE              one line per input line: 1 keep, 0 dropped
+  --clusters FILE           one line per input line: the 0-based line number of the first line with its
+                            text (its own number when kept); with --id-field: JSONL
+                            {"id": ID, "kept": k, "kept_id": ID of line k}
+  --removed-ids FILE        with --id-field: the id of each dropped line, one JSON value per line
+  --annotate                add "neardup_cluster", "neardup_cluster_size" (and with --id-field
+                            "neardup_kept_id") to the lines --kept, --kept-dir and --removed write
+  --drop-all                drop every line that has a copy, the first too (only unique lines stay)
+  --id-field NAME           the id of each line (a string or an integer; dot path as --field)
+What is compared:
+  --unicode none|nfc|nfkc   Unicode normalisation first (default none; JavaScript's normalize(), on the
+                            main thread: slower than the rest)
+  --lowercase               lower-case (the shingle stream's full case mapping, as dedup's --lowercase)
+  --strip-punctuation       drop punctuation (\\p{P})
+  --fold-whitespace         runs of whitespace become one space, trimmed at both ends
+  --unit char|word          word: the words re-joined by single spaces (also folds whitespace)
+  --split whitespace|nonword  with --unit word: how words are split (as dedup's --split)
+  --normalize LIST          the same as a comma list (nfc, nfkc, lowercase, strip-punctuation,
+                            fold-whitespace, words)
+  --key NAME                the value of this string field (dot path as --field) instead of the text
+  --url-normalize RULES     with --key: compare the values as URLs after the rules (a comma list, or
+                            'all' = scheme,www,slash,fragment,tracking,sort-query): scheme (http =
+                            https), www (drop a leading www.), slash (drop a trailing /), fragment (drop
+                            #...), tracking (drop utm_*, fbclid, gclid, ... parameters), sort-query (sort
+                            the parameters), query (drop the whole query); an absolute URL is always
+                            parsed (scheme and host lower-cased, a default port dropped); a value that
+                            is not one is compared as it is
+Memory:
+  --memory SIZE             bound the table (20 bytes per distinct line, with its slack up to 2x): beyond
+                            SIZE it spills to sorted runs in --tmp, merged at the end (same result);
+                            the representatives take 4 bytes per line besides
+  --tmp DIR                 folder for the runs (default: the system temp folder), in a folder
+                            DIR/neardup-spill-PID-XXXXXX removed at the end, on error and on Ctrl-C
+  -h, --help                this help
+${INPUT_USAGE}`,
+  async run(args) {
+    const { values, positionals } = parse(args, EXACT_OPTIONS);
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    if (positionals.length === 0) positionals.push('-');
+    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+    const keptDir = values['kept-dir'] === undefined ? undefined : String(values['kept-dir']);
+    const dropAll = Boolean(values['drop-all']);
+    if ((values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) && positionals.includes('-'))
+      throw new UsageError('--kept, --kept-dir and --removed need file inputs (they are read twice), not stdin');
+    if (values.annotate && values.kept === undefined && keptDir === undefined && values.removed === undefined)
+      throw new UsageError('--annotate adds members to the documents --kept, --kept-dir and --removed write: give one of them');
+    if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
+    if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
+    if (values.key !== undefined && values.field !== undefined) throw new UsageError('give --key (dedup by a key field) or --field (the text field), not both');
+    const hashing = exactOptionsFrom(values);
+    const key = values.key === undefined ? undefined : fieldOption('--key', values.key);
+    const input = { ...inputOptionsFrom(values), ...(key !== undefined ? { field: key } : {}) };
+    const memory = parseSize('memory', values.memory);
+    const tmp = values.tmp === undefined ? os.tmpdir() : String(values.tmp);
+    if (keptDir !== undefined) checkKeptDirInputs(positionals);
+    const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
+    const outputs = (['kept', 'removed', 'flags', 'clusters', 'removed-ids'] as const)
+      .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
+    outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
+    checkFiles({ inputs: positionals, outputs, stdout: false });
+    for (const o of outputs) if (o.option !== '--kept-dir') checkOutputName(o.option, o.file, o.option === '--kept' || o.option === '--removed');
+    const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
+    if (outputs.length === 0) process.stderr.write('neardup exact: no output requested (--kept, --kept-dir, --removed, --flags, --clusters); printing the summary only\n');
+
+    const start = Date.now();
+    const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
+    const { urlRules, ...dedupOptions } = hashing;
+    // with --url-normalize the keys are rewritten here, and Unicode normalisation with them
+    const exact = new ExactDedup({ ...dedupOptions, ...(urlRules ? { unicode: 'none' } : {}), memory, tmp });
+    const progress = new Progress('neardup exact');
+    const log = new DocumentLog(positionals);
+    const open: { abort(): void }[] = [];
+    let bytes = 0;
+    try {
+      const pending: Promise<unknown>[] = [];
+      const form = hashing.unicode === 'nfc' ? 'NFC' : hashing.unicode === 'nfkc' ? 'NFKC' : undefined;
+      for await (const batch of readDocuments(positionals, {
+        ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(Math.max(memory, MIN_LIMIT_BUDGET), documentMemory()) } : {}),
+        onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs: log.documents, fraction }); },
+      })) {
+        const texts = urlRules ? mapTexts(form ? unicodeNormalized(batch.packed, form) : batch.packed, batch.count, (s) => normalizeUrl(s, urlRules)) : batch.packed;
+        const p = exact.add(texts, batch.valid);
+        p.catch(() => undefined);  // awaited below
+        pending.push(p);
+        log.record(batch);
+        if (pending.length >= 2) await pending.shift();
+      }
+      await Promise.all(pending);
+      log.end();
+      progress.update({ bytes, docs: log.documents, extra: 'writing' }, true);
+      const res = await exact.finish();
+      const rep = res.representative;
+      const dropped = droppedDocuments(rep, dropAll);
+      let droppedCount = 0;
+      for (let i = 0; i < dropped.length; i++) droppedCount += dropped[i];
+      await writeClusterOutputs(log, rep, dropped, {
+        flags: values.flags as string | undefined, clusters: values.clusters as string | undefined, removedIds: values['removed-ids'] as string | undefined,
+        kept: values.kept as string | undefined, keptDir, removed: values.removed as string | undefined, annotate: Boolean(values.annotate), idField, parquetPlan,
+      }, open, { repNumber: (d) => String(rep[d]), keptId: (d) => log.idOf(rep[d]) });
+      progress.done({ bytes, docs: log.documents, fraction: 1 });
+      const seconds = (Date.now() - start) / 1000;
+      const normalize = [
+        ...(hashing.unicode !== 'none' ? [hashing.unicode] : []), ...(hashing.lowercase ? ['lowercase'] : []),
+        ...(hashing.stripPunctuation ? ['strip-punctuation'] : []), ...(hashing.foldWhitespace ? ['fold-whitespace'] : []),
+        ...(hashing.unit === 'word' ? [hashing.split === 'nonword' ? 'words (nonword split)' : 'words'] : []),
+      ];
+      const summary = {
+        bad_lines: log.bad, kept: log.documents - droppedCount, duplicates: res.duplicates, distinct: res.distinct, drop_all: dropAll, dropped: droppedCount,
+        key: key ?? null, field: key === undefined ? input.field : null, normalize, url_normalize: urlRules ? URL_RULES.filter((r) => urlRules.has(r)) : null,
+        input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+        spilled_bytes: res.spilledBytes, runs: res.runs, table_mb: +(res.tableBytes / 2 ** 20).toFixed(1), memory_bytes: memory > 0 ? memory : null,
+      };
+      if (memory > 0 && memory < MIN_LIMIT_BUDGET) process.stderr.write(`neardup exact: --memory ${formatBytes(memory)}: the table spills at it; an input unit is still allowed ${formatBytes(MIN_LIMIT_BUDGET)}\n`);
+      process.stderr.write(JSON.stringify(summaryObject({ command: 'exact', inputs: positionals, documents: log.documents }, summary)) + '\n');
+      return 0;
+    } finally {
+      for (const f of open) f.abort();
+      exact.close();
+      unwatch();
+    }
+  },
+};
