@@ -58,6 +58,10 @@ std::vector<uint32_t> Run(const ExactOptions& o, const std::vector<std::string>&
   *spilled = d.spilled();
   std::vector<uint32_t> rep;
   EXPECT(d.Finish(&rep, nullptr).ok());
+  size_t dups = 0;
+  for (size_t i = 0; i < rep.size(); i++) dups += rep[i] != i;
+  EXPECT_EQ(d.stats().duplicates, dups);
+  EXPECT_EQ(d.stats().distinct, rep.size() - dups);
   for (size_t i = 0; i < t.size(); i++) EXPECT(early[i] == ExactDedup::kPending || early[i] == rep[i]);
   return rep;
 }
@@ -78,7 +82,7 @@ TEST(representatives_equal_brute_force_when_spilled) {
   std::vector<uint8_t> valid(t.size(), 1);
   for (size_t i = 5; i < t.size(); i += 1001) valid[i] = 0;
   ExactOptions o;
-  o.memory_bytes = 1;  // the table spills at its first growth; runs of 1 MiB
+  o.memory_bytes = 1;  // the table spills at its first growth; runs of 1024 records
   o.tmp_dir = "/tmp";
   bool spilled = false;
   EXPECT(Run(o, t, valid, 7000, &spilled) == BruteForce(t, valid));

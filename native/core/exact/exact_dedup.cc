@@ -87,7 +87,7 @@ struct ExactDedup::Spill {
   std::unique_ptr<io::SpillSorter<Rec, RecLess>> sorter;
 };
 
-ExactDedup::ExactDedup(const ExactOptions& o) : o_(o), table_(new Table(size_t(1) << 12)) {
+ExactDedup::ExactDedup(const ExactOptions& o) : o_(o), table_(new Table(size_t(1) << 8)) {
   stats_.table_bytes = table_->bytes();
 }
 
@@ -97,8 +97,8 @@ Status ExactDedup::StartSpill() {
   spill_.reset(new Spill);
   Status s = spill_->dir.Create(o_.tmp_dir);
   if (!s.ok()) return s;
-  // the records' budget: what the table was allowed, at least 1 MiB
-  spill_->sorter.reset(new io::SpillSorter<Rec, RecLess>(std::max<uint64_t>(o_.memory_bytes, 1 << 20), spill_->dir.path(), "exact"));
+  // the records' budget: what the table was allowed (at least 1024 records: SpillSorter's floor)
+  spill_->sorter.reset(new io::SpillSorter<Rec, RecLess>(o_.memory_bytes, spill_->dir.path(), "exact"));
   const Table& t = *table_;
   for (size_t i = 0; i < t.capacity() && s.ok(); i++)
     if (t.keys[i].hi != 0 || t.keys[i].lo != 0) s = spill_->sorter->Add(Rec{t.keys[i].hi, t.keys[i].lo, t.docs[i], 0});
@@ -168,7 +168,7 @@ Status ExactDedup::Finish(std::vector<uint32_t>* rep, const std::atomic<bool>* s
     Status s = so.Seal(stop);
     Rec r{}, first{};
     bool more = true, any = false;
-    stats_.duplicates = 0;
+    // duplicates found before the spill are counted; the table's entries are the first of their groups
     while (s.ok()) {
       s = so.Next(&r, &more);
       if (!s.ok() || !more) break;
