@@ -10,6 +10,7 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
+  ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

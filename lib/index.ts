@@ -30,6 +30,10 @@ export {
   ParagraphFilter, dedupVertical,
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
+export {
+  ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
+  type ExactDedupOptions, type ExactDedupResult, type UrlRule,
+} from './exact/exact';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on
