@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { ExactDedup, exactDuplicates, normalizeUrl, URL_DEFAULT_RULES } from '../lib/exact/exact';
+import { noisyCorpus } from './support/noisy-corpus';
 
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-exact-'));
@@ -186,6 +187,34 @@ test('refused: an output that is an input, unknown normalisations and rules, --u
     assert.is(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.not.ok(fs.existsSync(path.join(dir, 'never.txt')));
   }
+});
+
+test('dedup --exact-first: the same clusters, flags and counts as dedup without it (verified and --fast), exact copies counted', () => {
+  const r = rng(5);
+  const near = noisyCorpus({ seed: 9, n: 400, copies: 0.4 });
+  const texts: string[] = [];
+  for (const t of near) {
+    texts.push(t);
+    if (r() < 0.3) texts.push(texts[Math.floor(r() * texts.length)]);  // an exact copy of any earlier line
+  }
+  writeCorpus('n.jsonl', texts);
+  const dedup = (args: string[]) => {
+    const x = spawnSync(process.execPath, [MAIN, 'dedup', 'n.jsonl', ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, NEARDUP_PROGRESS: 'none' } });
+    assert.is(x.status, 0, x.stderr);
+    return JSON.parse(x.stdout) as Record<string, unknown>;
+  };
+  for (const mode of [[], ['--fast']]) {
+    const a = dedup([...mode, '--clusters', 'plain.txt', '--flags', 'plainf.txt']);
+    const b = dedup([...mode, '--exact-first', '--clusters', 'ef.txt', '--flags', 'eff.txt']);
+    assert.equal(lines('ef.txt'), lines('plain.txt'));
+    assert.equal(lines('eff.txt'), lines('plainf.txt'));
+    for (const k of ['kept', 'duplicates', 'clusters', 'dropped']) assert.is(b[k], a[k], `${k} ${mode.join(' ')}`);
+    assert.is(b.exact_copies, bruteForce(texts, (t) => t).filter((x, i) => x !== i).length);
+    assert.ok((a.duplicates as number) > (b.exact_copies as number), 'near copies too');
+  }
+  const x = spawnSync(process.execPath, [MAIN, 'dedup', 'n.jsonl', '--exact-first', '--pairs', 'p.jsonl'], { cwd: dir, encoding: 'utf8' });
+  assert.is(x.status, 2);
+  assert.not.ok(fs.existsSync(path.join(dir, 'p.jsonl')));
 });
 
 test.run();

@@ -14,6 +14,7 @@ import { readDocuments, idJson, sniffFile } from '../../io/input';
 import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } from '../../io/kept';
 import { Progress } from '../progress';
 import { DocumentLog, writeClusterOutputs } from '../document-outputs';
+import { ExactDedup } from '../../exact/exact';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
@@ -41,7 +42,7 @@ export const DEDUP_OPTIONS = {
   tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
-  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' },
+  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' }, 'exact-first': { type: 'boolean' },
 } as const;
 
 /**
@@ -171,6 +172,11 @@ Against earlier runs:
                             --id-field keeps line numbers: there the ids of indexed documents are null.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
+  --exact-first             first drop exact copies of earlier lines (a 128-bit hash of the text, as
+                            'neardup exact' does, in the same read): they skip MinHash and take their
+                            first copy's cluster, so the result is the same, faster when many lines are
+                            copies (not with --pairs, --index, --index-out, --work, --clustering
+                            components); the summary's exact_copies counts them
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
                             (lower-cased char 5-grams) unless given; doubri-v1: see above
   --num-perm K              values per signature (default 128; doubri-v1 800)
@@ -242,6 +248,11 @@ ${INPUT_USAGE}`,
     const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
+    if (values['exact-first']) {
+      const not = (['pairs', 'index', 'index-out', 'work', 'redis'] as const).find((o) => values[o] !== undefined);
+      if (not) throw new UsageError(`--exact-first is not supported with --${not} yet: run 'neardup exact' first (its --kept is this run's input)`);
+      if (values.clustering === 'components') throw new UsageError("--exact-first is not supported with --clustering components yet: run 'neardup exact' first");
+    }
     if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
       if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis: a run against an index reads, queries and updates one index in corpus order in one process, which the staged tasks (on any machine, side by side) cannot share; run dedup with --index without --work (docs/scale.md)');
       return runStagedDedup(values, positionals);
@@ -323,6 +334,8 @@ ${INPUT_USAGE}`,
       const progress = new Progress('neardup dedup');
       let docs = 0, bytes = 0;
       const log = new DocumentLog(positionals);  // where each input's documents, bad lines and ids are
+      const exactFirst = values['exact-first'] ? new ExactDedup({}) : undefined;
+      const exactReps: Uint32Array[] = [];
       const open: { abort(): void }[] = [];
       const create = (file: unknown) => {
         const f = OutputFile.open(String(file));
@@ -356,7 +369,15 @@ ${INPUT_USAGE}`,
           }
           // the index written takes each document's id as its key (bad lines, null ids, never enter it)
           const keys = idKeys && indexOut !== undefined ? Array.from({ length: batch.count }, (_, i) => idJson(batch.ids!, i)) : undefined;
-          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }), keys);
+          // --exact-first: exact copies of an earlier line are left out of MinHash (they take their first copy's cluster)
+          let valid = batch.valid;
+          if (exactFirst) {
+            const er = await exactFirst.add(batch.packed, batch.valid);
+            exactReps.push(er);
+            valid = new Uint8Array(batch.count);
+            for (let i = 0; i < batch.count; i++) valid[i] = (batch.valid ? batch.valid[i] : 1) && er[i] === docs + i ? 1 : 0;
+          }
+          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid, count: batch.count, bytes: off[batch.count] }), keys);
           p.catch(() => undefined);  // awaited below
           pending.push(p);
           log.record(batch);
@@ -372,6 +393,8 @@ ${INPUT_USAGE}`,
         });
         phase('finish');
         const rep = res.representative;
+        let exactCopies = 0;
+        if (exactFirst) exactCopies = joinExactCopies(rep, exactReps, res);
         // 1: dropped (for another document; with --drop-all, also every kept document of a cluster of two or more)
         const dropped = droppedDocuments(rep, dropAll);
         let droppedCount = 0;
@@ -438,7 +461,7 @@ ${INPUT_USAGE}`,
         const st = res.settings, sh = st.shingle;
         const summary = {
           documents: docs, bad_lines: log.bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
-          drop_all: dropAll, dropped: droppedCount,
+          drop_all: dropAll, dropped: droppedCount, ...(exactFirst ? { exact_first: true, exact_copies: exactCopies } : {}),
           candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
           shingle: {
@@ -462,12 +485,41 @@ ${INPUT_USAGE}`,
       } finally {
         for (const f of open) f.abort();  // no-op for committed ones
         session.close();
+        exactFirst?.close();
         prior?.close();
         unwatch();
       }
     }
   },
 };
+
+/**
+ * --exact-first: the exact copies (left out of MinHash) join their first copy's cluster. A line identical to
+ * an earlier one has Jaccard 1 with it, so a run without --exact-first gives it the same representative
+ * (the first earlier kept line it matches is the one its first copy was given, or that copy itself).
+ * Corrects the counts; returns the exact copies.
+ */
+function joinExactCopies(rep: Uint32Array, exactReps: Uint32Array[], res: { duplicates: number; clusters: number }): number {
+  let d = 0, copies = 0;
+  for (const er of exactReps) {
+    for (let i = 0; i < er.length; i++, d++) {
+      if (er[i] !== d) {
+        rep[d] = rep[er[i]];
+        copies++;
+      }
+    }
+  }
+  const inCluster = new Uint8Array(rep.length);
+  let duplicates = 0, clusters = 0;
+  for (let k = 0; k < rep.length; k++) {
+    if (rep[k] === k) continue;
+    duplicates++;
+    if (!inCluster[rep[k]]) { inCluster[rep[k]] = 1; clusters++; }
+  }
+  res.duplicates = duplicates;
+  res.clusters = clusters;
+  return copies;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // --work: dedup as sharded stages (lib/scale/staged.ts, lib/scale/stages.ts; docs/scale.md)
