@@ -55,7 +55,8 @@
       "native/core/chunks/state.cc",
       "native/core/chunks/build.cc",
       "native/core/chunks/update.cc",
-      "native/core/exact/exact_dedup.cc"
+      "native/core/exact/exact_dedup.cc",
+      "native/core/exact/exact_index.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",

@@ -189,6 +189,49 @@ test('refused: an output that is an input, unknown normalisations and rules, --u
   }
 });
 
+test('--index / --index-out over three runs: the clusters a single run over all of them gives (line numbers, ids), in memory and spilled', () => {
+  const parts = [TEXTS.slice(0, 700), TEXTS.slice(700, 1500), TEXTS.slice(1500)];
+  parts.forEach((p, k) => writeCorpus(`part${k}.jsonl`, p, (i) => ({ id: `d${[0, 700, 1500][k] + i}` })));
+  const want = bruteForce(TEXTS, lower);
+  for (const memory of [[], ['--memory', '1k']]) {
+    for (const ids of [false, true]) {
+      const ix = `run-${memory.length}-${ids}.exix`;
+      const got: string[] = [];
+      for (let k = 0; k < 3; k++) {
+        const s = ok([`part${k}.jsonl`, ...memory, ...(ids ? ['--id-field', 'id'] : []), ...(k === 0 ? ['--lowercase'] : ['--index', ix]),
+          ...(k < 2 ? ['--index-out', ix] : []), '--clusters', `ic${k}.txt`]);
+        got.push(...lines(`ic${k}.txt`));
+        const index = s.index as Record<string, unknown>;
+        assert.is(index.documents_before, [0, 700, 1500][k]);
+        if (k < 2) assert.is(index.entries_after, new Set(want.slice(0, [700, 1500][k])).size);
+      }
+      if (!ids) assert.equal(got.map(Number), want);
+      else {
+        // with ids: a line found in the index is named by id ("kept" null), the others by number and id
+        got.forEach((l, i) => {
+          const c = JSON.parse(l) as { id: string; kept: number | null; kept_id: string };
+          assert.is(c.kept_id, `d${want[i]}`);
+          const fromIndex = want[i] < [0, 700, 1500][[700, 1500, Infinity].findIndex((e) => i < e)];
+          assert.is(c.kept, fromIndex ? null : want[i]);
+        });
+      }
+    }
+  }
+  // the index's settings are taken when not given, and other settings are refused
+  const r = run(['part1.jsonl', '--index', 'run-0-false.exix', '--fold-whitespace', '--flags', 'never.txt']);
+  assert.is(r.status, 2);
+  assert.match(r.stderr, /other settings.*fold_whitespace/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'never.txt')));
+  // a damaged index is refused by name, nothing written
+  const bytes = fs.readFileSync(path.join(dir, 'run-0-false.exix'));
+  bytes[bytes.length - 5] ^= 1;
+  fs.writeFileSync(path.join(dir, 'bad.exix'), bytes);
+  const c = run(['part2.jsonl', '--index', 'bad.exix', '--flags', 'never.txt']);
+  assert.is(c.status, 1, c.stderr);
+  assert.match(c.stderr, /bad\.exix/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'never.txt')));
+});
+
 test('dedup --exact-first: the same clusters, flags and counts as dedup without it (verified and --fast), exact copies counted', () => {
   const r = rng(5);
   const near = noisyCorpus({ seed: 9, n: 400, copies: 0.4 });

@@ -7,6 +7,7 @@
 // of the first earlier document with the same hash. Hashing runs on the native pool; the table holds 20
 // bytes per distinct document (at most 4/3 of it in slack) and, beyond `memory`, spills to sorted runs in
 // `tmp`. See docs/exact.md.
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';
 import { optionsObject } from '../util/validate';
@@ -25,6 +26,8 @@ export interface ExactDedupOptions {
   /** Bytes the table may take before it spills to sorted runs in `tmp` (0, the default: never). */
   memory?: number;
   tmp?: string;
+  /** Keep what saveIndex needs (the hashes of the kept documents, also when spilled). */
+  indexOut?: boolean;
 }
 
 export type ExactDedupResult = NativeExactDedupResult;
@@ -58,11 +61,13 @@ export function unicodeNormalized(texts: TextInput, form: 'NFC' | 'NFKC'): Packe
 /**
  * Exact dedup of a stream of documents, in input order: add() returns each document's representative (the
  * number of the first document with the same text; its own number when it is the first), finish() all of
- * them. Once the table has spilled (`memory`), add() returns 0xffffffff (pending) for the documents that
+ * them. Once the table has spilled (`memory`), add() returns 0xfffffffe (PENDING) for the documents that
  * follow and finish() resolves them. Calls are queued and run one after another.
  */
 export class ExactDedup {
-  static readonly PENDING = 0xffffffff;
+  static readonly PENDING = 0xfffffffe;
+  /** The representative of a document found in the index (loadIndex): dedup's INDEX_REPRESENTATIVE. */
+  static readonly INDEX_MATCH = 0xffffffff;
   private handle: NativeExactDedup | null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly unicode: 'NFC' | 'NFKC' | undefined;
@@ -78,7 +83,7 @@ export class ExactDedup {
       this.handle = new native.ExactDedup({
         normalize: exactNormalizes(options), unit: options.unit, split: options.split, lowercase: options.lowercase,
         stripPunctuation: options.stripPunctuation, foldWhitespace: options.foldWhitespace,
-        memory: options.memory ?? 0, tmp: options.tmp ?? (options.memory ? os.tmpdir() : undefined),
+        memory: options.memory ?? 0, tmp: options.tmp ?? (options.memory ? os.tmpdir() : undefined), indexOut: Boolean(options.indexOut),
       });
     } catch (e) {
       throw fromNative(e);
@@ -116,9 +121,50 @@ export class ExactDedup {
     return this.enqueue((h) => h.finish());
   }
 
+  /**
+   * Dedups against an index written by saveIndex (before the first add): a document whose hash it holds gets
+   * INDEX_MATCH and is reported in finish()'s indexMatches. `meta` is what saveIndex was given.
+   */
+  loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }> {
+    this.live();
+    return this.enqueue((h) => h.loadIndex(path));
+  }
+
+  /**
+   * After finish (with `indexOut`): writes, atomically, an index of the documents kept so far: those of the
+   * index loaded and this run's, this run's document d numbered firstDoc + d, with ids (one per document of this
+   * run, JSON text) when given (an index loaded with ids is extended with ids only).
+   */
+  saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void> {
+    this.live();
+    return this.enqueue((h) => h.saveIndex(path, options));
+  }
+
   close(): void {
     this.handle?.close();
     this.handle = null;
+  }
+}
+
+/**
+ * The meta text of an exact index (docs/FORMAT.md "Exact index"), read from its first bytes without checking
+ * the rest (loadIndex checks all of it); an ERR_NEARDUP_CORRUPT error naming the file when it is not one.
+ */
+export function readExactIndexMeta(file: string): string {
+  const corrupt = (what: string) => new NeardupError('ERR_NEARDUP_CORRUPT', `'${file}' is not a valid exact index: ${what}`, { file });
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(68);
+    if (fs.readSync(fd, head, 0, 68, 0) < 68) throw corrupt('it is shorter than its header');
+    if (head.toString('latin1', 0, 4) !== 'NDUP' || head.toString('latin1', 8, 12) !== 'EXIX') throw corrupt('its header is not that of an exact index (EXIX)');
+    const m = head.readUInt32LE(64);
+    const size = Number(head.readBigUInt64LE(24));
+    if (m > size - 4) throw corrupt('its meta runs past the payload');
+    const meta = Buffer.alloc(m);
+    if (fs.readSync(fd, meta, 0, m, 68) < m) throw corrupt('it ends within its meta');
+    return meta.toString('utf8');
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

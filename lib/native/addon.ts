@@ -380,15 +380,21 @@ export interface NativeZstdDecoder {
 
 export interface NativeExactDedupOptions {
   normalize?: boolean; unit?: 'char' | 'word'; split?: 'whitespace' | 'nonword'; lowercase?: boolean; stripPunctuation?: boolean;
-  foldWhitespace?: boolean; memory?: number; tmp?: string;
+  foldWhitespace?: boolean; memory?: number; tmp?: string; indexOut?: boolean;
 }
 export interface NativeExactDedupResult {
   representative: Uint32Array; documents: number; duplicates: number; distinct: number; spilledBytes: number; runs: number; tableBytes: number;
+  /** Documents found in the index (their representative is 0xffffffff), counted in duplicates too. */
+  indexMatched: number;
+  /** docs[k] was found in the index: the indexed document's number indexDocs[k] (and id, JSON text, ids[k]). */
+  indexMatches: { docs: Uint32Array; indexDocs: Float64Array; ids?: string[] };
 }
 export interface NativeExactDedup {
   /** Each document's representative (0xffffffff: pending, once the table has spilled; resolved by finish). */
   add(texts: TextInput, valid?: Uint8Array | null): Promise<Uint32Array>;
   finish(): Promise<NativeExactDedupResult>;
+  loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }>;
+  saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void>;
   close(): void;
 }
 

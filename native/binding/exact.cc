@@ -6,6 +6,7 @@
 #include "addon.h"
 #include "args.h"
 #include "exact/exact_dedup.h"
+#include "exact/exact_index.h"
 #include "texts.h"
 
 namespace neardup {
@@ -14,8 +15,9 @@ namespace {
 
 struct ExactState : Closable {
   std::mutex mu;
+  std::unique_ptr<exact::ExactIndex> index;  // declared first: the dedup points to it
   std::unique_ptr<exact::ExactDedup> dedup;
-  bool finished = false;
+  bool finished = false, added = false;
 };
 
 Status Finished() { return Status(Code::kInvalidArgument, "the exact dedup has finished: no documents can be added"); }
@@ -31,6 +33,7 @@ class AddWorker : public PromiseWorker {
     std::lock_guard<std::mutex> lock(s_->mu);
     if (s_->closed.load()) return Cancelled("exact dedup");
     if (s_->finished) return Finished();
+    s_->added = true;
     rep_.resize(texts.size());
     return s_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), stop(), rep_.data());
   }
@@ -56,6 +59,12 @@ class FinishWorker : public PromiseWorker {
     s_->finished = true;
     Status st = s_->dedup->Finish(&rep_, stop());
     stats_ = s_->dedup->stats();
+    const auto& m = s_->dedup->index_matches();
+    for (const auto& x : m) {
+      match_docs_.push_back(x.first);
+      match_index_docs_.push_back(double(s_->index->doc(x.second)));
+      if (s_->index->has_ids()) match_ids_.emplace_back(s_->index->id(x.second));
+    }
     return st;
   }
   Napi::Value Resolve(Napi::Env env) override {
@@ -68,13 +77,81 @@ class FinishWorker : public PromiseWorker {
     r.Set("spilledBytes", Napi::Number::New(env, double(stats_.spilled_bytes)));
     r.Set("runs", Napi::Number::New(env, double(stats_.runs)));
     r.Set("tableBytes", Napi::Number::New(env, double(stats_.table_bytes)));
+    r.Set("indexMatched", Napi::Number::New(env, double(stats_.index_matched)));
+    // documents found in the index: their numbers, and the indexed documents' numbers (and ids, JSON text)
+    const size_t m = match_docs_.size();
+    Napi::Object im = Napi::Object::New(env);
+    im.Set("docs", Napi::Uint32Array::New(env, m, ToArrayBuffer(env, std::move(match_docs_)), 0));
+    im.Set("indexDocs", Napi::Float64Array::New(env, m, ToArrayBuffer(env, std::move(match_index_docs_)), 0));
+    if (!match_ids_.empty()) {
+      Napi::Array ids = Napi::Array::New(env, match_ids_.size());
+      for (size_t i = 0; i < match_ids_.size(); i++) ids.Set(uint32_t(i), Napi::String::New(env, match_ids_[i]));
+      im.Set("ids", ids);
+    }
+    r.Set("indexMatches", im);
     return r;
   }
 
  private:
   std::shared_ptr<ExactState> s_;
   std::vector<uint32_t> rep_;
+  std::vector<uint32_t> match_docs_;
+  std::vector<double> match_index_docs_;
+  std::vector<std::string> match_ids_;
   exact::ExactStats stats_;
+};
+
+class LoadIndexWorker : public PromiseWorker {
+ public:
+  LoadIndexWorker(Napi::Env env, std::shared_ptr<ExactState> s, std::string path) : PromiseWorker(env), s_(std::move(s)), path_(std::move(path)) {}
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->closed.load()) return Cancelled("exact dedup");
+    if (s_->added || s_->index) return Status(Code::kInvalidArgument, "loadIndex comes once, before the first add");
+    std::unique_ptr<exact::ExactIndex> ix(new exact::ExactIndex);
+    Status st = ix->Load(path_);
+    if (!st.ok()) return st;
+    s_->index = std::move(ix);
+    s_->dedup->SetIndex(s_->index.get());
+    return st;
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("entries", Napi::Number::New(env, double(s_->index->size())));
+    r.Set("documents", Napi::Number::New(env, double(s_->index->documents())));
+    r.Set("meta", Napi::String::New(env, s_->index->meta()));
+    r.Set("hasIds", Napi::Boolean::New(env, s_->index->has_ids()));
+    return r;
+  }
+
+ private:
+  std::shared_ptr<ExactState> s_;
+  std::string path_;
+};
+
+class SaveIndexWorker : public PromiseWorker {
+ public:
+  SaveIndexWorker(Napi::Env env, std::shared_ptr<ExactState> s) : PromiseWorker(env), s_(std::move(s)) {}
+  std::string path;
+  exact::IndexWrite w;
+  TextBatch ids;
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->closed.load()) return Cancelled("exact dedup");
+    if (!s_->finished) return Status(Code::kInvalidArgument, "saveIndex comes after finish");
+    w.prior = s_->index.get();
+    if (w.with_ids) w.ids = ids.docs();
+    w.documents = w.first_doc + s_->dedup->stats().documents;
+    return s_->dedup->SaveIndex(path, w);
+  }
+  Napi::Value Resolve(Napi::Env env) override { return env.Undefined(); }
+
+ private:
+  std::shared_ptr<ExactState> s_;
 };
 
 class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
@@ -82,6 +159,7 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ExactDedup",
                        {InstanceMethod("add", &ExactDedupObject::Add), InstanceMethod("finish", &ExactDedupObject::Finish),
+                        InstanceMethod("loadIndex", &ExactDedupObject::LoadIndex), InstanceMethod("saveIndex", &ExactDedupObject::SaveIndex),
                         InstanceMethod("close", &ExactDedupObject::Close)});
   }
 
@@ -102,6 +180,7 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
     if (!s.ok()) ThrowRangeError(env, s.message());
     state_ = std::make_shared<ExactState>();
     state_->dedup.reset(new exact::ExactDedup(eo));
+    if (GetBool(o, "indexOut", false)) state_->dedup->KeepForIndex();
   }
 
  private:
@@ -123,6 +202,31 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
   Napi::Value Finish(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return (new FinishWorker(env, LiveState(env, state_, "exact dedup")))->QueueAndGetPromise();
+  }
+  // loadIndex(path): the index of earlier runs, before the first add
+  Napi::Value LoadIndex(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto s = LiveState(env, state_, "exact dedup");
+    return (new LoadIndexWorker(env, s, PathArg(env, info[0], "path")))->QueueAndGetPromise();
+  }
+  // saveIndex(path, { meta: string, firstDoc: number, ids?: texts (one per document of this run) }), after finish
+  Napi::Value SaveIndex(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto* w = new SaveIndexWorker(env, LiveState(env, state_, "exact dedup"));
+    std::unique_ptr<SaveIndexWorker> guard(w);
+    w->path = PathArg(env, info[0], "path");
+    Napi::Object o = OptionsObject(env, info[1], "options");
+    Napi::Value meta = o.Get("meta");
+    if (!meta.IsString()) ThrowTypeError(env, "Expected option 'meta' to be a string");
+    w->w.meta = meta.As<Napi::String>().Utf8Value();
+    w->w.first_doc = GetUint64(o, "firstDoc", 0);
+    Napi::Value ids = o.Get("ids");
+    if (!ids.IsUndefined()) {
+      w->ids.Load(env, ids, "ids");
+      w->w.with_ids = true;
+    }
+    guard.release();
+    return w->QueueAndGetPromise();
   }
   Napi::Value Close(const Napi::CallbackInfo& info) {
     CloseState(&state_);

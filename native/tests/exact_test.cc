@@ -7,6 +7,10 @@
 
 #include "check.h"
 #include "exact/exact_dedup.h"
+#include "exact/exact_index.h"
+#include "io/file.h"
+#include <cstdio>
+#include <unistd.h>
 
 using namespace neardup;
 using namespace neardup::exact;
@@ -104,6 +108,128 @@ TEST(normalisation_follows_the_shingle_options) {
   o.text.unit = TextUnit::kWord;
   o.text.strip_punct = true;
   EXPECT((Run(o, t, valid, 2, &spilled) == std::vector<uint32_t>{0, 0, 0, 0, 0}));
+}
+
+namespace {
+
+std::string TmpPath(const char* name) { return std::string("/tmp/neardup-exact-test-") + std::to_string(getpid()) + name; }
+
+// Runs texts through an ExactDedup against `prior` (nullable) and writes the index of what it kept.
+std::vector<uint32_t> RunAndSave(const ExactOptions& o, const std::vector<std::string>& t, const ExactIndex* prior,
+                                 const std::string& path, uint64_t first_doc, bool* spilled, std::vector<std::pair<uint32_t, uint64_t>>* matches) {
+  ExactDedup d(o);
+  d.SetIndex(prior);
+  d.KeepForIndex();
+  std::vector<const uint8_t*> p;
+  std::vector<size_t> len;
+  std::vector<std::string> ids;
+  std::vector<const uint8_t*> id_ptr;
+  std::vector<size_t> id_len;
+  for (size_t i = 0; i < t.size(); i++) {
+    p.push_back(reinterpret_cast<const uint8_t*>(t[i].data()));
+    len.push_back(t[i].size());
+    ids.push_back("\"id" + std::to_string(first_doc + i) + "\"");
+  }
+  for (const auto& x : ids) {
+    id_ptr.push_back(reinterpret_cast<const uint8_t*>(x.data()));
+    id_len.push_back(x.size());
+  }
+  EXPECT(d.Add(Docs{p.data(), len.data(), t.size()}, nullptr, nullptr, nullptr).ok());
+  *spilled = d.spilled();
+  std::vector<uint32_t> rep;
+  EXPECT(d.Finish(&rep, nullptr).ok());
+  *matches = d.index_matches();
+  IndexWrite w;
+  w.meta = "{\"settings\":1}";
+  w.documents = first_doc + t.size();
+  w.first_doc = first_doc;
+  w.prior = prior;
+  w.with_ids = true;
+  w.ids = Docs{id_ptr.data(), id_len.data(), ids.size()};
+  Status s = d.SaveIndex(path, w);
+  EXPECT(s.ok());
+  return rep;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::string s;
+  EXPECT(io::ReadFile(path, &s).ok());
+  return s;
+}
+
+}  // namespace
+
+TEST(index_of_a_run_holds_its_kept_documents_and_a_later_run_matches_them) {
+  const auto all = RandomTexts(30000, 8000, 3);
+  const std::vector<std::string> a(all.begin(), all.begin() + 20000), b(all.begin() + 20000, all.end());
+  const std::vector<uint8_t> valid(all.size(), 1);
+  const auto truth = BruteForce(all, valid);
+  const std::string pa = TmpPath("a.exix"), pa2 = TmpPath("a2.exix"), pb = TmpPath("b.exix"), pb2 = TmpPath("b2.exix");
+  bool spilled = false;
+  std::vector<std::pair<uint32_t, uint64_t>> m;
+  RunAndSave(ExactOptions{}, a, nullptr, pa, 0, &spilled, &m);
+  EXPECT(!spilled);
+  ExactOptions sp;
+  sp.memory_bytes = 1;
+  sp.tmp_dir = "/tmp";
+  RunAndSave(sp, a, nullptr, pa2, 0, &spilled, &m);
+  EXPECT(spilled);
+  EXPECT(ReadAll(pa) == ReadAll(pa2));  // in memory or spilled: the same bytes
+  ExactIndex ia;
+  EXPECT(ia.Load(pa).ok());
+  EXPECT_EQ(ia.documents(), 20000u);
+  EXPECT(ia.meta() == "{\"settings\":1}");
+  size_t kept_a = 0;
+  for (size_t i = 0; i < a.size(); i++) kept_a += truth[i] == i;
+  EXPECT_EQ(ia.size(), kept_a);
+  // the second part against the index: a document whose text is in part one gets kIndexMatch and the entry
+  // of that text's first document; the others as a run over both parts would give them
+  for (int mode = 0; mode < 2; mode++) {
+    std::vector<std::pair<uint32_t, uint64_t>> matches;
+    const auto rep = RunAndSave(mode ? sp : ExactOptions{}, b, &ia, mode ? pb2 : pb, 20000, &spilled, &matches);
+    EXPECT(spilled == (mode == 1));
+    size_t k = 0;
+    for (size_t i = 0; i < b.size(); i++) {
+      const uint32_t want = truth[20000 + i];
+      if (want < 20000) {
+        EXPECT_EQ(rep[i], ExactDedup::kIndexMatch);
+        EXPECT(k < matches.size() && matches[k].first == i && ia.doc(matches[k].second) == want &&
+               ia.id(matches[k].second) == "\"id" + std::to_string(want) + "\"");
+        k++;
+      } else {
+        EXPECT_EQ(uint64_t(rep[i]) + 20000, uint64_t(want));
+      }
+    }
+    EXPECT_EQ(k, matches.size());
+  }
+  EXPECT(ReadAll(pb) == ReadAll(pb2));
+  ExactIndex ib;
+  EXPECT(ib.Load(pb).ok());
+  size_t kept = 0;
+  for (size_t i = 0; i < all.size(); i++) kept += truth[i] == i;
+  EXPECT_EQ(ib.size(), kept);
+  EXPECT_EQ(ib.documents(), 30000u);
+  // every kept document is found, with its number and id
+  for (size_t i = 0; i < all.size(); i++) {
+    if (truth[i] != i) continue;
+    uint64_t e;
+    EXPECT(ib.Find(HashText(ExactOptions{}, reinterpret_cast<const uint8_t*>(all[i].data()), all[i].size(), nullptr), &e) && ib.doc(e) == i);
+  }
+  // a flipped byte anywhere is refused (header or payload CRC), a cut file too
+  const std::string bytes = ReadAll(pb);
+  for (size_t at : {size_t(9), size_t(70), bytes.size() / 2, bytes.size() - 1}) {
+    std::string c = bytes;
+    c[at] ^= 0x40;
+    const std::string pc = TmpPath("c.exix");
+    std::FILE* f = std::fopen(pc.c_str(), "wb");
+    std::fwrite(c.data(), 1, at == bytes.size() - 1 ? c.size() - 7 : c.size(), f);
+    std::fclose(f);
+    ExactIndex ic;
+    const Status s = ic.Load(pc);
+    EXPECT(!s.ok() && (s.code() == Code::kCorrupt || s.code() == Code::kUnsupported) && s.message().find(pc) != std::string::npos);
+    std::remove(pc.c_str());
+  }
+  for (const auto& p : {pa, pa2, pb, pb2}) std::remove(p.c_str());
 }
 
 TEST_MAIN("exact")

@@ -3,8 +3,8 @@
 // the same.
 import { summaryObject } from '../summary';
 import * as os from 'node:os';
-import { formatBytes } from '../../util/errors';
-import { ExactDedup, URL_DEFAULT_RULES, URL_RULES, normalizeUrl, unicodeNormalized, type ExactDedupOptions, type UrlRule } from '../../exact/exact';
+import { NeardupError, formatBytes } from '../../util/errors';
+import { ExactDedup, URL_DEFAULT_RULES, URL_RULES, normalizeUrl, readExactIndexMeta, unicodeNormalized, type ExactDedupOptions, type UrlRule } from '../../exact/exact';
 import { droppedDocuments, MIN_LIMIT_BUDGET } from '../../minhash/dedup';
 import { readDocuments, sniffFile } from '../../io/input';
 import type { PackedTexts } from '../../native/addon';
@@ -12,7 +12,9 @@ import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } 
 import { Progress } from '../progress';
 import { DocumentLog, writeClusterOutputs } from '../document-outputs';
 import { documentMemory } from '../limits';
-import { checkFiles, watchSpillFolders } from '../../io/files';
+import { checkFiles, watchSpillFolders, writeNative } from '../../io/files';
+import { lockIndexFile } from '../../io/locks';
+import { version } from '../../util/version';
 import { parseSize } from './dedup';
 import { INPUT_OPTIONS, INPUT_USAGE, UsageError, fieldOption, idFieldOption, inputOptionsFrom, oneOf, parse, type Command } from '../common';
 
@@ -24,7 +26,33 @@ export const EXACT_OPTIONS = {
   key: { type: 'string' }, 'url-normalize': { type: 'string' },
   unicode: { type: 'string' }, lowercase: { type: 'boolean' }, 'strip-punctuation': { type: 'boolean' }, 'fold-whitespace': { type: 'boolean' },
   unit: { type: 'string' }, split: { type: 'string' }, normalize: { type: 'string' },
+  index: { type: 'string' }, 'index-out': { type: 'string' },
 } as const;
+
+/** The options that choose what is compared (an index keeps them: docs/exact.md "Against earlier runs"). */
+const SETTING_OPTIONS = ['key', 'url-normalize', 'unicode', 'lowercase', 'strip-punctuation', 'fold-whitespace', 'unit', 'split', 'normalize'] as const;
+
+/** What is compared, as an index's meta keeps it. */
+interface ExactSettings {
+  by: 'text' | 'key'; unicode: string; unit: string; split: string; lowercase: boolean; strip_punctuation: boolean;
+  fold_whitespace: boolean; url_normalize: string[] | null;
+}
+
+function settingsOf(o: ReturnType<typeof exactOptionsFrom>, byKey: boolean): ExactSettings {
+  return {
+    by: byKey ? 'key' : 'text', unicode: o.unicode ?? 'none', unit: o.unit ?? 'char', split: o.unit === 'word' ? o.split ?? 'whitespace' : 'whitespace',
+    lowercase: Boolean(o.lowercase), strip_punctuation: Boolean(o.stripPunctuation), fold_whitespace: Boolean(o.foldWhitespace),
+    url_normalize: o.urlRules ? URL_RULES.filter((r) => o.urlRules!.has(r)) : null,
+  };
+}
+
+function optionsOfSettings(st: ExactSettings): ReturnType<typeof exactOptionsFrom> {
+  return {
+    unicode: st.unicode as 'none', unit: st.unit as 'char', split: st.split as 'whitespace', lowercase: st.lowercase,
+    stripPunctuation: st.strip_punctuation, foldWhitespace: st.fold_whitespace,
+    ...(st.url_normalize ? { urlRules: new Set(st.url_normalize as UrlRule[]) } : {}),
+  };
+}
 
 /** The normalisations `--normalize` names (a comma list), as the single options would set them. */
 const NORMALIZE_NAMES = ['nfc', 'nfkc', 'lowercase', 'strip-punctuation', 'fold-whitespace', 'words'] as const;
@@ -116,6 +144,16 @@ refused; each file appears complete or not at all):
                             "neardup_kept_id") to the lines --kept, --kept-dir and --removed write
   --drop-all                drop every line that has a copy, the first too (only unique lines stay)
   --id-field NAME           the id of each line (a string or an integer; dot path as --field)
+Against earlier runs (cross-dump dedup):
+  --index FILE              an index written by --index-out: lines whose text an indexed run kept are
+                            dropped for it; its settings (what is compared) are this run's: leave those
+                            options out to take them (a --key index needs --key NAME), or give the same;
+                            line numbers continue the index's (line i is D + i, D = the lines the indexed
+                            runs read: the summary's index.documents_before); --clusters gives a line found
+                            in the index that document's number, or with ids ("kept_id") its id
+  --index-out FILE          after the other outputs: an index of the lines kept so far (the index's and this
+                            run's; 24 bytes a line, with --id-field their ids too); it may be the --index
+                            file itself, replaced once the run succeeded; locked while the run lasts
 What is compared:
   --unicode none|nfc|nfkc   Unicode normalisation first (default none; JavaScript's normalize(), on the
                             main thread: slower than the rest)
@@ -158,32 +196,72 @@ ${INPUT_USAGE}`,
       throw new UsageError('--annotate adds members to the documents --kept, --kept-dir and --removed write: give one of them');
     if (values.kept !== undefined && keptDir !== undefined) throw new UsageError('give --kept or --kept-dir, not both');
     if (values['removed-ids'] !== undefined && idField === undefined) throw new UsageError('--removed-ids needs --id-field');
+    const indexIn = values.index === undefined ? undefined : String(values.index);
+    const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
+    if (dropAll && (indexIn !== undefined || indexOut !== undefined))
+      throw new UsageError('--drop-all is not possible with --index or --index-out: the documents earlier runs kept are already out, and cannot be dropped with their copies found now');
     if (values.key !== undefined && values.field !== undefined) throw new UsageError('give --key (dedup by a key field) or --field (the text field), not both');
-    const hashing = exactOptionsFrom(values);
+    let hashing = exactOptionsFrom(values);
     const key = values.key === undefined ? undefined : fieldOption('--key', values.key);
     const input = { ...inputOptionsFrom(values), ...(key !== undefined ? { field: key } : {}) };
     const memory = parseSize('memory', values.memory);
     const tmp = values.tmp === undefined ? os.tmpdir() : String(values.tmp);
     if (keptDir !== undefined) checkKeptDirInputs(positionals);
     const keptDirOutputs = keptDir === undefined ? [] : positionals.map((f) => keptDirName(keptDir, f, sniffFile(f).format));
-    const outputs = (['kept', 'removed', 'flags', 'clusters', 'removed-ids'] as const)
+    const outputs = (['kept', 'removed', 'flags', 'clusters', 'removed-ids', 'index-out'] as const)
       .filter((o) => values[o] !== undefined).map((o) => ({ option: `--${o}`, file: String(values[o]) }));
     outputs.push(...keptDirOutputs.map((file) => ({ option: '--kept-dir', file })));
-    checkFiles({ inputs: positionals, outputs, stdout: false });
-    for (const o of outputs) if (o.option !== '--kept-dir') checkOutputName(o.option, o.file, o.option === '--kept' || o.option === '--removed');
+    const inputs = indexIn === undefined ? positionals : [...positionals, indexIn];
+    // --index X --index-out X updates X (read, then replaced once everything else is written); no other output may
+    checkFiles({ inputs, outputs: outputs.filter((o) => o.option !== '--index-out'), stdout: false });
+    checkFiles({ inputs, outputs, stdout: false, replaceable: indexIn === undefined ? [] : [indexIn] });
+    for (const o of outputs) if (o.option !== '--kept-dir' && o.option !== '--index-out') checkOutputName(o.option, o.file, o.option === '--kept' || o.option === '--removed');
+    // against an index: its settings are this run's (options that differ are an error), its keys name its documents
+    let priorKeys: 'id' | 'number' | undefined;
+    if (indexIn !== undefined) {
+      let meta: { settings?: ExactSettings; keys?: 'id' | 'number' };
+      try {
+        meta = JSON.parse(readExactIndexMeta(indexIn)) as typeof meta;
+      } catch (e) {
+        if (e instanceof NeardupError) throw e;
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${indexIn}' is not a valid exact index: its meta is not JSON`, { file: indexIn });
+      }
+      if (!meta.settings || (meta.keys !== 'id' && meta.keys !== 'number'))
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${indexIn}' is not a valid exact index: its meta has no settings or keys`, { file: indexIn });
+      const given = SETTING_OPTIONS.filter((o) => values[o] !== undefined);
+      const mine = settingsOf(hashing, key !== undefined);
+      if (given.length > 0) {
+        const diff = (Object.keys(mine) as (keyof ExactSettings)[]).filter((k) => JSON.stringify(mine[k]) !== JSON.stringify(meta.settings![k]));
+        if (diff.length > 0)
+          throw new UsageError(`--index '${indexIn}' was written with other settings (${diff.map((k) => `${k}: ${JSON.stringify(meta.settings![k])}, here ${JSON.stringify(mine[k])}`).join('; ')}): leave the options out to take the index's, or give the same`);
+      } else {
+        if (meta.settings.by === 'key') throw new UsageError(`--index '${indexIn}' holds keys (it was written with --key): give --key NAME, the field of this corpus that holds them`);
+        hashing = optionsOfSettings(meta.settings);
+      }
+      priorKeys = meta.keys;
+      if (priorKeys === 'id' && idField === undefined) throw new UsageError(`--index '${indexIn}': its documents are named by id (it was written with --id-field): give --id-field`);
+      if (priorKeys === 'number' && idField !== undefined)
+        process.stderr.write(`neardup exact: --index '${indexIn}' keeps line numbers (it was written without --id-field): ids of its documents ("kept_id") are null\n`);
+    }
+    // with --id-field, an index written keeps the ids as its keys; an index read keeps its own kind
+    const idKeys = priorKeys !== undefined ? priorKeys === 'id' : indexOut !== undefined && idField !== undefined;
     const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
-    if (outputs.length === 0) process.stderr.write('neardup exact: no output requested (--kept, --kept-dir, --removed, --flags, --clusters); printing the summary only\n');
+    if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined)) process.stderr.write('neardup exact: no output requested (--kept, --kept-dir, --removed, --flags, --clusters); printing the summary only\n');
 
+    const indexLock = indexOut === undefined ? null : lockIndexFile(indexOut, '--index-out: the index');
     const start = Date.now();
     const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
     const { urlRules, ...dedupOptions } = hashing;
     // with --url-normalize the keys are rewritten here, and Unicode normalisation with them
-    const exact = new ExactDedup({ ...dedupOptions, ...(urlRules ? { unicode: 'none' } : {}), memory, tmp });
+    const exact = new ExactDedup({ ...dedupOptions, ...(urlRules ? { unicode: 'none' } : {}), memory, tmp, indexOut: indexOut !== undefined });
+    let prior: { entries: number; documents: number } | undefined;
     const progress = new Progress('neardup exact');
     const log = new DocumentLog(positionals);
     const open: { abort(): void }[] = [];
     let bytes = 0;
     try {
+      if (indexIn !== undefined) prior = await exact.loadIndex(indexIn);
+      const offset = prior?.documents ?? 0;  // line numbers continue the index's
       const pending: Promise<unknown>[] = [];
       const form = hashing.unicode === 'nfc' ? 'NFC' : hashing.unicode === 'nfkc' ? 'NFKC' : undefined;
       for await (const batch of readDocuments(positionals, {
@@ -205,10 +283,30 @@ ${INPUT_USAGE}`,
       const dropped = droppedDocuments(rep, dropAll);
       let droppedCount = 0;
       for (let i = 0; i < dropped.length; i++) droppedCount += dropped[i];
+      // lines found in the index: the indexed document's key, its number or its id (JSON text)
+      const indexRep = new Map<number, string>();
+      const im = res.indexMatches;
+      im.docs.forEach((d, k) => indexRep.set(d, idKeys ? im.ids![k] : String(im.indexDocs[k])));
+      const repNumber = (d: number) => (rep[d] === ExactDedup.INDEX_MATCH ? (idKeys ? 'null' : indexRep.get(d)!) : String(offset + rep[d]));
+      const keptId = (d: number) => (rep[d] === ExactDedup.INDEX_MATCH ? (idKeys ? indexRep.get(d)! : 'null') : log.idOf(rep[d]));
       await writeClusterOutputs(log, rep, dropped, {
         flags: values.flags as string | undefined, clusters: values.clusters as string | undefined, removedIds: values['removed-ids'] as string | undefined,
         kept: values.kept as string | undefined, keptDir, removed: values.removed as string | undefined, annotate: Boolean(values.annotate), idField, parquetPlan,
-      }, open, { repNumber: (d) => String(rep[d]), keptId: (d) => log.idOf(rep[d]) });
+      }, open, { repNumber, keptId, indexKey: (d) => indexRep.get(d)! });
+      // the index last: a run whose outputs failed leaves the earlier index as it was
+      let entriesAfter: number | null = null;
+      if (indexOut !== undefined) {
+        progress.update({ bytes, docs: log.documents, extra: 'writing the index' }, true);
+        const isBad = new Uint8Array(rep.length);
+        for (const d of log.badLines) isBad[d] = 1;
+        let fresh = 0;
+        for (let d = 0; d < rep.length; d++) if (rep[d] === d && !isBad[d]) fresh++;
+        const meta = JSON.stringify({ format: 'neardup exact index', neardup: version, settings: settingsOf(hashing, key !== undefined), keys: idKeys ? 'id' : 'number' });
+        await writeNative(indexOut, (p) => exact.saveIndex(p, {
+          meta, firstDoc: offset, ...(idKeys ? { ids: Array.from({ length: log.documents }, (_, d) => (isBad[d] ? 'null' : log.idOf(d))) } : {}),
+        }));
+        entriesAfter = (prior?.entries ?? 0) + fresh;
+      }
       progress.done({ bytes, docs: log.documents, fraction: 1 });
       const seconds = (Date.now() - start) / 1000;
       const normalize = [
@@ -221,6 +319,12 @@ ${INPUT_USAGE}`,
         key: key ?? null, field: key === undefined ? input.field : null, normalize, url_normalize: urlRules ? URL_RULES.filter((r) => urlRules.has(r)) : null,
         input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         spilled_bytes: res.spilledBytes, runs: res.runs, table_mb: +(res.tableBytes / 2 ** 20).toFixed(1), memory_bytes: memory > 0 ? memory : null,
+        ...(indexIn !== undefined || indexOut !== undefined ? {
+          index: {
+            read: indexIn ?? null, written: indexOut ?? null, keys: idKeys ? 'id' : 'number', documents_before: offset,
+            entries_before: prior?.entries ?? 0, matched: res.indexMatched, entries_after: entriesAfter,
+          },
+        } : {}),
       };
       if (memory > 0 && memory < MIN_LIMIT_BUDGET) process.stderr.write(`neardup exact: --memory ${formatBytes(memory)}: the table spills at it; an input unit is still allowed ${formatBytes(MIN_LIMIT_BUDGET)}\n`);
       process.stderr.write(JSON.stringify(summaryObject({ command: 'exact', inputs: positionals, documents: log.documents }, summary)) + '\n');
@@ -229,6 +333,7 @@ ${INPUT_USAGE}`,
       for (const f of open) f.abort();
       exact.close();
       unwatch();
+      indexLock?.release();
     }
   },
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "exact/exact_index.h"
 #include "hash/murmur3.h"
 #include "io/spill_sort.h"
 #include "parallel/pool.h"
@@ -134,7 +135,14 @@ Status ExactDedup::AddHashes(const Hash128* h, size_t n, const uint8_t* valid, u
   for (size_t i = 0; i < n; i++) {
     const uint32_t doc = static_cast<uint32_t>(stats_.documents + i);
     uint32_t r = doc;
-    if (!valid || valid[i]) {
+    uint64_t entry;
+    if (valid && !valid[i]) {
+      // a bad line: its own representative
+    } else if (index_ && index_->Find(h[i], &entry)) {
+      r = kIndexMatch;
+      matches_.emplace_back(doc, entry);
+      stats_.index_matched++;
+    } else {
       Status s = Insert(h[i], doc, &r);
       if (!s.ok()) return s;
     }
@@ -168,6 +176,8 @@ Status ExactDedup::Finish(std::vector<uint32_t>* rep, const std::atomic<bool>* s
     Status s = so.Seal(stop);
     Rec r{}, first{};
     bool more = true, any = false;
+    if (keep_for_index_)
+      kept_.reset(new io::RecordStore<NewEntry>(std::max<uint64_t>(1, o_.memory_bytes / 2 / sizeof(NewEntry)), spill_->dir.path(), "exact-kept"));
     // duplicates found before the spill are counted; the table's entries are the first of their groups
     while (s.ok()) {
       s = so.Next(&r, &more);
@@ -175,6 +185,11 @@ Status ExactDedup::Finish(std::vector<uint32_t>* rep, const std::atomic<bool>* s
       if (!any || r.hi != first.hi || r.lo != first.lo) {
         first = r;
         any = true;
+        if (kept_) {
+          const NewEntry e{r.hi, r.lo, r.doc, 0};
+          s = kept_->Put(&e, 1);
+          if (!s.ok()) break;
+        }
       } else {
         stats_.duplicates++;
       }
@@ -183,12 +198,33 @@ Status ExactDedup::Finish(std::vector<uint32_t>* rep, const std::atomic<bool>* s
     if (!s.ok()) return s;
     stats_.spilled_bytes = so.spilled_bytes();
     stats_.runs = so.runs_written();
-    spill_.reset();  // removes the run files and the folder
+    spill_->sorter.reset();  // removes the run files (the folder stays while kept_ may use it)
+    if (kept_) {
+      s = kept_->Seal();
+      if (!s.ok()) return s;
+      stats_.spilled_bytes += kept_->file_bytes();
+    } else {
+      spill_.reset();
+    }
   }
   stats_.distinct = stats_.documents - stats_.duplicates;
   *rep = std::move(rep_);
   rep_.clear();
   return Status::Ok();
+}
+
+Status ExactDedup::SaveIndex(const std::string& path, const IndexWrite& w) {
+  if (!keep_for_index_) return Status(Code::kInvalidArgument, "SaveIndex needs KeepForIndex() before the first Add");
+  if (kept_) return WriteExactIndex(path, w, kept_->data(), kept_->size());
+  if (!table_) return Status(Code::kInvalidArgument, "SaveIndex after the table was released");
+  std::vector<NewEntry> fresh;
+  fresh.reserve(table_->size + 1);
+  const Table& t = *table_;
+  for (size_t i = 0; i < t.capacity(); i++)
+    if (t.keys[i].hi != 0 || t.keys[i].lo != 0) fresh.push_back(NewEntry{t.keys[i].hi, t.keys[i].lo, t.docs[i], 0});
+  if (t.has_zero) fresh.push_back(NewEntry{0, 0, t.zero_doc, 0});
+  std::sort(fresh.begin(), fresh.end(), [](const NewEntry& a, const NewEntry& b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; });
+  return WriteExactIndex(path, w, fresh.data(), fresh.size());
 }
 
 }  // namespace exact

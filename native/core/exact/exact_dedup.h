@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "io/spill_sort.h"
 #include "io/temp_names.h"
 #include "text/docs.h"
 #include "text/shingle.h"
@@ -28,10 +29,19 @@
 namespace neardup {
 namespace exact {
 
+class ExactIndex;
+struct IndexWrite;
+
 struct Hash128 {
   uint64_t hi = 0, lo = 0;
   bool operator==(const Hash128& o) const { return hi == o.hi && lo == o.lo; }
   bool operator!=(const Hash128& o) const { return !(*this == o); }
+};
+
+// A document of this run and its hash (an entry of an index being written).
+struct NewEntry {
+  uint64_t hi, lo;
+  uint32_t doc, pad;
 };
 
 struct ExactOptions {
@@ -51,6 +61,7 @@ struct ExactStats {
   uint64_t documents = 0, duplicates = 0, distinct = 0;
   uint64_t spilled_bytes = 0, runs = 0;
   uint64_t table_bytes = 0;  // the table's memory at its largest
+  uint64_t index_matched = 0;  // documents found in the index (counted in duplicates too)
 };
 
 class ExactDedup {
@@ -73,8 +84,19 @@ class ExactDedup {
 
   const ExactStats& stats() const { return stats_; }
   bool spilled() const { return spill_ != nullptr; }
-  static constexpr uint32_t kPending = 0xffffffffu;
-  static constexpr uint64_t kMaxDocuments = 0xfffffffeu;  // document numbers are 32-bit
+  static constexpr uint32_t kPending = 0xfffffffeu;
+  static constexpr uint32_t kIndexMatch = 0xffffffffu;   // the representative of a document found in the index
+  static constexpr uint64_t kMaxDocuments = 0xfffffffdu;  // document numbers are 32-bit
+
+  // Against an index of earlier runs (set before the first Add; it must outlive this object): a document
+  // whose hash it holds gets kIndexMatch, is counted a duplicate and is not added to the table.
+  void SetIndex(const ExactIndex* index) { index_ = index; }
+  // Keep what SaveIndex needs (the hashes of the documents kept), also when spilled. Before the first Add.
+  void KeepForIndex() { keep_for_index_ = true; }
+  // (document, index entry) of every document found in the index, in document order.
+  const std::vector<std::pair<uint32_t, uint64_t>>& index_matches() const { return matches_; }
+  // After Finish: writes the index of the kept documents (w.prior's and this run's) to `path`.
+  Status SaveIndex(const std::string& path, const IndexWrite& w);
 
  private:
   struct Table;
@@ -83,8 +105,14 @@ class ExactDedup {
   Status Insert(const Hash128& h, uint32_t doc, uint32_t* rep);
 
   ExactOptions o_;
+  const ExactIndex* index_ = nullptr;
+  bool keep_for_index_ = false;
+  std::vector<std::pair<uint32_t, uint64_t>> matches_;
   std::unique_ptr<Table> table_;
   std::unique_ptr<Spill> spill_;
+  // spilled, with KeepForIndex: the first document of each group, in hash order (in memory up to the budget;
+  // its file is in spill_'s folder, so it is destroyed first)
+  std::unique_ptr<io::RecordStore<NewEntry>> kept_;
   std::vector<uint32_t> rep_;  // every document's representative, kPending for those sent to the spill
   std::vector<Hash128> scratch_;
   ExactStats stats_;

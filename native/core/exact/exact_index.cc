@@ -96,7 +96,7 @@ Status WriteExactIndex(const std::string& path, const IndexWrite& w, const NewEn
     return Status(Code::kInvalidArgument, "an index with ids is extended with ids, one without ids without them");
   if (w.meta.size() > 0xffffffffu) return Status(Code::kInvalidArgument, "the index's meta is too long");
   for (size_t i = 0; i < n_fresh; i++)
-    if (w.with_ids && fresh[i].doc >= w.ids_count) return Status(Code::kInvalidArgument, "a document without an id");
+    if (w.with_ids && fresh[i].doc >= w.ids.n) return Status(Code::kInvalidArgument, "a document without an id");
   io::AtomicFile f;
   Status s = f.Open(path);
   if (!s.ok()) return s;
@@ -151,12 +151,12 @@ Status WriteExactIndex(const std::string& path, const IndexWrite& w, const NewEn
     uint64_t at = 0;
     put64(0);
     s = each([&](bool fr, uint64_t i) {
-      at += fr ? w.ids_off[fresh[i].doc + 1] - w.ids_off[fresh[i].doc] : w.prior->id(i).size();
+      at += fr ? w.ids.len[fresh[i].doc] : w.prior->id(i).size();
       put64(at);
       return flush(false);
     });
     if (s.ok()) s = each([&](bool fr, uint64_t i) {
-      if (fr) buf.append(reinterpret_cast<const char*>(w.ids_data + w.ids_off[fresh[i].doc]), w.ids_off[fresh[i].doc + 1] - w.ids_off[fresh[i].doc]);
+      if (fr) buf.append(reinterpret_cast<const char*>(w.ids.ptr[fresh[i].doc]), w.ids.len[fresh[i].doc]);
       else buf.append(w.prior->id(i));
       return flush(false);
     });

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exact/exact_dedup.h"
+#include "text/docs.h"
 #include "io/file.h"
 #include "util/status.h"
 
@@ -47,22 +48,14 @@ class ExactIndex {
   std::vector<uint64_t> dir_;  // dir_[k]: the first entry whose hi >> 48 is >= k (65537 values)
 };
 
-// One new entry of an index being written: a document of this run and its hash.
-struct NewEntry {
-  uint64_t hi, lo;
-  uint32_t doc, pad;
-};
-
 struct IndexWrite {
   std::string meta;
   uint64_t documents = 0;          // the documents of the indexed runs and of this one
   uint64_t first_doc = 0;          // this run's document d is number first_doc + d
   const ExactIndex* prior = nullptr;  // its entries are kept (nullptr: none)
-  // with ids: this run's ids by document (JSON text), ids_data[ids_off[d] .. ids_off[d + 1])
+  // with ids: this run's ids by document (JSON text)
   bool with_ids = false;
-  const uint8_t* ids_data = nullptr;
-  const uint64_t* ids_off = nullptr;
-  uint64_t ids_count = 0;
+  Docs ids;
 };
 
 // Writes prior's entries and `fresh` (sorted by hash, none of them in prior) to `path` atomically.
