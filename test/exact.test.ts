@@ -232,6 +232,31 @@ test('--index / --index-out over three runs: the clusters a single run over all 
   assert.not.ok(fs.existsSync(path.join(dir, 'never.txt')));
 });
 
+test('--work --shards 3 (the stages, in this process): every output of the single run, byte for byte', () => {
+  writeCorpus('c.jsonl', TEXTS.slice(0, 150));  // a third input; and the URLs of the key test
+  const outs = (p: string) => ['--flags', `${p}.flags`, '--clusters', `${p}.clusters`, '--kept', `${p}.kept`, '--removed', `${p}.removed`, '--removed-ids', `${p}.rids`];
+  const sets = [
+    ['--id-field', 'id'],
+    ['--normalize', 'nfkc,lowercase,words', '--id-field', 'id', '--drop-all', '--annotate'],
+    ['--lowercase', '--memory', '1k', '--id-field', 'id'],
+  ];
+  sets.forEach((opts, k) => {
+    const single = ok(['a.jsonl', 'b.jsonl.gz', 'c.jsonl', ...opts, ...outs(`s${k}`)]);
+    const staged = ok(['a.jsonl', 'b.jsonl.gz', 'c.jsonl', ...opts, ...outs(`w${k}`), '--work', `work${k}`, '--shards', '3']);
+    for (const ext of ['flags', 'clusters', 'kept', 'removed', 'rids'])
+      assert.ok(fs.readFileSync(path.join(dir, `s${k}.${ext}`)).equals(fs.readFileSync(path.join(dir, `w${k}.${ext}`))), `${opts.join(' ')}: ${ext} differs`);
+    for (const key of ['documents', 'kept', 'duplicates', 'dropped', 'distinct']) assert.is(staged[key], single[key], `${opts.join(' ')}: ${key}`);
+    assert.ok((staged.stages as { stage: string }[]).every((x) => x.stage !== 'buckets' && x.stage !== 'verify'));
+  });
+  // the stage commands run an exact plan too: its clusters stage again gives the same file
+  const r = spawnSync(process.execPath, [MAIN, 'dedup-stage', 'clusters', '--work', 'work0'], { cwd: dir, encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  const again = spawnSync(process.execPath, [MAIN, 'dedup-stage', 'run', '--work', 'work0'], { cwd: dir, encoding: 'utf8' });
+  assert.is(again.status, 0, again.stderr);
+  assert.is((JSON.parse(again.stdout) as { duplicates: number }).duplicates, ok(['a.jsonl', 'b.jsonl.gz', 'c.jsonl']).duplicates);
+  assert.ok(fs.readFileSync(path.join(dir, 's0.clusters')).equals(fs.readFileSync(path.join(dir, 'w0.clusters'))));
+});
+
 test('dedup --exact-first: the same clusters, flags and counts as dedup without it (verified and --fast), exact copies counted', () => {
   const r = rng(5);
   const near = noisyCorpus({ seed: 9, n: 400, copies: 0.4 });

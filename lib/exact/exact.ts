@@ -115,6 +115,12 @@ export class ExactDedup {
     return this.enqueue((h) => h.add(input, valid));
   }
 
+  /** Adds the next documents as hashes (exactHashes: two values a document), for runs that hashed them apart. */
+  addHashes(hashes: BigUint64Array, valid?: Uint8Array): Promise<Uint32Array> {
+    this.live();
+    return this.enqueue((h) => h.addHashes(hashes, valid));
+  }
+
   /** Every document's representative, and the counts; no document can be added afterwards. */
   finish(): Promise<ExactDedupResult> {
     this.live();
@@ -166,6 +172,38 @@ export function readExactIndexMeta(file: string): string {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The 128-bit hash of each text as ExactDedup hashes it under `options` (high, low: two values a text). */
+export async function exactHashes(texts: TextInput, options: ExactDedupOptions = {}): Promise<BigUint64Array> {
+  optionsObject(options);
+  const u = options.unicode ?? 'none';
+  const input = u === 'none' ? texts : unicodeNormalized(texts, u === 'nfc' ? 'NFC' : 'NFKC');
+  try {
+    return await native.exactHashes(input, {
+      normalize: exactNormalizes(options), unit: options.unit, split: options.split, lowercase: options.lowercase,
+      stripPunctuation: options.stripPunctuation, foldWhitespace: options.foldWhitespace,
+    });
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+/**
+ * The texts of a packed batch as keys: each value Unicode-normalised (`unicode`), then read as a URL under
+ * `urlRules` (normalizeUrl). For --key with --url-normalize, before hashing.
+ */
+export function urlKeys(p: PackedTexts, count: number, unicode: 'none' | 'nfc' | 'nfkc' | undefined, urlRules: ReadonlySet<UrlRule>): PackedTexts {
+  const src = unicode === undefined || unicode === 'none' ? p : unicodeNormalized(p, unicode === 'nfc' ? 'NFC' : 'NFKC');
+  const parts: Buffer[] = [];
+  const offsets = new Uint32Array(count + 1);
+  for (let i = 0; i < count; i++) {
+    const b = Buffer.from(src.data.buffer, src.data.byteOffset + Number(src.offsets[i]), Number(src.offsets[i + 1]) - Number(src.offsets[i]));
+    const t = Buffer.from(normalizeUrl(b.toString('utf8'), urlRules), 'utf8');
+    parts.push(t);
+    offsets[i + 1] = offsets[i] + t.length;
+  }
+  return { data: Buffer.concat(parts), offsets };
 }
 
 /** The representatives of a list of texts (one call: add + finish). */

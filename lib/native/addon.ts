@@ -392,6 +392,7 @@ export interface NativeExactDedupResult {
 export interface NativeExactDedup {
   /** Each document's representative (0xffffffff: pending, once the table has spilled; resolved by finish). */
   add(texts: TextInput, valid?: Uint8Array | null): Promise<Uint32Array>;
+  addHashes(hashes: BigUint64Array, valid?: Uint8Array | null): Promise<Uint32Array>;
   finish(): Promise<NativeExactDedupResult>;
   loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }>;
   saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void>;
@@ -412,6 +413,8 @@ export interface NativeBinding {
   zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
   ExactDedup: new (options?: NativeExactDedupOptions) => NativeExactDedup;
+  /** The 128-bit hash of each text (high, low), as ExactDedup hashes them. */
+  exactHashes(texts: TextInput, options: NativeExactDedupOptions): Promise<BigUint64Array>;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

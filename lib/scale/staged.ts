@@ -101,6 +101,15 @@ export async function spoolStdin(work: string, positionals: string[]): Promise<s
 /** dedup's JSON summary for a finished staged run. */
 export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageReport[]): Record<string, unknown> {
   const { summary: s } = readClusters(lp);
+  const stages = reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) }));
+  if (lp.plan.exact) {  // neardup exact's plan
+    return {
+      documents: s.documents, bad_lines: s.bad_lines, kept: s.documents - (s.dropped ?? s.duplicates), duplicates: s.duplicates, distinct: s.documents - s.duplicates,
+      drop_all: lp.plan.dropAll === true, dropped: s.dropped ?? s.duplicates, version, exact: lp.plan.exact, input_bytes: s.input_bytes, seconds: +seconds.toFixed(3),
+      mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1),
+      spilled_bytes: s.spilled_bytes, runs: s.runs, shards: lp.plan.shards, stages,
+    };
+  }
   const res = resolveDedupOptions({ ...lp.plan.options, seed: lp.plan.options.seed === undefined ? undefined : BigInt(lp.plan.options.seed) });
   const st = res.settings, sh = st.shingle;
   // the single run's rule (commands/dedup.ts): counts only where that run enumerates the pairs
@@ -118,7 +127,7 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
     mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
     peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: s.spilled_bytes, runs: s.runs,
     shards: lp.plan.shards, band_shards: lp.plan.bandShards,
-    stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
+    stages,
   };
 }
 

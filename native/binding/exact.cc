@@ -7,6 +7,7 @@
 #include "args.h"
 #include "exact/exact_dedup.h"
 #include "exact/exact_index.h"
+#include "parallel/pool.h"
 #include "texts.h"
 
 namespace neardup {
@@ -19,6 +20,16 @@ struct ExactState : Closable {
   std::unique_ptr<exact::ExactDedup> dedup;
   bool finished = false, added = false;
 };
+
+exact::ExactOptions HashOptions(Napi::Env env, const Napi::Value& v) {
+  Napi::Object o = v.IsUndefined() ? Napi::Object::New(env) : OptionsObject(env, v, "options");
+  exact::ExactOptions eo;
+  eo.normalize = GetBool(o, "normalize", false);
+  ReadTextOptions(o, &eo.text);
+  Status s = ValidateTextOptions(eo.text);
+  if (!s.ok()) ThrowRangeError(env, s.message());
+  return eo;
+}
 
 Status Finished() { return Status(Code::kInvalidArgument, "the exact dedup has finished: no documents can be added"); }
 
@@ -36,6 +47,32 @@ class AddWorker : public PromiseWorker {
     s_->added = true;
     rep_.resize(texts.size());
     return s_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), stop(), rep_.data());
+  }
+  Napi::Value Resolve(Napi::Env env) override {
+    const size_t n = rep_.size();
+    return Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(rep_)), 0);
+  }
+
+ private:
+  std::shared_ptr<ExactState> s_;
+  std::vector<uint32_t> rep_;
+};
+
+// addHashes: documents hashed before (exactHashes), two u64 a document (high, low)
+class AddHashesWorker : public PromiseWorker {
+ public:
+  AddHashesWorker(Napi::Env env, std::shared_ptr<ExactState> s) : PromiseWorker(env), s_(std::move(s)) {}
+  std::vector<exact::Hash128> hashes;
+  std::vector<uint8_t> valid;
+
+ protected:
+  Status Run() override {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->closed.load()) return Cancelled("exact dedup");
+    if (s_->finished) return Finished();
+    s_->added = true;
+    rep_.resize(hashes.size());
+    return s_->dedup->AddHashes(hashes.data(), hashes.size(), valid.empty() ? nullptr : valid.data(), rep_.data());
   }
   Napi::Value Resolve(Napi::Env env) override {
     const size_t n = rep_.size();
@@ -159,6 +196,7 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "ExactDedup",
                        {InstanceMethod("add", &ExactDedupObject::Add), InstanceMethod("finish", &ExactDedupObject::Finish),
+                        InstanceMethod("addHashes", &ExactDedupObject::AddHashes),
                         InstanceMethod("loadIndex", &ExactDedupObject::LoadIndex), InstanceMethod("saveIndex", &ExactDedupObject::SaveIndex),
                         InstanceMethod("close", &ExactDedupObject::Close)});
   }
@@ -166,9 +204,7 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
   explicit ExactDedupObject(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ExactDedupObject>(info) {
     Napi::Env env = info.Env();
     Napi::Object o = info[0].IsUndefined() ? Napi::Object::New(env) : OptionsObject(env, info[0], "options");
-    exact::ExactOptions eo;
-    eo.normalize = GetBool(o, "normalize", false);
-    ReadTextOptions(o, &eo.text);
+    exact::ExactOptions eo = HashOptions(env, o);
     eo.memory_bytes = GetUint64(o, "memory", 0);
     Napi::Value tmp = o.Get("tmp");
     if (!tmp.IsUndefined()) {
@@ -176,8 +212,6 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
       eo.tmp_dir = CheckPath(env, tmp.As<Napi::String>().Utf8Value(), "tmp");
     }
     if (eo.memory_bytes > 0 && eo.tmp_dir.empty()) ThrowTypeError(env, "Option 'memory' needs option 'tmp' (the folder of the spill files)");
-    Status s = ValidateTextOptions(eo.text);
-    if (!s.ok()) ThrowRangeError(env, s.message());
     state_ = std::make_shared<ExactState>();
     state_->dedup.reset(new exact::ExactDedup(eo));
     if (GetBool(o, "indexOut", false)) state_->dedup->KeepForIndex();
@@ -194,6 +228,28 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
         ThrowTypeError(env, "Expected valid to be a Uint8Array");
       Napi::Uint8Array v = info[1].As<Napi::Uint8Array>();
       if (v.ElementLength() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
+      w->valid.assign(v.Data(), v.Data() + v.ElementLength());
+    }
+    guard.release();
+    return w->QueueAndGetPromise();
+  }
+  // addHashes(hashes: BigUint64Array (high, low per document), valid?: Uint8Array)
+  Napi::Value AddHashes(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto* w = new AddHashesWorker(env, LiveState(env, state_, "exact dedup"));
+    std::unique_ptr<AddHashesWorker> guard(w);
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
+      ThrowTypeError(env, "Expected hashes to be a BigUint64Array (two values a document)");
+    Napi::TypedArray t = info[0].As<Napi::TypedArray>();
+    if (t.ElementLength() % 2 != 0) ThrowRangeError(env, "hashes must hold two values a document (high, low)");
+    const uint64_t* h = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
+    w->hashes.resize(t.ElementLength() / 2);
+    for (size_t i = 0; i < w->hashes.size(); i++) w->hashes[i] = exact::Hash128{h[2 * i], h[2 * i + 1]};
+    if (!info[1].IsUndefined() && !info[1].IsNull()) {
+      if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+        ThrowTypeError(env, "Expected valid to be a Uint8Array");
+      Napi::Uint8Array v = info[1].As<Napi::Uint8Array>();
+      if (v.ElementLength() != w->hashes.size()) ThrowRangeError(env, "valid must have one entry per document");
       w->valid.assign(v.Data(), v.Data() + v.ElementLength());
     }
     guard.release();
@@ -236,9 +292,40 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
   std::shared_ptr<ExactState> state_;
 };
 
+// exactHashes(texts, options) -> Promise<BigUint64Array>: the 128-bit hash of each text (high, low), on the pool
+Napi::Value ExactHashes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  struct Baton {
+    TextBatch texts;
+    exact::ExactOptions o;
+    std::vector<uint64_t> out;
+  };
+  auto b = std::make_shared<Baton>();
+  b->texts.Load(env, info[0], "texts");
+  b->o = HashOptions(env, info[1]);
+  return QueueFn(env, [b](const std::atomic<bool>* stop) {
+    const Docs docs = b->texts.docs();
+    b->out.resize(2 * docs.n);
+    const size_t slots = parallel::MaxSlots();
+    std::vector<std::unique_ptr<Shingler>> sh(b->o.normalize ? slots : 0);
+    parallel::ParallelFor(docs.n, 256, slots, [&](size_t lo, size_t hi, size_t slot) {
+      if (b->o.normalize && !sh[slot]) sh[slot].reset(new Shingler(b->o.text));
+      for (size_t i = lo; i < hi; i++) {
+        const exact::Hash128 h = exact::HashText(b->o, docs.ptr[i], docs.len[i], b->o.normalize ? sh[slot].get() : nullptr);
+        b->out[2 * i] = h.hi;
+        b->out[2 * i + 1] = h.lo;
+      }
+    }, stop);
+    return stop && stop->load() ? Status(Code::kCancelled, "cancelled") : Status::Ok();
+  }, [b](Napi::Env e) { return NewBigUint64Array(e, std::move(b->out)); });
+}
+
 }  // namespace
 
-void ExactDedupClass::Init(Napi::Env env, Napi::Object exports) { exports.Set("ExactDedup", ExactDedupObject::Define(env)); }
+void ExactDedupClass::Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("ExactDedup", ExactDedupObject::Define(env));
+  exports.Set("exactHashes", Napi::Function::New(env, ExactHashes, "exactHashes"));
+}
 
 }  // namespace binding
 }  // namespace neardup

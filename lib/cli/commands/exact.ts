@@ -4,10 +4,9 @@
 import { summaryObject } from '../summary';
 import * as os from 'node:os';
 import { NeardupError, formatBytes } from '../../util/errors';
-import { ExactDedup, URL_DEFAULT_RULES, URL_RULES, normalizeUrl, readExactIndexMeta, unicodeNormalized, type ExactDedupOptions, type UrlRule } from '../../exact/exact';
+import { ExactDedup, URL_DEFAULT_RULES, URL_RULES, readExactIndexMeta, urlKeys, type ExactDedupOptions, type UrlRule } from '../../exact/exact';
 import { droppedDocuments, MIN_LIMIT_BUDGET } from '../../minhash/dedup';
 import { readDocuments, sniffFile } from '../../io/input';
-import type { PackedTexts } from '../../native/addon';
 import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } from '../../io/kept';
 import { Progress } from '../progress';
 import { DocumentLog, writeClusterOutputs } from '../document-outputs';
@@ -16,10 +15,13 @@ import { checkFiles, watchSpillFolders, writeNative } from '../../io/files';
 import { lockIndexFile } from '../../io/locks';
 import { version } from '../../util/version';
 import { parseSize } from './dedup';
-import { INPUT_OPTIONS, INPUT_USAGE, UsageError, fieldOption, idFieldOption, inputOptionsFrom, oneOf, parse, type Command } from '../common';
+import * as path from 'node:path';
+import { STAGED_OPTIONS, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs } from '../../scale/staged';
+import { loadPlan, planPath, readClusters, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
+import { INPUT_OPTIONS, intOption, INPUT_USAGE, UsageError, fieldOption, idFieldOption, inputOptionsFrom, oneOf, parse, type Command } from '../common';
 
 export const EXACT_OPTIONS = {
-  ...INPUT_OPTIONS,
+  ...INPUT_OPTIONS, ...STAGED_OPTIONS,
   kept: { type: 'string' }, 'kept-dir': { type: 'string' }, removed: { type: 'string' }, flags: { type: 'string' },
   clusters: { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' }, annotate: { type: 'boolean' },
   'drop-all': { type: 'boolean' }, memory: { type: 'string' }, tmp: { type: 'string' },
@@ -87,17 +89,68 @@ export function exactOptionsFrom(values: Record<string, unknown>): ExactDedupOpt
   return o;
 }
 
-/** A packed batch with each document's text replaced by fn(text). */
-function mapTexts(p: PackedTexts, count: number, fn: (s: string) => string): PackedTexts {
-  const parts: Buffer[] = [];
-  const offsets = new Uint32Array(count + 1);
-  for (let i = 0; i < count; i++) {
-    const b = Buffer.from(p.data.buffer, p.data.byteOffset + Number(p.offsets[i]), Number(p.offsets[i + 1]) - Number(p.offsets[i]));
-    const t = Buffer.from(fn(b.toString('utf8')), 'utf8');
-    parts.push(t);
-    offsets[i + 1] = offsets[i] + t.length;
+/** `neardup exact --work`: the plan (dedup's stage plan with `exact`), then its stages here or on BullMQ workers. */
+async function runStagedExact(values: Record<string, unknown>, positionals: string[], hashing: ReturnType<typeof exactOptionsFrom>,
+  input: { field: string; onBadLine: 'error' | 'skip' | 'empty'; idField?: string }, memory: number, tmp: string, key: string | undefined): Promise<number> {
+  const start = Date.now();
+  const work = path.resolve(String(values.work));
+  if (values['band-shards'] !== undefined) throw new UsageError('--band-shards: exact has no buckets stage');
+  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
+  const release = lockWork(work);
+  try {
+    const files = await spoolStdin(work, positionals);
+    if (files.length === 0) throw new UsageError('--work: give the input files (or - for standard input)');
+    const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
+    const abs = (v: unknown) => (v === undefined ? undefined : path.resolve(String(v)));
+    const outputs: StagePlan['outputs'] = {
+      flags: abs(values.flags), clusters: abs(values.clusters), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
+      removedIds: abs(values['removed-ids']), removed: abs(values.removed),
+    };
+    for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
+    const { urlRules, ...options } = hashing;
+    const plan: StagePlan = {
+      version: 1, neardup: version, files: files.map((f) => path.resolve(f)), shards, bandShards: 1,
+      options: { memory, tmp: path.resolve(tmp) }, input, outputs,
+      ...(values['drop-all'] ? { dropAll: true } : {}), ...(values.annotate ? { annotate: true } : {}),
+      exact: { options, ...(urlRules ? { urlRules: URL_RULES.filter((r) => urlRules.has(r)) } : {}) },
+    };
+    await writePlan(work, plan);
+    const id = loadPlan(work).id;
+    let reports: StageReport[];
+    if (values.redis !== undefined) {
+      const { submitDedup } = await import('../../scale/queue.js');
+      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
+    } else {
+      reports = await runStagesLocally(work);
+    }
+    const lp = loadPlan(work);
+    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
+    const { summary: c } = readClusters(lp);
+    const seconds = (Date.now() - start) / 1000;
+    const summary = {
+      bad_lines: c.bad_lines, kept: c.documents - (c.dropped ?? c.duplicates), duplicates: c.duplicates, distinct: c.documents - c.duplicates,
+      drop_all: lp.plan.dropAll === true, dropped: c.dropped ?? c.duplicates, ...settingsSummary(hashing, key, input.field),
+      input_bytes: c.input_bytes, seconds: +seconds.toFixed(3), mb_per_s: +(c.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+      spilled_bytes: c.spilled_bytes, runs: c.runs, memory_bytes: memory > 0 ? memory : null, shards,
+      stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
+    };
+    process.stderr.write(JSON.stringify(summaryObject({ command: 'exact', inputs: positionals, documents: c.documents }, summary)) + '\n');
+    return 0;
+  } finally {
+    release();
   }
-  return { data: Buffer.concat(parts), offsets };
+}
+
+/** The summary's settings: key, field, normalize, url_normalize. */
+function settingsSummary(hashing: ReturnType<typeof exactOptionsFrom>, key: string | undefined, field: string) {
+  const normalize = [
+    ...(hashing.unicode !== 'none' ? [hashing.unicode] : []), ...(hashing.lowercase ? ['lowercase'] : []),
+    ...(hashing.stripPunctuation ? ['strip-punctuation'] : []), ...(hashing.foldWhitespace ? ['fold-whitespace'] : []),
+    ...(hashing.unit === 'word' ? [hashing.split === 'nonword' ? 'words (nonword split)' : 'words'] : []),
+  ];
+  const urlRules = hashing.urlRules;
+  return { key: key ?? null, field: key === undefined ? field : null, normalize, url_normalize: urlRules ? URL_RULES.filter((r) => urlRules.has(r)) : null };
 }
 
 export const exactCommand: Command = {
@@ -179,6 +232,10 @@ Memory:
   --tmp DIR                 folder for the runs (default: the system temp folder), in a folder
                             DIR/neardup-spill-PID-XXXXXX removed at the end, on error and on Ctrl-C
   -h, --help                this help
+Sharded (Slurm, Kubernetes, BullMQ; docs/scale.md: the stages are dedup's, run by 'neardup dedup-stage'
+or 'neardup worker'; buckets and verify have no tasks):
+  --work DIR --shards N     run as sharded stages in DIR: the same outputs as one run; --redis URL,
+                            --queue NAME and --redis-wait SECONDS as for dedup (not with --index)
 ${INPUT_USAGE}`,
   async run(args) {
     const { values, positionals } = parse(args, EXACT_OPTIONS);
@@ -248,6 +305,11 @@ ${INPUT_USAGE}`,
     const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
     if (outputs.length === 0 || (outputs.length === 1 && indexOut !== undefined)) process.stderr.write('neardup exact: no output requested (--kept, --kept-dir, --removed, --flags, --clusters); printing the summary only\n');
 
+    if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
+      if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis: run exact with --index without --work');
+      if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
+      return runStagedExact(values, positionals, hashing, { ...input, ...(idField !== undefined ? { idField } : {}) }, memory, tmp, key);
+    }
     const indexLock = indexOut === undefined ? null : lockIndexFile(indexOut, '--index-out: the index');
     const start = Date.now();
     const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
@@ -263,12 +325,11 @@ ${INPUT_USAGE}`,
       if (indexIn !== undefined) prior = await exact.loadIndex(indexIn);
       const offset = prior?.documents ?? 0;  // line numbers continue the index's
       const pending: Promise<unknown>[] = [];
-      const form = hashing.unicode === 'nfc' ? 'NFC' : hashing.unicode === 'nfkc' ? 'NFKC' : undefined;
       for await (const batch of readDocuments(positionals, {
         ...input, idField, ...(memory > 0 ? { memoryLimit: Math.min(Math.max(memory, MIN_LIMIT_BUDGET), documentMemory()) } : {}),
         onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs: log.documents, fraction }); },
       })) {
-        const texts = urlRules ? mapTexts(form ? unicodeNormalized(batch.packed, form) : batch.packed, batch.count, (s) => normalizeUrl(s, urlRules)) : batch.packed;
+        const texts = urlRules ? urlKeys(batch.packed, batch.count, hashing.unicode, urlRules) : batch.packed;
         const p = exact.add(texts, batch.valid);
         p.catch(() => undefined);  // awaited below
         pending.push(p);
@@ -309,14 +370,9 @@ ${INPUT_USAGE}`,
       }
       progress.done({ bytes, docs: log.documents, fraction: 1 });
       const seconds = (Date.now() - start) / 1000;
-      const normalize = [
-        ...(hashing.unicode !== 'none' ? [hashing.unicode] : []), ...(hashing.lowercase ? ['lowercase'] : []),
-        ...(hashing.stripPunctuation ? ['strip-punctuation'] : []), ...(hashing.foldWhitespace ? ['fold-whitespace'] : []),
-        ...(hashing.unit === 'word' ? [hashing.split === 'nonword' ? 'words (nonword split)' : 'words'] : []),
-      ];
       const summary = {
         bad_lines: log.bad, kept: log.documents - droppedCount, duplicates: res.duplicates, distinct: res.distinct, drop_all: dropAll, dropped: droppedCount,
-        key: key ?? null, field: key === undefined ? input.field : null, normalize, url_normalize: urlRules ? URL_RULES.filter((r) => urlRules.has(r)) : null,
+        ...settingsSummary(hashing, key, input.field),
         input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
         spilled_bytes: res.spilledBytes, runs: res.runs, table_mb: +(res.tableBytes / 2 ** 20).toFixed(1), memory_bytes: memory > 0 ? memory : null,
         ...(indexIn !== undefined || indexOut !== undefined ? {
