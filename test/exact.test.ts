@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { ExactDedup, exactDuplicates, normalizeUrl, URL_DEFAULT_RULES } from '../lib/exact/exact';
 import { noisyCorpus } from './support/noisy-corpus';
+import { rng } from './reference/random';
 
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-exact-'));
@@ -23,18 +24,6 @@ function ok(args: string[]): Record<string, unknown> {
   return JSON.parse(last) as Record<string, unknown>;
 }
 const lines = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter((l) => l.length > 0);
-
-// a small random generator (mulberry32), so the corpus is the same on every run
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['alpha', 'Beta', 'gamma', 'DELTA', 'café', 'naïve', 'über', 'ｆｕｌｌ', 'ﬁne', 'x', 'Ωmega', 'end.'];
 /** A corpus with exact copies and variants: case, punctuation, extra whitespace, NFD/NFKC forms. */

@@ -4,7 +4,8 @@
 // are in lib/cli/commands/dedup.ts (buildPlan, runStagedDedup).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from '../util/options';
+import { NeardupError } from '../util/errors';
+import { UsageError, intOption } from '../util/options';
 import { OutputFile, isInside, realPath } from '../io/files';
 import { keptDirName } from '../io/kept';
 import { sniffFile } from '../io/input';
@@ -12,7 +13,7 @@ import { resolveDedupOptions } from '../minhash/dedup';
 import { acquireLock } from '../io/locks';
 import { version } from '../util/version';
 import {
-  loadPlan, readClusters, runStage, stageGraph, type LoadedPlan, type StageReport,
+  loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
 } from './stages';
 
 export const STAGED_OPTIONS = {
@@ -137,4 +138,36 @@ export async function runStagesLocally(work: string): Promise<StageReport[]> {
   const reports: StageReport[] = [];
   for (const { stage, shards } of stageGraph(lp.plan)) for (let i = 0; i < shards; i++) reports.push(await runStage(work, stage, i));
   return reports;
+}
+
+/**
+ * A staged run from a command line (dedup's or exact's --work): the work folder checked and locked, the plan
+ * made from the inputs (standard input spooled into the folder first) and written, its stages run in this
+ * process or submitted to BullMQ workers (--redis, --queue, --redis-wait), and the plan found unchanged at the
+ * end. Returns the plan as run, every task's report and the seconds taken.
+ */
+export async function runStagedPlan(values: Record<string, unknown>, positionals: string[], makePlan: (files: string[]) => StagePlan):
+  Promise<{ lp: LoadedPlan; reports: StageReport[]; seconds: number }> {
+  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
+  const start = Date.now();
+  const work = path.resolve(String(values.work));
+  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
+  const release = lockWork(work);
+  try {
+    await writePlan(work, makePlan(await spoolStdin(work, positionals)));
+    const id = loadPlan(work).id;
+    let reports: StageReport[];
+    if (values.redis !== undefined) {
+      const { submitDedup } = await import('./queue.js');
+      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
+    } else {
+      reports = await runStagesLocally(work);
+    }
+    const lp = loadPlan(work);
+    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
+    return { lp, reports, seconds: (Date.now() - start) / 1000 };
+  } finally {
+    release();
+  }
 }

@@ -31,12 +31,24 @@ exact::ExactOptions HashOptions(Napi::Env env, const Napi::Value& v) {
   return eo;
 }
 
+// valid?: Uint8Array, one byte a document (0: a bad line)
+void ReadValid(Napi::Env env, const Napi::Value& v, size_t n, std::vector<uint8_t>* out) {
+  if (v.IsUndefined() || v.IsNull()) return;
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) ThrowTypeError(env, "Expected valid to be a Uint8Array");
+  Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+  if (a.ElementLength() != n) ThrowRangeError(env, "valid must have one entry per document");
+  out->assign(a.Data(), a.Data() + a.ElementLength());
+}
+
 Status Finished() { return Status(Code::kInvalidArgument, "the exact dedup has finished: no documents can be added"); }
 
+// add and addHashes: the next documents; resolves to their representatives
 class AddWorker : public PromiseWorker {
  public:
   AddWorker(Napi::Env env, std::shared_ptr<ExactState> s) : PromiseWorker(env), s_(std::move(s)) {}
-  TextBatch texts;
+  TextBatch texts;                     // add: the texts
+  std::vector<exact::Hash128> hashes;  // addHashes: documents hashed before (exactHashes)
+  bool by_hash = false;
   std::vector<uint8_t> valid;
 
  protected:
@@ -45,34 +57,10 @@ class AddWorker : public PromiseWorker {
     if (s_->closed.load()) return Cancelled("exact dedup");
     if (s_->finished) return Finished();
     s_->added = true;
-    rep_.resize(texts.size());
-    return s_->dedup->Add(texts.docs(), valid.empty() ? nullptr : valid.data(), stop(), rep_.data());
-  }
-  Napi::Value Resolve(Napi::Env env) override {
-    const size_t n = rep_.size();
-    return Napi::Uint32Array::New(env, n, ToArrayBuffer(env, std::move(rep_)), 0);
-  }
-
- private:
-  std::shared_ptr<ExactState> s_;
-  std::vector<uint32_t> rep_;
-};
-
-// addHashes: documents hashed before (exactHashes), two u64 a document (high, low)
-class AddHashesWorker : public PromiseWorker {
- public:
-  AddHashesWorker(Napi::Env env, std::shared_ptr<ExactState> s) : PromiseWorker(env), s_(std::move(s)) {}
-  std::vector<exact::Hash128> hashes;
-  std::vector<uint8_t> valid;
-
- protected:
-  Status Run() override {
-    std::lock_guard<std::mutex> lock(s_->mu);
-    if (s_->closed.load()) return Cancelled("exact dedup");
-    if (s_->finished) return Finished();
-    s_->added = true;
-    rep_.resize(hashes.size());
-    return s_->dedup->AddHashes(hashes.data(), hashes.size(), valid.empty() ? nullptr : valid.data(), rep_.data());
+    const uint8_t* v = valid.empty() ? nullptr : valid.data();
+    rep_.resize(by_hash ? hashes.size() : texts.size());
+    return by_hash ? s_->dedup->AddHashes(hashes.data(), hashes.size(), v, rep_.data())
+                   : s_->dedup->Add(texts.docs(), v, stop(), rep_.data());
   }
   Napi::Value Resolve(Napi::Env env) override {
     const size_t n = rep_.size();
@@ -223,21 +211,16 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
     auto* w = new AddWorker(env, LiveState(env, state_, "exact dedup"));
     std::unique_ptr<AddWorker> guard(w);
     w->texts.Load(env, info[0], "texts");
-    if (!info[1].IsUndefined() && !info[1].IsNull()) {
-      if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        ThrowTypeError(env, "Expected valid to be a Uint8Array");
-      Napi::Uint8Array v = info[1].As<Napi::Uint8Array>();
-      if (v.ElementLength() != w->texts.size()) ThrowRangeError(env, "valid must have one entry per document");
-      w->valid.assign(v.Data(), v.Data() + v.ElementLength());
-    }
+    ReadValid(env, info[1], w->texts.size(), &w->valid);
     guard.release();
     return w->QueueAndGetPromise();
   }
   // addHashes(hashes: BigUint64Array (high, low per document), valid?: Uint8Array)
   Napi::Value AddHashes(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    auto* w = new AddHashesWorker(env, LiveState(env, state_, "exact dedup"));
-    std::unique_ptr<AddHashesWorker> guard(w);
+    auto* w = new AddWorker(env, LiveState(env, state_, "exact dedup"));
+    std::unique_ptr<AddWorker> guard(w);
+    w->by_hash = true;
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
       ThrowTypeError(env, "Expected hashes to be a BigUint64Array (two values a document)");
     Napi::TypedArray t = info[0].As<Napi::TypedArray>();
@@ -245,13 +228,7 @@ class ExactDedupObject : public Napi::ObjectWrap<ExactDedupObject> {
     const uint64_t* h = reinterpret_cast<const uint64_t*>(static_cast<const uint8_t*>(t.ArrayBuffer().Data()) + t.ByteOffset());
     w->hashes.resize(t.ElementLength() / 2);
     for (size_t i = 0; i < w->hashes.size(); i++) w->hashes[i] = exact::Hash128{h[2 * i], h[2 * i + 1]};
-    if (!info[1].IsUndefined() && !info[1].IsNull()) {
-      if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        ThrowTypeError(env, "Expected valid to be a Uint8Array");
-      Napi::Uint8Array v = info[1].As<Napi::Uint8Array>();
-      if (v.ElementLength() != w->hashes.size()) ThrowRangeError(env, "valid must have one entry per document");
-      w->valid.assign(v.Data(), v.Data() + v.ElementLength());
-    }
+    ReadValid(env, info[1], w->hashes.size(), &w->valid);
     guard.release();
     return w->QueueAndGetPromise();
   }

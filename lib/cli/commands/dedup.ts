@@ -18,8 +18,8 @@ import { ExactDedup } from '../../exact/exact';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
-import { STAGED_OPTIONS, STAGED_USAGE, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
-import { loadPlan, planPath, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
+import { STAGED_OPTIONS, STAGED_USAGE, runStagedPlan, stagedSummary } from '../../scale/staged';
+import type { StagePlan } from '../../scale/stages';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,
@@ -554,31 +554,10 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
 }
 
 export async function runStagedDedup(values: Record<string, unknown>, positionals: string[]): Promise<number> {
-  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
-  const start = Date.now();
-  const work = path.resolve(String(values.work));
-  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
-  const release = lockWork(work);
-  try {
-    const plan = buildPlan(values, await spoolStdin(work, positionals));
-    await writePlan(work, plan);
-    const id = loadPlan(work).id;
-    let reports: StageReport[];
-    if (values.redis !== undefined) {
-      const { submitDedup } = await import('../../scale/queue.js');
-      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
-      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
-    } else {
-      reports = await runStagesLocally(work);
-    }
-    const lp = loadPlan(work);
-    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
-    const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
-    process.stdout.write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: summary.documents as number }, summary)) + '\n');
-    return 0;
-  } finally {
-    release();
-  }
+  const { lp, reports, seconds } = await runStagedPlan(values, positionals, (files) => buildPlan(values, files));
+  const summary = stagedSummary(lp, seconds, reports);
+  process.stdout.write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: summary.documents as number }, summary)) + '\n');
+  return 0;
 }
 
 /**

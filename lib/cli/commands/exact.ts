@@ -16,8 +16,8 @@ import { lockIndexFile } from '../../io/locks';
 import { version } from '../../util/version';
 import { parseSize } from './dedup';
 import * as path from 'node:path';
-import { STAGED_OPTIONS, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs } from '../../scale/staged';
-import { loadPlan, planPath, readClusters, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
+import { STAGED_OPTIONS, runStagedPlan } from '../../scale/staged';
+import { readClusters, type StagePlan } from '../../scale/stages';
 import { INPUT_OPTIONS, intOption, INPUT_USAGE, UsageError, fieldOption, idFieldOption, inputOptionsFrom, oneOf, parse, type Command } from '../common';
 
 export const EXACT_OPTIONS = {
@@ -92,15 +92,10 @@ export function exactOptionsFrom(values: Record<string, unknown>): ExactDedupOpt
 /** `neardup exact --work`: the plan (dedup's stage plan with `exact`), then its stages here or on BullMQ workers. */
 async function runStagedExact(values: Record<string, unknown>, positionals: string[], hashing: ReturnType<typeof exactOptionsFrom>,
   input: { field: string; onBadLine: 'error' | 'skip' | 'empty'; idField?: string }, memory: number, tmp: string, key: string | undefined): Promise<number> {
-  const start = Date.now();
-  const work = path.resolve(String(values.work));
   if (values['band-shards'] !== undefined) throw new UsageError('--band-shards: exact has no buckets stage');
-  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
-  const release = lockWork(work);
-  try {
-    const files = await spoolStdin(work, positionals);
+  const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
+  const { lp, reports, seconds } = await runStagedPlan(values, positionals, (files) => {
     if (files.length === 0) throw new UsageError('--work: give the input files (or - for standard input)');
-    const shards = values.shards === undefined ? 1 : intOption('shards', values.shards, 1, 1, 1 << 20);
     const abs = (v: unknown) => (v === undefined ? undefined : path.resolve(String(v)));
     const outputs: StagePlan['outputs'] = {
       flags: abs(values.flags), clusters: abs(values.clusters), kept: abs(values.kept), keptDir: abs(values['kept-dir']),
@@ -108,38 +103,23 @@ async function runStagedExact(values: Record<string, unknown>, positionals: stri
     };
     for (const k of Object.keys(outputs) as (keyof typeof outputs)[]) if (outputs[k] === undefined) delete outputs[k];
     const { urlRules, ...options } = hashing;
-    const plan: StagePlan = {
+    return {
       version: 1, neardup: version, files: files.map((f) => path.resolve(f)), shards, bandShards: 1,
       options: { memory, tmp: path.resolve(tmp) }, input, outputs,
       ...(values['drop-all'] ? { dropAll: true } : {}), ...(values.annotate ? { annotate: true } : {}),
       exact: { options, ...(urlRules ? { urlRules: URL_RULES.filter((r) => urlRules.has(r)) } : {}) },
     };
-    await writePlan(work, plan);
-    const id = loadPlan(work).id;
-    let reports: StageReport[];
-    if (values.redis !== undefined) {
-      const { submitDedup } = await import('../../scale/queue.js');
-      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
-      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
-    } else {
-      reports = await runStagesLocally(work);
-    }
-    const lp = loadPlan(work);
-    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
-    const { summary: c } = readClusters(lp);
-    const seconds = (Date.now() - start) / 1000;
-    const summary = {
-      bad_lines: c.bad_lines, kept: c.documents - (c.dropped ?? c.duplicates), duplicates: c.duplicates, distinct: c.documents - c.duplicates,
-      drop_all: lp.plan.dropAll === true, dropped: c.dropped ?? c.duplicates, ...settingsSummary(hashing, key, input.field),
-      input_bytes: c.input_bytes, seconds: +seconds.toFixed(3), mb_per_s: +(c.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
-      spilled_bytes: c.spilled_bytes, runs: c.runs, memory_bytes: memory > 0 ? memory : null, shards,
-      stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
-    };
-    process.stderr.write(JSON.stringify(summaryObject({ command: 'exact', inputs: positionals, documents: c.documents }, summary)) + '\n');
-    return 0;
-  } finally {
-    release();
-  }
+  });
+  const { summary: c } = readClusters(lp);
+  const summary = {
+    bad_lines: c.bad_lines, kept: c.documents - (c.dropped ?? c.duplicates), duplicates: c.duplicates, distinct: c.documents - c.duplicates,
+    drop_all: lp.plan.dropAll === true, dropped: c.dropped ?? c.duplicates, ...settingsSummary(hashing, key, input.field),
+    input_bytes: c.input_bytes, seconds: +seconds.toFixed(3), mb_per_s: +(c.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
+    spilled_bytes: c.spilled_bytes, runs: c.runs, memory_bytes: memory > 0 ? memory : null, shards,
+    stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
+  };
+  process.stderr.write(JSON.stringify(summaryObject({ command: 'exact', inputs: positionals, documents: c.documents }, summary)) + '\n');
+  return 0;
 }
 
 /** The summary's settings: key, field, normalize, url_normalize. */
