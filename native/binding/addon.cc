@@ -21,6 +21,7 @@
 #include "simhash_index.h"
 #include "temp_files.h"
 #include "files.h"
+#include "decontam_index.h"
 #include "io/os.h"
 
 namespace neardup {
@@ -216,6 +217,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   TempFiles::Init(env, exports);
   Files::Init(env, exports);
   Jsonl::Init(env, exports);
+  DecontamIndexClass::Init(env, exports);
   return exports;
 }
 
