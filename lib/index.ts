@@ -30,6 +30,11 @@ export {
   ParagraphFilter, dedupVertical,
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
+export {
+  DecontaminationIndex, addBenchmarkFiles, benchmarkFormat, benchmarkRow, contaminations, contaminationAt, isContaminated,
+  type DecontaminationOptions, type DecontaminationProbeOptions, type DecontaminationProbe, type DecontaminationStats,
+  type Contamination, type BenchmarkFile, type BenchmarkFileOptions, type BenchmarkFormat,
+} from './filter/decontaminate';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on

@@ -21,6 +21,8 @@ export const DOCUMENT_BYTES_PER_BYTE = {
   'simhash fingerprint': 14,
   shingles: 66,
   paragraphs: 12,
+  // not measured: its buffers' worst case (normalised text 3, word offsets 4, 128-bit keys 8, hits 6 per byte)
+  decontaminate: 24,
 } as const;
 
 export type LimitedCommand = keyof typeof DOCUMENT_BYTES_PER_BYTE;

@@ -258,6 +258,36 @@ export interface NativeParagraphFilter {
   close(): void;
 }
 
+// The decontamination index (lib/filter/decontaminate.ts; core: filter/decontam.h).
+export interface NativeDecontamOptions {
+  n?: number;
+  minTokens?: number;
+  approx?: boolean;
+  fpRate?: number;
+}
+
+export interface NativeDecontamProbe {
+  tokens: Uint32Array;
+  ngrams: Uint32Array;
+  matched: Uint32Array;
+  shortFound: Uint32Array;
+  covered: Uint32Array;
+  rowsTotal: Uint32Array;
+  rowStart: Uint32Array;
+  rows: Uint32Array;
+  sampleStart: Uint32Array;
+  sampleOffsets: Uint32Array;
+  sampleText: Buffer;
+}
+
+export interface NativeDecontamIndex {
+  add(texts: TextInput, rows: Uint32Array): Promise<void>;
+  seal(): Promise<void>;
+  probe(texts: TextInput, options?: { valid?: Uint8Array; maxRows?: number; maxSamples?: number }): Promise<NativeDecontamProbe>;
+  stats(): { keys: number; texts: number; memoryBytes: number; shortLengths: number[]; fpBound: number; sealed: boolean };
+  close(): void;
+}
+
 export interface NativePostingIndex {
   append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
   appendTexts(texts: TextInput, blot: import('./types').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
@@ -391,6 +421,7 @@ export interface NativeBinding {
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
   zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
+  DecontamIndex: new (options?: NativeDecontamOptions) => NativeDecontamIndex;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */
