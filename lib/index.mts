@@ -10,7 +10,7 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
-  DecontaminationIndex, addBenchmarkFiles, benchmarkFormat, benchmarkRow, contaminations, contaminationAt, isContaminated,
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

@@ -31,7 +31,7 @@ export {
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
 export {
-  DecontaminationIndex, addBenchmarkFiles, benchmarkFormat, benchmarkRow, contaminations, contaminationAt, isContaminated,
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
   type DecontaminationOptions, type DecontaminationProbeOptions, type DecontaminationProbe, type DecontaminationStats,
   type Contamination, type BenchmarkFile, type BenchmarkFileOptions, type BenchmarkFormat,
 } from './filter/decontaminate';

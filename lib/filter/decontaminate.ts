@@ -200,6 +200,11 @@ export interface BenchmarkFile {
 
 /** The benchmark file and 0-based row (JSONL: line - 1; Parquet: row; text: line - 1) of a global row. */
 export function benchmarkRow(files: readonly BenchmarkFile[], row: number): { file: string; fileIndex: number; row: number } {
+  expectArray(files, 'files');
+  if (files.length === 0) throw invalidArgument(RangeError, 'files must hold at least one benchmark file');
+  const last = files[files.length - 1];
+  if (!Number.isInteger(row) || row < 0 || !(row < last.firstRow + last.rows))
+    throw invalidArgument(RangeError, `row must be an integer from 0 to ${last.firstRow + last.rows - 1}, got ${String(row)}`);
   let lo = 0, hi = files.length - 1;
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
@@ -237,8 +242,11 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * JSONL line, a missing field or invalid UTF-8 is an error naming file:line. Returns each file's rows.
  */
 export async function addBenchmarkFiles(index: DecontaminationIndex, files: readonly string[], options: BenchmarkFileOptions = {}): Promise<BenchmarkFile[]> {
+  if (!(index instanceof DecontaminationIndex)) throw invalidArgument(TypeError, 'Expected index to be a DecontaminationIndex');
   expectArray(files, 'files').forEach((f, i) => expectString(f, `files[${i}]`));
   optionsObject(options);
+  if (options.format !== undefined && !['auto', 'jsonl', 'text'].includes(options.format)) throw invalidArgument(RangeError, "format must be 'auto', 'jsonl' or 'text'");
+  if (options.batchTexts !== undefined && !(Number.isInteger(options.batchTexts) && options.batchTexts >= 1)) throw invalidArgument(RangeError, 'batchTexts must be a positive integer');
   const fields = options.fields ?? ['text'];
   expectArray(fields, 'fields').forEach((f, i) => expectString(f, `fields[${i}]`));
   if (fields.length === 0) throw invalidArgument(RangeError, 'fields must name at least one field');

@@ -267,14 +267,22 @@ export interface NativeDecontamOptions {
 }
 
 export interface NativeDecontamProbe {
+  /** Per document: its tokens after normalisation. */
   tokens: Uint32Array;
+  /** Per document: n-gram positions (tokens - n + 1; 1 for a document of minTokens..n-1 tokens; else 0). */
   ngrams: Uint32Array;
+  /** Per document: n-gram positions found in the benchmark. */
   matched: Uint32Array;
+  /** Per document: occurrences of benchmark rows shorter than n tokens. */
   shortFound: Uint32Array;
+  /** Per document: tokens inside any matched span. */
   covered: Uint32Array;
+  /** Per document: distinct benchmark rows matched (exact mode; 0 in approx mode). */
   rowsTotal: Uint32Array;
+  /** Document i's rows are rows[rowStart[i] .. rowStart[i+1]) (at most maxRows, ascending). */
   rowStart: Uint32Array;
   rows: Uint32Array;
+  /** Document i's samples are j in [sampleStart[i], sampleStart[i+1]): sampleText bytes sampleOffsets[j] .. sampleOffsets[j+1]. */
   sampleStart: Uint32Array;
   sampleOffsets: Uint32Array;
   sampleText: Buffer;
