@@ -129,7 +129,8 @@ The JSON summary goes to stderr.`,
       const limit = documentLimit('decontaminate');
       const files: KeptInput[] = [];
       let drop = new Uint8Array(1 << 16);
-      let docs = 0, bytes = 0, contaminated = 0, dropped = 0, bad = 0, matchedNgrams = 0, totalNgrams = 0;
+      let docs = 0, bytes = 0, contaminated = 0, dropped = 0, bad = 0, matchedNgrams = 0, totalNgrams = 0, lookups = 0;
+      const shortLengths = index.stats().shortLengths;
       const probeStart = Date.now();
       for await (const b of readDocuments(corpus, {
         field: input.field, idField, onBadLine: input.onBadLine,
@@ -156,6 +157,12 @@ The JSON summary goes to stderr.`,
           }
           matchedNgrams += p.matched[i];
           totalNgrams += p.ngrams[i];
+          // the index lookups this document made (the n-grams, then each short row length)
+          const t = p.tokens[i];
+          if (t >= minTokens) {
+            lookups += p.ngrams[i];
+            for (const len of shortLengths) if (len <= t && !(t < n && len === t)) lookups += t - len + 1;
+          }
           if (!isContaminated(p, i)) continue;
           contaminated++;
           const c = contaminationAt(p, i);
@@ -205,7 +212,7 @@ The JSON summary goes to stderr.`,
         ngrams: totalNgrams, matched_ngrams: matchedNgrams,
         n, min_tokens: minTokens, drop_above: dropAbove, mode: approx ? 'approx' : 'exact',
         index_keys: st.keys, index_bytes: st.memoryBytes, short_lengths: st.shortLengths,
-        ...(approx ? { fp_rate: fpRate, fp_bound: st.fpBound } : {}),
+        lookups, ...(approx ? { fp_rate: fpRate, fp_bound: st.fpBound, false_lookups_bound: +(lookups * st.fpBound).toPrecision(4) } : {}),
         report, kept_file: kept ?? null,
         input_bytes: bytes, index_seconds: +benchSeconds.toFixed(3), probe_seconds: +probeSeconds.toFixed(3),
         mb_per_s: +(bytes / 1e6 / Math.max(probeSeconds, 1e-9)).toFixed(2), seconds: +seconds.toFixed(3),

@@ -69,10 +69,6 @@ Status DecontamIndex::Create(const DecontamOptions& o, std::unique_ptr<DecontamI
   if (o.approx && !(o.fp_rate > 0 && o.fp_rate <= 0.5))
     return Status(Code::kInvalidArgument, "fp_rate must be in (0, 0.5]");
   out->reset(new DecontamIndex(o));
-  if (o.approx) {
-    (*out)->all_.reset(new ApproxSeenSet(o.fp_rate));
-    (*out)->short_.reset(new ApproxSeenSet(o.fp_rate, 1024));
-  }
   return Status::Ok();
 }
 
@@ -113,30 +109,14 @@ Status DecontamIndex::Add(const Docs& texts, const uint32_t* rows, size_t slots,
   size_t total = 0;
   for (auto& s : scratch) total += s.recs.size();
   if (o_.approx) {
-    std::vector<uint64_t> keys, shorts;
-    std::vector<uint8_t> found;
+    // the low 64 bits only; the Bloom chains are built at Seal(), sized for every key (one stage each)
     for (auto& s : scratch) {
       short_mask_ |= s.mask;
-      keys.clear();
-      shorts.clear();
       for (const Rec& r : s.recs) {
-        keys.push_back(r.lo);
-        if (r.flags & kShortRow) shorts.push_back(r.lo);
+        approx_keys_.push_back(r.lo);
+        if (r.flags & kShortRow) approx_short_.push_back(r.lo);
       }
       std::vector<Rec>().swap(s.recs);
-      // only keys not there yet (the chain counts insertions)
-      for (int pass = 0; pass < 2; pass++) {
-        std::vector<uint64_t>& v = pass ? shorts : keys;
-        ApproxSeenSet& set = pass ? *short_ : *all_;
-        std::sort(v.begin(), v.end());
-        v.erase(std::unique(v.begin(), v.end()), v.end());
-        found.resize(v.size());
-        set.ContainsBatch(v.data(), v.size(), found.data());
-        size_t w = 0;
-        for (size_t j = 0; j < v.size(); j++)
-          if (!found[j]) v[w++] = v[j];
-        set.InsertBatch(v.data(), w);
-      }
     }
     return Status::Ok();
   }
@@ -152,7 +132,22 @@ Status DecontamIndex::Add(const Docs& texts, const uint32_t* rows, size_t slots,
 Status DecontamIndex::Seal() {
   if (sealed_) return Status::Ok();
   sealed_ = true;
-  if (o_.approx) return Status::Ok();
+  if (o_.approx) {
+    for (int pass = 0; pass < 2; pass++) {
+      std::vector<uint64_t>& v = pass ? approx_short_ : approx_keys_;
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      // one stage holding every key; a chain's first stage is designed for a tenth of the chain's rate, so
+      // the chain is asked for 10x (capped at 0.5): that stage's rate, the bound of a lookup, is fp_rate
+      // (or less, for fp_rate > 0.05)
+      const uint64_t cap = std::max<uint64_t>(1024, v.size());
+      std::unique_ptr<ApproxSeenSet>& set = pass ? short_ : all_;
+      set.reset(new ApproxSeenSet(std::min(0.5, o_.fp_rate * 10), cap));
+      set->InsertBatch(v.data(), v.size());
+      std::vector<uint64_t>().swap(v);
+    }
+    return Status::Ok();
+  }
   std::sort(recs_.begin(), recs_.end(), [](const Rec& a, const Rec& b) {
     if (a.lo != b.lo) return a.lo < b.lo;
     if (a.hi != b.hi) return a.hi < b.hi;
@@ -202,18 +197,20 @@ int64_t DecontamIndex::Find(const Key128& k) const {
 }
 
 uint64_t DecontamIndex::keys() const {
-  if (o_.approx) return all_->size();
+  if (o_.approx) return sealed_ ? all_->size() : approx_keys_.size();
   return sealed_ ? entries_ : recs_.size();
 }
 
 uint64_t DecontamIndex::memory_bytes() const {
-  if (o_.approx) return all_->memory_bytes() + short_->memory_bytes();
+  if (o_.approx)
+    return sealed_ ? all_->memory_bytes() + short_->memory_bytes()
+                   : (approx_keys_.capacity() + approx_short_.capacity()) * sizeof(uint64_t);
   return recs_.capacity() * sizeof(Rec) + slots_.size() * sizeof(Key128) + entry_.size() * sizeof(uint32_t) +
          (row_start_.size() + rows_.size()) * sizeof(uint32_t);
 }
 
 double DecontamIndex::fp_bound() const {
-  if (!o_.approx) return 0;
+  if (!o_.approx || !sealed_) return 0;
   return std::max(all_->fp_bound(), short_->fp_bound());
 }
 

@@ -8,7 +8,8 @@
 //
 // Keys: the 128-bit MurmurHash3_x64_128 of an n-gram's normalised text. Exact mode keeps the keys in an
 // open-addressing table, each mapping to the benchmark rows that hold it; approx mode keeps the low 64 bits
-// in the project's blocked Bloom chain (filter::ApproxSeenSet) and knows no rows.
+// in the project's blocked Bloom chain (filter::ApproxSeenSet; built at Seal() with one stage sized for
+// every key, so a lookup costs one cache line; Add holds 8 bytes per key until then) and knows no rows.
 //
 // What is indexed for a benchmark text of k tokens (n = the n-gram length, m = min_tokens <= n):
 //   every L-gram for m <= L <= min(n, k)  (L = n: the n-grams; L < n: parts, for short documents)
@@ -112,7 +113,8 @@ class DecontamIndex {
   uint64_t mask_ = 0;
   uint64_t entries_ = 0;
   std::vector<uint32_t> row_start_, rows_;
-  // approx: every key, and the short rows' keys
+  // approx: every key, and the short rows' keys (the low 64 bits, collected until Seal() builds the chains)
+  std::vector<uint64_t> approx_keys_, approx_short_;
   std::unique_ptr<ApproxSeenSet> all_, short_;
 };
 
