@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hash/fast64.h"
 #include "hash/murmur3.h"
 #include "parallel/pool.h"
 
@@ -13,6 +14,8 @@ namespace {
 constexpr uint32_t kShortRow = 1u << 31;
 constexpr uint32_t kSeed = 0x6e64636eu;  // "ndcn"
 constexpr size_t kAhead = 8;
+constexpr uint64_t kBase = 0x9e3779b97f4a7c13ull;  // odd (3 mod 8): the rolling fingerprint's base
+constexpr uint32_t kNoEntry = 0xffffffffu;
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 
@@ -20,16 +23,38 @@ inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
 struct Words {
   const char* base = nullptr;
   std::vector<uint32_t> begin, end;
+  std::vector<uint64_t> hash;  // fast64 of each token
   size_t size() const { return begin.size(); }
   void Load(const Shingler& s) {
     base = s.text().data();
+    const uint8_t* text_end = reinterpret_cast<const uint8_t*>(base + s.text().size());
     const size_t t = s.size();
     begin.resize(t);
     end.resize(t);
+    hash.resize(t);
+    const uint64_t seed = fast64::PrepareSeed(kSeed);
     for (size_t i = 0; i < t; i++) {
       const std::string_view w = s[i];
+      const uint8_t* q = reinterpret_cast<const uint8_t*>(w.data());
       begin[i] = static_cast<uint32_t>(w.data() - base);
       end[i] = static_cast<uint32_t>(w.data() - base + w.size());
+      hash[i] = w.size() <= 8 ? fast64::HashSmall(fast64::LoadSmall(q, w.size(), text_end), w.size(), seed)
+                              : fast64::HashPrepared(q, w.size(), seed);
+    }
+  }
+  // The fingerprints of the `count` L-grams at 0..: fp[i] = Mix64(sum_j hash[i+j] * B^(L-1-j)) (mod 2^64),
+  // rolled along the tokens.
+  void Fingerprints(size_t len, size_t count, std::vector<uint64_t>* fp) const {
+    fp->resize(count);
+    if (count == 0) return;
+    uint64_t top = 1;  // B^(L-1)
+    for (size_t j = 1; j < len; j++) top *= kBase;
+    uint64_t f = 0;
+    for (size_t j = 0; j < len; j++) f = f * kBase + hash[j];
+    (*fp)[0] = fast64::Mix64(f);
+    for (size_t i = 1; i < count; i++) {
+      f = (f - hash[i - 1] * top) * kBase + hash[i + len - 1];
+      (*fp)[i] = fast64::Mix64(f);
     }
   }
   // The L-gram at token i: its bytes in the normalised text.
@@ -75,17 +100,18 @@ Status DecontamIndex::Create(const DecontamOptions& o, std::unique_ptr<DecontamI
 Status DecontamIndex::Add(const Docs& texts, const uint32_t* rows, size_t slots, const std::atomic<bool>* stop) {
   if (sealed_) return Status(Code::kInvalidArgument, "the index is sealed: no texts can be added");
   const uint32_t n = o_.n, m = o_.min_tokens;
-  struct Slot {
+  struct Scratch {
     std::unique_ptr<Shingler> sh;
     Words words;
     std::vector<Rec> recs;
+    std::vector<uint64_t> fps;
     uint64_t mask = 0;
   };
-  std::vector<Slot> scratch(std::max<size_t>(slots, 1));
+  std::vector<Scratch> scratch(std::max<size_t>(slots, 1));
   parallel::ParallelFor(
       texts.n, 64, scratch.size(),
       [&](size_t b, size_t e, size_t slot) {
-        Slot& s = scratch[slot];
+        Scratch& s = scratch[slot];
         if (!s.sh) s.sh.reset(new Shingler(DecontamTextOptions()));
         for (size_t i = b; i < e; i++) {
           s.sh->Reset(texts.ptr[i], texts.len[i]);
@@ -96,9 +122,10 @@ Status DecontamIndex::Add(const Docs& texts, const uint32_t* rows, size_t slots,
           for (size_t len = m; len <= top; len++) {
             const uint32_t flags = (len == k && len < n) ? kShortRow : 0;
             if (flags) s.mask |= uint64_t(1) << (len - m);
+            s.words.Fingerprints(len, k - len + 1, &s.fps);
             for (size_t at = 0; at + len <= k; at++) {
               const Key128 key = s.words.Key(at, len);
-              s.recs.push_back(Rec{key.lo, key.hi, rows[i], flags});
+              s.recs.push_back(Rec{key.lo, key.hi, s.fps[at], rows[i], flags});
             }
           }
         }
@@ -113,8 +140,8 @@ Status DecontamIndex::Add(const Docs& texts, const uint32_t* rows, size_t slots,
     for (auto& s : scratch) {
       short_mask_ |= s.mask;
       for (const Rec& r : s.recs) {
-        approx_keys_.push_back(r.lo);
-        if (r.flags & kShortRow) approx_short_.push_back(r.lo);
+        approx_keys_.push_back(r.fp);
+        if (r.flags & kShortRow) approx_short_.push_back(r.fp);
       }
       std::vector<Rec>().swap(s.recs);
     }
@@ -159,8 +186,9 @@ Status DecontamIndex::Seal() {
   if (distinct >= kShortRow) return Status(Code::kInvalidInput, "the benchmark has more than 2^31 distinct n-grams");
   uint64_t cap = 1024;
   while (cap < distinct + distinct / 3 + 1) cap <<= 1;
-  slots_.assign(cap, Key128{});
-  entry_.assign(cap, 0);
+  slots_.assign(cap, Slot{0, kNoEntry});
+  keys_.clear();
+  keys_.reserve(distinct);
   mask_ = cap - 1;
   row_start_.clear();
   rows_.clear();
@@ -175,10 +203,10 @@ Status DecontamIndex::Seal() {
       flags |= recs_[j].flags;
       if (rows_.size() == row_start_.back() || rows_.back() != recs_[j].row) rows_.push_back(recs_[j].row);
     }
-    uint64_t s = recs_[i].lo & mask_;
-    while (slots_[s].lo != 0 || slots_[s].hi != 0) s = (s + 1) & mask_;
-    slots_[s] = Key128{recs_[i].lo, recs_[i].hi};
-    entry_[s] = e | flags;
+    keys_.push_back(Key128{recs_[i].lo, recs_[i].hi});
+    uint64_t s = recs_[i].fp & mask_;
+    while (slots_[s].entry != kNoEntry) s = (s + 1) & mask_;
+    slots_[s] = Slot{recs_[i].fp, e | flags};
     i = j;
   }
   row_start_.push_back(static_cast<uint32_t>(rows_.size()));
@@ -187,12 +215,15 @@ Status DecontamIndex::Seal() {
   return Status::Ok();
 }
 
-int64_t DecontamIndex::Find(const Key128& k) const {
+int64_t DecontamIndex::Find(uint64_t fp, const Key128& k) const {
   if (slots_.empty()) return -1;
-  for (uint64_t s = k.lo & mask_;; s = (s + 1) & mask_) {
-    const Key128& x = slots_[s];
-    if (x.lo == k.lo && x.hi == k.hi) return entry_[s];
-    if (x.lo == 0 && x.hi == 0) return -1;
+  for (uint64_t s = fp & mask_;; s = (s + 1) & mask_) {
+    const Slot& x = slots_[s];
+    if (x.entry == kNoEntry) return -1;
+    if (x.fp == fp) {
+      const Key128& y = keys_[x.entry & ~kShortRow];
+      if (y.lo == k.lo && y.hi == k.hi) return x.entry;
+    }
   }
 }
 
@@ -205,7 +236,7 @@ uint64_t DecontamIndex::memory_bytes() const {
   if (o_.approx)
     return sealed_ ? all_->memory_bytes() + short_->memory_bytes()
                    : (approx_keys_.capacity() + approx_short_.capacity()) * sizeof(uint64_t);
-  return recs_.capacity() * sizeof(Rec) + slots_.size() * sizeof(Key128) + entry_.size() * sizeof(uint32_t) +
+  return recs_.capacity() * sizeof(Rec) + slots_.size() * sizeof(Slot) + keys_.size() * sizeof(Key128) +
          (row_start_.size() + rows_.size()) * sizeof(uint32_t);
 }
 
@@ -236,23 +267,22 @@ Status DecontamIndex::Probe(const Docs& docs, const uint8_t* valid, const ProbeO
     uint32_t at, len;
     int64_t entry;  // exact: the entry; approx: -1
   };
-  struct Slot {
+  struct Scratch {
     std::unique_ptr<Shingler> sh;
     Words words;
-    std::vector<Key128> keys;
     std::vector<uint64_t> lows;
     std::vector<uint8_t> found;
     std::vector<Hit> hits;
     std::vector<int32_t> cover;
     std::vector<uint32_t> rows;
   };
-  std::vector<Slot> scratch(std::max<size_t>(slots, 1));
+  std::vector<Scratch> scratch(std::max<size_t>(slots, 1));
   const bool approx = o_.approx;
 
   parallel::ParallelFor(
       nd, 32, scratch.size(),
       [&](size_t b, size_t e, size_t slot) {
-        Slot& s = scratch[slot];
+        Scratch& s = scratch[slot];
         if (!s.sh) s.sh.reset(new Shingler(DecontamTextOptions()));
         for (size_t d = b; d < e; d++) {
           if (valid && !valid[d]) continue;
@@ -265,21 +295,31 @@ Status DecontamIndex::Probe(const Docs& docs, const uint8_t* valid, const ProbeO
           // Probes the `count` spans of `len` tokens at 0.. against the whole index (or, short_only, the
           // short rows) and records the hits.
           auto probe = [&](size_t len, size_t count, bool short_only) {
-            s.keys.resize(count);
-            for (size_t at = 0; at < count; at++) s.keys[at] = s.words.Key(at, len);
+            s.words.Fingerprints(len, count, &s.lows);
             if (approx) {
-              s.lows.resize(count);
               s.found.resize(count);
-              for (size_t at = 0; at < count; at++) s.lows[at] = s.keys[at].lo;
               (short_only ? *short_ : *all_).ContainsBatch(s.lows.data(), count, s.found.data());
               for (size_t at = 0; at < count; at++)
                 if (s.found[at]) s.hits.push_back(Hit{static_cast<uint32_t>(at), static_cast<uint32_t>(len), -1});
               return;
             }
-            for (size_t at = 0; at < count && at < kAhead; at++) Prefetch(&slots_[s.keys[at].lo & mask_]);
+            const uint64_t* fp = s.lows.data();
+            for (size_t at = 0; at < count && at < kAhead; at++) Prefetch(&slots_[fp[at] & mask_]);
             for (size_t at = 0; at < count; at++) {
-              if (at + kAhead < count) Prefetch(&slots_[s.keys[at + kAhead].lo & mask_]);
-              const int64_t f = Find(s.keys[at]);
+              if (at + kAhead < count) Prefetch(&slots_[fp[at + kAhead] & mask_]);
+              // the 128-bit key is computed only when the fingerprint is in the table
+              uint64_t sl = fp[at] & mask_;
+              bool candidate = false;
+              for (;; sl = (sl + 1) & mask_) {
+                const Slot& x = slots_[sl];
+                if (x.entry == kNoEntry) break;
+                if (x.fp == fp[at]) {
+                  candidate = true;
+                  break;
+                }
+              }
+              if (!candidate) continue;
+              const int64_t f = Find(fp[at], s.words.Key(at, len));
               if (f < 0 || (short_only && !(f & kShortRow))) continue;
               s.hits.push_back(Hit{static_cast<uint32_t>(at), static_cast<uint32_t>(len), f});
             }

@@ -6,9 +6,11 @@
 // tokens split on whitespace (Python's str.split()). No NFKC: compatibility forms (full-width letters,
 // ligatures) are not folded. An n-gram is its tokens joined by single spaces (Python's " ".join).
 //
-// Keys: the 128-bit MurmurHash3_x64_128 of an n-gram's normalised text. Exact mode keeps the keys in an
-// open-addressing table, each mapping to the benchmark rows that hold it; approx mode keeps the low 64 bits
-// in the project's blocked Bloom chain (filter::ApproxSeenSet; built at Seal() with one stage sized for
+// Keys: the 128-bit MurmurHash3_x64_128 of an n-gram's normalised text. Lookups go by a 64-bit fingerprint
+// first, Mix64 of a polynomial over the tokens' fast64 hashes (rolled along the document: O(1) a position),
+// and the 128-bit key is computed and compared only when the fingerprint is in the table; a match is the
+// 128-bit key's. Exact mode keeps the keys in an open-addressing table (by fingerprint), each mapping to the
+// benchmark rows that hold it; approx mode keeps the fingerprints in the project's blocked Bloom chain (filter::ApproxSeenSet; built at Seal() with one stage sized for
 // every key, so a lookup costs one cache line; Add holds 8 bytes per key until then) and knows no rows.
 //
 // What is indexed for a benchmark text of k tokens (n = the n-gram length, m = min_tokens <= n):
@@ -91,25 +93,29 @@ class DecontamIndex {
   uint64_t short_lengths() const { return short_mask_; }  // bit L: a short row of L tokens exists
   double fp_bound() const;           // approx: the larger bound of its two sets; exact: 0
 
-  // Exact lookup: the entry index of a key or -1 (entries: see Seal()).
-  int64_t Find(const Key128& k) const;
+  // Exact lookup of a key with its fingerprint: the entry (bit 31: a short row) or -1.
+  int64_t Find(uint64_t fp, const Key128& k) const;
 
  private:
   explicit DecontamIndex(const DecontamOptions& o) : o_(o) {}
   struct Rec {
-    uint64_t lo, hi;
+    uint64_t lo, hi, fp;
     uint32_t row;
     uint32_t flags;
+  };
+  struct Slot {
+    uint64_t fp;
+    uint32_t entry;  // kNoEntry: empty
   };
   DecontamOptions o_;
   bool sealed_ = false;
   uint64_t texts_ = 0;
   uint64_t short_mask_ = 0;
   std::vector<Rec> recs_;  // exact, until Seal()
-  // exact, after Seal(): open addressing (linear probing) over (lo, hi) slots; entry[s] = index into the
-  // entries' row lists (bit 31: a short row)
-  std::vector<Key128> slots_;
-  std::vector<uint32_t> entry_;
+  // exact, after Seal(): open addressing (linear probing) on the fingerprints; a slot's entry indexes keys_
+  // and the row lists (bit 31: a short row)
+  std::vector<Slot> slots_;
+  std::vector<Key128> keys_;
   uint64_t mask_ = 0;
   uint64_t entries_ = 0;
   std::vector<uint32_t> row_start_, rows_;
