@@ -120,30 +120,37 @@ const neardup = (extra: string[], threads: number, oneCore: boolean) => timed([p
   '--bench-field', 'question', '--bench-field', 'answer', '--report', path.join(dir, 'report.jsonl'), ...extra, corpusFile], { NEARDUP_THREADS: String(threads) }, oneCore);
 
 console.log(`corpus ${corpusMB.toFixed(1)} MB, ${docs} documents, ${planted} planted; benchmark 10000 rows; load ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
-const results: string[] = [];
-const row = (name: string, r: Run, contaminated: number) => {
-  const line = `| ${name} | ${r.wall.toFixed(2)} | ${r.cpu.toFixed(2)} | ${(corpusMB / r.cpu).toFixed(1)} | ${(corpusMB / r.wall).toFixed(1)} | ${r.rssMB.toFixed(0)} | ${contaminated} |`;
-  results.push(line);
-  console.log(line);
-};
-const py = timed(['python3', pyFile, benchFile, corpusFile, path.join(dir, 'py-report.jsonl')]);
-const pyDirty = Number(py.last);
-row('Python set of 13-gram tuples (1 core)', py, pyDirty);
-const cases: [string, string[], number, boolean][] = [
-  ['neardup --min-tokens 13 (n-grams only, as the script), 1 core', ['--min-tokens', '13'], 1, true],
-  ['neardup defaults (short rows/documents too), 1 core', [], 1, true],
-  ['neardup --approx, 1 core', ['--approx'], 1, true],
-  ['neardup --min-tokens 13, 2 cores', ['--min-tokens', '13'], 2, false],
-  ['neardup defaults, 2 cores', [], 2, false],
+// Every case 3 times, interleaved (the machine is shared and noisy); medians (CPU for one core, wall for two).
+const RUNS = Number(process.env.DECON_BENCH_RUNS ?? 3);
+const cases: [string, () => Run][] = [
+  ['Python set of 13-gram tuples, 1 core', () => timed(['python3', pyFile, benchFile, corpusFile, path.join(dir, 'py-report.jsonl')])],
+  ['neardup --min-tokens 13 (n-grams only, as the script), 1 core', () => neardup(['--min-tokens', '13'], 1, true)],
+  ['neardup defaults (short rows and documents too), 1 core', () => neardup([], 1, true)],
+  ['neardup --approx (fp 1e-8), 1 core', () => neardup(['--approx'], 1, true)],
+  ['neardup --min-tokens 13, 2 cores', () => neardup(['--min-tokens', '13'], 2, false)],
+  ['neardup defaults, 2 cores', () => neardup([], 2, false)],
 ];
-const summaries: Record<string, unknown>[] = [];
-for (const [name, extra, threads, oneCore] of cases) {
-  const r = neardup(extra, threads, oneCore);
+const all: Run[][] = cases.map(() => []);
+for (let i = 0; i < RUNS; i++) cases.forEach(([, f], k) => all[k].push(f()));
+const med = (a: Run[], key: (r: Run) => number) => [...a].sort((x, y) => key(x) - key(y))[a.length >> 1];
+console.log('| run | wall s | CPU s | MB per CPU s | MB per wall s | peak RSS MB | contaminated | index MB |');
+console.log('|---|---|---|---|---|---|---|---|');
+const medians: Run[] = [];
+cases.forEach(([name], k) => {
+  const twoCores = name.endsWith('2 cores');
+  const r = med(all[k], (x) => (twoCores ? x.wall : x.cpu));
+  medians.push(r);
+  const py = k === 0;
+  const s = py ? undefined : (JSON.parse(r.last) as Record<string, number>);
+  const dirty = py ? Number(r.last) : s!.contaminated;
+  console.log(`| ${name} | ${r.wall.toFixed(2)} | ${r.cpu.toFixed(2)} | ${(corpusMB / r.cpu).toFixed(1)} | ${(corpusMB / r.wall).toFixed(1)} | ${r.rssMB.toFixed(0)} | ${dirty} | ${py ? '' : (s!.index_bytes / 1e6).toFixed(1)} |`);
+});
+const [py, ng13, ngDef, ngApprox, ng13x2, ngDefx2] = medians;
+console.log(`\nCPU ratio Python / neardup --min-tokens 13 (1 core): ${(py.cpu / ng13.cpu).toFixed(1)}x; defaults: ${(py.cpu / ngDef.cpu).toFixed(1)}x; --approx: ${(py.cpu / ngApprox.cpu).toFixed(1)}x`);
+console.log(`wall ratio 1 core / 2 cores: --min-tokens 13 ${(ng13.wall / ng13x2.wall).toFixed(2)}x, defaults ${(ngDef.wall / ngDefx2.wall).toFixed(2)}x; wall Python / neardup 2 cores: ${(py.wall / ng13x2.wall).toFixed(1)}x`);
+for (const r of [ng13, ngDef, ngApprox]) {
   const s = JSON.parse(r.last) as Record<string, unknown>;
-  summaries.push(s);
-  row(name, r, s.contaminated as number);
+  console.log(`${s.mode} min_tokens ${s.min_tokens}: index ${s.index_keys} keys, ${s.index_bytes} bytes, index ${s.index_seconds} s, probe ${s.probe_seconds} s (${s.mb_per_s} MB/s), lookups ${s.lookups}${s.fp_bound ? `, fp_bound ${s.fp_bound}, false_lookups_bound ${s.false_lookups_bound}` : ''}`);
 }
-console.log(`\nratios: neardup 1 core (--min-tokens 13) vs Python: CPU ${(py.cpu / neardup(['--min-tokens', '13'], 1, true).cpu).toFixed(1)}x`);
-console.log(`index keys (defaults): ${summaries[1].index_keys}, index bytes ${summaries[1].index_bytes}; approx fp_bound ${summaries[2].fp_bound}, index bytes ${summaries[2].index_bytes}`);
 console.log(`load after: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 if (!process.env.DECON_BENCH_DIR) fs.rmSync(dir, { recursive: true, force: true });

@@ -21,7 +21,7 @@ export interface DecontaminationOptions {
   minTokens?: number;
   /** A Bloom chain instead of the exact table: much smaller, no false negatives, no benchmark rows. */
   approx?: boolean;
-  /** approx: the false-positive bound of each of its two sets (default 1e-6). */
+  /** approx: the false-positive bound of each of its two sets (default 1e-8). */
   fpRate?: number;
 }
 

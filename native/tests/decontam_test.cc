@@ -93,7 +93,7 @@ TEST(approx_index_finds_every_true_match) {
     EXPECT(b.short_found[d] >= a.short_found[d]);
   }
   EXPECT(b.rows.empty());
-  EXPECT(approx->fp_bound() > 0 && approx->fp_bound() <= 1e-6 * (1 + 1e-9));
+  EXPECT(approx->fp_bound() > 0 && approx->fp_bound() <= 1e-8 * (1 + 1e-9));
 }
 
 TEST(valid_mask_and_misuse) {

@@ -45,7 +45,7 @@ Matching:
                             occurs whole, a document that short where it occurs whole in a benchmark
   --approx                  a Bloom filter instead of the exact index (much smaller; no false
                             negatives; the report cannot name benchmark rows)
-  --fp-rate P               --approx: the false-positive bound of each lookup (default 1e-6)
+  --fp-rate P               --approx: the false-positive bound of each lookup (default 1e-8)
 
 Output:
   --report FILE             JSONL, one line per contaminated document ('-': standard output)
@@ -91,7 +91,7 @@ The JSON summary goes to stderr.`,
     const minTokens = intOption('min-tokens', values['min-tokens'], Math.min(8, n), Math.max(1, n - 63), n);
     const approx = Boolean(values.approx);
     if (values['fp-rate'] !== undefined && !approx) throw new UsageError('--fp-rate is only used with --approx');
-    const fpRate = floatOption('fp-rate', values['fp-rate'], 1e-6, 1e-12, 0.5);
+    const fpRate = floatOption('fp-rate', values['fp-rate'], 1e-8, 1e-12, 0.5);
     const dropAbove = floatOption('drop-above', values['drop-above'], 0, 0, 1);
     const maxRows = intOption('max-rows', values['max-rows'], 16, 0, 1 << 20);
     const maxSamples = intOption('samples', values.samples, 3, 0, 1024);

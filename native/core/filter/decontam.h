@@ -42,7 +42,7 @@ struct DecontamOptions {
   uint32_t n = 13;          // n-gram length in word tokens, 1..kMaxN
   uint32_t min_tokens = 8;  // the shortest text matched whole (1..n; n: n-grams only)
   bool approx = false;      // Bloom chain instead of the exact table
-  double fp_rate = 1e-6;    // approx: the false-positive bound of each of its two sets, (0, 0.5]
+  double fp_rate = 1e-8;    // approx: the false-positive bound of each of its two sets, (0, 0.5]
 };
 
 // The word stream both sides go through (unit word, n = 1, whitespace split, lower-case, strip \p{P}).
