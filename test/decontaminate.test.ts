@@ -11,7 +11,9 @@ import * as path from 'node:path';
 import { DecontaminationIndex, type Contamination } from '../lib/index';
 import { isPunct, isSpace, lowerCp } from './reference/text';
 import { rng, int, pick } from './reference/random';
+import { spawnSync } from 'node:child_process';
 import { cli } from './cli-helper';
+import { TSX_FLAGS } from './support/tsx';
 
 // ---------------------------------------------------------------------------------------------------------
 // The brute force
@@ -403,6 +405,20 @@ test('CLI: bad input names file and line, exit codes, nothing left behind, input
   const s = summaryOf(r.stderr);
   assert.equal([s.documents, s.contaminated, s.bad_lines, s.kept], [2, 1, 1, 0]);
   for (const k of ['version', 'inputs', 'seconds', 'cpu_seconds', 'peak_rss_mb', 'index_keys', 'mb_per_s']) assert.ok(k in s, k);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('CLI: interrupted before the report is committed: exit 130 / 143, no report, no temporary file', () => {
+  const dir = tmp();
+  fs.writeFileSync(path.join(dir, 'bench.jsonl'), '{"text":"one two three four five six seven eight nine ten eleven twelve thirteen"}\n');
+  fs.writeFileSync(path.join(dir, 'corpus.jsonl'), '{"text":"one two three four five six seven eight nine ten eleven twelve thirteen"}\n');
+  const before = fs.readdirSync(dir).sort();
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    const r = spawnSync(process.execPath, [...TSX_FLAGS, path.join(__dirname, '..', 'lib', 'cli', 'main.ts'), 'decontaminate', '--against', 'bench.jsonl', '--report', 'out.jsonl', 'corpus.jsonl'],
+      { cwd: dir, env: { ...process.env, NEARDUP_TEST_KILL_AT: `decontaminate-report:${signal}` } });
+    assert.is(r.status, code, r.stderr.toString());
+    assert.equal(fs.readdirSync(dir).sort(), before, `${signal}: nothing left`);
+  }
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -12,6 +12,7 @@ import {
   INPUT_OPTIONS, INPUT_USAGE, UsageError, floatOption, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command, type OptionValues,
 } from '../common';
 import { checkDocumentSizes, documentLimit } from '../limits';
+import { killPoint } from '../../util/test-hooks';
 
 const list = (v: OptionValues[string]): string[] => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).map(String));
 
@@ -183,6 +184,7 @@ The JSON summary goes to stderr.`,
         docs += b.count;
         progress.update({ bytes, docs });
       }
+      await killPoint('decontaminate-report');  // tests: the report written, not yet committed
       await out.commit();
       const probeSeconds = (Date.now() - probeStart) / 1000;
       if (kept !== undefined) {
