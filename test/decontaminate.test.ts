@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DecontaminationIndex, type Contamination } from '../lib/index';
+import { DecontaminationIndex, readDocuments, type Contamination } from '../lib/index';
+import { parquetBytes } from './support/formats';
 import { isPunct, isSpace, lowerCp } from './reference/text';
 import { rng, int, pick } from './reference/random';
 import { spawnSync } from 'node:child_process';
@@ -348,6 +349,34 @@ test('CLI: report and --kept agree with the brute force; --drop-above; ids; plai
   const s3 = summaryOf(r3.stderr);
   assert.is(s3.mode, 'approx');
   assert.ok(typeof s3.fp_bound === 'number' && (s3.fp_bound as number) > 0 && (s3.fp_bound as number) <= 1e-8 * (1 + 1e-9));
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('CLI: a Parquet benchmark (--bench-join) and a Parquet corpus, --kept as Parquet', async () => {
+  const dir = tmp();
+  const cs = makeCase(91, 13, 8);
+  fs.writeFileSync(path.join(dir, 'bench.parquet'), await parquetBytes([
+    { name: 'question', data: cs.rows.map((r) => r.q), type: 'STRING' }, { name: 'answer', data: cs.rows.map((r) => r.a), type: 'STRING' }], { rowGroupSize: 7 }));
+  fs.writeFileSync(path.join(dir, 'corpus.parquet'), await parquetBytes([
+    { name: 'id', data: cs.docs.map((_, i) => BigInt(i)), type: 'INT64' }, { name: 'text', data: cs.docs, type: 'STRING' }], { rowGroupSize: 50 }));
+  const truth = bruteForce(benchOf(cs, 'joined'), cs.docs, 13, 8);
+  const r = cli(dir, ['decontaminate', '--against', 'bench.parquet', '--bench-field', 'question', '--bench-field', 'answer', '--bench-join',
+    '--report', 'report.jsonl', '--kept', 'kept.parquet', '--id-field', 'id', '--max-rows', '1000', 'corpus.parquet']);
+  assert.is(r.code, 0, r.stderr);
+  const report = fs.readFileSync(path.join(dir, 'report.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  compare(report.map((o) => {
+    assert.is(o.id, o.line);
+    return { index: o.line, tokens: o.tokens, ngrams: o.ngrams, matched: o.matched, shortFound: o.short_rows, covered: o.covered,
+      overlap: o.covered / o.tokens, rows: o.rows.map((x: { file: string; row: number }) => (assert.is(x.file, 'bench.parquet'), x.row)), rowsTotal: o.rows_total, samples: o.samples };
+  }), truth, 'Parquet');
+  const dirty = new Set(report.map((o) => o.line as number));
+  assert.ok(dirty.size > 10);
+  const kept: string[] = [];
+  for await (const b of readDocuments([path.join(dir, 'kept.parquet')])) {
+    const buf = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
+    for (let i = 0; i < b.count; i++) kept.push(buf.toString('utf8', b.packed.offsets[i], b.packed.offsets[i + 1]));
+  }
+  assert.equal(kept, cs.docs.filter((_, i) => !dirty.has(i)));
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
