@@ -130,12 +130,13 @@ The JSON summary goes to stderr.`,
       const limit = documentLimit('decontaminate');
       const files: KeptInput[] = [];
       let drop = new Uint8Array(1 << 16);
+      let fraction: number | undefined;
       let docs = 0, bytes = 0, contaminated = 0, dropped = 0, bad = 0, matchedNgrams = 0, totalNgrams = 0, lookups = 0;
       const shortLengths = index.stats().shortLengths;
       const probeStart = Date.now();
       for await (const b of readDocuments(corpus, {
         field: input.field, idField, onBadLine: input.onBadLine,
-        onProgress: (read, fraction) => { bytes = read; progress.update({ bytes: read, docs, fraction }); },
+        onProgress: (read, f) => { bytes = read; fraction = f; },
       })) {
         checkDocumentSizes(b, limit, 'decontaminate');
         // each input's documents, for --kept (an empty input: none)
@@ -182,7 +183,7 @@ The JSON summary goes to stderr.`,
           if (w) await w;
         }
         docs += b.count;
-        progress.update({ bytes, docs });
+        progress.update({ bytes, docs, fraction });
       }
       await killPoint('decontaminate-report');  // tests: the report written, not yet committed
       await out.commit();
