@@ -380,6 +380,39 @@ test('CLI: a Parquet benchmark (--bench-join) and a Parquet corpus, --kept as Pa
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('CLI: --shard i/N: the shards\' reports and kept files together are the unsharded run\'s', () => {
+  const dir = tmp();
+  const cs = makeCase(55, 13, 8);
+  fs.writeFileSync(path.join(dir, 'bench.jsonl'), cs.rows.map((r) => JSON.stringify({ text: r.q })).join('\n') + '\n');
+  const names = ['c0.jsonl', 'c1.jsonl', 'c2.jsonl'];
+  names.forEach((f, k) => fs.writeFileSync(path.join(dir, f), cs.docs.filter((_, i) => i % 3 === k).map((t) => JSON.stringify({ text: t })).join('\n') + '\n'));
+  const run = (extra: string[], out: string) => {
+    const r = cli(dir, ['decontaminate', '--against', 'bench.jsonl', '--report', `${out}.report`, '--kept', `${out}.kept`, ...extra, ...names]);
+    assert.is(r.code, 0, r.stderr);
+    return summaryOf(r.stderr);
+  };
+  run([], 'all');
+  const s0 = run(['--shard', '0/2'], 's0'), s1 = run(['--shard', '1/2'], 's1');
+  assert.equal([s0.inputs, s1.inputs, s0.shard], [['c0.jsonl', 'c2.jsonl'], ['c1.jsonl'], '0/2']);
+  const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
+  const lines = (f: string) => read(f).split('\n').filter(Boolean);
+  const byFile = (ls: string[]) => [...ls].sort((a, b) => names.indexOf(JSON.parse(a).file) - names.indexOf(JSON.parse(b).file) || JSON.parse(a).line - JSON.parse(b).line);
+  const all = lines('all.report');
+  assert.ok(all.length > 5);
+  assert.equal(byFile([...lines('s0.report'), ...lines('s1.report')]), all);
+  // kept: shard 0 holds c0's then c2's kept lines, shard 1 c1's
+  const keptOf = (files: string[]) => files.map((f) => {
+    const dirty = new Set(all.map((l) => JSON.parse(l)).filter((o) => o.file === f).map((o) => o.line as number));
+    return lines(f).filter((_, i) => !dirty.has(i)).map((l) => l + '\n').join('');
+  }).join('');
+  assert.is(read('all.kept'), keptOf(names));
+  assert.is(read('s0.kept'), keptOf(['c0.jsonl', 'c2.jsonl']));
+  assert.is(read('s1.kept'), keptOf(['c1.jsonl']));
+  const r = cli(dir, ['decontaminate', '--against', 'bench.jsonl', '--report', 'x', '--shard', '2/2', ...names]);
+  assert.is(r.code, 2);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('CLI: bad input names file and line, exit codes, nothing left behind, inputs never overwritten', () => {
   const dir = tmp();
   fs.writeFileSync(path.join(dir, 'bench.jsonl'), '{"text":"one two three four five six seven eight nine ten eleven twelve thirteen"}\n{"text":"x"}\n');

@@ -57,6 +57,10 @@ Output:
   --max-rows K              benchmark rows listed per document (default 16; rows_total counts all)
   --samples K               matched n-grams given as text per document (default 3)
 
+Sharding:
+  --shard i/N               this run takes the corpus files i, i+N, i+2N, ... (0-based; e.g. a Slurm
+                            array task); the N reports together are the report of one run over all
+
 The JSON summary goes to stderr.`,
   async run(args) {
     const { values, positionals } = parse(args, {
@@ -75,6 +79,7 @@ The JSON summary goes to stderr.`,
       'drop-above': { type: 'string' },
       'max-rows': { type: 'string' },
       samples: { type: 'string' },
+      shard: { type: 'string' },
     });
     if (values.help) {
       process.stdout.write(this.usage + '\n');
@@ -84,7 +89,17 @@ The JSON summary goes to stderr.`,
     if (against.length === 0) throw new UsageError('give the benchmark files with --against FILE (one or more)');
     if (against.includes('-')) throw new UsageError('--against: a benchmark is read from a file, not standard input');
     if (values.report === undefined) throw new UsageError('give --report FILE (\'-\': standard output)');
-    const corpus = positionals.length ? positionals : ['-'];
+    const given = positionals.length ? positionals : ['-'];
+    // --shard i/N (a Slurm array task, a Kubernetes Indexed Job): every N-th corpus file from the i-th
+    let shard: { i: number; n: number } | undefined;
+    if (values.shard !== undefined) {
+      const m = /^(\d+)\/(\d+)$/.exec(String(values.shard));
+      if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2]))
+        throw new UsageError(`--shard must be i/N with 0 <= i < N (e.g. 0/4), got '${String(values.shard)}'`);
+      shard = { i: Number(m[1]), n: Number(m[2]) };
+      if (given.includes('-')) throw new UsageError('--shard splits the corpus files: give them as files, not standard input');
+    }
+    const corpus = shard ? given.filter((_, k) => k % shard!.n === shard!.i) : given;
     const report = String(values.report);
     const kept = values.kept === undefined ? undefined : String(values.kept);
     if (kept !== undefined && corpus.includes('-')) throw new UsageError('--kept reads the corpus twice: give it as files, not standard input');
@@ -216,7 +231,7 @@ The JSON summary goes to stderr.`,
         n, min_tokens: minTokens, drop_above: dropAbove, mode: approx ? 'approx' : 'exact',
         index_keys: st.keys, index_bytes: st.memoryBytes, short_lengths: st.shortLengths,
         lookups, ...(approx ? { fp_rate: fpRate, fp_bound: st.fpBound, false_lookups_bound: +(lookups * st.fpBound).toPrecision(4) } : {}),
-        report, kept_file: kept ?? null,
+        report, kept_file: kept ?? null, shard: shard ? `${shard.i}/${shard.n}` : null,
         input_bytes: bytes, index_seconds: +benchSeconds.toFixed(3), probe_seconds: +probeSeconds.toFixed(3),
         mb_per_s: +(bytes / 1e6 / Math.max(probeSeconds, 1e-9)).toFixed(2), seconds: +seconds.toFixed(3),
       });
