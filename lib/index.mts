@@ -11,6 +11,7 @@ export {
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
   ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

@@ -34,6 +34,11 @@ export {
   ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
   type ExactDedupOptions, type ExactDedupResult, type UrlRule,
 } from './exact/exact';
+export {
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
+  type DecontaminationOptions, type DecontaminationProbeOptions, type DecontaminationProbe, type DecontaminationStats,
+  type Contamination, type BenchmarkFile, type BenchmarkFileOptions, type BenchmarkFormat,
+} from './filter/decontaminate';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on

@@ -43,6 +43,7 @@
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
+      "native/core/filter/decontam.cc",
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
       "native/core/postings/passages.cc",
@@ -102,7 +103,8 @@
       "native/binding/chunk_index.cc",
       "native/binding/temp_files.cc",
       "native/binding/files.cc",
-      "native/binding/exact.cc"
+      "native/binding/exact.cc",
+      "native/binding/decontam_index.cc"
     ]
   }
 }

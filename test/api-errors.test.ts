@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex,
 } = neardup;
 
 type Call = () => unknown;
@@ -73,6 +73,9 @@ const FUNCTIONS: Record<string, Call[]> = {
   estimateJaccard: [() => neardup.estimateJaccard(new Uint32Array(2), new Uint32Array(3)), () => neardup.estimateJaccard([1] as never, new Uint32Array(1))],
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
+  addBenchmarkFiles: [() => neardup.addBenchmarkFiles({} as never, []), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), bad.notArray as never),
+    () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { fields: [] }), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { format: 'csv' as never })],
+  benchmarkRow: [() => neardup.benchmarkRow([], 0), () => neardup.benchmarkRow([{ file: 'b', format: 'text', firstRow: 0, rows: 2 }], 2), () => neardup.benchmarkRow(bad.notArray as never, 0)],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
   readDocuments: [() => neardup.readDocuments(bad.notArray as never), () => neardup.readDocuments([5 as never]), () => neardup.readDocuments(['x'], 5 as never),
     () => neardup.readDocuments(['x'], { field: 'a..b' }), () => neardup.readDocuments(['x'], { idField: '' }), () => neardup.readDocuments(['x'], { onBadLine: 'x' as never })],
@@ -172,6 +175,12 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     addParts: (p: neardup.PassageIndex) => [() => p.addParts(bad.notArray as never), () => p.addParts([bad.notString]), () => p.addParts([], { keyRanges: 5 as never }), () => p.addParts([], 5 as never)],
     addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
+  DecontaminationIndex: {
+    constructor: () => [() => new DecontaminationIndex({ n: 0 }), () => new DecontaminationIndex({ n: 5, minTokens: 6 }), () => new DecontaminationIndex({ approx: true, fpRate: 0 }), () => new DecontaminationIndex(5 as never)],
+    add: (x: neardup.DecontaminationIndex) => [() => x.add(bad.notArray as never, []), () => x.add(['a'], [0, 1]), () => x.add(['a'], [-1]), () => x.add([5 as never], [0])],
+    probe: (x: neardup.DecontaminationIndex) => [() => x.probe(bad.notArray as never), () => x.probe(['a'], { valid: new Uint8Array(2) }), () => x.probe(['a'], { maxSamples: -1 }), () => x.probe(['a'], 5 as never)],
+    check: (x: neardup.DecontaminationIndex) => [() => x.check(bad.notArray as never), () => x.check([5 as never])],
+  },
   ParagraphFilter: {
     constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
     pushVertical: (f: neardup.ParagraphFilter) => [() => f.pushVertical(5 as never), () => f.pushVertical('no newline at the end')],
@@ -191,7 +200,7 @@ const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEnco
   // @internal: the sharded finish asks whether a staged batch is already committed (lib/scale/passages-stages.ts)
   'holdsBatch']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
-const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);
+const NO_ARGUMENTS = new Set(['seal', 'size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);
 
 test('the table covers every export and every public method', () => {
   for (const [name, v] of Object.entries(neardup)) {
@@ -251,6 +260,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     DedupSession: () => { const s = new DedupSession(); return { obj: s, done: () => s.close() }; },
     SignatureWriter: () => { const w = new SignatureWriter(path.join(dir, 'sigs'), { numPerm: 4 }); return { obj: w, done: () => w.abort() }; },
     ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
+    DecontaminationIndex: () => { const x = new DecontaminationIndex(); return { obj: x, done: () => x.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {

@@ -58,6 +58,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/similar') as typeof import('./commands/similar')).similarCommand,
   },
   {
+    name: 'decontaminate', summary: 'find (and remove) corpus documents that share 13-grams with benchmark files',
+    load: () => (require('./commands/decontaminate') as typeof import('./commands/decontaminate')).decontaminateCommand,
+  },
+  {
     name: 'dedup-stage', summary: 'one task of a sharded dedup (plan, signatures, buckets, verify, clusters, filter, kept): docs/scale.md',
     load: () => (require('./commands/dedup-stage') as typeof import('./commands/dedup-stage')).dedupStageCommand,
   },

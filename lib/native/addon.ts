@@ -258,6 +258,44 @@ export interface NativeParagraphFilter {
   close(): void;
 }
 
+// The decontamination index (lib/filter/decontaminate.ts; core: filter/decontam.h).
+export interface NativeDecontamOptions {
+  n?: number;
+  minTokens?: number;
+  approx?: boolean;
+  fpRate?: number;
+}
+
+export interface NativeDecontamProbe {
+  /** Per document: its tokens after normalisation. */
+  tokens: Uint32Array;
+  /** Per document: n-gram positions (tokens - n + 1; 1 for a document of minTokens..n-1 tokens; else 0). */
+  ngrams: Uint32Array;
+  /** Per document: n-gram positions found in the benchmark. */
+  matched: Uint32Array;
+  /** Per document: occurrences of benchmark rows shorter than n tokens. */
+  shortFound: Uint32Array;
+  /** Per document: tokens inside any matched span. */
+  covered: Uint32Array;
+  /** Per document: distinct benchmark rows matched (exact mode; 0 in approx mode). */
+  rowsTotal: Uint32Array;
+  /** Document i's rows are rows[rowStart[i] .. rowStart[i+1]) (at most maxRows, ascending). */
+  rowStart: Uint32Array;
+  rows: Uint32Array;
+  /** Document i's samples are j in [sampleStart[i], sampleStart[i+1]): sampleText bytes sampleOffsets[j] .. sampleOffsets[j+1]. */
+  sampleStart: Uint32Array;
+  sampleOffsets: Uint32Array;
+  sampleText: Buffer;
+}
+
+export interface NativeDecontamIndex {
+  add(texts: TextInput, rows: Uint32Array): Promise<void>;
+  seal(): Promise<void>;
+  probe(texts: TextInput, options?: { valid?: Uint8Array; maxRows?: number; maxSamples?: number }): Promise<NativeDecontamProbe>;
+  stats(): { keys: number; texts: number; memoryBytes: number; shortLengths: number[]; fpBound: number; sealed: boolean };
+  close(): void;
+}
+
 export interface NativePostingIndex {
   append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
   appendTexts(texts: TextInput, blot: import('./types').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
@@ -415,6 +453,7 @@ export interface NativeBinding {
   ExactDedup: new (options?: NativeExactDedupOptions) => NativeExactDedup;
   /** The 128-bit hash of each text (high, low), as ExactDedup hashes them. */
   exactHashes(texts: TextInput, options: NativeExactDedupOptions): Promise<BigUint64Array>;
+  DecontamIndex: new (options?: NativeDecontamOptions) => NativeDecontamIndex;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

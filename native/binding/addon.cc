@@ -22,6 +22,7 @@
 #include "simhash_index.h"
 #include "temp_files.h"
 #include "files.h"
+#include "decontam_index.h"
 #include "io/os.h"
 
 namespace neardup {
@@ -218,6 +219,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Files::Init(env, exports);
   Jsonl::Init(env, exports);
   ExactDedupClass::Init(env, exports);
+  DecontamIndexClass::Init(env, exports);
   return exports;
 }
 

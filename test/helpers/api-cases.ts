@@ -184,6 +184,28 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'DecontaminationIndex add/seal/probe/check, addBenchmarkFiles',
+    setup: async (nd, dir) => {
+      const f = path.join(dir, `bench-${process.pid}-${fresh++}.jsonl`);
+      fs.writeFileSync(f, texts(300).map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+      return async () => {
+        const x = new nd.DecontaminationIndex({ n: 8, minTokens: 4 });
+        const files = await nd.addBenchmarkFiles(x, [f]);
+        await x.add(texts(2000), Uint32Array.from({ length: 2000 }, (_, i) => 300 + i));
+        await x.seal();
+        const p = await x.probe(texts(3000));
+        const c = await x.check(texts(500).map((t) => `x y ${t} z`));
+        x.close();
+        const a = new nd.DecontaminationIndex({ approx: true });
+        await a.add(texts(2000), Uint32Array.from({ length: 2000 }, (_, i) => i));
+        await a.seal();
+        const q = await a.probe(texts(3000));
+        a.close();
+        return [files[0].rows, sum(p.matched), sum(p.rows), c.length, sum(q.matched)];
+      };
+    },
+  },
+  {
     name: 'readJsonl/readDocuments',
     setup: async (nd, dir) => {
       const f = path.join(dir, `in-${process.pid}-${fresh++}.jsonl`);
