@@ -42,9 +42,11 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-api-errors-'));
 const bad = { notArray: 42, notString: 42 as unknown as string, sym: Symbol('x') as unknown as string };
 
 // exported values that are not callables with arguments to check
-const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo']);
+const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo', 'URL_RULES', 'URL_DEFAULT_RULES']);
 
 const FUNCTIONS: Record<string, Call[]> = {
+  exactDuplicates: [() => neardup.exactDuplicates(bad.notArray as never), () => neardup.exactDuplicates([5 as never]), () => neardup.exactDuplicates(['a'], { unicode: 'x' as never })],
+  normalizeUrl: [() => neardup.normalizeUrl(bad.notString, new Set()), () => neardup.normalizeUrl('http://a', ['www'] as never), () => neardup.normalizeUrl('http://a', new Set(['host' as never]))],
   shingleHashes: [() => neardup.shingleHashes(bad.notArray as never), () => neardup.shingleHashes(['a'], { n: 0 }), () => neardup.shingleHashes(['a'], { unit: 'byte' as never }), () => neardup.shingleHashes(['a'], 5 as never)],
   shingleHashesSync: [() => neardup.shingleHashesSync(bad.notArray as never), () => neardup.shingleHashesSync(['a'], { n: -1 }), () => neardup.shingleHashesSync([5 as never])],
   packTexts: [() => neardup.packTexts(bad.notArray as never), () => neardup.packTexts([5 as never])],
@@ -181,6 +183,14 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     probe: (x: neardup.DecontaminationIndex) => [() => x.probe(bad.notArray as never), () => x.probe(['a'], { valid: new Uint8Array(2) }), () => x.probe(['a'], { maxSamples: -1 }), () => x.probe(['a'], 5 as never)],
     check: (x: neardup.DecontaminationIndex) => [() => x.check(bad.notArray as never), () => x.check([5 as never])],
   },
+  ExactDedup: {
+    constructor: () => [() => new neardup.ExactDedup({ unicode: 'nfd' as never }), () => new neardup.ExactDedup({ memory: -1 }), () => new neardup.ExactDedup({ unit: 'line' as never }),
+      () => new neardup.ExactDedup(5 as never), () => new neardup.ExactDedup({ lowercase: 'yes' as never })],
+    add: (x: neardup.ExactDedup) => [() => x.add(bad.notArray as never), () => x.add([5 as never]), () => x.add(['a'], new Uint8Array(2))],
+    addHashes: (x: neardup.ExactDedup) => [() => x.addHashes([1n, 2n] as never), () => x.addHashes(new BigUint64Array(3)), () => x.addHashes(new BigUint64Array(2), new Uint8Array(3))],
+    loadIndex: (x: neardup.ExactDedup) => [() => x.loadIndex(bad.notString)],
+    saveIndex: (x: neardup.ExactDedup) => [() => x.saveIndex(bad.notString, { meta: '', firstDoc: 0 }), () => x.saveIndex('x', 5 as never), () => x.saveIndex('x', { meta: 5 as never, firstDoc: 0 })],
+  },
   ParagraphFilter: {
     constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
     pushVertical: (f: neardup.ParagraphFilter) => [() => f.pushVertical(5 as never), () => f.pushVertical('no newline at the end')],
@@ -261,6 +271,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     SignatureWriter: () => { const w = new SignatureWriter(path.join(dir, 'sigs'), { numPerm: 4 }); return { obj: w, done: () => w.abort() }; },
     ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
     DecontaminationIndex: () => { const x = new DecontaminationIndex(); return { obj: x, done: () => x.close() }; },
+    ExactDedup: () => { const x = new neardup.ExactDedup(); return { obj: x, done: () => x.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {

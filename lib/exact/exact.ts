@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';
-import { optionsObject } from '../util/validate';
+import { expectString, expectTexts, optionsObject } from '../util/validate';
 import { native, type NativeExactDedup, type NativeExactDedupResult, type PackedTexts, type TextInput } from '../native/addon';
 
 export interface ExactDedupOptions {
@@ -30,7 +30,27 @@ export interface ExactDedupOptions {
   indexOut?: boolean;
 }
 
-export type ExactDedupResult = NativeExactDedupResult;
+/** What ExactDedup.finish() resolves to. */
+export interface ExactDedupResult extends NativeExactDedupResult {
+  /** Each document's representative: the number of the first document with its text (its own number when kept), INDEX_MATCH when found in the index. */
+  representative: Uint32Array;
+  /** Documents added. */
+  documents: number;
+  /** Documents that are not their own representative (those found in the index included). */
+  duplicates: number;
+  /** Documents minus duplicates: the groups of equal texts (bad lines count as their own). */
+  distinct: number;
+  /** Bytes written to sorted runs in `tmp` (0: the table stayed in memory). */
+  spilledBytes: number;
+  /** Sorted runs written beyond `memory`. */
+  runs: number;
+  /** The table's memory at its largest, in bytes. */
+  tableBytes: number;
+  /** Documents found in the index (loadIndex). */
+  indexMatched: number;
+  /** Those documents (docs), the indexed documents' numbers (indexDocs) and, for an index with ids, their ids (JSON text). */
+  indexMatches: { docs: Uint32Array; indexDocs: Float64Array; ids?: string[] };
+}
 
 /** Whether the options ask for anything but the text as is (the hash is then of the normalised text). */
 export function exactNormalizes(o: ExactDedupOptions): boolean {
@@ -74,6 +94,8 @@ export class ExactDedup {
 
   constructor(options: ExactDedupOptions = {}) {
     optionsObject(options);
+    for (const k of ['lowercase', 'stripPunctuation', 'foldWhitespace', 'indexOut'] as const)
+      if (options[k] !== undefined && typeof options[k] !== 'boolean') throw invalidArgument(TypeError, `Expected option '${k}' to be a boolean`);
     const u = options.unicode ?? 'none';
     if (u !== 'none' && u !== 'nfc' && u !== 'nfkc') throw invalidArgument(RangeError, `Option 'unicode' must be 'none', 'nfc' or 'nfkc', got '${String(u)}'`);
     this.unicode = u === 'none' ? undefined : u === 'nfc' ? 'NFC' : 'NFKC';
@@ -111,6 +133,7 @@ export class ExactDedup {
   /** Adds the next documents (valid[i] = 0: a bad line, its own representative, matching nothing). */
   add(texts: TextInput, valid?: Uint8Array): Promise<Uint32Array> {
     this.live();
+    if (Array.isArray(texts)) expectTexts(texts, 'texts');
     const input = this.unicode ? unicodeNormalized(texts, this.unicode) : texts;
     return this.enqueue((h) => h.add(input, valid));
   }
@@ -118,6 +141,7 @@ export class ExactDedup {
   /** Adds the next documents as hashes (exactHashes: two values a document), for runs that hashed them apart. */
   addHashes(hashes: BigUint64Array, valid?: Uint8Array): Promise<Uint32Array> {
     this.live();
+    if (!(hashes instanceof BigUint64Array)) throw invalidArgument(TypeError, 'Expected hashes to be a BigUint64Array (two values a document)');
     return this.enqueue((h) => h.addHashes(hashes, valid));
   }
 
@@ -133,6 +157,7 @@ export class ExactDedup {
    */
   loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }> {
     this.live();
+    expectString(path, 'path');
     return this.enqueue((h) => h.loadIndex(path));
   }
 
@@ -143,6 +168,9 @@ export class ExactDedup {
    */
   saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void> {
     this.live();
+    expectString(path, 'path');
+    optionsObject(options);
+    expectString(options.meta, 'options.meta');
     return this.enqueue((h) => h.saveIndex(path, options));
   }
 
@@ -208,6 +236,8 @@ export function urlKeys(p: PackedTexts, count: number, unicode: 'none' | 'nfc' |
 
 /** The representatives of a list of texts (one call: add + finish). */
 export async function exactDuplicates(texts: TextInput, options: ExactDedupOptions = {}): Promise<Uint32Array> {
+  if (Array.isArray(texts)) expectTexts(texts, 'texts');
+  else if (texts === null || typeof texts !== 'object') throw invalidArgument(TypeError, 'Expected texts to be an array of strings or Uint8Arrays, or packed texts');
   const d = new ExactDedup(options);
   try {
     await d.add(texts);
@@ -236,6 +266,9 @@ const TRACKING = /^(utm_.*|fbclid|gclid|dclid|msclkid|yclid|mc_cid|mc_eid|_hsenc
  * is not an absolute URL is returned as it is ('slash' still applied to it).
  */
 export function normalizeUrl(value: string, rules: ReadonlySet<UrlRule>): string {
+  expectString(value, 'value');
+  if (!(rules instanceof Set)) throw invalidArgument(TypeError, 'Expected rules to be a Set of URL rules');
+  for (const r of rules) if (!(URL_RULES as readonly unknown[]).includes(r)) throw invalidArgument(RangeError, `Unknown URL rule '${String(r)}' (known: ${URL_RULES.join(', ')})`);
   let u: URL;
   try {
     u = new URL(value.trim());

@@ -206,6 +206,24 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'ExactDedup add/addHashes/finish/saveIndex/loadIndex, exactDuplicates',
+    setup: async (nd, dir) => async () => {
+      const ix = path.join(dir, `exact-${process.pid}-${fresh++}.exix`);
+      const d = new nd.ExactDedup({ lowercase: true, indexOut: true, memory: 1 << 16 });
+      const early = await d.add(texts(6000));
+      const r = await d.finish();
+      await d.saveIndex(ix, { meta: '{}', firstDoc: 0 });
+      d.close();
+      const e = new nd.ExactDedup({ lowercase: true });
+      await e.loadIndex(ix);
+      const late = await e.add(texts(3000).map((t) => t.toUpperCase()));
+      const f = await e.finish();
+      e.close();
+      fs.rmSync(ix, { force: true });
+      return [sum(early.map((x) => Math.min(x, 1e6))), sum(r.representative), r.duplicates, f.indexMatched, sum(late), sum(await nd.exactDuplicates(texts(4000)))];
+    },
+  },
+  {
     name: 'readJsonl/readDocuments',
     setup: async (nd, dir) => {
       const f = path.join(dir, `in-${process.pid}-${fresh++}.jsonl`);
