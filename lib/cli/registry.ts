@@ -62,6 +62,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/decontaminate') as typeof import('./commands/decontaminate')).decontaminateCommand,
   },
   {
+    name: 'pipeline', summary: 'a corpus through exact, near-duplicate and substring dedup and decontamination, resumable (docs/pipeline.md)',
+    load: () => (require('./commands/pipeline') as typeof import('./commands/pipeline')).pipelineCommand,
+  },
+  {
     name: 'dedup-stage', summary: 'one task of a sharded dedup (plan, signatures, buckets, verify, clusters, filter, kept): docs/scale.md',
     load: () => (require('./commands/dedup-stage') as typeof import('./commands/dedup-stage')).dedupStageCommand,
   },
