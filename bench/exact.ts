@@ -127,9 +127,14 @@ function main(): void {
   ];
   const results = jobs.map(() => [] as Run[]);
   for (let k = 0; k < RUNS; k++) jobs.forEach((j, i) => results[i].push(timed(j.cmd, j.cpus, j.env)));
-  // the outputs agree: neardup's kept lines = Python's = awk's (the corpus has no copies with other ids... it does:
-  // lines differ by id, so whole-line tools keep every line; say how many each kept)
-  const count = (f: string) => fs.readFileSync(f, 'utf8').split('\n').length - 1;
+  // neardup's kept lines = Python's; the whole-line tools keep every line (the ids differ): said below
+  const count = (f: string) => {  // lines, read in chunks (a file of over 512 MB is no string)
+    const fd = fs.openSync(f, 'r'), buf = Buffer.allocUnsafe(1 << 24);
+    let n = 0;
+    for (let got; (got = fs.readSync(fd, buf, 0, buf.length, null)) > 0;) for (let i = buf.indexOf(10); i >= 0 && i < got; i = buf.indexOf(10, i + 1)) n++;
+    fs.closeSync(fd);
+    return n;
+  };
   const keptBy = { neardup: count(`${out}.jsonl`), python: count(`${out}.py`), awk: count(`${out}.awk`), sort: count(`${out}.sort`) };
   if (keptBy.neardup !== keptBy.python) throw new Error(`neardup kept ${keptBy.neardup} lines, Python ${keptBy.python}`);
   console.log('## Whole commands (wall, user+sys CPU, peak RSS; /usr/bin/time under taskset)\n');
