@@ -241,10 +241,15 @@ done before (skipped); then documents (read by the first stage) and kept (writte
       if (!values['dry-run']) {
         const s = record!.summary;
         const docsIn = s.documents ?? null;
-        const keptOut = s.kept ?? (typeof s.documents === 'number' && typeof s.removed_documents === 'number' ? s.documents - s.removed_documents : null);
+        // substrings keeps every document (it cuts their text): its documents; paragraphs: those not removed whole
+        const keptOut = s.kept ?? (typeof s.documents === 'number' && typeof s.removed_documents === 'number' ? s.documents - s.removed_documents
+          : st.run === 'substrings' ? docsIn : null);
         if (k === 0) documents = docsIn;
         kept = keptOut;
-        report.push({ stage: name, run: st.run, documents: docsIn, kept: keptOut, seconds: s.pipeline_seconds ?? s.seconds ?? null, skipped: done, output: out });
+        report.push({
+          stage: name, run: st.run, documents: docsIn, kept: keptOut, ...(s.bytes_removed !== undefined ? { bytes_removed: s.bytes_removed } : {}),
+          seconds: s.pipeline_seconds ?? s.seconds ?? null, cpu_seconds: s.cpu_seconds ?? null, peak_rss_mb: s.peak_rss_mb ?? null, skipped: done, output: out,
+        });
       }
       current = [out];
     }
