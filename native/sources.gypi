@@ -54,7 +54,9 @@
       "native/core/chunks/files.cc",
       "native/core/chunks/state.cc",
       "native/core/chunks/build.cc",
-      "native/core/chunks/update.cc"
+      "native/core/chunks/update.cc",
+      "native/core/substr/suffix_array.cc",
+      "native/core/substr/repeats.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",

@@ -1,0 +1,220 @@
+// Core tests of repeated-substring removal (substr/repeats.h): the spans on small random corpora (few
+// letters, so that repeats happen, multibyte characters, several documents) against a brute force written
+// here (every window compared with every earlier one), for both rules; planted repeats; bad UTF-8.
+// Skipped, saying so, when libdivsufsort is not installed.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "substr/repeats.h"
+
+using namespace neardup;
+using namespace neardup::substr;
+
+namespace {
+
+struct Ref {
+  uint64_t doc, start, end, first_doc, first_offset;
+  bool operator==(const Ref& o) const {
+    return doc == o.doc && start == o.start && end == o.end && first_doc == o.first_doc && first_offset == o.first_offset;
+  }
+};
+
+bool Cont(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+// The rule, by brute force: byte i of a document is removed when it lies in a window [p, p + L) of the
+// document whose bytes also occur at another window (keep-first: an earlier one, in corpus order). Spans are
+// maximal runs of removed bytes, shrunk to whole code points; the source of a span is the earliest window,
+// other than itself, equal to the window at the run's start, shifted as the start was.
+std::vector<Ref> Brute(const std::vector<std::string>& docs, uint32_t L, bool drop_all) {
+  struct W {
+    uint64_t doc, off;
+  };
+  std::vector<W> all;  // every window, in corpus order
+  for (uint64_t d = 0; d < docs.size(); d++)
+    for (uint64_t p = 0; p + L <= docs[d].size(); p++) all.push_back({d, p});
+  const auto same = [&](const W& a, const W& b) { return std::memcmp(docs[a.doc].data() + a.off, docs[b.doc].data() + b.off, L) == 0; };
+  std::vector<std::vector<char>> removed(docs.size());
+  for (uint64_t d = 0; d < docs.size(); d++) removed[d].assign(docs[d].size(), 0);
+  for (size_t i = 0; i < all.size(); i++) {
+    bool hit = false;
+    for (size_t j = 0; j < all.size() && !hit; j++) {
+      if (j == i || (!drop_all && j > i)) continue;
+      hit = same(all[i], all[j]);
+    }
+    if (hit) std::fill(removed[all[i].doc].begin() + long(all[i].off), removed[all[i].doc].begin() + long(all[i].off + L), 1);
+  }
+  std::vector<Ref> out;
+  for (uint64_t d = 0; d < docs.size(); d++) {
+    const std::string& s = docs[d];
+    for (uint64_t p = 0; p < s.size();) {
+      if (!removed[d][p]) {
+        p++;
+        continue;
+      }
+      uint64_t e = p;
+      while (e < s.size() && removed[d][e]) e++;
+      const uint64_t s0 = p;
+      uint64_t b = p, f = e;
+      while (b < f && Cont(uint8_t(s[b]))) b++;
+      while (f > b && f < s.size() && Cont(uint8_t(s[f]))) f--;
+      if (b < f) {
+        W w0{d, s0};
+        for (const W& w : all) {
+          if (w.doc == d && w.off == s0) continue;
+          if (same(w, w0)) {
+            out.push_back({d, b, f, w.doc, w.off + (b - s0)});
+            break;
+          }
+        }
+      }
+      p = e;
+    }
+  }
+  return out;
+}
+
+std::vector<Ref> Fast(const std::vector<std::string>& docs, uint32_t L, bool drop_all, FindStats* st = nullptr) {
+  Corpus c;
+  std::vector<const uint8_t*> ptr;
+  std::vector<size_t> len;
+  for (const auto& d : docs) {
+    ptr.push_back(reinterpret_cast<const uint8_t*>(d.data()));
+    len.push_back(d.size());
+  }
+  // two batches, as the binding adds them
+  const size_t half = docs.size() / 2;
+  size_t bad = 0;
+  EXPECT(c.Add(Docs{ptr.data(), len.data(), half}, &bad).ok());
+  EXPECT(c.Add(Docs{ptr.data() + half, len.data() + half, docs.size() - half}, &bad).ok());
+  FindOptions o;
+  o.length = L;
+  o.drop_all = drop_all;
+  std::vector<Span> spans;
+  FindStats local;
+  Status s = c.Find(o, &spans, st ? st : &local);
+  EXPECT(s.ok());
+  if (!s.ok()) std::fprintf(stderr, "  %s\n", s.message().c_str());
+  std::vector<Ref> out;
+  for (const Span& x : spans) out.push_back({x.doc, x.start, x.end, x.first_doc, x.first_offset});
+  return out;
+}
+
+bool Available() {
+  Status why;
+  if (SuffixSortAvailable(&why)) return true;
+  static bool said = false;
+  if (!said) std::fprintf(stderr, "  skipped: %s\n", why.message().c_str());
+  said = true;
+  return false;
+}
+
+std::string RandomDoc(std::mt19937& r, size_t max_units) {
+  static const char* units[] = {"a", "b", "c", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80"};  // a b c é € 😀
+  std::string s;
+  const size_t n = r() % (max_units + 1);
+  for (size_t i = 0; i < n; i++) s += units[r() % ((r() % 4 == 0) ? 6 : 3)];
+  return s;
+}
+
+void Compare(const std::vector<std::string>& docs, uint32_t L, bool drop_all, int round) {
+  const auto want = Brute(docs, L, drop_all);
+  const auto got = Fast(docs, L, drop_all);
+  EXPECT_EQ(got.size(), want.size());
+  const bool same = got == want;
+  EXPECT(same);
+  if (!same) {
+    std::fprintf(stderr, "  round %d, L %u, drop_all %d\n", round, L, int(drop_all));
+    for (size_t i = 0; i < std::max(got.size(), want.size()); i++) {
+      Ref g = i < got.size() ? got[i] : Ref{9, 9, 9, 9, 9}, w = i < want.size() ? want[i] : Ref{9, 9, 9, 9, 9};
+      std::fprintf(stderr, "   got %llu [%llu,%llu) <- %llu:%llu   want %llu [%llu,%llu) <- %llu:%llu\n",
+                   (unsigned long long)g.doc, (unsigned long long)g.start, (unsigned long long)g.end,
+                   (unsigned long long)g.first_doc, (unsigned long long)g.first_offset, (unsigned long long)w.doc,
+                   (unsigned long long)w.start, (unsigned long long)w.end, (unsigned long long)w.first_doc,
+                   (unsigned long long)w.first_offset);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(random_corpora_match_brute_force) {
+  if (!Available()) return;
+  std::mt19937 r(7);
+  for (int round = 0; round < 300; round++) {
+    std::vector<std::string> docs(1 + r() % 6);
+    for (auto& d : docs) d = RandomDoc(r, 40);
+    const uint32_t L = 4 + r() % 6;
+    Compare(docs, L, false, round);
+    Compare(docs, L, true, round);
+  }
+}
+
+TEST(planted_repeat_is_removed_from_later_copies_only) {
+  if (!Available()) return;
+  std::mt19937 r(3);
+  std::string planted;
+  for (int i = 0; i < 150; i++) planted += char('A' + r() % 26);
+  std::vector<std::string> docs;
+  for (int d = 0; d < 4; d++) {
+    std::string s;
+    for (int i = 0; i < 300; i++) s += char('a' + r() % 26);  // random letters: no chance repeat of 100 bytes
+    s.insert(50 + d * 10, std::string(1, char('0' + d)) + planted + std::string(1, char('0' + d)));
+    docs.push_back(s);
+  }
+  FindStats st;
+  const auto got = Fast(docs, 100, false, &st);
+  EXPECT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < got.size(); i++) {
+    EXPECT_EQ(got[i].doc, i + 1);
+    EXPECT_EQ(got[i].start, 51 + (i + 1) * 10);
+    EXPECT_EQ(got[i].end, 51 + (i + 1) * 10 + 150);
+    EXPECT_EQ(got[i].first_doc, 0u);
+    EXPECT_EQ(got[i].first_offset, 51u);
+  }
+  EXPECT_EQ(st.removed_bytes, 450u);
+  EXPECT_EQ(st.documents_changed, 3u);
+  EXPECT_EQ(st.groups, 51u);  // 51 windows of 100 bytes in the planted 150, each in a group of 4
+  const auto all = Fast(docs, 100, true);
+  EXPECT_EQ(all.size(), 4u);
+  if (all.size() == 4) {
+    EXPECT_EQ(all[0].doc, 0u);
+    EXPECT_EQ(all[0].first_doc, 1u);  // the first copy's other earliest occurrence
+    EXPECT_EQ(all[0].first_offset, 61u);
+  }
+  // shorter than L: nothing
+  EXPECT_EQ(Fast(docs, 151, false).size(), 0u);
+}
+
+TEST(windows_never_cross_documents) {
+  if (!Available()) return;
+  // "abcd" + "efgh" would repeat "cdef" across the boundary of docs 0/1 if windows crossed it
+  const std::vector<std::string> docs = {"xxabcd", "efghyy", "zcdefz"};
+  EXPECT_EQ(Fast(docs, 4, false).size(), 0u);
+  EXPECT_EQ(Fast(docs, 4, true).size(), 0u);
+}
+
+TEST(bad_utf8_names_the_document_and_byte) {
+  Corpus c;
+  const std::string a = "fine", b = "ok \xFF no";
+  const uint8_t* ptr[] = {reinterpret_cast<const uint8_t*>(a.data()), reinterpret_cast<const uint8_t*>(b.data())};
+  size_t len[] = {a.size(), b.size()};
+  size_t bad = 99;
+  Status s = c.Add(Docs{ptr, len, 2}, &bad);
+  EXPECT(!s.ok());
+  EXPECT(s.code() == Code::kInvalidInput);
+  EXPECT_EQ(bad, 1u);
+  EXPECT(s.message().find("byte 3") != std::string::npos);
+  EXPECT_EQ(c.documents(), 0u);  // nothing of a refused batch is added
+  FindOptions o;
+  o.length = 3;
+  std::vector<Span> spans;
+  FindStats st;
+  EXPECT(c.Find(o, &spans, &st).code() == Code::kInvalidArgument);
+}
+
+TEST_MAIN("substr")
