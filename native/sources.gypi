@@ -101,7 +101,8 @@
       "native/binding/posting_index.cc",
       "native/binding/chunk_index.cc",
       "native/binding/temp_files.cc",
-      "native/binding/files.cc"
+      "native/binding/files.cc",
+      "native/binding/substrings.cc"
     ]
   }
 }

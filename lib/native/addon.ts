@@ -378,6 +378,27 @@ export interface NativeZstdDecoder {
   finish(): void;
 }
 
+/** Removed spans of repeated substrings (native/core/substr): flat arrays, one entry per span, by doc then start. */
+export interface NativeSubstringSpans {
+  doc: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  firstDoc: Float64Array;
+  firstOffset: Float64Array;
+  stats: {
+    documents: number; bytes: number; removedBytes: number; spans: number; documentsChanged: number; groups: number;
+    suffixArrayBytes: 4 | 8; buildSeconds: number; scanSeconds: number;
+  };
+}
+
+export interface NativeSubstringCorpus {
+  /** Appends documents; a text that is not UTF-8 refuses the batch: { bad (its index), code, message }. */
+  add(texts: TextInput): Promise<undefined | { bad: number; code: string; message: string }>;
+  find(options: { length?: number; dropAll?: boolean }): Promise<NativeSubstringSpans>;
+  documents(): number;
+  close(): void;
+}
+
 export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
@@ -391,6 +412,10 @@ export interface NativeBinding {
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
   zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
+  /** Repeated-substring removal over one corpus held in memory (libdivsufsort, loaded at run time). */
+  SubstringCorpus: new () => NativeSubstringCorpus;
+  /** Whether libdivsufsort loads; message: why not (naming the package to install). */
+  substringsLibrary(): { ok: boolean; message: string };
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

@@ -19,6 +19,7 @@
 #include "shingles.h"
 #include "simhash.h"
 #include "simhash_index.h"
+#include "substrings.h"
 #include "temp_files.h"
 #include "files.h"
 #include "io/os.h"
@@ -216,6 +217,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   TempFiles::Init(env, exports);
   Files::Init(env, exports);
   Jsonl::Init(env, exports);
+  SubstringsBinding::Init(env, exports);
   return exports;
 }
 

@@ -1,0 +1,217 @@
+// neardup substrings: repeated-substring removal (ExactSubstr, Lee et al. 2021) over a whole corpus: every span
+// of at least L bytes that occurred earlier in the corpus is cut out of the text (the first occurrence stays;
+// --drop-all-copies removes every copy). docs/substrings.md.
+import { NeardupError } from '../../util/errors';
+import { SubstringFinder, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, type SubstringSpans } from '../../substr/substrings';
+import { checkInputFiles, displayName, fieldPath, idJson, readDocuments, type DocumentBatch, type DocumentIds } from '../../io/input';
+import { CompressedOutput, checkOutputName, compressionOfName } from '../../io/kept';
+import { OutputFile, checkFiles } from '../../io/files';
+import { writeSummary } from '../summary';
+import { Progress } from '../progress';
+import { ParquetRowsInStep } from './paragraphs';
+import { INPUT_OPTIONS, INPUT_USAGE, UsageError, idFieldOption, inputOptionsFrom, intOption, oneOf, parse, type Command } from '../common';
+
+export const substringsCommand: Command = {
+  name: 'substrings',
+  usage: `Usage: neardup substrings [options] FILE... --kept OUT [--spans FILE]
+
+Removes repeated substrings (ExactSubstr, Lee et al. 2021): a byte is removed when it lies in a window of L
+bytes (--min-length, default ${DEFAULT_MIN_LENGTH}) whose content occurred at an earlier offset of the corpus
+(the FILEs in order, their documents in order), so the first occurrence of a repeat is kept. Windows never
+cross a document; offsets are bytes of the text's UTF-8, and each removed span is shrunk to whole code
+points. The corpus is held in memory with its suffix array (libdivsufsort, loaded at run time: about 5.3
+bytes per input byte below 2 GiB, 9.3 beyond). FILEs are read twice (the second time to write --kept): no
+standard input.
+
+Outputs ('-' is standard output; each file appears complete or not at all; an input is never overwritten):
+  --kept OUT                each input document with its text replaced by the kept text (JSONL; .gz/.zst
+                            compressed by name; a Parquet row: a JSON object of its columns); the
+                            members "substrings_removed_bytes" and "substrings_spans" are added
+  --spans FILE              JSONL, one line per removed span, by document then start:
+                            {"doc": D, "start": S, "end": E, "first_doc": F, "first_offset": O}
+                            D, F: 0-based documents over all inputs (with --id-field also "id" and
+                            "first_id"); [S, E): bytes of document D's text removed; O: where in document F
+                            the span's first L bytes occur earlier (--drop-all-copies: the earliest other
+                            occurrence), shifted by the bytes shrinking took off S
+Options:
+  --min-length L            the shortest repeat removed, in bytes (default ${DEFAULT_MIN_LENGTH}, as Lee et al.; 4 to 2^30)
+  --drop-all-copies         Lee et al.'s original rule: every copy is removed, the first one too
+  --unit byte               windows of bytes (the only unit so far)
+  --id-field NAME           name documents in --spans by this field (a string or an integer)
+${INPUT_USAGE}
+
+Prints a JSON summary on stderr: documents, bad_lines, min_length, rule, bytes_in, bytes_removed, spans,
+documents_changed, groups (distinct repeated windows), suffix_array_bytes (4 or 8 a byte), build_seconds,
+build_mb_per_s (the suffix array's construction), scan_seconds, seconds, cpu_seconds, peak_rss_mb.`,
+  async run(args) {
+    const { values, positionals } = parse(args, {
+      ...INPUT_OPTIONS,
+      kept: { type: 'string' },
+      spans: { type: 'string' },
+      'min-length': { type: 'string' },
+      'drop-all-copies': { type: 'boolean' },
+      unit: { type: 'string' },
+      'id-field': { type: 'string' },
+    });
+    if (values.help) {
+      process.stdout.write(this.usage + '\n');
+      return 0;
+    }
+    const unit = oneOf('unit', values.unit, ['byte', 'token'] as const, 'byte');
+    if (unit === 'token') throw new UsageError('--unit token is not implemented: windows are bytes (--unit byte)');
+    const minLength = intOption('min-length', values['min-length'], DEFAULT_MIN_LENGTH, 4, 2 ** 30);
+    const dropAll = Boolean(values['drop-all-copies']);
+    const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
+    const input = inputOptionsFrom(values);
+    const kept = values.kept === undefined ? undefined : String(values.kept);
+    const spansFile = values.spans === undefined ? undefined : String(values.spans);
+    if (positionals.length === 0) throw new UsageError('give the input FILEs (they are read twice: standard input cannot be)');
+    if (positionals.includes('-')) throw new UsageError('the inputs are read twice: give files, not standard input (-)');
+    if (kept === undefined && spansFile === undefined) throw new UsageError('give --kept OUT and/or --spans FILE');
+    const outputs = [
+      ...(kept === undefined ? [] : [{ option: '--kept', file: kept }]),
+      ...(spansFile === undefined ? [] : [{ option: '--spans', file: spansFile }]),
+    ];
+    if (kept !== undefined && /\.parquet$/i.test(kept)) throw new UsageError(`--kept '${kept}': the kept documents are written as JSONL (plain, .gz or .zst), not Parquet`);
+    if (kept !== undefined) checkOutputName('--kept', kept, true);
+    if (spansFile !== undefined) checkOutputName('--spans', spansFile, false);
+    checkFiles({ inputs: positionals, outputs });
+    checkInputFiles(positionals);
+    const missing = suffixSortMissing();
+    if (missing) throw missing;
+
+    const start = Date.now();
+    const progress = new Progress('neardup substrings');
+    const finder = new SubstringFinder();
+    let docs = 0, bad = 0, bytes = 0;
+    const idBatches: { first: number; ids: DocumentIds }[] = [];
+    let spans: SubstringSpans;
+    try {
+      for await (const batch of readDocuments(positionals, {
+        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction, extra: 'reading' }); },
+      })) {
+        const r = await finder.addBatch(batch.packed);
+        if (r) {
+          const line = batch.firstLine + r.bad;
+          throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${displayName(batch.file)}:${line}: ${r.message}`, { file: displayName(batch.file), line });
+        }
+        if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
+        docs += batch.count;
+        bad += batch.bad.size;
+      }
+      progress.update({ bytes, docs, extra: 'suffix array' }, true);
+      spans = await finder.find({ minLength, dropAll });
+    } finally {
+      finder.close();
+    }
+    const idOf = (d: number): string => {
+      let lo = 0, hi = idBatches.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (idBatches[mid].first <= d) lo = mid;
+        else hi = mid - 1;
+      }
+      const b = idBatches[lo];
+      return b === undefined ? 'null' : idJson(b.ids, d - b.first);
+    };
+
+    if (spansFile !== undefined) {
+      progress.update({ bytes, docs, extra: 'writing spans' }, true);
+      const out = OutputFile.open(spansFile);
+      try {
+        const { doc, start: s, end: e, firstDoc, firstOffset } = spans;
+        for (let k = 0; k < doc.length; k++) {
+          const ids = idField === undefined ? '' : `,"id":${idOf(doc[k])}`;
+          const firstId = idField === undefined ? '' : `,"first_id":${idOf(firstDoc[k])}`;
+          const w = out.write(`{"doc":${doc[k]}${ids},"start":${s[k]},"end":${e[k]},"first_doc":${firstDoc[k]}${firstId},"first_offset":${firstOffset[k]}}\n`);
+          if (w) await w;
+        }
+        await out.commit();
+      } catch (err) {
+        out.abort();
+        throw err;
+      }
+    }
+    if (kept !== undefined) {
+      progress.update({ bytes, docs, extra: 'writing kept' }, true);
+      await writeKept(kept, positionals, input, spans, (n) => progress.update({ bytes: n, docs, extra: 'writing kept' }));
+    }
+    progress.done({ bytes, docs });
+    const st = spans.stats;
+    writeSummary({ command: 'substrings', inputs: positionals, documents: docs }, {
+      bad_lines: bad,
+      min_length: minLength,
+      unit,
+      rule: dropAll ? 'drop-all-copies' : 'keep-first',
+      bytes_in: st.bytes,
+      bytes_removed: st.removedBytes,
+      removed_fraction: st.bytes === 0 ? 0 : +(st.removedBytes / st.bytes).toFixed(6),
+      spans: st.spans,
+      documents_changed: st.documentsChanged,
+      groups: st.groups,
+      suffix_array_bytes: st.suffixArrayBytes,
+      build_seconds: +st.buildSeconds.toFixed(3),
+      build_mb_per_s: st.buildSeconds > 0 ? +((st.bytes + st.documents) / 1e6 / st.buildSeconds).toFixed(1) : null,
+      scan_seconds: +st.scanSeconds.toFixed(3),
+      seconds: +((Date.now() - start) / 1000).toFixed(3),
+    });
+    return 0;
+  },
+};
+
+/** Sets the member at a dot path (the reader found the text there, so every step is an object). */
+function setField(obj: Record<string, unknown>, path: string[], value: string): void {
+  let o = obj;
+  for (let i = 0; i < path.length - 1; i++) o = o[path[i]] as Record<string, unknown>;
+  o[path[path.length - 1]] = value;
+}
+
+/**
+ * The second pass: every input document again, in order, written with its text replaced by the kept text. A
+ * bad line (--on-bad-line skip|empty) is copied through as it is.
+ */
+async function writeKept(file: string, inputs: string[], input: { field: string; onBadLine: 'error' | 'skip' | 'empty' },
+  spans: SubstringSpans, onProgress: (bytes: number) => void): Promise<void> {
+  const out = CompressedOutput.open(file, compressionOfName(file));
+  const parquetRows = new ParquetRowsInStep();
+  const path = fieldPath(input.field);
+  const { doc, start, end } = spans;
+  let k = 0;  // the next span
+  let d = 0;  // the next document
+  try {
+    for await (const batch of readDocuments(inputs, { ...input, raw: true, onProgress })) {
+      const rows = batch.raw === undefined ? await parquetRows.take(batch, batch.count) : undefined;
+      const lines: Buffer[] = [];
+      for (let i = 0; i < batch.count; i++, d++) {
+        const from = k;
+        while (k < doc.length && doc[k] === d) k++;
+        const line = rows ? rows[i] : batch.raw![i].toString('utf8');
+        if (batch.bad.has(i)) {
+          lines.push(Buffer.from(line + '\n'));
+          continue;
+        }
+        const obj = JSON.parse(line) as Record<string, unknown>;
+        let removed = 0;
+        for (let j = from; j < k; j++) removed += end[j] - start[j];
+        if (k > from) setField(obj, path, keptText(batch, i, start, end, from, k));
+        obj.substrings_removed_bytes = removed;
+        obj.substrings_spans = k - from;
+        lines.push(Buffer.from(JSON.stringify(obj) + '\n'));
+      }
+      await out.write(Buffer.concat(lines));
+    }
+    if (k !== doc.length) throw new NeardupError('ERR_NEARDUP_IO', `the inputs changed while they were read (${doc.length - k} spans past their documents)`);
+    await out.commit();
+  } catch (e) {
+    out.abort();
+    throw e;
+  } finally {
+    await parquetRows.close();
+  }
+}
+
+function keptText(batch: DocumentBatch, i: number, start: Float64Array, end: Float64Array, from: number, to: number): string {
+  const { data, offsets } = batch.packed;
+  const text = data.subarray(offsets[i], offsets[i + 1]);
+  return removeSpans(text, start, end, from, to).toString('utf8');
+}
