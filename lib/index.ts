@@ -30,6 +30,9 @@ export {
   ParagraphFilter, dedupVertical,
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
+export {
+  SubstringFinder, removeSpans, removeRepeatedSubstrings, type SubstringOptions, type SubstringSpans,
+} from './substr/substrings';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on
