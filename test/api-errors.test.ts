@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, SubstringFinder,
 } = neardup;
 
 type Call = () => unknown;
@@ -72,6 +72,9 @@ const FUNCTIONS: Record<string, Call[]> = {
   signatureAt: [() => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, 5), () => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, -1), () => neardup.signatureAt(null as never, 0)],
   estimateJaccard: [() => neardup.estimateJaccard(new Uint32Array(2), new Uint32Array(3)), () => neardup.estimateJaccard([1] as never, new Uint32Array(1))],
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
+  removeSpans: [() => neardup.removeSpans('x' as never, [0], [1]), () => neardup.removeSpans(Buffer.from('abc'), [2], [1]), () => neardup.removeSpans(Buffer.from('abc'), 5 as never, [1]),
+    () => neardup.removeSpans(Buffer.from('abc'), [0], [9])],
+  removeRepeatedSubstrings: [() => neardup.removeRepeatedSubstrings(bad.notArray as never), () => neardup.removeRepeatedSubstrings(['a'], { minLength: 3 }), () => neardup.removeRepeatedSubstrings([5 as never])],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
   readDocuments: [() => neardup.readDocuments(bad.notArray as never), () => neardup.readDocuments([5 as never]), () => neardup.readDocuments(['x'], 5 as never),
@@ -181,6 +184,11 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     addDuplicateNgrams: (f: neardup.ParagraphFilter) => [() => f.addDuplicateNgrams(5 as never), () => f.addDuplicateNgrams([1, 2] as never)],
     loadSeen: (f: neardup.ParagraphFilter) => [() => f.loadSeen(bad.notString)],
   },
+  SubstringFinder: {
+    add: (f: neardup.SubstringFinder) => [() => f.add(bad.notArray as never), () => f.add([5 as never])],
+    addBatch: (f: neardup.SubstringFinder) => [() => f.addBatch(bad.notArray as never), () => f.addBatch({ data: Buffer.from('ab'), offsets: new Uint32Array([0, 5]) })],
+    find: (f: neardup.SubstringFinder) => [() => f.find(5 as never), () => f.find({ minLength: 2 }), () => f.find({ minLength: 1.5 })],
+  },
 };
 // TypeScript-private helpers (on the prototype at run time)
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
@@ -251,6 +259,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     DedupSession: () => { const s = new DedupSession(); return { obj: s, done: () => s.close() }; },
     SignatureWriter: () => { const w = new SignatureWriter(path.join(dir, 'sigs'), { numPerm: 4 }); return { obj: w, done: () => w.abort() }; },
     ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
+    SubstringFinder: () => { const f = new SubstringFinder(); return { obj: f, done: () => f.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {

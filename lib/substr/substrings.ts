@@ -99,7 +99,18 @@ export class SubstringFinder {
 }
 
 /** `text` (UTF-8) without the spans [start[k], end[k]) for k in [from, to) (ascending, disjoint). */
-export function removeSpans(text: Uint8Array, start: ArrayLike<number>, end: ArrayLike<number>, from = 0, to = start.length): Buffer {
+export function removeSpans(text: Uint8Array, start: ArrayLike<number>, end: ArrayLike<number>, from = 0, to = start?.length): Buffer {
+  if (!(text instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected text to be a Uint8Array (UTF-8)');
+  const isList = (v: unknown) => Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+  if (!isList(start) || !isList(end)) throw invalidArgument(TypeError, 'Expected start and end to be arrays of byte offsets');
+  if (!Number.isInteger(from) || !Number.isInteger(to) || from < 0 || to > Math.min(start.length, end.length))
+    throw invalidArgument(RangeError, `from and to must be integers within the spans (0 to ${Math.min(start.length, end.length)})`);
+  let prev = 0;
+  for (let k = from; k < to; k++) {
+    if (!(Number.isInteger(start[k]) && start[k] >= prev && end[k] >= start[k] && end[k] <= text.length))
+      throw invalidArgument(RangeError, `span ${k} [${start[k]}, ${end[k]}) is not within the text, after the span before it`);
+    prev = end[k];
+  }
   const buf = Buffer.from(text.buffer, text.byteOffset, text.byteLength);
   if (from >= to) return buf;
   const parts: Buffer[] = [];
