@@ -184,6 +184,18 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'SubstringFinder add/addBatch/find, removeRepeatedSubstrings',
+    setup: async (nd) => async () => {
+      const f = new nd.SubstringFinder();
+      await f.add(texts(3000));
+      await f.addBatch(bufs(3000));
+      const r = await f.find({ minLength: 20 });
+      f.close();
+      const g = await nd.removeRepeatedSubstrings(texts(500), { minLength: 16, dropAll: true });
+      return [r.stats.spans, r.stats.removedBytes, sum(r.start), g.spans.stats.removedBytes];
+    },
+  },
+  {
     name: 'readJsonl/readDocuments',
     setup: async (nd, dir) => {
       const f = path.join(dir, `in-${process.pid}-${fresh++}.jsonl`);
