@@ -87,8 +87,9 @@ build_mb_per_s (the suffix array's construction), scan_seconds, seconds, cpu_sec
     const idBatches: { first: number; ids: DocumentIds }[] = [];
     let spans: SubstringSpans;
     try {
+      // batches of 4 MiB: what the reader leaves for the collector is there while the suffix array is built
       for await (const batch of readDocuments(positionals, {
-        ...input, idField, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction, extra: 'reading' }); },
+        ...input, idField, batchBytes: 4 << 20, onProgress: (n, fraction) => { bytes = n; progress.update({ bytes: n, docs, fraction, extra: 'reading' }); },
       })) {
         const r = await finder.addBatch(batch.packed);
         if (r) {

@@ -71,6 +71,8 @@ class Scan {
           const uint64_t i = first + j;
           if (i == 0) continue;
           if (i >= n_) break;
+          // the text at suffix-array entries is read in random order: fetch a few entries ahead
+          if (i + kAhead < n_) Prefetch(t_ + sa_[i + kAhead]);
           if (SameWindow(uint64_t(sa_[i - 1]), uint64_t(sa_[i]))) bits |= uint64_t(1) << j;
         }
         cont_[w] = bits;
@@ -102,6 +104,15 @@ class Scan {
   Idx at(uint64_t i) const { return sa_[i]; }
 
  private:
+  static constexpr uint64_t kAhead = 16;
+  static void Prefetch(const uint8_t* p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+  }
+
   bool SameWindow(uint64_t p, uint64_t q) const {
     if (p + l_ > n_ || q + l_ > n_) return false;
     if (std::memcmp(t_ + p, t_ + q, l_) != 0) return false;
