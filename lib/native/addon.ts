@@ -387,7 +387,7 @@ export interface NativeSubstringSpans {
   firstOffset: Float64Array;
   stats: {
     documents: number; bytes: number; removedBytes: number; spans: number; documentsChanged: number; groups: number;
-    suffixArrayBytes: 4 | 8; buildSeconds: number; scanSeconds: number;
+    suffixArrayBytes: 4 | 8; buildSeconds: number; buildCpuSeconds: number; scanSeconds: number;
   };
 }
 

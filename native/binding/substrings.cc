@@ -124,6 +124,7 @@ class SubstringCorpusObject : public Napi::ObjectWrap<SubstringCorpusObject> {
                      so.Set("groups", double(st.groups));
                      so.Set("suffixArrayBytes", double(st.wide_suffix_array ? 8 : 4));
                      so.Set("buildSeconds", st.build_seconds);
+                     so.Set("buildCpuSeconds", st.build_cpu_seconds);
                      so.Set("scanSeconds", st.scan_seconds);
                      r.Set("stats", so);
                      return r;

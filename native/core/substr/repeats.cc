@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -136,12 +137,14 @@ Status FindWith(const std::vector<uint8_t>& text, const std::vector<uint64_t>& s
   const auto cancelled = [&] { return o.stop != nullptr && o.stop->load(); };
 
   auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
   RawBuffer<Idx> sa;
   sa.Allocate(n);
   Status s = sizeof(Idx) == 4 ? BuildSuffixArray32(t, reinterpret_cast<int32_t*>(sa.data()), n)
                               : BuildSuffixArray64(t, reinterpret_cast<int64_t*>(sa.data()), n);
   if (!s.ok()) return s;
   st->build_seconds = Since(t0);
+  st->build_cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
   if (cancelled()) return Status(Code::kCancelled, "cancelled");
 
   t0 = std::chrono::steady_clock::now();

@@ -50,7 +50,8 @@ struct FindStats {
   uint64_t documents_changed = 0;
   uint64_t groups = 0;         // groups of equal L-windows (two or more members)
   bool wide_suffix_array = false;  // 8-byte entries (corpus of 2^31 bytes or more)
-  double build_seconds = 0;    // suffix array construction
+  double build_seconds = 0;    // suffix array construction (wall)
+  double build_cpu_seconds = 0;  // the same, CPU time of the process (std::clock: the one sorting thread)
   double scan_seconds = 0;     // the scan, spans and their sources
 };
 
