@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { SubstringFinder, removeRepeatedSubstrings } from '../lib/index';
 import { native } from '../lib/native/addon';
 import { cli } from './cli-helper';
+import { parquetBytes } from './support/formats';
 
 const available = native.substringsLibrary();
 if (!available.ok) console.log(`substrings tests skipped: ${available.message}`);
@@ -205,6 +206,29 @@ test('CLI: bad input names file and line and leaves no output; an input is never
     assert.equal(ok.code, 0, ok.stderr);
     const k = fs.readFileSync(path.join(dir, 'k.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).text);
     assert.equal(k, ['a', '']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('CLI: a Parquet input, two row groups; its rows come back as JSON objects of their columns', async () => {
+  if (!available.ok) return;
+  const dir = tmp();
+  try {
+    const shared = 'The quick brown fox jumps over the lazy dog, and then the dog chases the fox around the yard again!';
+    const texts = ['one ' + shared + ' x', 'two', 'three ' + shared + ' y', 'four ' + shared];
+    fs.writeFileSync(path.join(dir, 'in.parquet'), await parquetBytes([
+      { name: 'text', data: texts, type: 'STRING' }, { name: 'n', data: [1, 2, 3, 4], type: 'INT32' },
+    ], { rowGroupSize: 2 }));
+    const r = cli(dir, ['substrings', 'in.parquet', '--kept', 'kept.jsonl', '--spans', 'spans.jsonl', '--min-length', '50', '--progress', 'none']);
+    assert.equal(r.code, 0, r.stderr);
+    const kept = fs.readFileSync(path.join(dir, 'kept.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const want = brute(texts.map((t) => Buffer.from(t)), 50, false);
+    // "e " + shared + " " repeats in "three": only "thr" and "y" stay; "four" keeps what precedes its copy
+    assert.equal(kept.map((k) => [k.text, k.n]), [[texts[0], 1], ['two', 2], ['threy', 3], ['four', 4]]);
+    assert.equal(kept.map((k) => k.text), keptByBrute(texts, want));
+    const spans = fs.readFileSync(path.join(dir, 'spans.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(spans.map((x) => ({ doc: x.doc, start: x.start, end: x.end, firstDoc: x.first_doc, firstOffset: x.first_offset })), want);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
