@@ -101,8 +101,15 @@ cpu_seconds, peak_rss_mb.`,
         docs += batch.count;
         bad += batch.bad.size;
       }
-      progress.update({ bytes, docs, extra: 'suffix array' }, true);
-      spans = await finder.find({ minLength, dropAll });
+      // one native call builds the suffix array and scans it: a heartbeat keeps the progress lines coming
+      const stage = { bytes, docs, extra: 'suffix array' };
+      progress.update(stage, true);
+      const beat = setInterval(() => progress.update(stage), 1000);
+      try {
+        spans = await finder.find({ minLength, dropAll });
+      } finally {
+        clearInterval(beat);
+      }
     } finally {
       finder.close();
     }
