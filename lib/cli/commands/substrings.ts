@@ -5,6 +5,7 @@ import { NeardupError } from '../../util/errors';
 import { SubstringFinder, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, type SubstringSpans } from '../../substr/substrings';
 import { checkInputFiles, displayName, fieldPath, idJson, readDocuments, type DocumentBatch, type DocumentIds } from '../../io/input';
 import { CompressedOutput, checkOutputName, compressionOfName } from '../../io/kept';
+import { memberRange } from '../../io/jsonl';
 import { OutputFile, checkFiles } from '../../io/files';
 import { writeSummary } from '../summary';
 import { Progress } from '../progress';
@@ -24,9 +25,10 @@ bytes per input byte below 2 GiB, 9.3 beyond). FILEs are read twice (the second 
 standard input.
 
 Outputs ('-' is standard output; each file appears complete or not at all; an input is never overwritten):
-  --kept OUT                each input document with its text replaced by the kept text (JSONL; .gz/.zst
-                            compressed by name; a Parquet row: a JSON object of its columns); the
-                            members "substrings_removed_bytes" and "substrings_spans" are added
+  --kept OUT                each input document with its text replaced by the kept text, every other byte
+                            of the line as it was (JSONL; .gz/.zst compressed by name; a Parquet row: a
+                            JSON object of its columns); "substrings_removed_bytes" and "substrings_spans"
+                            are added at the end of each object
   --spans FILE              JSONL, one line per removed span, by document then start:
                             {"doc": D, "start": S, "end": E, "first_doc": F, "first_offset": O}
                             D, F: 0-based documents over all inputs (with --id-field also "id" and
@@ -169,11 +171,24 @@ cpu_seconds, peak_rss_mb.`,
   },
 };
 
-/** Sets the member at a dot path (the reader found the text there, so every step is an object). */
-function setField(obj: Record<string, unknown>, path: string[], value: string): void {
-  let o = obj;
-  for (let i = 0; i < path.length - 1; i++) o = o[path[i]] as Record<string, unknown>;
-  o[path[path.length - 1]] = value;
+/**
+ * The line with the member at a dot path replaced by `value` (a string; the reader found the text there) and
+ * `added` (',"name":value...') put before the object's closing brace. Every other byte of the line stays as
+ * it was: integers beyond 2^53, number spellings, escapes, member order.
+ */
+function replaceMember(line: string, path: string[], value: string | undefined, added: string): string {
+  if (line.endsWith('\r')) line = line.slice(0, -1);
+  if (line.startsWith('\uFEFF')) line = line.slice(1);  // a byte-order mark at the start of a file
+  if (value !== undefined) {
+    let r: [number, number] | undefined = [0, line.length];
+    for (const part of path) {
+      r = memberRange(line, part, r[0]);
+      if (r === undefined) throw new NeardupError('ERR_NEARDUP_IO', `the inputs changed while they were read (no '${path.join('.')}' in a line on the second reading)`);
+    }
+    line = line.slice(0, r[0]) + JSON.stringify(value) + line.slice(r[1]);
+  }
+  const close = line.lastIndexOf('}');
+  return line.slice(0, close) + added + line.slice(close);
 }
 
 /**
@@ -200,13 +215,10 @@ async function writeKept(file: string, inputs: string[], input: { field: string;
           lines.push(Buffer.from(line + '\n'));
           continue;
         }
-        const obj = JSON.parse(line) as Record<string, unknown>;
         let removed = 0;
         for (let j = from; j < k; j++) removed += end[j] - start[j];
-        if (k > from) setField(obj, path, keptText(batch, i, start, end, from, k));
-        obj.substrings_removed_bytes = removed;
-        obj.substrings_spans = k - from;
-        lines.push(Buffer.from(JSON.stringify(obj) + '\n'));
+        const value = k > from ? keptText(batch, i, start, end, from, k) : undefined;
+        lines.push(Buffer.from(replaceMember(line, path, value, `,"substrings_removed_bytes":${removed},"substrings_spans":${k - from}`) + '\n'));
       }
       await out.write(Buffer.concat(lines));
     }
