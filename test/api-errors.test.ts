@@ -187,7 +187,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
   SubstringFinder: {
     add: (f: neardup.SubstringFinder) => [() => f.add(bad.notArray as never), () => f.add([5 as never])],
     addBatch: (f: neardup.SubstringFinder) => [() => f.addBatch(bad.notArray as never), () => f.addBatch({ data: Buffer.from('ab'), offsets: new Uint32Array([0, 5]) })],
-    find: (f: neardup.SubstringFinder) => [() => f.find(5 as never), () => f.find({ minLength: 2 }), () => f.find({ minLength: 1.5 })],
+    find: (f: neardup.SubstringFinder) => [() => f.find(5 as never), () => f.find({ minLength: 2 }), () => f.find({ minLength: 1.5 }), () => f.find({ unit: 'word' as never }),
+      () => f.find({ unit: 'token', minLength: 0 })],
   },
 };
 // TypeScript-private helpers (on the prototype at run time)

@@ -49,6 +49,50 @@ function brute(docs: Buffer[], L: number, dropAll: boolean): Span[] {
   return out;
 }
 
+// Python's str.isspace() set (what str.split() splits at), written out here
+const SPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
+
+/** Token mode by brute force: windows of L tokens (runs of non-space code points), runs of removed tokens. */
+function bruteTokens(docs: Buffer[], L: number, dropAll: boolean): Span[] {
+  const toks = docs.map((d) => {
+    const out: { b: number; e: number; s: string }[] = [];
+    let at = 0, start = -1;
+    for (const ch of d.toString('utf8')) {
+      const len = Buffer.byteLength(ch);
+      if (SPACE.test(ch)) {
+        if (start >= 0) out.push({ b: start, e: at, s: d.toString('utf8', start, at) });
+        start = -1;
+      } else if (start < 0) {
+        start = at;
+      }
+      at += len;
+    }
+    if (start >= 0) out.push({ b: start, e: at, s: d.toString('utf8', start, at) });
+    return out;
+  });
+  const windows: [number, number][] = [];
+  toks.forEach((t, d) => { for (let j = 0; j + L <= t.length; j++) windows.push([d, j]); });
+  const key = ([d, j]: [number, number]) => JSON.stringify(toks[d].slice(j, j + L).map((t) => t.s));
+  const keys = windows.map(key);
+  const removed = toks.map((t) => new Uint8Array(t.length));
+  windows.forEach((w, i) => {
+    if (keys.some((k, j) => j !== i && (dropAll || j < i) && k === keys[i])) removed[w[0]].fill(1, w[1], w[1] + L);
+  });
+  const out: Span[] = [];
+  toks.forEach((t, d) => {
+    for (let j = 0; j < t.length;) {
+      if (!removed[d][j]) { j++; continue; }
+      let e = j;
+      while (e < t.length && removed[d][e]) e++;
+      const k0 = key([d, j]);
+      const src = windows.find((w) => !(w[0] === d && w[1] === j) && key(w) === k0)!;
+      out.push({ doc: d, start: t[j].b, end: t[e - 1].e, firstDoc: src[0], firstOffset: toks[src[0]][src[1]].b });
+      j = e;
+    }
+  });
+  return out;
+}
+
 function spansOf(r: { doc: Float64Array; start: Float64Array; end: Float64Array; firstDoc: Float64Array; firstOffset: Float64Array }): Span[] {
   return Array.from(r.doc, (doc, k) => ({ doc, start: r.start[k], end: r.end[k], firstDoc: r.firstDoc[k], firstOffset: r.firstOffset[k] }));
 }
@@ -100,6 +144,32 @@ test('random small corpora: spans and kept texts equal the brute force, both rul
   }
   assert.ok(nonEmpty > 100, `repeats happen (${nonEmpty} rounds with spans)`);
   assert.ok(multibyteCut > 20, `spans hold multibyte characters (${multibyteCut})`);
+});
+
+test('token mode: random small corpora (every kind of whitespace) equal the brute force, both rules', async () => {
+  if (!available.ok) return;
+  const r = rng(23);
+  const words = ['a', 'b', 'ab', 'é', 'b€', '😀'];
+  const spaces = [' ', ' ', '  ', '\n', '\t', '\r\n', '\u00a0', '\u3000', '\u2009', '\x1f', '\u0085'];
+  const pick = <T>(a: T[]) => a[Math.floor(r() * a.length)];
+  let nonEmpty = 0;
+  for (let round = 0; round < 120; round++) {
+    const texts = Array.from({ length: 1 + Math.floor(r() * 5) }, () => {
+      let t = r() < 0.3 ? pick(spaces) : '';
+      const n = Math.floor(r() * 14);
+      for (let i = 0; i < n; i++) t += pick(words) + (i + 1 < n || r() < 0.3 ? pick(spaces) : '');
+      return t;
+    });
+    const L = 1 + Math.floor(r() * 4);
+    for (const dropAll of [false, true]) {
+      const want = bruteTokens(texts.map((t) => Buffer.from(t, 'utf8')), L, dropAll);
+      const got = await removeRepeatedSubstrings(texts, { unit: 'token', minLength: L, dropAll });
+      assert.equal(spansOf(got.spans), want, `round ${round}, L ${L}, dropAll ${dropAll}: ${JSON.stringify(texts)}`);
+      assert.equal(got.texts, keptByBrute(texts, want));
+      if (want.length) nonEmpty++;
+    }
+  }
+  assert.ok(nonEmpty > 80, `repeats happen (${nonEmpty})`);
 });
 
 test('documents added in several batches number on; invalid UTF-8 refuses the batch naming the text', async () => {
@@ -175,6 +245,15 @@ test('CLI: planted repeats across two files are removed after their first occurr
     assert.equal([s2.spans, s2.bytes_removed, s2.rule], [3, 456, 'drop-all-copies']);
     const gz = require('node:zlib').gunzipSync(fs.readFileSync(path.join(dir, 'all.jsonl.gz'))).toString().trim().split('\n').map((l: string) => JSON.parse(l));
     assert.equal(gz[1].doc.body, docs[1].text.replace(planted, ''));
+    // --unit token (L 50 tokens): "w0 w1 ... w59" in documents 0 and 2; 62 + 2 + 61 tokens
+    const wordy = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    fs.writeFileSync(path.join(dir, 't.jsonl'), [`x ${wordy} y`, 'nothing here', `z ${wordy}`].map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+    const tok = cli(dir, ['substrings', 't.jsonl', '--unit', 'token', '--kept', 'tk.jsonl', '--spans', 'ts.jsonl', '--progress', 'none']);
+    assert.equal(tok.code, 0, tok.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'tk.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).text), [`x ${wordy} y`, 'nothing here', 'z ']);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'ts.jsonl'), 'utf8')), { doc: 2, start: 2, end: 2 + wordy.length, first_doc: 0, first_offset: 2 });
+    const ts = JSON.parse(tok.stderr.trim().split('\n').pop()!);
+    assert.equal([ts.unit, ts.min_length, ts.tokens, ts.spans], ['token', 50, 125, 1]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -205,7 +284,7 @@ test('CLI: bad input names file and line and leaves no output; an input is never
     assert.equal(fs.readFileSync(path.join(dir, 'in.jsonl')), before);
     fs.symlinkSync('in.jsonl', path.join(dir, 'link.jsonl'));
     assert.match(cli(dir, ['substrings', 'in.jsonl', '--spans', 'link.jsonl']).stderr, /refusing to overwrite an input/);
-    for (const args of [['in.jsonl'], ['-', '--kept', 'k.jsonl'], ['in.jsonl', '--kept', 'k.jsonl', '--min-length', '3'], ['in.jsonl', '--kept', 'k.jsonl', '--unit', 'token'], ['in.jsonl', '--spans', 's.gz']]) {
+    for (const args of [['in.jsonl'], ['-', '--kept', 'k.jsonl'], ['in.jsonl', '--kept', 'k.jsonl', '--min-length', '3'], ['in.jsonl', '--kept', 'k.jsonl', '--unit', 'word'], ['in.jsonl', '--kept', 'k.jsonl', '--unit', 'token', '--min-length', '0'], ['in.jsonl', '--spans', 's.gz']]) {
       const u = cli(dir, ['substrings', ...args]);
       assert.equal(u.code, 2, `${args.join(' ')}: ${u.stderr}`);
     }

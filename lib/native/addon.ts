@@ -387,6 +387,8 @@ export interface NativeSubstringSpans {
   firstOffset: Float64Array;
   stats: {
     documents: number; bytes: number; removedBytes: number; spans: number; documentsChanged: number; groups: number;
+    /** Token mode: tokens and distinct tokens of the corpus (0 in byte mode). */
+    tokens: number; distinctTokens: number;
     suffixArrayBytes: 4 | 8; buildSeconds: number; buildCpuSeconds: number; scanSeconds: number;
   };
 }
@@ -394,7 +396,7 @@ export interface NativeSubstringSpans {
 export interface NativeSubstringCorpus {
   /** Appends documents; a text that is not UTF-8 refuses the batch: { bad (its index), code, message }. */
   add(texts: TextInput): Promise<undefined | { bad: number; code: string; message: string }>;
-  find(options: { length?: number; dropAll?: boolean }): Promise<NativeSubstringSpans>;
+  find(options: { length?: number; unit?: 'byte' | 'token'; dropAll?: boolean }): Promise<NativeSubstringSpans>;
   documents(): number;
   close(): void;
 }

@@ -13,13 +13,20 @@ import { native, type NativeSubstringCorpus, type NativeSubstringSpans, type Tex
 export type SubstringSpans = NativeSubstringSpans;
 
 export interface SubstringOptions {
-  /** L, the shortest repeat removed, in bytes of UTF-8 (default 100; from 4 to 2^30). */
+  /**
+   * What a window counts: bytes of UTF-8 (default) or tokens (maximal runs of non-whitespace code points,
+   * Python's str.split()). A token is removed when it lies in a window of L tokens whose sequence occurred
+   * earlier; a span runs from the first byte of a run of removed tokens to the last byte of its last token.
+   */
+  unit?: 'byte' | 'token';
+  /** L, the shortest repeat removed: bytes (default 100; from 4 to 2^30) or tokens (default 50; from 1). */
   minLength?: number;
   /** Remove every copy of a repeat, the first one too (default false: the first occurrence is kept). */
   dropAll?: boolean;
 }
 
 export const DEFAULT_MIN_LENGTH = 100;
+export const DEFAULT_MIN_TOKENS = 50;
 
 /** ERR_NEARDUP_UNSUPPORTED naming the package to install when libdivsufsort cannot be loaded, else undefined. */
 export function suffixSortMissing(): NeardupError | undefined {
@@ -83,11 +90,14 @@ export class SubstringFinder {
   /** The removed spans of the documents added so far (the corpus stays; find may be called again). */
   find(options: SubstringOptions = {}): Promise<SubstringSpans> {
     optionsObject(options);
-    const length = options.minLength ?? DEFAULT_MIN_LENGTH;
-    if (!Number.isInteger(length) || length < 4 || length > 2 ** 30)
-      throw invalidArgument(RangeError, `minLength must be an integer from 4 to 2^30, got ${String(length)}`);
+    const unit = options.unit ?? 'byte';
+    if (unit !== 'byte' && unit !== 'token') throw invalidArgument(RangeError, `unit must be 'byte' or 'token', got ${String(unit)}`);
+    const length = options.minLength ?? (unit === 'byte' ? DEFAULT_MIN_LENGTH : DEFAULT_MIN_TOKENS);
+    const min = unit === 'byte' ? 4 : 1;
+    if (!Number.isInteger(length) || length < min || length > 2 ** 30)
+      throw invalidArgument(RangeError, `minLength must be an integer from ${min} to 2^30 (${unit}s), got ${String(length)}`);
     this.live();
-    return this.enqueue((h) => h.find({ length, dropAll: Boolean(options.dropAll) }));
+    return this.enqueue((h) => h.find({ length, unit, dropAll: Boolean(options.dropAll) }));
   }
 
   close(): void {

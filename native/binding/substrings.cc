@@ -76,14 +76,17 @@ class SubstringCorpusObject : public Napi::ObjectWrap<SubstringCorpusObject> {
                    });
   }
 
-  // find({ length, dropAll }) -> Promise<{ doc, start, end, firstDoc, firstOffset (Float64Arrays), stats }>
+  // find({ length, unit: 'byte' | 'token', dropAll }) -> Promise<{ doc, start, end, firstDoc, firstOffset (Float64Arrays), stats }>
   Napi::Value Find(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     CorpusPtr s = Live(env);
     Napi::Object opts = OptionsObject(env, info[0], "find options");
     substr::FindOptions o;
-    o.length = GetUint32(opts, "length", o.length, substr::kMinLength, substr::kMaxLength);
+    o.length = GetUint32(opts, "length", o.length, 1, substr::kMaxLength);
     o.drop_all = GetBool(opts, "dropAll", false);
+    o.unit = GetEnum(opts, "unit", 0, {"byte", "token"}) == 1 ? substr::Unit::kToken : substr::Unit::kByte;
+    if (o.unit == substr::Unit::kByte && o.length < substr::kMinLength)
+      ThrowRangeError(env, "Option 'length' must be at least " + std::to_string(substr::kMinLength) + " bytes");
     struct Out {
       std::vector<substr::Span> spans;
       substr::FindStats stats;
@@ -122,6 +125,8 @@ class SubstringCorpusObject : public Napi::ObjectWrap<SubstringCorpusObject> {
                      so.Set("spans", double(n));
                      so.Set("documentsChanged", double(st.documents_changed));
                      so.Set("groups", double(st.groups));
+                     so.Set("tokens", double(st.tokens));
+                     so.Set("distinctTokens", double(st.distinct_tokens));
                      so.Set("suffixArrayBytes", double(st.wide_suffix_array ? 8 : 4));
                      so.Set("buildSeconds", st.build_seconds);
                      so.Set("buildCpuSeconds", st.build_cpu_seconds);

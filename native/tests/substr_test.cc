@@ -78,7 +78,81 @@ std::vector<Ref> Brute(const std::vector<std::string>& docs, uint32_t L, bool dr
   return out;
 }
 
-std::vector<Ref> Fast(const std::vector<std::string>& docs, uint32_t L, bool drop_all, FindStats* st = nullptr) {
+// Token mode by brute force: tokens split at the whitespace these tests use (space, \t, \n, U+00A0,
+// U+3000); a token is removed when it lies in a window of L tokens whose sequence occurs at another window
+// (keep-first: an earlier one); spans are runs of removed tokens, from the first one's start to the last
+// one's end; the source is the earliest other window equal to the run's first.
+std::vector<Ref> BruteTokens(const std::vector<std::string>& docs, uint32_t L, bool drop_all) {
+  struct Tok {
+    uint64_t b, e;
+  };
+  std::vector<std::vector<Tok>> toks(docs.size());
+  for (size_t d = 0; d < docs.size(); d++) {
+    const std::string& s = docs[d];
+    uint64_t i = 0;
+    bool in = false;
+    uint64_t start = 0;
+    while (i < s.size()) {
+      const uint8_t c = uint8_t(s[i]);
+      const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      const std::string ch = s.substr(i, len);
+      const bool space = ch == " " || ch == "\t" || ch == "\n" || ch == "\xC2\xA0" || ch == "\xE3\x80\x80";
+      if (space && in) toks[d].push_back({start, i});
+      if (!space && !in) start = i;
+      in = !space;
+      i += len;
+    }
+    if (in) toks[d].push_back({start, s.size()});
+  }
+  struct W {
+    uint64_t doc, tok;
+  };
+  std::vector<W> all;
+  for (uint64_t d = 0; d < docs.size(); d++)
+    for (uint64_t j = 0; j + L <= toks[d].size(); j++) all.push_back({d, j});
+  const auto same = [&](const W& a, const W& b) {
+    for (uint32_t k = 0; k < L; k++) {
+      const Tok& x = toks[a.doc][a.tok + k];
+      const Tok& y = toks[b.doc][b.tok + k];
+      if (docs[a.doc].substr(x.b, x.e - x.b) != docs[b.doc].substr(y.b, y.e - y.b)) return false;
+    }
+    return true;
+  };
+  std::vector<std::vector<char>> removed(docs.size());
+  for (uint64_t d = 0; d < docs.size(); d++) removed[d].assign(toks[d].size(), 0);
+  for (size_t i = 0; i < all.size(); i++) {
+    bool hit = false;
+    for (size_t j = 0; j < all.size() && !hit; j++) {
+      if (j == i || (!drop_all && j > i)) continue;
+      hit = same(all[i], all[j]);
+    }
+    if (hit) std::fill(removed[all[i].doc].begin() + long(all[i].tok), removed[all[i].doc].begin() + long(all[i].tok + L), 1);
+  }
+  std::vector<Ref> out;
+  for (uint64_t d = 0; d < docs.size(); d++) {
+    for (uint64_t j = 0; j < toks[d].size();) {
+      if (!removed[d][j]) {
+        j++;
+        continue;
+      }
+      uint64_t e = j;
+      while (e < toks[d].size() && removed[d][e]) e++;
+      W w0{d, j};
+      for (const W& w : all) {
+        if (w.doc == d && w.tok == j) continue;
+        if (same(w, w0)) {
+          out.push_back({d, toks[d][j].b, toks[d][e - 1].e, w.doc, toks[w.doc][w.tok].b});
+          break;
+        }
+      }
+      j = e;
+    }
+  }
+  return out;
+}
+
+std::vector<Ref> Fast(const std::vector<std::string>& docs, uint32_t L, bool drop_all, FindStats* st = nullptr, Unit unit = Unit::kByte,
+                      uint32_t code_bytes = 0) {
   Corpus c;
   std::vector<const uint8_t*> ptr;
   std::vector<size_t> len;
@@ -94,6 +168,8 @@ std::vector<Ref> Fast(const std::vector<std::string>& docs, uint32_t L, bool dro
   FindOptions o;
   o.length = L;
   o.drop_all = drop_all;
+  o.unit = unit;
+  o.code_bytes = code_bytes;
   std::vector<Span> spans;
   FindStats local;
   Status s = c.Find(o, &spans, st ? st : &local);
@@ -152,6 +228,42 @@ TEST(random_corpora_match_brute_force) {
     Compare(docs, L, false, round);
     Compare(docs, L, true, round);
   }
+}
+
+TEST(token_mode_matches_brute_force) {
+  if (!Available()) return;
+  std::mt19937 r(19);
+  static const char* words[] = {"a", "b", "ab", "\xC3\xA9", "b\xE2\x82\xAC"};
+  static const char* spaces[] = {" ", " ", "  ", "\n", "\t", "\xC2\xA0", "\xE3\x80\x80"};
+  size_t with_spans = 0;
+  for (int round = 0; round < 300; round++) {
+    std::vector<std::string> docs(1 + r() % 5);
+    for (auto& d : docs) {
+      if (r() % 3 == 0) d += spaces[r() % 7];
+      const size_t n = r() % 14;
+      for (size_t i = 0; i < n; i++) {
+        d += words[r() % 5];
+        if (i + 1 < n || r() % 3 == 0) d += spaces[r() % 7];
+      }
+    }
+    const uint32_t L = 1 + r() % 4;
+    for (bool drop_all : {false, true}) {
+      const auto want = BruteTokens(docs, L, drop_all);
+      // 3-byte codes, and every tenth round the 4-byte codes of corpora with 2^24 - 1 distinct tokens or more
+      const auto got = Fast(docs, L, drop_all, nullptr, Unit::kToken, round % 10 == 0 ? 4 : 0);
+      EXPECT_EQ(got.size(), want.size());
+      const bool same = got == want;
+      EXPECT(same);
+      if (!same) {
+        std::fprintf(stderr, "  token round %d, L %u, drop_all %d\n", round, L, int(drop_all));
+        for (const Ref& g : got) std::fprintf(stderr, "   got %llu [%llu,%llu) <- %llu:%llu\n", (unsigned long long)g.doc, (unsigned long long)g.start, (unsigned long long)g.end, (unsigned long long)g.first_doc, (unsigned long long)g.first_offset);
+        for (const Ref& w : want) std::fprintf(stderr, "   want %llu [%llu,%llu) <- %llu:%llu\n", (unsigned long long)w.doc, (unsigned long long)w.start, (unsigned long long)w.end, (unsigned long long)w.first_doc, (unsigned long long)w.first_offset);
+        return;
+      }
+      with_spans += !want.empty();
+    }
+  }
+  EXPECT(with_spans > 200);
 }
 
 TEST(planted_repeat_is_removed_from_later_copies_only) {

@@ -2,7 +2,7 @@
 // of at least L bytes that occurred earlier in the corpus is cut out of the text (the first occurrence stays;
 // --drop-all-copies removes every copy). docs/substrings.md.
 import { NeardupError } from '../../util/errors';
-import { SubstringFinder, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, type SubstringSpans } from '../../substr/substrings';
+import { SubstringFinder, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, DEFAULT_MIN_TOKENS, type SubstringSpans } from '../../substr/substrings';
 import { checkInputFiles, displayName, fieldPath, idJson, readDocuments, type DocumentBatch, type DocumentIds } from '../../io/input';
 import { CompressedOutput, checkOutputName, compressionOfName } from '../../io/kept';
 import { memberRange } from '../../io/jsonl';
@@ -20,7 +20,8 @@ Removes repeated substrings (ExactSubstr, Lee et al. 2021): a byte is removed wh
 bytes (--min-length, default ${DEFAULT_MIN_LENGTH}) whose content occurred at an earlier offset of the corpus
 (the FILEs in order, their documents in order), so the first occurrence of a repeat is kept. Windows never
 cross a document; offsets are bytes of the text's UTF-8, and each removed span is shrunk to whole code
-points. The corpus is held in memory with its suffix array (libdivsufsort, loaded at run time: about 5.3
+points. --unit token counts tokens instead (runs of non-whitespace, as str.split(); L default
+${DEFAULT_MIN_TOKENS}): a span runs from the first byte of a run of removed tokens to the last byte of its last. The corpus is held in memory with its suffix array (libdivsufsort, loaded at run time: about 5.3
 bytes per input byte below 2 GiB, 9.3 beyond). FILEs are read twice (the second time to write --kept): no
 standard input.
 
@@ -34,18 +35,21 @@ Outputs ('-' is standard output; each file appears complete or not at all; an in
                             D, F: 0-based documents over all inputs (with --id-field also "id" and
                             "first_id"); [S, E): bytes of document D's text removed; O: where in document F
                             the span's first L bytes occur earlier (--drop-all-copies: the earliest other
-                            occurrence), shifted by the bytes shrinking took off S
+                            occurrence), shifted by the bytes shrinking took off S (tokens: where the
+                            first of its first L tokens starts)
 Options:
-  --min-length L            the shortest repeat removed, in bytes (default ${DEFAULT_MIN_LENGTH}, as Lee et al.; 4 to 2^30)
+  --min-length L            the shortest repeat removed, in units (bytes: default ${DEFAULT_MIN_LENGTH}, as Lee et al.,
+                            4 to 2^30; tokens: default ${DEFAULT_MIN_TOKENS}, 1 to 2^30)
   --drop-all-copies         Lee et al.'s original rule: every copy is removed, the first one too
-  --unit byte               windows of bytes (the only unit so far)
+  --unit byte|token         windows of bytes (default) or of whitespace-separated tokens
   --id-field NAME           name documents in --spans by this field (a string or an integer)
 ${INPUT_USAGE}
 
-Prints a JSON summary on stderr: documents, bad_lines, min_length, rule, bytes_in, bytes_removed, spans,
-documents_changed, groups (distinct repeated windows), suffix_array_bytes (4 or 8 a byte), build_seconds,
-build_cpu_seconds, build_mb_per_s (the suffix array's construction, on one thread), scan_seconds, seconds,
-cpu_seconds, peak_rss_mb.`,
+Prints a JSON summary on stderr: documents, bad_lines, min_length, unit, rule, bytes_in, bytes_removed,
+removed_fraction, spans, documents_changed, groups (distinct repeated windows), with --unit token tokens
+and distinct_tokens, suffix_array_bytes (4 or 8 an entry), build_seconds, build_cpu_seconds,
+build_mb_per_s (the suffix array's construction, on one thread), scan_seconds, seconds, cpu_seconds,
+peak_rss_mb.`,
   async run(args) {
     const { values, positionals } = parse(args, {
       ...INPUT_OPTIONS,
@@ -61,8 +65,9 @@ cpu_seconds, peak_rss_mb.`,
       return 0;
     }
     const unit = oneOf('unit', values.unit, ['byte', 'token'] as const, 'byte');
-    if (unit === 'token') throw new UsageError('--unit token is not implemented: windows are bytes (--unit byte)');
-    const minLength = intOption('min-length', values['min-length'], DEFAULT_MIN_LENGTH, 4, 2 ** 30);
+    const minLength = unit === 'byte'
+      ? intOption('min-length', values['min-length'], DEFAULT_MIN_LENGTH, 4, 2 ** 30)
+      : intOption('min-length', values['min-length'], DEFAULT_MIN_TOKENS, 1, 2 ** 30);
     const dropAll = Boolean(values['drop-all-copies']);
     const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
     const input = inputOptionsFrom(values);
@@ -108,7 +113,7 @@ cpu_seconds, peak_rss_mb.`,
       progress.update(stage, true);
       const beat = setInterval(() => progress.update(stage), 1000);
       try {
-        spans = await finder.find({ minLength, dropAll });
+        spans = await finder.find({ minLength, unit, dropAll });
       } finally {
         clearInterval(beat);
       }
@@ -160,6 +165,7 @@ cpu_seconds, peak_rss_mb.`,
       spans: st.spans,
       documents_changed: st.documentsChanged,
       groups: st.groups,
+      ...(unit === 'token' ? { tokens: st.tokens, distinct_tokens: st.distinctTokens } : {}),
       suffix_array_bytes: st.suffixArrayBytes,
       build_seconds: +st.buildSeconds.toFixed(3),
       build_cpu_seconds: +st.buildCpuSeconds.toFixed(3),

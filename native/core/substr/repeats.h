@@ -10,7 +10,9 @@
 // windows are merged into spans and each span shrunk to whole code points.
 //
 // Memory while Find runs: the text (its bytes + one per document), the suffix array (4 bytes per byte below
-// 2^31 bytes, else 8), two bitmaps of one bit per byte, and 8 bytes per document.
+// 2^31 bytes, else 8), two bitmaps of one bit per byte, and 8 bytes per document. Token mode builds the
+// suffix array over one 3-byte code per token (4 beyond 2^24 - 1 distinct tokens) instead, with a table of
+// the distinct tokens while the codes are made.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -29,15 +31,24 @@ constexpr uint8_t kSeparator = 0xFF;
 constexpr uint32_t kMinLength = 4;
 constexpr uint32_t kMaxLength = 1u << 30;
 
+// What a window counts: bytes of UTF-8, or tokens (maximal runs of non-whitespace code points, Python's
+// str.split(); text::IsSpace). In token mode a token is removed when it lies in a window of L tokens whose
+// sequence occurs at an earlier token of the corpus; a span runs from the first byte of a run of removed
+// tokens to the last byte of its last token (the whitespace inside it goes too, the whitespace around it stays).
+enum class Unit { kByte, kToken };
+
 struct FindOptions {
-  uint32_t length = 100;   // L, bytes
+  uint32_t length = 100;   // L, in units (bytes: at least kMinLength; tokens: at least 1)
+  Unit unit = Unit::kByte;
   bool drop_all = false;   // remove every copy, the first too
+  uint32_t code_bytes = 0;  // token mode: bytes per token code; 0 = 3, or 4 beyond 2^24 - 1 distinct tokens (tests force 4)
   const std::atomic<bool>* stop = nullptr;
 };
 
 // One removed span: bytes [start, end) of document `doc` (offsets into its UTF-8). Its first L bytes (before
 // shrinking) also occur at `first_offset` of document `first_doc` (the earliest such place other than the
-// span itself), shifted by what shrinking removed from the start.
+// span itself), shifted by what shrinking removed from the start. Token mode: its first L tokens occur
+// from the token starting at byte `first_offset` of `first_doc`.
 struct Span {
   uint64_t doc = 0, start = 0, end = 0;
   uint64_t first_doc = 0, first_offset = 0;
@@ -49,6 +60,7 @@ struct FindStats {
   uint64_t removed_bytes = 0;  // in the spans
   uint64_t documents_changed = 0;
   uint64_t groups = 0;         // groups of equal L-windows (two or more members)
+  uint64_t tokens = 0, distinct_tokens = 0;  // token mode
   bool wide_suffix_array = false;  // 8-byte entries (corpus of 2^31 bytes or more)
   double build_seconds = 0;    // suffix array construction (wall)
   double build_cpu_seconds = 0;  // the same, CPU time of the process (std::clock: the one sorting thread)
