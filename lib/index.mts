@@ -10,7 +10,7 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
-  SubstringFinder, removeSpans, removeRepeatedSubstrings,
+  SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

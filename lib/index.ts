@@ -31,7 +31,7 @@ export {
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
 export {
-  SubstringFinder, removeSpans, removeRepeatedSubstrings, type SubstringOptions, type SubstringSpans,
+  SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings, type SubstringOptions, type SubstringSpans,
 } from './substr/substrings';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';

@@ -56,7 +56,8 @@
       "native/core/chunks/build.cc",
       "native/core/chunks/update.cc",
       "native/core/substr/suffix_array.cc",
-      "native/core/substr/repeats.cc"
+      "native/core/substr/repeats.cc",
+      "native/core/substr/index_file.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",

@@ -74,6 +74,8 @@ const FUNCTIONS: Record<string, Call[]> = {
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
   removeSpans: [() => neardup.removeSpans('x' as never, [0], [1]), () => neardup.removeSpans(Buffer.from('abc'), [2], [1]), () => neardup.removeSpans(Buffer.from('abc'), 5 as never, [1]),
     () => neardup.removeSpans(Buffer.from('abc'), [0], [9])],
+  countSubstrings: [() => neardup.countSubstrings(bad.notString, ['a']), () => neardup.countSubstrings('x.subx', bad.notArray as never), () => neardup.countSubstrings(path.join(dir, 'none.subx'), ['']),
+    () => neardup.countSubstrings('x.subx', ['a'], 5 as never)],
   removeRepeatedSubstrings: [() => neardup.removeRepeatedSubstrings(bad.notArray as never), () => neardup.removeRepeatedSubstrings(['a'], { minLength: 3 }), () => neardup.removeRepeatedSubstrings([5 as never])],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
@@ -188,7 +190,8 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     add: (f: neardup.SubstringFinder) => [() => f.add(bad.notArray as never), () => f.add([5 as never])],
     addBatch: (f: neardup.SubstringFinder) => [() => f.addBatch(bad.notArray as never), () => f.addBatch({ data: Buffer.from('ab'), offsets: new Uint32Array([0, 5]) })],
     find: (f: neardup.SubstringFinder) => [() => f.find(5 as never), () => f.find({ minLength: 2 }), () => f.find({ minLength: 1.5 }), () => f.find({ unit: 'word' as never }),
-      () => f.find({ unit: 'token', minLength: 0 })],
+      () => f.find({ unit: 'token', minLength: 0 }),
+      () => f.find({ indexPath: 5 as never }), () => f.find({ unit: 'token', indexPath: 'x.subx' })],
   },
 };
 // TypeScript-private helpers (on the prototype at run time)

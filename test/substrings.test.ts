@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SubstringFinder, removeRepeatedSubstrings } from '../lib/index';
+import { SubstringFinder, countSubstrings, removeRepeatedSubstrings } from '../lib/index';
 import { native } from '../lib/native/addon';
 import { cli } from './cli-helper';
 import { parquetBytes } from './support/formats';
@@ -316,6 +316,42 @@ test('CLI: a Parquet input, two row groups; its rows come back as JSON objects o
     assert.equal(kept.map((k) => k.text), keptByBrute(texts, want));
     const spans = fs.readFileSync(path.join(dir, 'spans.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(spans.map((x) => ({ doc: x.doc, start: x.start, end: x.end, firstDoc: x.first_doc, firstOffset: x.first_offset })), want);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--index-out, then count: occurrences equal a naive count (overlapping, never across documents); a damaged index is refused', async () => {
+  if (!available.ok) return;
+  const dir = tmp();
+  try {
+    const r = rng(31);
+    const texts = Array.from({ length: 8 }, () => randomText(r, 80));
+    texts.push('abab', 'ba');  // "abab" + "ba" would hold "abba" across the boundary
+    fs.writeFileSync(path.join(dir, 'in.jsonl'), texts.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+    const res = cli(dir, ['substrings', 'in.jsonl', '--index-out', 'in.subx', '--progress', 'none']);
+    assert.equal(res.code, 0, res.stderr);
+    const queries = ['a', 'ab', 'abba', 'bab', 'é', '€a', '😀', 'cc', 'abcabc', 'zz', ...texts.slice(0, 4).map((t) => t.slice(2, 9)).filter((q) => q !== '')];
+    const naive = (q: string) => texts.reduce((n, t) => { let c = 0; for (let i = t.indexOf(q); i >= 0; i = t.indexOf(q, i + 1)) c++; return n + c; }, 0);
+    const got = await countSubstrings(path.join(dir, 'in.subx'), queries);
+    assert.equal(got.counts, queries.map(naive));
+    assert.equal(got.documents, texts.length);
+    assert.ok(got.counts.some((c) => c > 5), 'repeats are counted');
+    const c = cli(dir, ['substrings', 'count', '--index', 'in.subx', 'ab', 'abba']);
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(c.stdout.toString().trim().split('\n').map((l) => JSON.parse(l)), [{ string: 'ab', count: naive('ab') }, { string: 'abba', count: naive('abba') }]);
+    // one flipped byte of the text: ERR_NEARDUP_CORRUPT naming the file (unless --no-verify)
+    const b = fs.readFileSync(path.join(dir, 'in.subx'));
+    b[70] ^= 1;
+    fs.writeFileSync(path.join(dir, 'bad.subx'), b);
+    const bad = cli(dir, ['substrings', 'count', '--index', 'bad.subx', 'ab']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /bad\.subx/);
+    assert.match(bad.stderr, /CRC|checksum/i);
+    assert.equal(cli(dir, ['substrings', 'count', '--index', 'bad.subx', 'ab', '--no-verify']).code, 0);
+    assert.equal(cli(dir, ['substrings', 'count', 'ab']).code, 2);
+    assert.equal(cli(dir, ['substrings', 'in.jsonl', '--index-out', 'x.subx', '--unit', 'token']).code, 2);
+    assert.match(cli(dir, ['substrings', 'in.jsonl', '--index-out', 'in.jsonl']).stderr, /refusing to overwrite an input/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -396,7 +396,8 @@ export interface NativeSubstringSpans {
 export interface NativeSubstringCorpus {
   /** Appends documents; a text that is not UTF-8 refuses the batch: { bad (its index), code, message }. */
   add(texts: TextInput): Promise<undefined | { bad: number; code: string; message: string }>;
-  find(options: { length?: number; unit?: 'byte' | 'token'; dropAll?: boolean }): Promise<NativeSubstringSpans>;
+  /** indexPath: also write the text and its suffix array there (byte mode; docs/FORMAT.md section 15). */
+  find(options: { length?: number; unit?: 'byte' | 'token'; dropAll?: boolean; indexPath?: string }): Promise<NativeSubstringSpans>;
   documents(): number;
   close(): void;
 }
@@ -418,6 +419,8 @@ export interface NativeBinding {
   SubstringCorpus: new () => NativeSubstringCorpus;
   /** Whether libdivsufsort loads; message: why not (naming the package to install). */
   substringsLibrary(): { ok: boolean; message: string };
+  /** Occurrences of each string in a substring index file (verify: check its CRC first; default true). */
+  substringIndexCount(path: string, strings: TextInput, verify?: boolean): Promise<{ counts: Float64Array; documents: number; bytes: number }>;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

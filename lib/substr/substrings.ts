@@ -23,6 +23,8 @@ export interface SubstringOptions {
   minLength?: number;
   /** Remove every copy of a repeat, the first one too (default false: the first occurrence is kept). */
   dropAll?: boolean;
+  /** Also write the text and its suffix array to this file (byte mode), for countSubstrings (docs/FORMAT.md section 15). */
+  indexPath?: string;
 }
 
 export const DEFAULT_MIN_LENGTH = 100;
@@ -97,7 +99,10 @@ export class SubstringFinder {
     if (!Number.isInteger(length) || length < min || length > 2 ** 30)
       throw invalidArgument(RangeError, `minLength must be an integer from ${min} to 2^30 (${unit}s), got ${String(length)}`);
     this.live();
-    return this.enqueue((h) => h.find({ length, unit, dropAll: Boolean(options.dropAll) }));
+    if (options.indexPath !== undefined && (typeof options.indexPath !== 'string' || options.indexPath === ''))
+      throw invalidArgument(TypeError, 'Expected indexPath to be a file name');
+    if (options.indexPath !== undefined && unit !== 'byte') throw invalidArgument(RangeError, "indexPath needs unit 'byte'");
+    return this.enqueue((h) => h.find({ length, unit, dropAll: Boolean(options.dropAll), ...(options.indexPath === undefined ? {} : { indexPath: options.indexPath }) }));
   }
 
   close(): void {
@@ -150,5 +155,21 @@ export async function removeRepeatedSubstrings(texts: ReadonlyArray<string>, opt
     return { texts: out, spans };
   } finally {
     f.close();
+  }
+}
+
+/**
+ * Occurrences (overlapping ones too) of each string in the corpus of a substring index (written with
+ * find({ indexPath })); strings are not empty. verify (default true): check the file's CRC-32C first.
+ */
+export async function countSubstrings(indexPath: string, strings: ReadonlyArray<string>, options: { verify?: boolean } = {}): Promise<{ counts: number[]; documents: number; bytes: number }> {
+  if (typeof indexPath !== 'string') throw invalidArgument(TypeError, 'Expected indexPath to be a string');
+  if (!Array.isArray(strings) || !strings.every((s) => typeof s === 'string')) throw invalidArgument(TypeError, 'Expected strings to be an array of strings');
+  optionsObject(options);
+  try {
+    const r = await native.substringIndexCount(indexPath, strings, options.verify ?? true);
+    return { counts: Array.from(r.counts), documents: r.documents, bytes: r.bytes };
+  } catch (e) {
+    throw fromNative(e);
   }
 }

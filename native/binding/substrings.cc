@@ -8,6 +8,7 @@
 
 #include "addon.h"
 #include "args.h"
+#include "substr/index_file.h"
 #include "substr/repeats.h"
 #include "texts.h"
 
@@ -85,6 +86,11 @@ class SubstringCorpusObject : public Napi::ObjectWrap<SubstringCorpusObject> {
     o.length = GetUint32(opts, "length", o.length, 1, substr::kMaxLength);
     o.drop_all = GetBool(opts, "dropAll", false);
     o.unit = GetEnum(opts, "unit", 0, {"byte", "token"}) == 1 ? substr::Unit::kToken : substr::Unit::kByte;
+    const Napi::Value ip = opts.Get("indexPath");
+    if (!ip.IsUndefined()) {
+      o.index_path = PathArg(env, ip, "indexPath");
+      if (o.unit == substr::Unit::kToken) ThrowRangeError(env, "Option 'indexPath' needs unit 'byte'");
+    }
     if (o.unit == substr::Unit::kByte && o.length < substr::kMinLength)
       ThrowRangeError(env, "Option 'length' must be at least " + std::to_string(substr::kMinLength) + " bytes");
     struct Out {
@@ -151,6 +157,44 @@ class SubstringCorpusObject : public Napi::ObjectWrap<SubstringCorpusObject> {
   CorpusPtr state_;
 };
 
+// substringIndexCount(path, strings: string[], verify = true) -> Promise<{ counts: Float64Array, documents, bytes }>
+Napi::Value IndexCount(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string path = PathArg(env, info[0], "path");
+  auto strings = std::make_shared<TextBatch>();
+  strings->Load(env, info[1], "strings");
+  for (size_t i = 0; i < strings->size(); i++)
+    if (strings->length(i) == 0) ThrowRangeError(env, "strings[" + std::to_string(i) + "] is empty");
+  const bool verify = info[2].IsUndefined() ? true : info[2].ToBoolean().Value();
+  struct Out {
+    std::vector<double> counts;
+    uint64_t documents = 0, bytes = 0;
+  };
+  auto out = std::make_shared<Out>();
+  return QueueFn(env,
+                 [path, strings, verify, out](const std::atomic<bool>*) -> Status {
+                   substr::SubstringIndex idx;
+                   Status s = idx.Open(path, verify);
+                   if (!s.ok()) return s;
+                   out->documents = idx.documents();
+                   out->bytes = idx.text_bytes();
+                   for (size_t i = 0; i < strings->size(); i++) {
+                     uint64_t c = 0;
+                     s = idx.Count(strings->data(i), strings->length(i), &c);
+                     if (!s.ok()) return s;
+                     out->counts.push_back(double(c));
+                   }
+                   return Status::Ok();
+                 },
+                 [strings, out](Napi::Env env) -> Napi::Value {
+                   Napi::Object o = Napi::Object::New(env);
+                   o.Set("counts", F64(env, std::move(out->counts)));
+                   o.Set("documents", double(out->documents));
+                   o.Set("bytes", double(out->bytes));
+                   return o;
+                 });
+}
+
 // substringsLibrary() -> { ok: boolean, message: string }
 Napi::Value Library(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -167,6 +211,7 @@ Napi::Value Library(const Napi::CallbackInfo& info) {
 void SubstringsBinding::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("SubstringCorpus", SubstringCorpusObject::Define(env));
   exports.Set("substringsLibrary", Napi::Function::New(env, Library, "substringsLibrary"));
+  exports.Set("substringIndexCount", Napi::Function::New(env, IndexCount, "substringIndexCount"));
 }
 
 }  // namespace binding

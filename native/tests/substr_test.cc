@@ -8,8 +8,10 @@
 #include <random>
 #include <string>
 #include <vector>
+#include <unistd.h>
 
 #include "check.h"
+#include "substr/index_file.h"
 #include "substr/repeats.h"
 
 using namespace neardup;
@@ -308,6 +310,69 @@ TEST(windows_never_cross_documents) {
   const std::vector<std::string> docs = {"xxabcd", "efghyy", "zcdefz"};
   EXPECT_EQ(Fast(docs, 4, false).size(), 0u);
   EXPECT_EQ(Fast(docs, 4, true).size(), 0u);
+}
+
+TEST(index_file_counts_occurrences_as_a_naive_search) {
+  if (!Available()) return;
+  std::mt19937 r(5);
+  const std::string path = "/tmp/neardup-substr-test-" + std::to_string(getpid()) + ".subx";
+  for (int round = 0; round < 20; round++) {
+    std::vector<std::string> docs(1 + r() % 6);
+    for (auto& d : docs) d = RandomDoc(r, 60);
+    Corpus c;
+    std::vector<const uint8_t*> ptr;
+    std::vector<size_t> len;
+    for (const auto& d : docs) {
+      ptr.push_back(reinterpret_cast<const uint8_t*>(d.data()));
+      len.push_back(d.size());
+    }
+    size_t bad = 0;
+    EXPECT(c.Add(Docs{ptr.data(), len.data(), docs.size()}, &bad).ok());
+    FindOptions o;
+    o.length = 4;
+    o.index_path = path;
+    std::vector<Span> spans;
+    FindStats st;
+    EXPECT(c.Find(o, &spans, &st).ok());
+    SubstringIndex idx;
+    Status s = idx.Open(path, true);
+    EXPECT(s.ok());
+    if (!s.ok()) {
+      std::fprintf(stderr, "  %s\n", s.message().c_str());
+      break;
+    }
+    EXPECT_EQ(idx.documents(), docs.size());
+    for (int q = 0; q < 30; q++) {
+      // a piece of a document (often repeated) or a random string
+      std::string pat;
+      const std::string& d = docs[r() % docs.size()];
+      if (!d.empty() && q % 3 != 0) {
+        const size_t a = r() % d.size();
+        pat = d.substr(a, 1 + r() % std::min<size_t>(8, d.size() - a));
+      } else {
+        pat = RandomDoc(r, 4);
+        if (pat.empty()) pat = "a";
+      }
+      uint64_t want = 0;
+      for (const auto& doc : docs)
+        for (size_t p = 0; p + pat.size() <= doc.size(); p++) want += doc.compare(p, pat.size(), pat) == 0;
+      uint64_t got = 99;
+      EXPECT(idx.Count(reinterpret_cast<const uint8_t*>(pat.data()), pat.size(), &got).ok());
+      EXPECT_EQ(got, want);
+    }
+  }
+  // a damaged payload: refused when verified
+  {
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    std::fseek(f, 70, SEEK_SET);
+    const int c = std::fgetc(f);
+    std::fseek(f, 70, SEEK_SET);
+    std::fputc(c ^ 1, f);
+    std::fclose(f);
+    SubstringIndex idx;
+    EXPECT(idx.Open(path, true).code() == Code::kCorrupt);
+  }
+  std::remove(path.c_str());
 }
 
 TEST(bad_utf8_names_the_document_and_byte) {

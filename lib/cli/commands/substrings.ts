@@ -2,11 +2,11 @@
 // of at least L bytes that occurred earlier in the corpus is cut out of the text (the first occurrence stays;
 // --drop-all-copies removes every copy). docs/substrings.md.
 import { NeardupError } from '../../util/errors';
-import { SubstringFinder, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, DEFAULT_MIN_TOKENS, type SubstringSpans } from '../../substr/substrings';
+import { SubstringFinder, countSubstrings, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, DEFAULT_MIN_TOKENS, type SubstringSpans } from '../../substr/substrings';
 import { checkInputFiles, displayName, fieldPath, idJson, readDocuments, type DocumentBatch, type DocumentIds } from '../../io/input';
 import { CompressedOutput, checkOutputName, compressionOfName } from '../../io/kept';
 import { memberRange } from '../../io/jsonl';
-import { OutputFile, checkFiles } from '../../io/files';
+import { NativeOutput, OutputFile, checkFiles } from '../../io/files';
 import { writeSummary } from '../summary';
 import { Progress } from '../progress';
 import { ParquetRowsInStep } from './paragraphs';
@@ -37,6 +37,8 @@ Outputs ('-' is standard output; each file appears complete or not at all; an in
                             the span's first L bytes occur earlier (--drop-all-copies: the earliest other
                             occurrence), shifted by the bytes shrinking took off S (tokens: where the
                             first of its first L tokens starts)
+  --index-out FILE          the text and its suffix array (docs/FORMAT.md section 15; about 5 bytes per
+                            input byte), for 'neardup substrings count --index FILE STRING...' (byte mode)
 Options:
   --min-length L            the shortest repeat removed, in units (bytes: default ${DEFAULT_MIN_LENGTH}, as Lee et al.,
                             4 to 2^30; tokens: default ${DEFAULT_MIN_TOKENS}, 1 to 2^30)
@@ -51,8 +53,10 @@ and distinct_tokens, suffix_array_bytes (4 or 8 an entry), build_seconds, build_
 build_mb_per_s (the suffix array's construction, on one thread), scan_seconds, seconds, cpu_seconds,
 peak_rss_mb.`,
   async run(args) {
+    if (args[0] === 'count') return countCommand(args.slice(1));
     const { values, positionals } = parse(args, {
       ...INPUT_OPTIONS,
+      'index-out': { type: 'string' },
       kept: { type: 'string' },
       spans: { type: 'string' },
       'min-length': { type: 'string' },
@@ -75,14 +79,18 @@ peak_rss_mb.`,
     const spansFile = values.spans === undefined ? undefined : String(values.spans);
     if (positionals.length === 0) throw new UsageError('give the input FILEs (they are read twice: standard input cannot be)');
     if (positionals.includes('-')) throw new UsageError('the inputs are read twice: give files, not standard input (-)');
-    if (kept === undefined && spansFile === undefined) throw new UsageError('give --kept OUT and/or --spans FILE');
+    const indexOut = values['index-out'] === undefined ? undefined : String(values['index-out']);
+    if (kept === undefined && spansFile === undefined && indexOut === undefined) throw new UsageError('give --kept OUT, --spans FILE and/or --index-out FILE');
+    if (indexOut !== undefined && unit !== 'byte') throw new UsageError('--index-out writes the suffix array of bytes: not with --unit token');
     const outputs = [
       ...(kept === undefined ? [] : [{ option: '--kept', file: kept }]),
       ...(spansFile === undefined ? [] : [{ option: '--spans', file: spansFile }]),
+      ...(indexOut === undefined ? [] : [{ option: '--index-out', file: indexOut }]),
     ];
     if (kept !== undefined && /\.parquet$/i.test(kept)) throw new UsageError(`--kept '${kept}': the kept documents are written as JSONL (plain, .gz or .zst), not Parquet`);
     if (kept !== undefined) checkOutputName('--kept', kept, true);
     if (spansFile !== undefined) checkOutputName('--spans', spansFile, false);
+    if (indexOut !== undefined) checkOutputName('--index-out', indexOut, false);
     checkFiles({ inputs: positionals, outputs });
     checkInputFiles(positionals);
     const missing = suffixSortMissing();
@@ -112,8 +120,13 @@ peak_rss_mb.`,
       const stage = { bytes, docs, extra: 'suffix array' };
       progress.update(stage, true);
       const beat = setInterval(() => progress.update(stage), 1000);
+      const index = indexOut === undefined ? undefined : NativeOutput.prepare(indexOut);
       try {
-        spans = await finder.find({ minLength, unit, dropAll });
+        spans = await finder.find({ minLength, unit, dropAll, ...(index ? { indexPath: index.path } : {}) });
+        await index?.finish();
+      } catch (e) {
+        index?.abort();
+        throw e;
       } finally {
         clearInterval(beat);
       }
@@ -176,6 +189,42 @@ peak_rss_mb.`,
     return 0;
   },
 };
+
+const COUNT_USAGE = `Usage: neardup substrings count --index FILE STRING...
+
+Occurrences of each STRING in the corpus of an index written by 'neardup substrings FILE... --index-out FILE'
+(overlapping occurrences count; an occurrence never spans two documents), by binary search on its suffix
+array, the file memory-mapped. Prints one JSON line per STRING on stdout: {"string": S, "count": N}; the
+summary on stderr (documents, bytes of text, strings).
+
+  --index FILE              the index (required)
+  --no-verify               do not check the index's CRC-32C first (which reads all of it)`;
+
+async function countCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { index: { type: 'string' }, 'no-verify': { type: 'boolean' } });
+  if (values.help) {
+    process.stdout.write(COUNT_USAGE + '\n');
+    return 0;
+  }
+  if (values.index === undefined) throw new UsageError('give --index FILE (written by neardup substrings --index-out)');
+  if (positionals.length === 0) throw new UsageError('give the STRINGs to count');
+  const i = positionals.findIndex((p) => p === '');
+  if (i >= 0) throw new UsageError(`STRING ${i + 1} is empty`);
+  const index = String(values.index);
+  checkInputFiles([index], { sniff: false });
+  const start = Date.now();
+  const r = await countSubstrings(index, positionals, { verify: !values['no-verify'] });
+  const out = OutputFile.open('-');
+  for (let k = 0; k < positionals.length; k++) {
+    const w = out.write(`{"string":${JSON.stringify(positionals[k])},"count":${r.counts[k]}}\n`);
+    if (w) await w;
+  }
+  await out.commit();
+  writeSummary({ command: 'substrings count', inputs: [index], documents: r.documents }, {
+    bytes: r.bytes, strings: positionals.length, seconds: +((Date.now() - start) / 1000).toFixed(3),
+  });
+  return 0;
+}
 
 /**
  * The line with the member at a dot path replaced by `value` (a string; the reader found the text there) and

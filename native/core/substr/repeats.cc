@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "parallel/pool.h"
+#include "substr/index_file.h"
 #include "substr/suffix_array.h"
 #include "text/normalize.h"
 #include "text/utf8.h"
@@ -66,6 +67,7 @@ struct Units {
   uint32_t width = 1;      // bytes per unit
   uint32_t length = 0;     // L, units
   uint64_t window() const { return uint64_t(width) * length; }
+  const std::vector<uint64_t>* starts = nullptr;  // the documents' starts (bytes), for an index written
 };
 
 // The scan over one suffix array (entries of type Idx).
@@ -178,6 +180,11 @@ Status RunsWith(const Units& u, const FindOptions& o, std::vector<RawSpan>* runs
   st->build_seconds = Since(t0);
   st->build_cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
   if (cancelled()) return Status(Code::kCancelled, "cancelled");
+  if (!o.index_path.empty()) {
+    s = WriteIndex(o.index_path, u.data, n, *u.starts, sizeof(Idx) == 4 ? reinterpret_cast<const int32_t*>(sa.data()) : nullptr,
+                   sizeof(Idx) == 8 ? reinterpret_cast<const int64_t*>(sa.data()) : nullptr, o.stop);
+    if (!s.ok()) return s;
+  }
 
   t0 = std::chrono::steady_clock::now();
   Scan<Idx> scan(u, sa.data());
@@ -308,6 +315,7 @@ Status FindBytes(const std::vector<uint8_t>& text, const std::vector<uint64_t>& 
   u.n = text.size();
   u.width = 1;
   u.length = o.length;
+  u.starts = &starts;
   std::vector<RawSpan> runs;
   Status s = Runs(u, o, &runs, st);
   if (!s.ok()) return s;
@@ -457,11 +465,12 @@ Status Corpus::Find(const FindOptions& o, std::vector<Span>* spans, FindStats* s
   if (o.length < min || o.length > kMaxLength)
     return Status(Code::kInvalidArgument, "the window length must be from " + std::to_string(min) + " to " + std::to_string(kMaxLength) +
                                               (o.unit == Unit::kByte ? " bytes" : " tokens"));
+  if (o.unit == Unit::kToken && !o.index_path.empty()) return Status(Code::kInvalidArgument, "an index is written in byte mode only");
   *stats = FindStats();
   stats->documents = documents();
   stats->bytes = text_bytes();
   spans->clear();
-  if (text_.empty()) return Status::Ok();
+  if (text_.empty()) return o.index_path.empty() ? Status::Ok() : WriteIndex(o.index_path, nullptr, 0, starts_, nullptr, nullptr, o.stop);
   try {
     Status s = o.unit == Unit::kByte ? FindBytes(text_, starts_, o, spans, stats) : FindTokens(text_, starts_, o, spans, stats);
     if (!s.ok()) return s;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "text/docs.h"
@@ -41,6 +42,8 @@ struct FindOptions {
   uint32_t length = 100;   // L, in units (bytes: at least kMinLength; tokens: at least 1)
   Unit unit = Unit::kByte;
   bool drop_all = false;   // remove every copy, the first too
+  // byte mode: also write the text and its suffix array to this index file (index_file.h), once it is built
+  std::string index_path;
   uint32_t code_bytes = 0;  // token mode: bytes per token code; 0 = 3, or 4 beyond 2^24 - 1 distinct tokens (tests force 4)
   const std::atomic<bool>* stop = nullptr;
 };
