@@ -83,8 +83,13 @@ Status WriteIndex(const std::string& path, const uint8_t* text, uint64_t n, cons
 Status SubstringIndex::Open(const std::string& path, bool verify) {
   Status s = file_.Open(path);
   if (!s.ok()) return s;
+  return Attach(file_.data(), file_.size(), path, verify);
+}
+
+Status SubstringIndex::Attach(const uint8_t* data, size_t size, const std::string& path, bool verify) {
+  name_ = path;
   io::FileHeader h;
-  s = io::DecodeHeader(file_.data(), file_.size(), kKind, kVersion, verify, path, &h);
+  Status s = io::DecodeHeader(data, size, kKind, kVersion, verify, path, &h);
   if (!s.ok()) return s;
   const auto corrupt = [&](const std::string& why) { return Status(Code::kCorrupt, "'" + path + "': " + why); };
   if ((h.flags & ~kWide) != 0) return corrupt("unknown flags " + std::to_string(h.flags));
@@ -95,13 +100,13 @@ Status SubstringIndex::Open(const std::string& path, bool verify) {
   if (n_ > (uint64_t(1) << 48) || docs_ > n_ || (!wide_ && n_ >= (uint64_t(1) << 31)))
     return corrupt("text of " + std::to_string(n_) + " bytes, " + std::to_string(docs_) + " documents");
   if (h.payload_size != Pad8(n_) + 8 * docs_ + w * n_) return corrupt("payload size does not match its text and documents");
-  text_ = file_.data() + io::kHeaderSize;
+  text_ = data + io::kHeaderSize;
   sa_ = text_ + Pad8(n_) + 8 * docs_;
   const uint8_t* st = text_ + Pad8(n_);
   uint64_t prev = 0;
   for (uint64_t d = 0; d < docs_; d++) {
     const uint64_t at = LoadLe64(st + 8 * d);
-    if ((d == 0 && at != 0) || (d > 0 && (at <= prev || text_[at - 1] != 0xFF)) || at >= n_)
+    if (at >= n_ || (d == 0 && at != 0) || (d > 0 && (at <= prev || text_[at - 1] != 0xFF)))
       return corrupt("document " + std::to_string(d) + " starts at " + std::to_string(at));
     prev = at;
   }
@@ -141,7 +146,7 @@ Status SubstringIndex::Count(const uint8_t* pattern, size_t m, uint64_t* count) 
     if (cmp(mid) <= 0) lo = mid + 1;
     else hi = mid;
   }
-  if (bad) return Status(Code::kCorrupt, "'" + file_.path() + "': a suffix-array entry beyond the text");
+  if (bad) return Status(Code::kCorrupt, "'" + name_ + "': a suffix-array entry beyond the text");
   *count = lo - first;
   return Status::Ok();
 }

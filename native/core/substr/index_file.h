@@ -23,6 +23,8 @@ class SubstringIndex {
  public:
   // Checks the header and the layout (verify: also the payload's CRC-32C, which reads all of it).
   Status Open(const std::string& path, bool verify);
+  // The same checks over an image in memory (kept by the caller while this index is used; the fuzz target).
+  Status Attach(const uint8_t* data, size_t size, const std::string& name, bool verify);
   uint64_t documents() const { return docs_; }
   uint64_t text_bytes() const { return n_ - docs_; }
   // Occurrences of pattern[0, m) (m >= 1); a pattern never matches across documents when it holds no 0xFF.
@@ -31,6 +33,7 @@ class SubstringIndex {
  private:
   uint64_t Entry(uint64_t i) const;
   io::MappedFile file_;
+  std::string name_;
   const uint8_t* text_ = nullptr;
   const uint8_t* sa_ = nullptr;
   uint64_t n_ = 0, docs_ = 0;
