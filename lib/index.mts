@@ -10,6 +10,8 @@ export {
   minhash, minhashSync, minhashOfShingles, minhashStream, datasketchPermutations, signatureAt, estimateJaccard,
   SignatureWriter, readSignatureFile,
   ParagraphFilter, dedupVertical,
+  ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
   SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,

@@ -31,6 +31,15 @@ export {
   type ParagraphFilterOptions, type ParagraphFilterStats, type VerticalChunkResult, type ParagraphResult,
 } from './filter/paragraphs';
 export {
+  ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
+  type ExactDedupOptions, type ExactDedupResult, type UrlRule,
+} from './exact/exact';
+export {
+  DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
+  type DecontaminationOptions, type DecontaminationProbeOptions, type DecontaminationProbe, type DecontaminationStats,
+  type Contamination, type BenchmarkFile, type BenchmarkFileOptions, type BenchmarkFormat,
+} from './filter/decontaminate';
+export {
   SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings, type SubstringOptions, type SubstringSpans,
 } from './substr/substrings';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';

@@ -43,6 +43,7 @@
       "native/core/filter/onion.cc",
       "native/core/filter/vertical.cc",
       "native/core/filter/paragraph_batch.cc",
+      "native/core/filter/decontam.cc",
       "native/core/postings/store.cc",
       "native/core/postings/blot.cc",
       "native/core/postings/passages.cc",
@@ -55,6 +56,8 @@
       "native/core/chunks/state.cc",
       "native/core/chunks/build.cc",
       "native/core/chunks/update.cc",
+      "native/core/exact/exact_dedup.cc",
+      "native/core/exact/exact_index.cc",
       "native/core/substr/suffix_array.cc",
       "native/core/substr/repeats.cc",
       "native/core/substr/index_file.cc"
@@ -103,6 +106,8 @@
       "native/binding/chunk_index.cc",
       "native/binding/temp_files.cc",
       "native/binding/files.cc",
+      "native/binding/exact.cc",
+      "native/binding/decontam_index.cc",
       "native/binding/substrings.cc"
     ]
   }

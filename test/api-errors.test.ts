@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, SubstringFinder,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex, SubstringFinder,
 } = neardup;
 
 type Call = () => unknown;
@@ -42,9 +42,11 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-api-errors-'));
 const bad = { notArray: 42, notString: 42 as unknown as string, sym: Symbol('x') as unknown as string };
 
 // exported values that are not callables with arguments to check
-const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo']);
+const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo', 'URL_RULES', 'URL_DEFAULT_RULES']);
 
 const FUNCTIONS: Record<string, Call[]> = {
+  exactDuplicates: [() => neardup.exactDuplicates(bad.notArray as never), () => neardup.exactDuplicates([5 as never]), () => neardup.exactDuplicates(['a'], { unicode: 'x' as never })],
+  normalizeUrl: [() => neardup.normalizeUrl(bad.notString, new Set()), () => neardup.normalizeUrl('http://a', ['www'] as never), () => neardup.normalizeUrl('http://a', new Set(['host' as never]))],
   shingleHashes: [() => neardup.shingleHashes(bad.notArray as never), () => neardup.shingleHashes(['a'], { n: 0 }), () => neardup.shingleHashes(['a'], { unit: 'byte' as never }), () => neardup.shingleHashes(['a'], 5 as never)],
   shingleHashesSync: [() => neardup.shingleHashesSync(bad.notArray as never), () => neardup.shingleHashesSync(['a'], { n: -1 }), () => neardup.shingleHashesSync([5 as never])],
   packTexts: [() => neardup.packTexts(bad.notArray as never), () => neardup.packTexts([5 as never])],
@@ -78,6 +80,9 @@ const FUNCTIONS: Record<string, Call[]> = {
     () => neardup.countSubstrings('x.subx', ['a'], 5 as never)],
   removeRepeatedSubstrings: [() => neardup.removeRepeatedSubstrings(bad.notArray as never), () => neardup.removeRepeatedSubstrings(['a'], { minLength: 3 }), () => neardup.removeRepeatedSubstrings([5 as never])],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
+  addBenchmarkFiles: [() => neardup.addBenchmarkFiles({} as never, []), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), bad.notArray as never),
+    () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { fields: [] }), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { format: 'csv' as never })],
+  benchmarkRow: [() => neardup.benchmarkRow([], 0), () => neardup.benchmarkRow([{ file: 'b', format: 'text', firstRow: 0, rows: 2 }], 2), () => neardup.benchmarkRow(bad.notArray as never, 0)],
   readJsonl: [() => neardup.readJsonl(bad.notArray as never), () => neardup.readJsonl([5 as never]), () => neardup.readJsonl(['x'], 5 as never)],
   readDocuments: [() => neardup.readDocuments(bad.notArray as never), () => neardup.readDocuments([5 as never]), () => neardup.readDocuments(['x'], 5 as never),
     () => neardup.readDocuments(['x'], { field: 'a..b' }), () => neardup.readDocuments(['x'], { idField: '' }), () => neardup.readDocuments(['x'], { onBadLine: 'x' as never })],
@@ -177,6 +182,20 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     addParts: (p: neardup.PassageIndex) => [() => p.addParts(bad.notArray as never), () => p.addParts([bad.notString]), () => p.addParts([], { keyRanges: 5 as never }), () => p.addParts([], 5 as never)],
     addRun: (p: neardup.PassageIndex) => [() => p.addRun([[{ id: 1, text: 'x' as never }]]), () => p.addRun([], { memory: -1 }), () => p.addRun([5 as never])],
   },
+  DecontaminationIndex: {
+    constructor: () => [() => new DecontaminationIndex({ n: 0 }), () => new DecontaminationIndex({ n: 5, minTokens: 6 }), () => new DecontaminationIndex({ approx: true, fpRate: 0 }), () => new DecontaminationIndex(5 as never)],
+    add: (x: neardup.DecontaminationIndex) => [() => x.add(bad.notArray as never, []), () => x.add(['a'], [0, 1]), () => x.add(['a'], [-1]), () => x.add([5 as never], [0])],
+    probe: (x: neardup.DecontaminationIndex) => [() => x.probe(bad.notArray as never), () => x.probe(['a'], { valid: new Uint8Array(2) }), () => x.probe(['a'], { maxSamples: -1 }), () => x.probe(['a'], 5 as never)],
+    check: (x: neardup.DecontaminationIndex) => [() => x.check(bad.notArray as never), () => x.check([5 as never])],
+  },
+  ExactDedup: {
+    constructor: () => [() => new neardup.ExactDedup({ unicode: 'nfd' as never }), () => new neardup.ExactDedup({ memory: -1 }), () => new neardup.ExactDedup({ unit: 'line' as never }),
+      () => new neardup.ExactDedup(5 as never), () => new neardup.ExactDedup({ lowercase: 'yes' as never })],
+    add: (x: neardup.ExactDedup) => [() => x.add(bad.notArray as never), () => x.add([5 as never]), () => x.add(['a'], new Uint8Array(2))],
+    addHashes: (x: neardup.ExactDedup) => [() => x.addHashes([1n, 2n] as never), () => x.addHashes(new BigUint64Array(3)), () => x.addHashes(new BigUint64Array(2), new Uint8Array(3))],
+    loadIndex: (x: neardup.ExactDedup) => [() => x.loadIndex(bad.notString)],
+    saveIndex: (x: neardup.ExactDedup) => [() => x.saveIndex(bad.notString, { meta: '', firstDoc: 0 }), () => x.saveIndex('x', 5 as never), () => x.saveIndex('x', { meta: 5 as never, firstDoc: 0 })],
+  },
   ParagraphFilter: {
     constructor: () => [() => new ParagraphFilter({ n: 0 }), () => new ParagraphFilter({ threshold: 2 }), () => new ParagraphFilter(5 as never)],
     pushVertical: (f: neardup.ParagraphFilter) => [() => f.pushVertical(5 as never), () => f.pushVertical('no newline at the end')],
@@ -203,7 +222,7 @@ const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEnco
   // @internal: the sharded finish asks whether a staged batch is already committed (lib/scale/passages-stages.ts)
   'holdsBatch']);
 // methods without arguments (nothing to get wrong) and lifecycle calls
-const NO_ARGUMENTS = new Set(['size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);
+const NO_ARGUMENTS = new Set(['seal', 'size', 'params', 'clusters', 'close', 'compact', 'stats', 'finish', 'commit', 'abort', 'startSecondPass', 'merge', 'keyCounts', 'info', 'commitData']);
 
 test('the table covers every export and every public method', () => {
   for (const [name, v] of Object.entries(neardup)) {
@@ -263,6 +282,8 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     DedupSession: () => { const s = new DedupSession(); return { obj: s, done: () => s.close() }; },
     SignatureWriter: () => { const w = new SignatureWriter(path.join(dir, 'sigs'), { numPerm: 4 }); return { obj: w, done: () => w.abort() }; },
     ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
+    DecontaminationIndex: () => { const x = new DecontaminationIndex(); return { obj: x, done: () => x.close() }; },
+    ExactDedup: () => { const x = new neardup.ExactDedup(); return { obj: x, done: () => x.close() }; },
     SubstringFinder: () => { const f = new SubstringFinder(); return { obj: f, done: () => f.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {

@@ -172,9 +172,12 @@ test('DedupSession pairs: maxPairs caps the reported pairs (ERR_NEARDUP_TOO_MANY
   assert.match(tooManyPairs({ memory: 2 ** 30 }).message, /--pairs: more than 67108864 reported pairs \(16 bytes each\).*1\.0 GiB.*--memory/);
 });
 
-test('minhash, simhash fingerprint, shingles, paragraphs: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
+test('minhash, simhash fingerprint, shingles, paragraphs, decontaminate: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
   const big = 'word '.repeat(60_000);  // 300,000 bytes
   fs.writeFileSync(path.join(dir, 'big.jsonl'), `{"text": "small one"}\n${JSON.stringify({ text: big })}\n`);
+  fs.writeFileSync(path.join(dir, 'bench.txt'), 'a benchmark row\n');
+  // what a command needs besides its input
+  const extra: Record<string, string[]> = { decontaminate: ['--against', 'bench.txt', '--report', '-'] };
   assert.is(documentMemory({}), Math.floor(os.totalmem() / 2));
   assert.is(documentMemory({ NEARDUP_DOCUMENT_MEMORY: '1M' }), 2 ** 20);
   process.env.NEARDUP_DOCUMENT_MEMORY = '1M';
@@ -182,7 +185,7 @@ test('minhash, simhash fingerprint, shingles, paragraphs: a document beyond the 
     for (const [cmd, f] of Object.entries(DOCUMENT_BYTES_PER_BYTE)) {
       const limit = documentLimit(cmd as keyof typeof DOCUMENT_BYTES_PER_BYTE);
       assert.is(limit, Math.floor(2 ** 20 / f));
-      const r = cli(dir, [...cmd.split(' '), 'big.jsonl']);
+      const r = cli(dir, [...cmd.split(' '), ...(extra[cmd] ?? []), 'big.jsonl']);
       if (limit >= big.length) {
         assert.is(r.code, 0, `${cmd}: ${r.stderr}`);
         continue;

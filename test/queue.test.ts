@@ -140,6 +140,21 @@ test('1 and 2 worker processes: dedup --redis writes the single-process outputs 
   await stopWorkers();
 });
 
+test('neardup exact --redis (2 workers, --shards 3): the single run\'s outputs, byte for byte', async () => {
+  if (!haveRedis) return;
+  await startWorker();
+  await startWorker();
+  const outs = ['--flags', 'x.flags', '--clusters', 'x.clusters', '--kept', 'x.kept'];
+  const ref = spawnSync(process.execPath, [MAIN, 'exact', ...INPUTS, '--normalize', 'lowercase,words', ...outs.map((o) => o.replace(/^x\./, 'xref.'))], { cwd: dir, encoding: 'utf8' });
+  assert.is(ref.status, 0, ref.stderr);
+  const got = await run(['exact', ...INPUTS, '--normalize', 'lowercase,words', ...outs, '--work', 'wx', '--redis', url, '--queue', 'test', '--shards', '3']);
+  assert.is(got.code, 0, got.stderr);
+  for (const o of ['flags', 'clusters', 'kept']) assert.ok(fs.readFileSync(path.join(dir, `xref.${o}`)).equals(fs.readFileSync(path.join(dir, `x.${o}`))), `--${o} differs`);
+  const s = JSON.parse(got.stderr.trim().split('\n').pop()!) as Record<string, unknown>;
+  assert.ok((s.duplicates as number) >= 70, `the copies of lines 50..119 are found: ${JSON.stringify(s)}`);
+  await stopWorkers();
+});
+
 test('a worker killed (SIGKILL) in the middle of a task: retried elsewhere, outputs identical', async () => {
   if (!haveRedis) return;
   const ref = reference([]);

@@ -6,7 +6,7 @@ import { UsageError, intOption, oneOf } from '../util/options';
 import { setProgressMode } from './progress';
 
 export { UsageError, floatOption, intOption, oneOf } from '../util/options';
-export { idFieldOption, inputOptionsFrom } from '../io/documents';
+export { fieldOption, idFieldOption, inputOptionsFrom } from '../io/documents';
 
 export interface Command {
   name: string;

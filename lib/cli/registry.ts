@@ -22,6 +22,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/minhash') as typeof import('./commands/minhash')).minhashCommand,
   },
   {
+    name: 'exact', summary: 'remove exact duplicate JSONL lines (the text, normalised or not, or a key field such as a URL)',
+    load: () => (require('./commands/exact') as typeof import('./commands/exact')).exactCommand,
+  },
+  {
     name: 'dedup', summary: 'remove near-duplicate JSONL lines (MinHash LSH), keeping first occurrences',
     load: () => (require('./commands/dedup') as typeof import('./commands/dedup')).dedupCommand,
   },
@@ -56,6 +60,10 @@ export const commands: CommandEntry[] = [
   {
     name: 'similar', summary: 'similar documents in a growing archive (chunk similarity, incremental updates, SQLite table)',
     load: () => (require('./commands/similar') as typeof import('./commands/similar')).similarCommand,
+  },
+  {
+    name: 'decontaminate', summary: 'find (and remove) corpus documents that share 13-grams with benchmark files',
+    load: () => (require('./commands/decontaminate') as typeof import('./commands/decontaminate')).decontaminateCommand,
   },
   {
     name: 'dedup-stage', summary: 'one task of a sharded dedup (plan, signatures, buckets, verify, clusters, filter, kept): docs/scale.md',

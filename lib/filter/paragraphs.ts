@@ -1,6 +1,7 @@
 // lib/filter/ - paragraph filters (mirror of native/core/filter): this file (ParagraphFilter, and dedupVertical
-// for Onion's vertical text; the `paragraphs` and `onion` commands are in lib/cli/commands). Imports native/,
-// util/ only.
+// for Onion's vertical text; the `paragraphs` and `onion` commands are in lib/cli/commands) and decontaminate.ts
+// (DecontaminationIndex and the benchmark files of `neardup decontaminate`, which also reads through io/).
+// Imports io/, native/, util/ only.
 //
 // Streaming paragraph dedup (Onion semantics) with an exact or approximate seen-set. See docs/paragraphs.md.
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';

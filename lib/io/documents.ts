@@ -72,7 +72,7 @@ export function applyBadLines(name: string, firstLine: number, count: number, ba
 }
 
 /** A --field / --id-field value, checked as a dot path. */
-function fieldOption(option: string, v: unknown): string {
+export function fieldOption(option: string, v: unknown): string {
   const field = String(v);
   if (field === '') throw new UsageError(`${option} must not be empty`);
   try {

@@ -230,6 +230,15 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
       if (outs.some((o) => o instanceof ParquetOutput))
         throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `'${inp.file}' is JSONL: its lines cannot go into a Parquet output`, { file: inp.file });
       const opened = await openInputFile(inp.file, 4 << 20);
+      if (!annotate) {
+        try {
+          d = await copyLineRuns(opened.stream!, d, (doc) => to(doc) as CompressedOutput | undefined);
+        } catch (e) {
+          throw readError(inp.file, e);
+        } finally {
+          opened.stream!.destroy();
+        }
+      } else {
       let first = true;
       try {
         for await (let raw of readLines(opened.stream!, inp.file)) {
@@ -247,10 +256,70 @@ export async function copyDocuments(inputs: KeptInput[], route: (doc: number) =>
       } finally {
         opened.stream!.destroy();
       }
+      }
     }
     if (d !== inp.first + inp.count)
       throw new NeardupError('ERR_NEARDUP_IO', `'${inp.file}' changed between the two passes (${inp.count} documents, then ${d - inp.first})`, { file: inp.file });
   }
+}
+
+/**
+ * JSONL lines copied byte for byte a chunk at a time: each run of consecutive lines of a chunk that go to one
+ * output is one slice of it (no per-line await). Line d (numbered on from `doc`) goes to to(d), or nowhere;
+ * a BOM at the start is not copied; a last line without '\n' gets one. Returns the number after the last line.
+ */
+async function copyLineRuns(stream: AsyncIterable<Buffer>, doc: number, to: (d: number) => CompressedOutput | undefined): Promise<number> {
+  const nl = Buffer.from('\n');
+  let d = doc;
+  let carry: Buffer[] = [];  // the start of a line that began in an earlier chunk
+  let carried = 0;
+  let first = true;
+  for await (let chunk of stream) {
+    if (first) {
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+      first = false;
+    }
+    let start = 0;
+    if (carried > 0) {
+      const end = chunk.indexOf(0x0a);
+      if (end < 0) {
+        carry.push(chunk);
+        carried += chunk.length;
+        continue;
+      }
+      const out = to(d++);
+      if (out) await out.write(Buffer.concat([...carry, chunk.subarray(0, end + 1)], carried + end + 1));
+      carry = [];
+      carried = 0;
+      start = end + 1;
+    }
+    let runStart = start;
+    let runOut: CompressedOutput | undefined;
+    for (;;) {
+      const end = chunk.indexOf(0x0a, start);
+      if (end < 0) break;
+      const out = to(d++);
+      if (out !== runOut) {
+        if (runOut && start > runStart) await runOut.write(chunk.subarray(runStart, start));
+        runOut = out;
+        runStart = start;
+      }
+      start = end + 1;
+    }
+    if (runOut && start > runStart) await runOut.write(chunk.subarray(runStart, start));
+    if (start < chunk.length) {
+      carry.push(chunk.subarray(start));
+      carried += chunk.length - start;
+    }
+  }
+  if (carried > 0) {
+    const out = to(d++);
+    if (out) {
+      await out.write(Buffer.concat(carry, carried));
+      await out.write(nl);
+    }
+  }
+  return d;
 }
 
 /** The Parquet schemas of a run's document outputs (each output written as Parquet has one). */

@@ -258,6 +258,44 @@ export interface NativeParagraphFilter {
   close(): void;
 }
 
+// The decontamination index (lib/filter/decontaminate.ts; core: filter/decontam.h).
+export interface NativeDecontamOptions {
+  n?: number;
+  minTokens?: number;
+  approx?: boolean;
+  fpRate?: number;
+}
+
+export interface NativeDecontamProbe {
+  /** Per document: its tokens after normalisation. */
+  tokens: Uint32Array;
+  /** Per document: n-gram positions (tokens - n + 1; 1 for a document of minTokens..n-1 tokens; else 0). */
+  ngrams: Uint32Array;
+  /** Per document: n-gram positions found in the benchmark. */
+  matched: Uint32Array;
+  /** Per document: occurrences of benchmark rows shorter than n tokens. */
+  shortFound: Uint32Array;
+  /** Per document: tokens inside any matched span. */
+  covered: Uint32Array;
+  /** Per document: distinct benchmark rows matched (exact mode; 0 in approx mode). */
+  rowsTotal: Uint32Array;
+  /** Document i's rows are rows[rowStart[i] .. rowStart[i+1]) (at most maxRows, ascending). */
+  rowStart: Uint32Array;
+  rows: Uint32Array;
+  /** Document i's samples are j in [sampleStart[i], sampleStart[i+1]): sampleText bytes sampleOffsets[j] .. sampleOffsets[j+1]. */
+  sampleStart: Uint32Array;
+  sampleOffsets: Uint32Array;
+  sampleText: Buffer;
+}
+
+export interface NativeDecontamIndex {
+  add(texts: TextInput, rows: Uint32Array): Promise<void>;
+  seal(): Promise<void>;
+  probe(texts: TextInput, options?: { valid?: Uint8Array; maxRows?: number; maxSamples?: number }): Promise<NativeDecontamProbe>;
+  stats(): { keys: number; texts: number; memoryBytes: number; shortLengths: number[]; fpBound: number; sealed: boolean };
+  close(): void;
+}
+
 export interface NativePostingIndex {
   append(keys: Uint32Array | BigUint64Array, offsets: Uint32Array, memory: number, tmp?: string): Promise<Uint32Array>;
   appendTexts(texts: TextInput, blot: import('./types').BlotOptions, keyModulus: number, memory: number, tmp?: string): Promise<Uint32Array>;
@@ -378,6 +416,24 @@ export interface NativeZstdDecoder {
   finish(): void;
 }
 
+export interface NativeExactDedupOptions {
+  normalize?: boolean; unit?: 'char' | 'word'; split?: 'whitespace' | 'nonword'; lowercase?: boolean; stripPunctuation?: boolean;
+  foldWhitespace?: boolean; memory?: number; tmp?: string; indexOut?: boolean;
+}
+export interface NativeExactDedupResult {
+  representative: Uint32Array; documents: number; duplicates: number; distinct: number; spilledBytes: number; runs: number; tableBytes: number;
+  /** Documents found in the index (their representative is 0xffffffff), counted in duplicates too. */
+  indexMatched: number;
+  /** docs[k] was found in the index: the indexed document's number indexDocs[k] (and id, JSON text, ids[k]). */
+  indexMatches: { docs: Uint32Array; indexDocs: Float64Array; ids?: string[] };
+}
+export interface NativeExactDedup {
+  /** Each document's representative (0xffffffff: pending, once the table has spilled; resolved by finish). */
+  add(texts: TextInput, valid?: Uint8Array | null): Promise<Uint32Array>;
+  addHashes(hashes: BigUint64Array, valid?: Uint8Array | null): Promise<Uint32Array>;
+  finish(): Promise<NativeExactDedupResult>;
+  loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }>;
+  saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void>;
 /** Removed spans of repeated substrings (native/core/substr): flat arrays, one entry per span, by doc then start. */
 export interface NativeSubstringSpans {
   doc: Float64Array;
@@ -396,7 +452,7 @@ export interface NativeSubstringSpans {
 export interface NativeSubstringCorpus {
   /** Appends documents; a text that is not UTF-8 refuses the batch: { bad (its index), code, message }. */
   add(texts: TextInput): Promise<undefined | { bad: number; code: string; message: string }>;
-  /** indexPath: also write the text and its suffix array there (byte mode; docs/FORMAT.md section 15). */
+  /** indexPath: also write the text and its suffix array there (byte mode; docs/FORMAT.md section 16). */
   find(options: { length?: number; unit?: 'byte' | 'token'; dropAll?: boolean; indexPath?: string }): Promise<NativeSubstringSpans>;
   documents(): number;
   close(): void;
@@ -415,6 +471,10 @@ export interface NativeBinding {
   ZstdEncoder: new (level?: number) => { compress(input: Uint8Array, end: boolean): Promise<Uint8Array> };
   zstdDecompressSync(input: Uint8Array, name: string, maxBytes?: number): Uint8Array;
   ParagraphFilter: new (options?: NativeParagraphFilterOptions) => NativeParagraphFilter;
+  ExactDedup: new (options?: NativeExactDedupOptions) => NativeExactDedup;
+  /** The 128-bit hash of each text (high, low), as ExactDedup hashes them. */
+  exactHashes(texts: TextInput, options: NativeExactDedupOptions): Promise<BigUint64Array>;
+  DecontamIndex: new (options?: NativeDecontamOptions) => NativeDecontamIndex;
   /** Repeated-substring removal over one corpus held in memory (libdivsufsort, loaded at run time). */
   SubstringCorpus: new () => NativeSubstringCorpus;
   /** Whether libdivsufsort loads; message: why not (naming the package to install). */

@@ -4,7 +4,8 @@
 // are in lib/cli/commands/dedup.ts (buildPlan, runStagedDedup).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from '../util/options';
+import { NeardupError } from '../util/errors';
+import { UsageError, intOption } from '../util/options';
 import { OutputFile, isInside, realPath } from '../io/files';
 import { keptDirName } from '../io/kept';
 import { sniffFile } from '../io/input';
@@ -12,7 +13,7 @@ import { resolveDedupOptions } from '../minhash/dedup';
 import { acquireLock } from '../io/locks';
 import { version } from '../util/version';
 import {
-  loadPlan, readClusters, runStage, stageGraph, type LoadedPlan, type StageReport,
+  loadPlan, planPath, readClusters, runStage, stageGraph, writePlan, type LoadedPlan, type StagePlan, type StageReport,
 } from './stages';
 
 export const STAGED_OPTIONS = {
@@ -101,6 +102,15 @@ export async function spoolStdin(work: string, positionals: string[]): Promise<s
 /** dedup's JSON summary for a finished staged run. */
 export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageReport[]): Record<string, unknown> {
   const { summary: s } = readClusters(lp);
+  const stages = reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) }));
+  if (lp.plan.exact) {  // neardup exact's plan
+    return {
+      documents: s.documents, bad_lines: s.bad_lines, kept: s.documents - (s.dropped ?? s.duplicates), duplicates: s.duplicates, distinct: s.documents - s.duplicates,
+      drop_all: lp.plan.dropAll === true, dropped: s.dropped ?? s.duplicates, version, exact: lp.plan.exact, input_bytes: s.input_bytes, seconds: +seconds.toFixed(3),
+      mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2), peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1),
+      spilled_bytes: s.spilled_bytes, runs: s.runs, shards: lp.plan.shards, stages,
+    };
+  }
   const res = resolveDedupOptions({ ...lp.plan.options, seed: lp.plan.options.seed === undefined ? undefined : BigInt(lp.plan.options.seed) });
   const st = res.settings, sh = st.shingle;
   // the single run's rule (commands/dedup.ts): counts only where that run enumerates the pairs
@@ -118,7 +128,7 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
     mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
     peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: s.spilled_bytes, runs: s.runs,
     shards: lp.plan.shards, band_shards: lp.plan.bandShards,
-    stages: reports.map((r) => ({ stage: r.stage, shard: r.shard, read_bytes: r.readBytes, written_bytes: r.writtenBytes, seconds: +r.seconds.toFixed(3), cpu_seconds: +(r.cpuSeconds ?? 0).toFixed(3) })),
+    stages,
   };
 }
 
@@ -128,4 +138,36 @@ export async function runStagesLocally(work: string): Promise<StageReport[]> {
   const reports: StageReport[] = [];
   for (const { stage, shards } of stageGraph(lp.plan)) for (let i = 0; i < shards; i++) reports.push(await runStage(work, stage, i));
   return reports;
+}
+
+/**
+ * A staged run from a command line (dedup's or exact's --work): the work folder checked and locked, the plan
+ * made from the inputs (standard input spooled into the folder first) and written, its stages run in this
+ * process or submitted to BullMQ workers (--redis, --queue, --redis-wait), and the plan found unchanged at the
+ * end. Returns the plan as run, every task's report and the seconds taken.
+ */
+export async function runStagedPlan(values: Record<string, unknown>, positionals: string[], makePlan: (files: string[]) => StagePlan):
+  Promise<{ lp: LoadedPlan; reports: StageReport[]; seconds: number }> {
+  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
+  const start = Date.now();
+  const work = path.resolve(String(values.work));
+  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
+  const release = lockWork(work);
+  try {
+    await writePlan(work, makePlan(await spoolStdin(work, positionals)));
+    const id = loadPlan(work).id;
+    let reports: StageReport[];
+    if (values.redis !== undefined) {
+      const { submitDedup } = await import('./queue.js');
+      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
+      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
+    } else {
+      reports = await runStagesLocally(work);
+    }
+    const lp = loadPlan(work);
+    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
+    return { lp, reports, seconds: (Date.now() - start) / 1000 };
+  } finally {
+    release();
+  }
 }

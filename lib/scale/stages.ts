@@ -35,6 +35,7 @@ import { resolveDedupOptions, dedupLimits, droppedDocuments, documentTooLarge, t
 import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../io/input';
 import type { InputCompression } from '../io/documents';
 import { version } from '../util/version';
+import { ExactDedup, exactHashes, urlKeys, type ExactDedupOptions, type UrlRule } from '../exact/exact';
 import {
   annotations, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs, type DocumentOutput, type KeptInput,
 } from '../io/kept';
@@ -63,6 +64,12 @@ export interface StagePlan {
   dropAll?: boolean;
   /** dedup --annotate: the documents written carry their cluster, its size and (with ids) the kept one's id. */
   annotate?: boolean;
+  /**
+   * `neardup exact`'s plan: what is compared (lib/exact). Its stages are signatures (the texts' 128-bit hashes,
+   * sig-I.hash), clusters (the first copy of each hash), filter and kept; buckets and verify have no tasks, and
+   * of `options` only memory and tmp are read.
+   */
+  exact?: { options: Omit<ExactDedupOptions, 'memory' | 'tmp' | 'indexOut'>; urlRules?: UrlRule[] };
 }
 
 // ---- the common header (docs/FORMAT.md section 3), written and checked here for the stage files ----
@@ -95,7 +102,7 @@ function header(kind: string, version: number, flags: number, params: [number, n
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 /** The version of each stage file kind this build writes and reads. */
-const VERSIONS: Record<string, number> = { SGID: 1, SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1 };
+const VERSIONS: Record<string, number> = { SGID: 1, SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1, SGXH: 1 };
 
 /** Writes a stage file atomically: header (kind, flags = plan id, params) + the payload parts. */
 async function writeStageFile(file: string, kind: string, planId: number, params: [number, number], parts: ArrayBufferView[]): Promise<number> {
@@ -338,6 +345,7 @@ export interface StageReport {
 
 /** The tasks of a stage: input-file shards, band shards, or one. */
 export function stageShards(plan: StagePlan, stage: StageName): number {
+  if (plan.exact && (stage === 'buckets' || stage === 'verify')) return 0;
   return stage === 'buckets' ? plan.bandShards : stage === 'signatures' || stage === 'verify' || stage === 'filter' ? plan.shards : 1;
 }
 
@@ -373,7 +381,60 @@ function bandRange(keys: BigUint64Array, n: number, b: number, b0: number, b1: n
   return out;
 }
 
+/** --id-field: each document's id as dedup writes it (JSON: a string, an integer or null), one a line. */
+function batchIds(batch: DocumentBatch): Buffer {
+  let text = '';
+  for (let d = 0; d < batch.count; d++) text += (batch.ids ? idJson(batch.ids, d) : 'null') + '\n';
+  return Buffer.from(text, 'utf8');
+}
+
+/** `neardup exact`'s signatures stage: each document's 128-bit hash and whether it is hashed (sig-I.hash). */
+async function runExactHashes(lp: LoadedPlan, i: number): Promise<StageReport> {
+  const start = Date.now();
+  const { plan, work } = lp;
+  const ex = plan.exact!;
+  const rules = ex.urlRules ? new Set(ex.urlRules) : undefined;
+  const [lo, hi] = shardFiles(plan.files.length, i, plan.shards);
+  const files = plan.files.slice(lo, hi);
+  const meta: ShardMeta = {
+    docs: 0, bad: 0, bytes: 0, textBytes: 0,
+    files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0, ...inputStat(file), inPlace: false })),
+  };
+  const hashes: BigUint64Array[] = [], hashed: Uint8Array[] = [], valid: Uint8Array[] = [], idParts: Buffer[] = [];
+  let idBytes = 0;
+  if (files.length) {
+    for await (const batch of readDocuments(files, { ...plan.input, onProgress: (n) => { meta.bytes = n; } })) {
+      // as `neardup exact` hashes them: the keys as URLs (--url-normalize), the texts as ExactDedup does
+      const texts = rules ? urlKeys(batch.packed, batch.count, ex.options.unicode, rules) : batch.packed;
+      hashes.push(await exactHashes(texts, rules ? { ...ex.options, unicode: 'none' } : ex.options));
+      hashed.push(batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1));
+      // 1 a document, 0 a skipped bad line, 2 a bad line read as an empty document (never copied)
+      const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
+      if (plan.input.onBadLine === 'empty') for (const d of batch.bad.keys()) v[d] = 2;
+      valid.push(v);
+      if (plan.input.idField !== undefined) {
+        const b = batchIds(batch);
+        idParts.push(b);
+        idBytes += b.length;
+      }
+      const f = meta.files[batch.fileIndex];
+      f.format = batch.format;
+      f.compression = batch.compression;
+      f.count += batch.count;
+      meta.docs += batch.count;
+      meta.bad += batch.bad.size;
+    }
+  }
+  checkInputsUnchanged(meta.files, `signatures shard ${i}/${plan.shards}`);
+  let written = await writeStageFile(sigName(work, i, 'hash'), 'SGXH', lp.id, [meta.docs, 0], [...hashes, ...hashed]);
+  written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, 0], valid);
+  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, idBytes], idParts);
+  written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
+  return { stage: 'signatures', shard: `${i}/${plan.shards}`, readBytes: meta.bytes, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
+}
+
 export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageReport> {
+  if (lp.plan.exact) return runExactHashes(lp, i);
   const start = Date.now();
   const { plan, work } = lp;
   const o = planOptions(plan);
@@ -450,10 +511,7 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
         signed.catch(() => undefined);  // awaited in take()
         pending.push({ batch, valid: v, signed });
         if (plan.input.idField !== undefined) {
-          const ids = batch.ids;
-          let text = '';
-          for (let d = 0; d < batch.count; d++) text += (ids ? idJson(ids, d) : 'null') + '\n';
-          const buf = Buffer.from(text, 'utf8');
+          const buf = batchIds(batch);
           idParts.push(buf);
           idBytes += buf.length;
         }
@@ -736,7 +794,36 @@ export interface ClustersSummary {
 
 // ---- clusters ----
 
+/** `neardup exact`'s clusters stage: every shard's hashes in corpus order through one ExactDedup. */
+async function runExactClusters(lp: LoadedPlan): Promise<StageReport> {
+  const start = Date.now();
+  const { plan, work } = lp;
+  let n = 0, bad = 0, bytes = 0, read = 0;
+  const ex = new ExactDedup({ memory: plan.options.memory ?? 0, tmp: plan.options.tmp });
+  let res;
+  try {
+    for (let i = 0; i < plan.shards; i++) {
+      const m = readMeta(lp, i);
+      const file = sigName(work, i, 'hash');
+      const f = readStageFile(file, 'SGXH', lp.id, `signatures shard ${i}/${plan.shards}`);
+      if (f.params[0] !== m.docs || f.payload.length !== 17 * m.docs)
+        throw new NeardupError('ERR_NEARDUP_CORRUPT', `signatures shard ${i}/${plan.shards}: '${file}' does not match its meta (${m.docs} documents)`, { file });
+      await ex.addHashes(typed(BigUint64Array, f.payload.subarray(0, 16 * m.docs)), f.payload.subarray(16 * m.docs));
+      read += f.payload.length + HEADER;
+      n += m.docs;
+      bad += m.bad;
+      bytes += m.bytes;
+    }
+    res = await ex.finish();
+  } finally {
+    ex.close();
+  }
+  const written = await finishClusters(lp, res.representative, { documents: n, bad_lines: bad, input_bytes: bytes, candidate_pairs: 0, reported_pairs: 0, spilled_bytes: res.spilledBytes, runs: res.runs });
+  return { stage: 'clusters', shard: '0/1', readBytes: read + written.read, writtenBytes: written.written, seconds: (Date.now() - start) / 1000 };
+}
+
 export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
+  if (lp.plan.exact) return runExactClusters(lp);
   const start = Date.now();
   const { plan, work } = lp;
   const o = planOptions(plan);
@@ -837,6 +924,26 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
       }
     }
   }
+  const out = await finishClusters(lp, rep, {
+    documents: n, bad_lines: bad, input_bytes: bytes, candidate_pairs: candidates, reported_pairs: np,
+    spilled_bytes: shards.reduce((s, sh) => s + sh.spilled, 0), runs: shards.reduce((s, sh) => s + sh.runs, 0),
+  }, (idOf, writeLines) => writeLines(plan.outputs.pairs!, np, (x) => {
+    const ex = exact.length ? `, "exact": ${+exact[x].toFixed(6)}` : '';
+    const ids = idOf === undefined ? '' : `, "a_id": ${idOf.id(pa[x])}, "b_id": ${idOf.id(pb[x])}`;
+    return `{"a": ${pa[x]}, "b": ${pb[x]}${ids}, "estimate": ${+est[x].toFixed(6)}${ex}}\n`;
+  }));
+  return { stage: 'clusters', shard: '0/1', readBytes: read + out.read, writtenBytes: out.written, seconds: (Date.now() - start) / 1000 };
+}
+
+/**
+ * The clusters stage's end, for dedup's and exact's plans: the counts from the representatives, the run's
+ * --flags, --clusters, --pairs (writePairs) and --removed-ids, and clusters.rep with the summary.
+ */
+async function finishClusters(lp: LoadedPlan, rep: Uint32Array, counts: Omit<ClustersSummary, 'duplicates' | 'dropped' | 'clusters'>,
+  writePairs?: (idOf: { id: (d: number) => string } | undefined, writeLines: (file: string, count: number, line: (i: number) => string) => Promise<void>) => Promise<void>): Promise<{ read: number; written: number }> {
+  const { plan, work } = lp;
+  const n = rep.length;
+  let read = 0;
   let duplicates = 0, clusters = 0;
   const many = new Uint8Array(n);
   for (let d = 0; d < n; d++) {
@@ -851,10 +958,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
   const dropped = droppedDocuments(rep, plan.dropAll === true);
   let droppedCount = 0;
   for (let d = 0; d < n; d++) droppedCount += dropped[d];
-  const summary: ClustersSummary = {
-    documents: n, bad_lines: bad, input_bytes: bytes, duplicates, dropped: droppedCount, clusters, candidate_pairs: candidates, reported_pairs: np,
-    spilled_bytes: shards.reduce((s, sh) => s + sh.spilled, 0), runs: shards.reduce((s, sh) => s + sh.runs, 0),
-  };
+  const summary: ClustersSummary = { ...counts, duplicates, dropped: droppedCount, clusters };
   // the final outputs of the whole run, as dedup writes them
   const writeLines = async (file: string, count: number, line: (i: number) => string) => {
     const f = OutputFile.open(file);
@@ -872,13 +976,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
     await writeLines(plan.outputs.clusters, n, idOf === undefined ? (i) => `${rep[i]}\n`
       : (i) => `{"id": ${idOf.id(i)}, "kept": ${rep[i]}, "kept_id": ${idOf.id(rep[i])}}\n`);
   }
-  if (plan.outputs.pairs !== undefined) {
-    await writeLines(plan.outputs.pairs, np, (x) => {
-      const ex = exact.length ? `, "exact": ${+exact[x].toFixed(6)}` : '';
-      const ids = idOf === undefined ? '' : `, "a_id": ${idOf.id(pa[x])}, "b_id": ${idOf.id(pb[x])}`;
-      return `{"a": ${pa[x]}, "b": ${pb[x]}${ids}, "estimate": ${+est[x].toFixed(6)}${ex}}\n`;
-    });
-  }
+  if (plan.outputs.pairs !== undefined && writePairs) await writePairs(idOf, writeLines);
   if (plan.outputs.removedIds !== undefined) {
     if (idOf === undefined) throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${planPath(work)}': --removed-ids needs the ids (--id-field)`, { file: planPath(work) });
     const removed: number[] = [];
@@ -886,7 +984,7 @@ export async function runClusters(lp: LoadedPlan): Promise<StageReport> {
     await writeLines(plan.outputs.removedIds, removed.length, (k) => `${idOf.id(removed[k])}\n`);
   }
   const written = await writeStageFile(repName(work), 'CLRP', lp.id, [n, 0], [rep, Buffer.from(JSON.stringify(summary))]);
-  return { stage: 'clusters', shard: '0/1', readBytes: read, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
+  return { read, written };
 }
 
 /** Every signatures shard's ids (sig-I.ids, one JSON value a line): document d's id, and the bytes read. */

@@ -23,7 +23,7 @@ export interface SubstringOptions {
   minLength?: number;
   /** Remove every copy of a repeat, the first one too (default false: the first occurrence is kept). */
   dropAll?: boolean;
-  /** Also write the text and its suffix array to this file (byte mode), for countSubstrings (docs/FORMAT.md section 15). */
+  /** Also write the text and its suffix array to this file (byte mode), for countSubstrings (docs/FORMAT.md section 16). */
   indexPath?: string;
 }
 

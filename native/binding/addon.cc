@@ -10,6 +10,7 @@
 #include "lsh_index.h"
 #include "lsh_dedup.h"
 #include "hashes.h"
+#include "exact.h"
 #include "jsonl.h"
 #include "minhash.h"
 #include "paragraph_filter.h"
@@ -22,6 +23,7 @@
 #include "substrings.h"
 #include "temp_files.h"
 #include "files.h"
+#include "decontam_index.h"
 #include "io/os.h"
 
 namespace neardup {
@@ -217,6 +219,8 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   TempFiles::Init(env, exports);
   Files::Init(env, exports);
   Jsonl::Init(env, exports);
+  ExactDedupClass::Init(env, exports);
+  DecontamIndexClass::Init(env, exports);
   SubstringsBinding::Init(env, exports);
   return exports;
 }

@@ -184,6 +184,46 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'DecontaminationIndex add/seal/probe/check, addBenchmarkFiles',
+    setup: async (nd, dir) => {
+      const f = path.join(dir, `bench-${process.pid}-${fresh++}.jsonl`);
+      fs.writeFileSync(f, texts(300).map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+      return async () => {
+        const x = new nd.DecontaminationIndex({ n: 8, minTokens: 4 });
+        const files = await nd.addBenchmarkFiles(x, [f]);
+        await x.add(texts(2000), Uint32Array.from({ length: 2000 }, (_, i) => 300 + i));
+        await x.seal();
+        const p = await x.probe(texts(3000));
+        const c = await x.check(texts(500).map((t) => `x y ${t} z`));
+        x.close();
+        const a = new nd.DecontaminationIndex({ approx: true });
+        await a.add(texts(2000), Uint32Array.from({ length: 2000 }, (_, i) => i));
+        await a.seal();
+        const q = await a.probe(texts(3000));
+        a.close();
+        return [files[0].rows, sum(p.matched), sum(p.rows), c.length, sum(q.matched)];
+      };
+    },
+  },
+  {
+    name: 'ExactDedup add/addHashes/finish/saveIndex/loadIndex, exactDuplicates',
+    setup: async (nd, dir) => async () => {
+      const ix = path.join(dir, `exact-${process.pid}-${fresh++}.exix`);
+      const d = new nd.ExactDedup({ lowercase: true, indexOut: true, memory: 1 << 16 });
+      const early = await d.add(texts(6000));
+      const r = await d.finish();
+      await d.saveIndex(ix, { meta: '{}', firstDoc: 0 });
+      d.close();
+      const e = new nd.ExactDedup({ lowercase: true });
+      await e.loadIndex(ix);
+      const late = await e.add(texts(3000).map((t) => t.toUpperCase()));
+      const f = await e.finish();
+      e.close();
+      fs.rmSync(ix, { force: true });
+      return [sum(early.map((x) => Math.min(x, 1e6))), sum(r.representative), r.duplicates, f.indexMatched, sum(late), sum(await nd.exactDuplicates(texts(4000)))];
+    },
+  },
+  {
     name: 'SubstringFinder add/addBatch/find, removeRepeatedSubstrings, countSubstrings',
     setup: async (nd, dir) => async () => {
       const f = new nd.SubstringFinder();

@@ -10,18 +10,16 @@ import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
 import { version } from '../../util/version';
-import { readDocuments, idJson, sniffFile, type DocumentIds } from '../../io/input';
-import {
-  annotations, checkKeptDirInputs, checkOutputName, compressionOfName, copyDocuments, keptCompression, keptDirName, openDocumentOutput, planParquetOutputs,
-  type DocumentOutput, type KeptInput,
-} from '../../io/kept';
-import type { ParquetSchema } from '../../io/parquet-out';
+import { readDocuments, idJson, sniffFile } from '../../io/input';
+import { checkKeptDirInputs, checkOutputName, keptDirName, planParquetOutputs } from '../../io/kept';
 import { Progress } from '../progress';
+import { DocumentLog, writeClusterOutputs } from '../document-outputs';
+import { ExactDedup } from '../../exact/exact';
 import { documentMemory } from '../limits';
 import { OutputFile, checkFiles, isStdout, watchSpillFolders, writeLinesTo, writeNative } from '../../io/files';
 import { seedOption } from './minhash';
-import { STAGED_OPTIONS, STAGED_USAGE, checkWorkFolder, lockWork, runStagesLocally, spoolStdin, stagedOutputs, stagedSummary } from '../../scale/staged';
-import { loadPlan, planPath, writePlan, type StagePlan, type StageReport } from '../../scale/stages';
+import { STAGED_OPTIONS, STAGED_USAGE, runStagedPlan, stagedSummary } from '../../scale/staged';
+import type { StagePlan } from '../../scale/stages';
 import {
   INPUT_OPTIONS, INPUT_USAGE, SHINGLE_OPTIONS, SHINGLE_USAGE, UsageError, floatOption, inputOptionsFrom, intOption, oneOf,
   idFieldOption, parse, shingleOptionsFrom, type Command,
@@ -44,7 +42,7 @@ export const DEDUP_OPTIONS = {
   tmp: { type: 'string' }, banding: { type: 'string' }, 'min-recall': { type: 'string' },
   fast: { type: 'boolean' }, clustering: { type: 'string' }, shingle: { type: 'string' }, 'keep-case': { type: 'boolean' },
   'kept-dir': { type: 'string' }, 'removed-ids': { type: 'string' }, 'id-field': { type: 'string' },
-  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' },
+  removed: { type: 'string' }, 'drop-all': { type: 'boolean' }, annotate: { type: 'boolean' }, 'exact-first': { type: 'boolean' },
 } as const;
 
 /**
@@ -174,6 +172,11 @@ Against earlier runs:
                             --id-field keeps line numbers: there the ids of indexed documents are null.
 Options:
   --fast                    no verification (same as --verify none): every candidate pair counts
+  --exact-first             first drop exact copies of earlier lines (a 128-bit hash of the text, as
+                            'neardup exact' does, in the same read): they skip MinHash and take their
+                            first copy's cluster, so the result is the same, faster when many lines are
+                            copies (not with --pairs, --index, --index-out, --work, --clustering
+                            components); the summary's exact_copies counts them
   --profile fast|doubri-v1|datasketch   MinHash profile (default fast); the shingling stays the same
                             (lower-cased char 5-grams) unless given; doubri-v1: see above
   --num-perm K              values per signature (default 128; doubri-v1 800)
@@ -245,6 +248,11 @@ ${INPUT_USAGE}`,
     const parquetPlan = await planParquetOutputs({ kept: values.kept as string | undefined, removed: values.removed as string | undefined, keptDir }, positionals);
     if ((indexIn !== undefined || indexOut !== undefined) && values.clustering === 'components')
       throw new UsageError('--index and --index-out work with --clustering kept only (connected components of a later run could join documents an earlier run kept)');
+    if (values['exact-first']) {
+      const not = (['pairs', 'index', 'index-out', 'work', 'redis'] as const).find((o) => values[o] !== undefined);
+      if (not) throw new UsageError(`--exact-first is not supported with --${not} yet: run 'neardup exact' first (its --kept is this run's input)`);
+      if (values.clustering === 'components') throw new UsageError("--exact-first is not supported with --clustering components yet: run 'neardup exact' first");
+    }
     if (values.work !== undefined || values.redis !== undefined) {  // docs/scale.md
       if (indexIn !== undefined || indexOut !== undefined) throw new UsageError('--index and --index-out are not supported with --work/--redis: a run against an index reads, queries and updates one index in corpus order in one process, which the staged tasks (on any machine, side by side) cannot share; run dedup with --index without --work (docs/scale.md)');
       return runStagedDedup(values, positionals);
@@ -323,13 +331,11 @@ ${INPUT_USAGE}`,
       }
       const effective = { profile: session.settings.profile, verify: session.settings.verify, memory };
       const offset = priorMeta?.documents ?? 0;  // line numbers continue the index's
-      const batchStarts: { doc: number; file: string; line: number }[] = [];  // where each batch's lines are, for messages
       const progress = new Progress('neardup dedup');
-      let docs = 0, bad = 0, bytes = 0;
-      const badLines: number[] = [];  // 0-based, ascending: never copied to --kept
-      const files: KeptInput[] = [];  // each input's documents, for --kept / --kept-dir
-      const inputAt = (k: number, first: number): KeptInput => ({ file: positionals[k], ...sniffFile(positionals[k]), first, count: 0 });
-      const idBatches: { first: number; ids: DocumentIds }[] = [];
+      let docs = 0, bytes = 0;
+      const log = new DocumentLog(positionals);  // where each input's documents, bad lines and ids are
+      const exactFirst = values['exact-first'] ? new ExactDedup({}) : undefined;
+      const exactReps: Uint32Array[] = [];
       const open: { abort(): void }[] = [];
       const create = (file: unknown) => {
         const f = OutputFile.open(String(file));
@@ -363,28 +369,32 @@ ${INPUT_USAGE}`,
           }
           // the index written takes each document's id as its key (bad lines, null ids, never enter it)
           const keys = idKeys && indexOut !== undefined ? Array.from({ length: batch.count }, (_, i) => idJson(batch.ids!, i)) : undefined;
-          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid: batch.valid, count: batch.count, bytes: off[batch.count] }), keys);
+          // --exact-first: exact copies of an earlier line are left out of MinHash (they take their first copy's cluster)
+          let valid = batch.valid;
+          if (exactFirst) {
+            const er = await exactFirst.add(batch.packed, batch.valid);
+            exactReps.push(er);
+            valid = new Uint8Array(batch.count);
+            for (let i = 0; i < batch.count; i++) valid[i] = (batch.valid ? batch.valid[i] : 1) && er[i] === docs + i ? 1 : 0;
+          }
+          const p = session.addEncoded(Promise.resolve({ packed: batch.packed, valid, count: batch.count, bytes: off[batch.count] }), keys);
           p.catch(() => undefined);  // awaited below
           pending.push(p);
-          for (const i of batch.bad.keys()) badLines.push(docs + i);
-          batchStarts.push({ doc: docs, file: batch.file === '-' ? '<stdin>' : batch.file, line: batch.firstLine });
-          if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
-          while (files.length <= batch.fileIndex) files.push(inputAt(files.length, docs));
-          Object.assign(files[batch.fileIndex], { format: batch.format, compression: batch.compression });
-          files[batch.fileIndex].count += batch.count;
+          log.record(batch);
           docs += batch.count;
-          bad += batch.bad.size;
           if (pending.length >= 2) await pending.shift();
         }
         await Promise.all(pending);
         phase('read+sign');
-        while (files.length < positionals.length) files.push(inputAt(files.length, docs));  // files without documents
+        log.end();  // files without documents
         progress.update({ bytes, docs, extra: 'clustering' }, true);
         const res = await session.finish().catch((e) => {
           throw e instanceof NeardupError && e.code === 'ERR_NEARDUP_TOO_MANY_RESULTS' ? tooManyPairs({ memory }) : e;
         });
         phase('finish');
         const rep = res.representative;
+        let exactCopies = 0;
+        if (exactFirst) exactCopies = joinExactCopies(rep, exactReps, res);
         // 1: dropped (for another document; with --drop-all, also every kept document of a cluster of two or more)
         const dropped = droppedDocuments(rep, dropAll);
         let droppedCount = 0;
@@ -395,23 +405,10 @@ ${INPUT_USAGE}`,
         // an indexed document as "kept"/"a" (its number; null under id keys) and as "kept_id"/"a_id" (its id; null under number keys)
         const indexNumber = (key: string): string => (idKeys ? 'null' : key);
         const indexId = (key: string): string => (idKeys ? key : 'null');
-        // the id of document d as JSON (binary search over the batches' ids)
-        const idOf = (d: number): string => {
-          let lo = 0, hi = idBatches.length - 1;
-          while (lo < hi) {
-            const mid = (lo + hi + 1) >> 1;
-            if (idBatches[mid].first <= d) lo = mid; else hi = mid - 1;
-          }
-          return idJson(idBatches[lo].ids, d - idBatches[lo].first);
-        };
+        const idOf = (d: number): string => log.idOf(d);
         const writeLines = (file: unknown, n: number, line: (i: number) => string) => writeLinesTo(create(file), n, line);
-        if (values.flags !== undefined) await writeLines(values.flags, rep.length, (i) => (dropped[i] ? '0\n' : '1\n'));
         // line numbers continue the index's; a line dropped for an indexed document gets that document's number
         const repNumber = (i: number): string => (rep[i] === INDEX_REPRESENTATIVE ? indexNumber(indexRep.get(i)!) : String(offset + rep[i]));
-        if (values.clusters !== undefined) {
-          await writeLines(values.clusters, rep.length, idField === undefined ? (i) => `${repNumber(i)}\n`
-            : (i) => `{"id": ${idOf(i)}, "kept": ${repNumber(i)}, "kept_id": ${rep[i] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(i)!) : idOf(rep[i])}}\n`);
-        }
         if (values.pairs !== undefined) {
           const ip = res.indexPairs;
           const pairs = readPairRecords(res.pairsFile);
@@ -434,39 +431,12 @@ ${INPUT_USAGE}`,
           });
           pairs.close();
         }
-        if (values['removed-ids'] !== undefined) {
-          const removed: number[] = [];
-          for (let i = 0; i < rep.length; i++) if (dropped[i]) removed.push(i);
-          await writeLines(values['removed-ids'], removed.length, (k) => `${idOf(removed[k])}\n`);
-        }
-        if (values.kept !== undefined || keptDir !== undefined || values.removed !== undefined) {
-          if (keptDir !== undefined) fs.mkdirSync(keptDir, { recursive: true });
-          const isBad = new Uint8Array(rep.length);
-          for (const i of badLines) isBad[i] = 1;
-          const outs = new Map<string, DocumentOutput>();
-          const annotate = values.annotate ? { idField } : undefined;
-          const outputNamed = (name: string, compression: () => ReturnType<typeof compressionOfName>, schema: ParquetSchema | undefined) => {
-            let o = outs.get(name);
-            if (!o) {
-              o = openDocumentOutput(name, compression(), schema, annotate);
-              open.push(o);
-              outs.set(name, o);
-            }
-            return o;
-          };
-          // kept and removed documents in one pass over the inputs; bad lines go to neither
-          await copyDocuments(files, (d) => (isBad[d] ? 0 : dropped[d] ? 2 : 1), {
-            ...(values.kept !== undefined || keptDir !== undefined ? {
-              kept: (inp: KeptInput) => (keptDir === undefined ? outputNamed(String(values.kept), () => compressionOfName(String(values.kept)), parquetPlan.kept)
-                : outputNamed(keptDirName(keptDir, inp.file, inp.format), () => keptCompression(inp.format, inp.compression), parquetPlan.keptDir.get(inp.file))),
-            } : {}),
-            ...(values.removed !== undefined ? { removed: () => outputNamed(String(values.removed), () => compressionOfName(String(values.removed)), parquetPlan.removed) } : {}),
-          }, annotate && annotations(rep, {
-            cluster: repNumber, indexKey: (d) => indexRep.get(d)!,
-            ...(idField === undefined ? {} : { keptId: (d: number) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])) }),
-          }));
-          for (const o of outs.values()) await o.commit();
-        }
+        await writeClusterOutputs(log, rep, dropped, {
+          flags: values.flags as string | undefined, clusters: values.clusters as string | undefined, removedIds: values['removed-ids'] as string | undefined,
+          kept: values.kept as string | undefined, keptDir, removed: values.removed as string | undefined, annotate: Boolean(values.annotate), idField, parquetPlan,
+        }, open, {
+          repNumber, keptId: (d) => (rep[d] === INDEX_REPRESENTATIVE ? indexId(indexRep.get(d)!) : idOf(rep[d])), indexKey: (d) => indexRep.get(d)!,
+        });
         phase('outputs');
         // the index last: a run whose outputs failed leaves the earlier index as it was, so it can simply be re-run
         let entriesAfter: number | null = null;
@@ -477,11 +447,7 @@ ${INPUT_USAGE}`,
             killAt('dedup-index-write');
             ({ entries: entriesAfter } = await session.saveIndex(p, {
               locked,
-              describe: (d) => {
-                let k = batchStarts.length - 1;
-                while (k > 0 && batchStarts[k].doc > d) k--;
-                return `${batchStarts[k].file}:${batchStarts[k].line + d - batchStarts[k].doc}`;
-              },
+              describe: (d) => log.describe(d),
             }));
           });
           killAt('dedup-index-renamed');
@@ -494,8 +460,8 @@ ${INPUT_USAGE}`,
         const pairsKnown = values.pairs !== undefined || (res.settings.verify !== 'none' && (res.settings.verify === 'estimate' || res.settings.clustering === 'components'));
         const st = res.settings, sh = st.shingle;
         const summary = {
-          documents: docs, bad_lines: bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
-          drop_all: dropAll, dropped: droppedCount,
+          documents: docs, bad_lines: log.bad, kept: docs - droppedCount, duplicates: res.duplicates, clusters: res.clusters,
+          drop_all: dropAll, dropped: droppedCount, ...(exactFirst ? { exact_first: true, exact_copies: exactCopies } : {}),
           candidate_pairs: pairsKnown ? res.candidatePairs : null, reported_pairs: pairsKnown ? res.keptPairs : null,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
           shingle: {
@@ -519,12 +485,41 @@ ${INPUT_USAGE}`,
       } finally {
         for (const f of open) f.abort();  // no-op for committed ones
         session.close();
+        exactFirst?.close();
         prior?.close();
         unwatch();
       }
     }
   },
 };
+
+/**
+ * --exact-first: the exact copies (left out of MinHash) join their first copy's cluster. A line identical to
+ * an earlier one has Jaccard 1 with it, so a run without --exact-first gives it the same representative
+ * (the first earlier kept line it matches is the one its first copy was given, or that copy itself).
+ * Corrects the counts; returns the exact copies.
+ */
+function joinExactCopies(rep: Uint32Array, exactReps: Uint32Array[], res: { duplicates: number; clusters: number }): number {
+  let d = 0, copies = 0;
+  for (const er of exactReps) {
+    for (let i = 0; i < er.length; i++, d++) {
+      if (er[i] !== d) {
+        rep[d] = rep[er[i]];
+        copies++;
+      }
+    }
+  }
+  const inCluster = new Uint8Array(rep.length);
+  let duplicates = 0, clusters = 0;
+  for (let k = 0; k < rep.length; k++) {
+    if (rep[k] === k) continue;
+    duplicates++;
+    if (!inCluster[rep[k]]) { inCluster[rep[k]] = 1; clusters++; }
+  }
+  res.duplicates = duplicates;
+  res.clusters = clusters;
+  return copies;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // --work: dedup as sharded stages (lib/scale/staged.ts, lib/scale/stages.ts; docs/scale.md)
@@ -559,31 +554,10 @@ export function buildPlan(values: Record<string, unknown>, positionals: string[]
 }
 
 export async function runStagedDedup(values: Record<string, unknown>, positionals: string[]): Promise<number> {
-  if (values.work === undefined) throw new UsageError('--redis needs --work DIR (a folder every worker can read and write)');
-  const start = Date.now();
-  const work = path.resolve(String(values.work));
-  checkWorkFolder(work, stagedOutputs(values, positionals), positionals);
-  const release = lockWork(work);
-  try {
-    const plan = buildPlan(values, await spoolStdin(work, positionals));
-    await writePlan(work, plan);
-    const id = loadPlan(work).id;
-    let reports: StageReport[];
-    if (values.redis !== undefined) {
-      const { submitDedup } = await import('../../scale/queue.js');
-      const wait = values['redis-wait'] === undefined ? 30 : intOption('redis-wait', values['redis-wait'], 30, 1, 86_400);
-      reports = await submitDedup(String(values.redis), work, values.queue === undefined ? 'neardup' : String(values.queue), wait * 1000);
-    } else {
-      reports = await runStagesLocally(work);
-    }
-    const lp = loadPlan(work);
-    if (lp.id !== id) throw new NeardupError('ERR_NEARDUP_IO', `'${planPath(work)}' was replaced during the run (by a process that did not take ${path.join(work, 'LOCK')}); rerun`, { file: planPath(work) });
-    const summary = stagedSummary(lp, (Date.now() - start) / 1000, reports);
-    process.stdout.write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: summary.documents as number }, summary)) + '\n');
-    return 0;
-  } finally {
-    release();
-  }
+  const { lp, reports, seconds } = await runStagedPlan(values, positionals, (files) => buildPlan(values, files));
+  const summary = stagedSummary(lp, seconds, reports);
+  process.stdout.write(JSON.stringify(summaryObject({ command: 'dedup', inputs: positionals, documents: summary.documents as number }, summary)) + '\n');
+  return 0;
 }
 
 /**

@@ -37,7 +37,7 @@ Outputs ('-' is standard output; each file appears complete or not at all; an in
                             the span's first L bytes occur earlier (--drop-all-copies: the earliest other
                             occurrence), shifted by the bytes shrinking took off S (tokens: where the
                             first of its first L tokens starts)
-  --index-out FILE          the text and its suffix array (docs/FORMAT.md section 15; about 5 bytes per
+  --index-out FILE          the text and its suffix array (docs/FORMAT.md section 16; about 5 bytes per
                             input byte), for 'neardup substrings count --index FILE STRING...' (byte mode)
 Options:
   --min-length L            the shortest repeat removed, in units (bytes: default ${DEFAULT_MIN_LENGTH}, as Lee et al.,

@@ -10,10 +10,13 @@
 #include "io/file.h"
 #include "io/temp_names.h"
 #include "parallel/pool.h"
-#include "postings/spill_sort.h"
+#include "io/spill_sort.h"
 
 namespace neardup {
 namespace postings {
+using io::RecordStore;
+using io::SpillFile;
+using io::SpillSorter;
 
 void WindowsOf(Blotter* bl, const uint8_t* text, size_t n, Windows* out) {
   bl->Run(text, n);

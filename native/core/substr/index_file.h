@@ -1,4 +1,4 @@
-// The substring index file (kind "SUBX", version 1; docs/FORMAT.md section 15): a corpus's text (documents,
+// The substring index file (kind "SUBX", version 1; docs/FORMAT.md section 16): a corpus's text (documents,
 // each followed by 0xFF) and its suffix array, written by `neardup substrings --index-out` and read, memory-
 // mapped, by `neardup substrings count`: the occurrences of a string by binary search.
 #pragma once

@@ -1,4 +1,4 @@
-// An external sort of fixed-size records for the passage functions (postings/passages.cc): records are
+// An external sort of fixed-size records (passages, exact dedup): records are
 // collected in memory up to a byte budget, sorted and written as runs into a spill folder beyond it, then
 // read back in order by a k-way merge (merging groups of kFanIn runs first when more pile up). With no spill
 // the records are sorted in memory; the order read back is the same either way (the comparison must be a
@@ -21,7 +21,7 @@
 #include "util/status.h"
 
 namespace neardup {
-namespace postings {
+namespace io {
 
 // A file in a spill folder, written once then read sequentially; removed when destroyed.
 class SpillFile {
@@ -274,5 +274,5 @@ class SpillSorter {
   size_t runs_written_ = 0, merge_passes_ = 0;
 };
 
-}  // namespace postings
+}  // namespace io
 }  // namespace neardup
