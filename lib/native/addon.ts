@@ -434,6 +434,9 @@ export interface NativeExactDedup {
   finish(): Promise<NativeExactDedupResult>;
   loadIndex(path: string): Promise<{ entries: number; documents: number; meta: string; hasIds: boolean }>;
   saveIndex(path: string, options: { meta: string; firstDoc: number; ids?: TextInput }): Promise<void>;
+  close(): void;
+}
+
 /** Removed spans of repeated substrings (native/core/substr): flat arrays, one entry per span, by doc then start. */
 export interface NativeSubstringSpans {
   doc: Float64Array;

@@ -1,7 +1,8 @@
 // neardup substrings: repeated-substring removal (ExactSubstr, Lee et al. 2021) over a whole corpus: every span
 // of at least L bytes that occurred earlier in the corpus is cut out of the text (the first occurrence stays;
 // --drop-all-copies removes every copy). docs/substrings.md.
-import { NeardupError } from '../../util/errors';
+import * as os from 'node:os';
+import { NeardupError, formatBytes } from '../../util/errors';
 import { SubstringFinder, countSubstrings, removeSpans, suffixSortMissing, DEFAULT_MIN_LENGTH, DEFAULT_MIN_TOKENS, type SubstringSpans } from '../../substr/substrings';
 import { checkInputFiles, displayName, fieldPath, idJson, readDocuments, type DocumentBatch, type DocumentIds } from '../../io/input';
 import { CompressedOutput, checkOutputName, compressionOfName } from '../../io/kept';
@@ -99,7 +100,7 @@ peak_rss_mb.`,
     const start = Date.now();
     const progress = new Progress('neardup substrings');
     const finder = new SubstringFinder();
-    let docs = 0, bad = 0, bytes = 0;
+    let docs = 0, bad = 0, bytes = 0, textBytes = 0;
     const idBatches: { first: number; ids: DocumentIds }[] = [];
     let spans: SubstringSpans;
     try {
@@ -113,9 +114,16 @@ peak_rss_mb.`,
           throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${displayName(batch.file)}:${line}: ${r.message}`, { file: displayName(batch.file), line });
         }
         if (batch.ids) idBatches.push({ first: docs, ids: batch.ids });
+        textBytes += Number(batch.packed.offsets[batch.count]);
         docs += batch.count;
         bad += batch.bad.size;
       }
+      // the suffix array is allocated whole: a corpus that cannot fit is refused now, not after swapping
+      textBytes += docs;  // a separator after each document
+      const need = unit === 'byte' ? textBytes * (textBytes < 2 ** 31 ? 5.25 : 9.25) : 0;
+      if (need > os.totalmem())
+        throw new NeardupError('ERR_NEARDUP_INVALID_INPUT', `the corpus (${formatBytes(textBytes)} of text) needs about ${formatBytes(need)} of memory for itself and its suffix array, ` +
+          `more than this machine has (${formatBytes(os.totalmem())}); split it into parts (docs/substrings.md, "Memory and speed")`);
       // one native call builds the suffix array and scans it: a heartbeat keeps the progress lines coming
       const stage = { bytes, docs, extra: 'suffix array' };
       progress.update(stage, true);
