@@ -12,6 +12,7 @@ export {
   ParagraphFilter, dedupVertical,
   ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
   DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
+  SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

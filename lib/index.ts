@@ -39,6 +39,9 @@ export {
   type DecontaminationOptions, type DecontaminationProbeOptions, type DecontaminationProbe, type DecontaminationStats,
   type Contamination, type BenchmarkFile, type BenchmarkFileOptions, type BenchmarkFormat,
 } from './filter/decontaminate';
+export {
+  SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings, type SubstringOptions, type SubstringSpans,
+} from './substr/substrings';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on

@@ -57,7 +57,10 @@
       "native/core/chunks/build.cc",
       "native/core/chunks/update.cc",
       "native/core/exact/exact_dedup.cc",
-      "native/core/exact/exact_index.cc"
+      "native/core/exact/exact_index.cc",
+      "native/core/substr/suffix_array.cc",
+      "native/core/substr/repeats.cc",
+      "native/core/substr/index_file.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",
@@ -104,7 +107,8 @@
       "native/binding/temp_files.cc",
       "native/binding/files.cc",
       "native/binding/exact.cc",
-      "native/binding/decontam_index.cc"
+      "native/binding/decontam_index.cc",
+      "native/binding/substrings.cc"
     ]
   }
 }

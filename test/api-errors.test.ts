@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex, SubstringFinder,
 } = neardup;
 
 type Call = () => unknown;
@@ -74,6 +74,11 @@ const FUNCTIONS: Record<string, Call[]> = {
   signatureAt: [() => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, 5), () => neardup.signatureAt({ signatures: new Uint32Array(4), numPerm: 2 }, -1), () => neardup.signatureAt(null as never, 0)],
   estimateJaccard: [() => neardup.estimateJaccard(new Uint32Array(2), new Uint32Array(3)), () => neardup.estimateJaccard([1] as never, new Uint32Array(1))],
   readSignatureFile: [() => neardup.readSignatureFile(bad.notString)],
+  removeSpans: [() => neardup.removeSpans('x' as never, [0], [1]), () => neardup.removeSpans(Buffer.from('abc'), [2], [1]), () => neardup.removeSpans(Buffer.from('abc'), 5 as never, [1]),
+    () => neardup.removeSpans(Buffer.from('abc'), [0], [9])],
+  countSubstrings: [() => neardup.countSubstrings(bad.notString, ['a']), () => neardup.countSubstrings('x.subx', bad.notArray as never), () => neardup.countSubstrings(path.join(dir, 'none.subx'), ['']),
+    () => neardup.countSubstrings('x.subx', ['a'], 5 as never)],
+  removeRepeatedSubstrings: [() => neardup.removeRepeatedSubstrings(bad.notArray as never), () => neardup.removeRepeatedSubstrings(['a'], { minLength: 3 }), () => neardup.removeRepeatedSubstrings([5 as never])],
   dedupVertical: [() => neardup.dedupVertical(bad.notArray as never), () => neardup.dedupVertical('a\n', { n: 0 })],
   addBenchmarkFiles: [() => neardup.addBenchmarkFiles({} as never, []), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), bad.notArray as never),
     () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { fields: [] }), () => neardup.addBenchmarkFiles(new DecontaminationIndex(), [], { format: 'csv' as never })],
@@ -200,6 +205,13 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     addDuplicateNgrams: (f: neardup.ParagraphFilter) => [() => f.addDuplicateNgrams(5 as never), () => f.addDuplicateNgrams([1, 2] as never)],
     loadSeen: (f: neardup.ParagraphFilter) => [() => f.loadSeen(bad.notString)],
   },
+  SubstringFinder: {
+    add: (f: neardup.SubstringFinder) => [() => f.add(bad.notArray as never), () => f.add([5 as never])],
+    addBatch: (f: neardup.SubstringFinder) => [() => f.addBatch(bad.notArray as never), () => f.addBatch({ data: Buffer.from('ab'), offsets: new Uint32Array([0, 5]) })],
+    find: (f: neardup.SubstringFinder) => [() => f.find(5 as never), () => f.find({ minLength: 2 }), () => f.find({ minLength: 1.5 }), () => f.find({ unit: 'word' as never }),
+      () => f.find({ unit: 'token', minLength: 0 }),
+      () => f.find({ indexPath: 5 as never }), () => f.find({ unit: 'token', indexPath: 'x.subx' })],
+  },
 };
 // TypeScript-private helpers (on the prototype at run time)
 const PRIVATE = new Set(['open', 'call', 'checkKey', 'live', 'enqueue', 'addEncoded', 'checkLimits', 'blotsOf', 'docTable', 'extractChunks', 'queryNative', 'keyArray',
@@ -272,6 +284,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     ParagraphFilter: () => { const f = new ParagraphFilter(); return { obj: f, done: () => f.close() }; },
     DecontaminationIndex: () => { const x = new DecontaminationIndex(); return { obj: x, done: () => x.close() }; },
     ExactDedup: () => { const x = new neardup.ExactDedup(); return { obj: x, done: () => x.close() }; },
+    SubstringFinder: () => { const f = new SubstringFinder(); return { obj: f, done: () => f.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ChunkIndex, LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, chunkStages, dedup, minhashSync } from '../lib/index';
+import { ChunkIndex, LshIndex, ParagraphFilter, SignatureWriter, SimhashIndex, SubstringFinder, chunkStages, dedup, minhashSync } from '../lib/index';
 import { native } from '../lib/native/addon';
 
 const root = path.join(__dirname, '..', 'native', 'fuzz', 'seeds');
@@ -132,5 +132,13 @@ const fixCrcs = (b: Buffer) => {
   const staged = path.join(tmp, 'staged');
   await chunkStages.prepare(staged, docs, { n: 3, parts: 2 });
   seed('pairs', 5, await chunkStages.part(staged, 0));
+  // substring indexes (SUBX): three documents with a repeat, and no document at all
+  for (const [name, docsIn] of [['three', ['the quick brown fox', 'a quick brown fox', 'é€😀']], ['empty', []]] as const) {
+    const f = new SubstringFinder();
+    await f.add([...docsIn]);
+    await f.find({ minLength: 4, indexPath: path.join(tmp, `${name}.subx`) });
+    f.close();
+    put('substr_index_fuzz', name, fs.readFileSync(path.join(tmp, `${name}.subx`)));
+  }
   fs.rmSync(tmp, { recursive: true, force: true });
 })();

@@ -42,6 +42,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/paragraphs') as typeof import('./commands/paragraphs')).paragraphsCommand,
   },
   {
+    name: 'substrings', summary: 'remove repeated substrings of L bytes or more (ExactSubstr: suffix array), keeping first occurrences',
+    load: () => (require('./commands/substrings') as typeof import('./commands/substrings')).substringsCommand,
+  },
+  {
     name: 'onion', summary: 'drop-in for Onion 1.2: mark or strip duplicate paragraphs of vertical text (and its hashgen, hashdup)',
     load: () => (require('./commands/onion') as typeof import('./commands/onion')).onionCommand,
   },

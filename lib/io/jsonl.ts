@@ -106,6 +106,16 @@ export async function* readJsonl(files: string[], options: JsonlOptions = {}): A
  * digits of an integer beyond 2^53.
  */
 export function rawMember(text: string, key: string): string | undefined {
+  const r = memberRange(text, key);
+  return r === undefined ? undefined : text.slice(r[0], r[1]);
+}
+
+/**
+ * Where the value of member `key` of the object starting at `from` (after whitespace) is in `text`: [start, end)
+ * (valid JSON; the last occurrence wins), undefined when absent or when no object starts there. Lets a command
+ * replace one member of a line and keep every other byte of it.
+ */
+export function memberRange(text: string, key: string, from = 0): [number, number] | undefined {
   const ws = (i: number) => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
     return i;
@@ -138,15 +148,15 @@ export function rawMember(text: string, key: string): string | undefined {
     while (j < text.length && !',}] \t\n\r'.includes(text[j])) j++;
     return j;
   };
-  let i = ws(0);
+  let i = ws(from);
   if (text[i] !== '{') return undefined;
-  let found: string | undefined;
+  let found: [number, number] | undefined;
   for (i = ws(i + 1); i < text.length && text[i] !== '}';) {
     const ke = stringEnd(i);
     const k = JSON.parse(text.slice(i, ke)) as string;
     i = ws(ws(ke) + 1);  // past ':'
     const ve = valueEnd(i);
-    if (k === key) found = text.slice(i, ve);
+    if (k === key) found = [i, ve];
     i = ws(ve);
     if (text[i] === ',') i = ws(i + 1);
   }

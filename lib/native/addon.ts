@@ -437,6 +437,30 @@ export interface NativeExactDedup {
   close(): void;
 }
 
+/** Removed spans of repeated substrings (native/core/substr): flat arrays, one entry per span, by doc then start. */
+export interface NativeSubstringSpans {
+  doc: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  firstDoc: Float64Array;
+  firstOffset: Float64Array;
+  stats: {
+    documents: number; bytes: number; removedBytes: number; spans: number; documentsChanged: number; groups: number;
+    /** Token mode: tokens and distinct tokens of the corpus (0 in byte mode). */
+    tokens: number; distinctTokens: number;
+    suffixArrayBytes: 4 | 8; buildSeconds: number; buildCpuSeconds: number; scanSeconds: number;
+  };
+}
+
+export interface NativeSubstringCorpus {
+  /** Appends documents; a text that is not UTF-8 refuses the batch: { bad (its index), code, message }. */
+  add(texts: TextInput): Promise<undefined | { bad: number; code: string; message: string }>;
+  /** indexPath: also write the text and its suffix array there (byte mode; docs/FORMAT.md section 16). */
+  find(options: { length?: number; unit?: 'byte' | 'token'; dropAll?: boolean; indexPath?: string }): Promise<NativeSubstringSpans>;
+  documents(): number;
+  close(): void;
+}
+
 export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
@@ -454,6 +478,12 @@ export interface NativeBinding {
   /** The 128-bit hash of each text (high, low), as ExactDedup hashes them. */
   exactHashes(texts: TextInput, options: NativeExactDedupOptions): Promise<BigUint64Array>;
   DecontamIndex: new (options?: NativeDecontamOptions) => NativeDecontamIndex;
+  /** Repeated-substring removal over one corpus held in memory (libdivsufsort, loaded at run time). */
+  SubstringCorpus: new () => NativeSubstringCorpus;
+  /** Whether libdivsufsort loads; message: why not (naming the package to install). */
+  substringsLibrary(): { ok: boolean; message: string };
+  /** Occurrences of each string in a substring index file (verify: check its CRC first; default true). */
+  substringIndexCount(path: string, strings: TextInput, verify?: boolean): Promise<{ counts: Float64Array; documents: number; bytes: number }>;
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

@@ -20,6 +20,7 @@
 #include "shingles.h"
 #include "simhash.h"
 #include "simhash_index.h"
+#include "substrings.h"
 #include "temp_files.h"
 #include "files.h"
 #include "decontam_index.h"
@@ -220,6 +221,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   Jsonl::Init(env, exports);
   ExactDedupClass::Init(env, exports);
   DecontamIndexClass::Init(env, exports);
+  SubstringsBinding::Init(env, exports);
   return exports;
 }
 

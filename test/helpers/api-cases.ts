@@ -224,6 +224,21 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'SubstringFinder add/addBatch/find, removeRepeatedSubstrings, countSubstrings',
+    setup: async (nd, dir) => async () => {
+      const f = new nd.SubstringFinder();
+      await f.add(texts(3000));
+      await f.addBatch(bufs(3000));
+      const index = path.join(dir, `substr-${process.pid}-${fresh++}.subx`);
+      const r = await f.find({ minLength: 20, indexPath: index });
+      f.close();
+      const g = await nd.removeRepeatedSubstrings(texts(500), { minLength: 16, dropAll: true });
+      const c = await nd.countSubstrings(index, [WORDS[3], WORDS[7]]);
+      fs.rmSync(index, { force: true });
+      return [r.stats.spans, r.stats.removedBytes, sum(r.start), g.spans.stats.removedBytes, c.counts];
+    },
+  },
+  {
     name: 'readJsonl/readDocuments',
     setup: async (nd, dir) => {
       const f = path.join(dir, `in-${process.pid}-${fresh++}.jsonl`);

@@ -27,13 +27,13 @@ export function splitParagraphs(text: string): string[] {
  * The rows of a Parquet input as JSON objects (all its columns), read in step with its documents: the JSONL
  * output gives each row back with its text replaced, as it gives JSONL lines back.
  */
-class ParquetRowsInStep {
+export class ParquetRowsInStep {
   private rows?: AsyncGenerator<string[]>;
   private fileIndex = -1;
   private buf: string[] = [];
   private at = 0;
 
-  async take(batch: JsonlBatch, n: number): Promise<string[]> {
+  async take(batch: Pick<JsonlBatch, 'file' | 'fileIndex'>, n: number): Promise<string[]> {
     if (batch.fileIndex !== this.fileIndex) {
       await this.close();
       this.rows = parquetRowsAsJson(batch.file, documentMemoryFromEnv());

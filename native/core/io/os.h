@@ -106,6 +106,12 @@ uint64_t ProcessId();
 // its process-wide thread pool outlives any one environment, so the code must outlive them too. False
 // when the system refused (or `addr` is not in a shared library).
 bool PinLoadedModule(const void* addr);
+// Opens a shared library at run time (an optional dependency the addon does not link against): the first
+// of `names` that loads (dlopen RTLD_NOW|RTLD_LOCAL; LoadLibraryW on Windows), never closed. *handle
+// receives it; on failure the status says which names were tried and the system's last message.
+Status LoadSharedLibrary(const char* const* names, size_t count, void** handle);
+// The address of `symbol` in a library from LoadSharedLibrary (dlsym / GetProcAddress), or nullptr.
+void* FindSymbol(void* handle, const char* symbol);
 // The folder part of a path ("." when there is none); '/' on every system, '\\' too on Windows.
 std::string DirName(const std::string& path);
 // Position just after the last path separator, or 0.

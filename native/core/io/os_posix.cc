@@ -283,6 +283,23 @@ bool PinLoadedModule(const void* addr) {
   return ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
 }
 
+Status LoadSharedLibrary(const char* const* names, size_t count, void** handle) {
+  std::string tried, last;
+  for (size_t i = 0; i < count; i++) {
+    void* h = ::dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (h != nullptr) {
+      *handle = h;
+      return Status::Ok();
+    }
+    const char* e = ::dlerror();
+    last = e == nullptr ? "not found" : e;
+    tried += (tried.empty() ? "" : ", ") + std::string(names[i]);
+  }
+  return Status(Code::kUnsupported, "cannot load " + tried + ": " + last);
+}
+
+void* FindSymbol(void* handle, const char* symbol) { return handle == nullptr ? nullptr : ::dlsym(handle, symbol); }
+
 size_t BaseNameStart(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? 0 : slash + 1;

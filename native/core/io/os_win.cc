@@ -318,6 +318,28 @@ bool PinLoadedModule(const void* addr) {
                             static_cast<LPCWSTR>(addr), &h) != 0;
 }
 
+Status LoadSharedLibrary(const char* const* names, size_t count, void** handle) {
+  std::string tried;
+  DWORD last = 0;
+  for (size_t i = 0; i < count; i++) {
+    std::wstring w;
+    if (!WideFromUtf8(names[i], &w)) continue;
+    HMODULE h = LoadLibraryW(w.c_str());
+    if (h != nullptr) {
+      *handle = reinterpret_cast<void*>(h);
+      return Status::Ok();
+    }
+    last = GetLastError();
+    tried += (tried.empty() ? "" : ", ") + std::string(names[i]);
+  }
+  return Status(Code::kUnsupported, "cannot load " + tried + ": error " + std::to_string(static_cast<unsigned long>(last)));
+}
+
+void* FindSymbol(void* handle, const char* symbol) {
+  if (handle == nullptr) return nullptr;
+  return reinterpret_cast<void*>(GetProcAddress(reinterpret_cast<HMODULE>(handle), symbol));
+}
+
 size_t BaseNameStart(const std::string& path) {
   const size_t sep = path.find_last_of("/\\:");
   return sep == std::string::npos ? 0 : sep + 1;
