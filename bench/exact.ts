@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { machine, median } from './corpus';
+import { rng } from '../test/reference/random';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? argv[i + 1] : def; };
@@ -18,17 +19,6 @@ const MB = Number(opt('mb', '1000')), RUNS = Number(opt('runs', '3')), DUP = Num
 const dir = path.join(os.tmpdir(), 'neardup-bench');
 const MAIN = path.join(__dirname, '..', 'dist', 'cli', 'main.js');
 const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function makeCorpus(file: string): void {
   const r = rng(11);
