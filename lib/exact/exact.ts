@@ -7,6 +7,7 @@
 // of the first earlier document with the same hash. Hashing runs on the native pool; the table holds 20
 // bytes per distinct document (at most 4/3 of it in slack) and, beyond `memory`, spills to sorted runs in
 // `tmp`. See docs/exact.md.
+import { SerialNative } from '../native/serial';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';
@@ -84,15 +85,14 @@ export function unicodeNormalized(texts: TextInput, form: 'NFC' | 'NFKC'): Packe
  * them. Once the table has spilled (`memory`), add() returns 0xfffffffe (PENDING) for the documents that
  * follow and finish() resolves them. Calls are queued and run one after another.
  */
-export class ExactDedup {
+export class ExactDedup extends SerialNative<NativeExactDedup> {
   static readonly PENDING = 0xfffffffe;
   /** The representative of a document found in the index (loadIndex): dedup's INDEX_REPRESENTATIVE. */
   static readonly INDEX_MATCH = 0xffffffff;
-  private handle: NativeExactDedup | null;
-  private queue: Promise<unknown> = Promise.resolve();
   private readonly unicode: 'NFC' | 'NFKC' | undefined;
 
   constructor(options: ExactDedupOptions = {}) {
+    super('the exact dedup');
     optionsObject(options);
     for (const k of ['lowercase', 'stripPunctuation', 'foldWhitespace', 'indexOut'] as const)
       if (options[k] !== undefined && typeof options[k] !== 'boolean') throw invalidArgument(TypeError, `Expected option '${k}' to be a boolean`);
@@ -112,23 +112,7 @@ export class ExactDedup {
     }
   }
 
-  private live(): NativeExactDedup {
-    if (!this.handle) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the exact dedup is closed');
-    return this.handle;
-  }
 
-  private enqueue<T>(op: (h: NativeExactDedup) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      try {
-        return await op(this.live());
-      } catch (e) {
-        throw fromNative(e);
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
-  }
 
   /** Adds the next documents (valid[i] = 0: a bad line, its own representative, matching nothing). */
   add(texts: TextInput, valid?: Uint8Array): Promise<Uint32Array> {
@@ -175,8 +159,7 @@ export class ExactDedup {
   }
 
   close(): void {
-    this.handle?.close();
-    this.handle = null;
+    this.closeHandle();
   }
 }
 

@@ -4,7 +4,8 @@
 // Imports io/, native/, util/ only.
 //
 // Streaming paragraph dedup (Onion semantics) with an exact or approximate seen-set. See docs/paragraphs.md.
-import { NeardupError, fromNative, invalidArgument } from '../util/errors';
+import { SerialNative } from '../native/serial';
+import { invalidArgument } from '../util/errors';
 import { expectArray, expectTexts, optionsObject } from '../util/validate';
 import { native, type NativeParagraphFilter, type TextInput } from '../native/addon';
 import type { ParagraphFilterOptions, ParagraphFilterStats } from '../native/types';
@@ -32,32 +33,15 @@ export interface ParagraphResult {
  * kept paragraphs join the seen-set, so later copies are dropped and the first copy is kept. Calls on one
  * filter are queued and run one after another; hashing and parsing use the native thread pool.
  */
-export class ParagraphFilter {
-  private handle: NativeParagraphFilter | null;
-  private queue: Promise<unknown> = Promise.resolve();
+export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
 
   constructor(options: ParagraphFilterOptions = {}) {
+    super('the paragraph filter');
     optionsObject(options);
     this.handle = new native.ParagraphFilter({ ...options, keepUniqueShort: options.keepUniqueShort ?? true });
   }
 
-  private live(): NativeParagraphFilter {
-    if (!this.handle) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the paragraph filter is closed');
-    return this.handle;
-  }
 
-  private enqueue<T>(op: (h: NativeParagraphFilter) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      try {
-        return await op(this.live());
-      } catch (e) {
-        throw fromNative(e);
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
-  }
 
   /**
    * Feeds vertical text. Every chunk but the last must end with '\n'; pass final = true with the last one
@@ -146,10 +130,7 @@ export class ParagraphFilter {
    * queued behind others on this filter reject with ERR_NEARDUP_CLOSED.
    */
   close(): void {
-    if (this.handle) {
-      this.handle.close();
-      this.handle = null;
-    }
+    this.closeHandle();
   }
 }
 

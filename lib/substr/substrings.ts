@@ -6,6 +6,7 @@
 // whose content occurs at an earlier offset of the corpus (input order across documents) is removed, so the
 // first occurrence is kept; with dropAll, every copy is removed (Lee et al.'s rule). Windows never cross a
 // document; spans are shrunk to whole code points. docs/substrings.md has the rules, memory and speed.
+import { SerialNative } from '../native/serial';
 import { NeardupError, fromNative, invalidArgument } from '../util/errors';
 import { optionsObject } from '../util/validate';
 import { native, type NativeSubstringCorpus, type NativeSubstringSpans, type TextInput } from '../native/addon';
@@ -41,33 +42,16 @@ export function suffixSortMissing(): NeardupError | undefined {
  * native memory); find() builds the suffix array and returns the spans, by document then start. Calls are
  * queued in order; the work runs on the native pool.
  */
-export class SubstringFinder {
-  private handle: NativeSubstringCorpus | null;
-  private queue: Promise<unknown> = Promise.resolve();
+export class SubstringFinder extends SerialNative<NativeSubstringCorpus> {
 
   constructor() {
+    super('the substring finder');
     const missing = suffixSortMissing();
     if (missing) throw missing;
     this.handle = new native.SubstringCorpus();
   }
 
-  private live(): NativeSubstringCorpus {
-    if (!this.handle) throw new NeardupError('ERR_NEARDUP_CLOSED', 'the substring finder is closed');
-    return this.handle;
-  }
 
-  private enqueue<T>(op: (h: NativeSubstringCorpus) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      try {
-        return await op(this.live());
-      } catch (e) {
-        throw fromNative(e);
-      }
-    };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
-  }
 
   /**
    * Appends documents. A text that is not valid UTF-8 refuses the whole batch: resolves to { bad: its index,
@@ -106,10 +90,7 @@ export class SubstringFinder {
   }
 
   close(): void {
-    if (this.handle) {
-      this.handle.close();
-      this.handle = null;
-    }
+    this.closeHandle();
   }
 }
 
