@@ -295,7 +295,14 @@ ${INPUT_USAGE}`,
     const unwatch = memory > 0 ? watchSpillFolders(tmp) : () => undefined;
     const { urlRules, ...dedupOptions } = hashing;
     // with --url-normalize the keys are rewritten here, and Unicode normalisation with them
-    const exact = new ExactDedup({ ...dedupOptions, ...(urlRules ? { unicode: 'none' } : {}), memory, tmp, indexOut: indexOut !== undefined });
+    let exact: ExactDedup;
+    try {
+      exact = new ExactDedup({ ...dedupOptions, ...(urlRules ? { unicode: 'none' } : {}), memory, tmp, indexOut: indexOut !== undefined });
+    } catch (e) {
+      unwatch();
+      indexLock?.release();
+      throw e;
+    }
     let prior: { entries: number; documents: number } | undefined;
     const progress = new Progress('neardup exact');
     const log = new DocumentLog(positionals);
