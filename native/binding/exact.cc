@@ -7,7 +7,6 @@
 #include "args.h"
 #include "exact/exact_dedup.h"
 #include "exact/exact_index.h"
-#include "parallel/pool.h"
 #include "texts.h"
 
 namespace neardup {
@@ -282,18 +281,15 @@ Napi::Value ExactHashes(const Napi::CallbackInfo& info) {
   b->o = HashOptions(env, info[1]);
   return QueueFn(env, [b](const std::atomic<bool>* stop) {
     const Docs docs = b->texts.docs();
+    std::vector<exact::Hash128> h(docs.n);
+    std::vector<std::unique_ptr<Shingler>> scratch;
+    Status st = exact::HashDocuments(b->o, docs, h.data(), &scratch, stop);
     b->out.resize(2 * docs.n);
-    const size_t slots = parallel::MaxSlots();
-    std::vector<std::unique_ptr<Shingler>> sh(b->o.normalize ? slots : 0);
-    parallel::ParallelFor(docs.n, 256, slots, [&](size_t lo, size_t hi, size_t slot) {
-      if (b->o.normalize && !sh[slot]) sh[slot].reset(new Shingler(b->o.text));
-      for (size_t i = lo; i < hi; i++) {
-        const exact::Hash128 h = exact::HashText(b->o, docs.ptr[i], docs.len[i], b->o.normalize ? sh[slot].get() : nullptr);
-        b->out[2 * i] = h.hi;
-        b->out[2 * i + 1] = h.lo;
-      }
-    }, stop);
-    return stop && stop->load() ? Status(Code::kCancelled, "cancelled") : Status::Ok();
+    for (size_t i = 0; i < docs.n; i++) {
+      b->out[2 * i] = h[i].hi;
+      b->out[2 * i + 1] = h[i].lo;
+    }
+    return st;
   }, [b](Napi::Env e) { return NewBigUint64Array(e, std::move(b->out)); });
 }
 

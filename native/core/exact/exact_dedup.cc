@@ -154,19 +154,25 @@ Status ExactDedup::AddHashes(const Hash128* h, size_t n, const uint8_t* valid, u
   return Status::Ok();
 }
 
-Status ExactDedup::Add(const Docs& docs, const uint8_t* valid, const std::atomic<bool>* stop, uint32_t* rep_out) {
-  scratch_.resize(docs.n);
+Status HashDocuments(const ExactOptions& o, const Docs& docs, Hash128* out, std::vector<std::unique_ptr<Shingler>>* shinglers,
+                     const std::atomic<bool>* stop) {
   const size_t slots = parallel::MaxSlots();
-  std::vector<std::unique_ptr<Shingler>> shinglers(o_.normalize ? slots : 0);
+  if (o.normalize && shinglers->size() < slots) shinglers->resize(slots);
   parallel::ParallelFor(docs.n, 256, slots, [&](size_t b, size_t e, size_t slot) {
     Shingler* sh = nullptr;
-    if (o_.normalize) {
-      if (!shinglers[slot]) shinglers[slot].reset(new Shingler(o_.text));
-      sh = shinglers[slot].get();
+    if (o.normalize) {
+      if (!(*shinglers)[slot]) (*shinglers)[slot].reset(new Shingler(o.text));
+      sh = (*shinglers)[slot].get();
     }
-    for (size_t i = b; i < e; i++) scratch_[i] = HashText(o_, docs.ptr[i], docs.len[i], sh);
+    for (size_t i = b; i < e; i++) out[i] = HashText(o, docs.ptr[i], docs.len[i], sh);
   }, stop);
-  if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  return stop && stop->load() ? Status(Code::kCancelled, "cancelled") : Status::Ok();
+}
+
+Status ExactDedup::Add(const Docs& docs, const uint8_t* valid, const std::atomic<bool>* stop, uint32_t* rep_out) {
+  scratch_.resize(docs.n);
+  Status s = HashDocuments(o_, docs, scratch_.data(), &shinglers_, stop);
+  if (!s.ok()) return s;
   return AddHashes(scratch_.data(), docs.n, valid, rep_out);
 }
 

@@ -57,6 +57,11 @@ struct ExactOptions {
 // the normalised form (used only when options.normalize).
 Hash128 HashText(const ExactOptions& o, const uint8_t* data, size_t len, Shingler* shingler);
 
+// out[i] = HashText of document i, for every document, on the pool. shinglers: per-slot scratch for the
+// normalised form, grown on first use and kept by the caller (its size is set here).
+Status HashDocuments(const ExactOptions& o, const Docs& docs, Hash128* out, std::vector<std::unique_ptr<Shingler>>* shinglers,
+                     const std::atomic<bool>* stop);
+
 struct ExactStats {
   uint64_t documents = 0, duplicates = 0, distinct = 0;
   uint64_t spilled_bytes = 0, runs = 0;
@@ -115,6 +120,7 @@ class ExactDedup {
   std::unique_ptr<io::RecordStore<NewEntry>> kept_;
   std::vector<uint32_t> rep_;  // every document's representative, kPending for those sent to the spill
   std::vector<Hash128> scratch_;
+  std::vector<std::unique_ptr<Shingler>> shinglers_;  // HashDocuments' per-slot scratch
   ExactStats stats_;
 };
 
