@@ -101,6 +101,22 @@ export function droppedDocuments(rep: Uint32Array, dropAll: boolean): Uint8Array
   return dropped;
 }
 
+/** From each document's representative: the documents that are not their own (duplicates), and the clusters of two or more. */
+export function clusterCounts(rep: Uint32Array): { duplicates: number; clusters: number } {
+  const n = rep.length;
+  const many = new Uint8Array(n);
+  let duplicates = 0, clusters = 0;
+  for (let d = 0; d < n; d++) {
+    if (rep[d] === d) continue;
+    duplicates++;
+    if (rep[d] < n && !many[rep[d]]) {
+      many[rep[d]] = 1;
+      clusters++;
+    }
+  }
+  return { duplicates, clusters };
+}
+
 /** The shingling of a profile when not given: lower-cased char 5-grams; doubri-v1: the text as is. */
 export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOptions> {
   return { unit: 'char', n: 5, split: 'whitespace', lowercase: profile !== 'doubri-v1', stripPunctuation: false, foldWhitespace: false, short: 'whole' };

@@ -31,7 +31,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError, nativeCall, nativeSync } from '../util/errors';
 import { native, type NativeLshDedup } from '../native/addon';
-import { resolveDedupOptions, dedupLimits, droppedDocuments, documentTooLarge, type DedupOptions } from '../minhash/dedup';
+import { resolveDedupOptions, clusterCounts, dedupLimits, droppedDocuments, documentTooLarge, type DedupOptions } from '../minhash/dedup';
 import { idJson, readDocuments, type DocumentBatch, type ReadDocumentsOptions } from '../io/input';
 import type { InputCompression } from '../io/documents';
 import { version } from '../util/version';
@@ -100,6 +100,7 @@ function header(kind: string, version: number, flags: number, params: [number, n
 }
 
 const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+const byteLength = (parts: Buffer[]) => parts.reduce((s, x) => s + x.length, 0);
 
 /** The version of each stage file kind this build writes and reads. */
 const VERSIONS: Record<string, number> = { SGID: 1, SGKY: 1, SGDC: 4, SGLC: 1, SGTX: 2, SGSG: 1, SGMT: 2, BKCD: 1, BKPR: 2, VFPR: 1, CLRP: 1, SGXH: 1 };
@@ -381,11 +382,27 @@ function bandRange(keys: BigUint64Array, n: number, b: number, b0: number, b1: n
   return out;
 }
 
-/** --id-field: each document's id as dedup writes it (JSON: a string, an integer or null), one a line. */
-function batchIds(batch: DocumentBatch): Buffer {
-  let text = '';
-  for (let d = 0; d < batch.count; d++) text += (batch.ids ? idJson(batch.ids, d) : 'null') + '\n';
-  return Buffer.from(text, 'utf8');
+/**
+ * The signatures stage's record of a batch read (dedup's and exact's plans): the shard's counts and its input's
+ * format, the batch's ids (--id-field: each as dedup writes it, JSON, one a line) pushed to `ids`, and each
+ * document's validity for sig-I.docs: 1 a document, 0 a skipped bad line, 2 a bad line read as an empty
+ * document (a document for the engine, never copied by filter).
+ */
+function recordBatch(plan: StagePlan, meta: ShardMeta, batch: DocumentBatch, ids: Buffer[]): Uint8Array {
+  const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
+  if (plan.input.onBadLine === 'empty') for (const d of batch.bad.keys()) v[d] = 2;
+  if (plan.input.idField !== undefined) {
+    let text = '';
+    for (let d = 0; d < batch.count; d++) text += (batch.ids ? idJson(batch.ids, d) : 'null') + '\n';
+    ids.push(Buffer.from(text, 'utf8'));
+  }
+  const f = meta.files[batch.fileIndex];
+  f.format = batch.format;
+  f.compression = batch.compression;
+  f.count += batch.count;
+  meta.docs += batch.count;
+  meta.bad += batch.bad.size;
+  return v;
 }
 
 /** `neardup exact`'s signatures stage: each document's 128-bit hash and whether it is hashed (sig-I.hash). */
@@ -401,37 +418,24 @@ async function runExactHashes(lp: LoadedPlan, i: number): Promise<StageReport> {
     files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0, ...inputStat(file), inPlace: false })),
   };
   const hashes: BigUint64Array[] = [], hashed: Uint8Array[] = [], valid: Uint8Array[] = [], idParts: Buffer[] = [];
-  let idBytes = 0;
   if (files.length) {
     for await (const batch of readDocuments(files, { ...plan.input, onProgress: (n) => { meta.bytes = n; } })) {
       // as `neardup exact` hashes them: the keys as URLs (--url-normalize), the texts as ExactDedup does
       const texts = rules ? urlKeys(batch.packed, batch.count, ex.options.unicode, rules) : batch.packed;
       hashes.push(await exactHashes(texts, rules ? { ...ex.options, unicode: 'none' } : ex.options));
+      // hashed as the single run hashes them (batch.valid); sig-I.docs also marks the empty bad lines
       hashed.push(batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1));
-      // 1 a document, 0 a skipped bad line, 2 a bad line read as an empty document (never copied)
-      const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
-      if (plan.input.onBadLine === 'empty') for (const d of batch.bad.keys()) v[d] = 2;
-      valid.push(v);
-      if (plan.input.idField !== undefined) {
-        const b = batchIds(batch);
-        idParts.push(b);
-        idBytes += b.length;
-      }
-      const f = meta.files[batch.fileIndex];
-      f.format = batch.format;
-      f.compression = batch.compression;
-      f.count += batch.count;
-      meta.docs += batch.count;
-      meta.bad += batch.bad.size;
+      valid.push(recordBatch(plan, meta, batch, idParts));
     }
   }
   checkInputsUnchanged(meta.files, `signatures shard ${i}/${plan.shards}`);
   let written = await writeStageFile(sigName(work, i, 'hash'), 'SGXH', lp.id, [meta.docs, 0], [...hashes, ...hashed]);
   written += await writeStageFile(sigName(work, i, 'docs'), 'SGDC', lp.id, [meta.docs, 0], valid);
-  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, idBytes], idParts);
+  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, byteLength(idParts)], idParts);
   written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
   return { stage: 'signatures', shard: `${i}/${plan.shards}`, readBytes: meta.bytes, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
 }
+
 
 export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageReport> {
   if (lp.plan.exact) return runExactHashes(lp, i);
@@ -449,7 +453,6 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
   const sigParts: Uint32Array[] = [], valid: Uint8Array[] = [], locs: Buffer[] = [], copiedCrcs: Uint32Array[] = [];
   // --id-field: each document's id as dedup writes it (JSON: a string, an integer or null), one a line
   const idParts: Buffer[] = [];
-  let idBytes = 0;
   const meta: ShardMeta = {
     docs: 0, bad: 0, bytes: 0, textBytes: 0,
     files: files.map((file) => ({ file, format: 'jsonl', compression: 'none', count: 0, ...inputStat(file), inPlace: false })),
@@ -504,24 +507,10 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
           const len = off[d + 1] - off[d];
           if (len > limits.documentBytes) throw documentTooLarge(`${batch.file}:${batch.firstLine + d}: `, len, { profile: res.settings.profile, verify: res.settings.verify, memory: o.memory });
         }
-        // 1 a document, 0 a skipped bad line, 2 a bad line read as an empty document (a document, never kept)
-        const v = batch.valid ? Uint8Array.from(batch.valid) : new Uint8Array(batch.count).fill(1);
-        if (plan.input.onBadLine === 'empty') for (const d of batch.bad.keys()) v[d] = 2;
         const signed = nativeCall(handle.sign(batch.packed, batch.valid ?? null, exact));
         signed.catch(() => undefined);  // awaited in take()
-        pending.push({ batch, valid: v, signed });
-        if (plan.input.idField !== undefined) {
-          const buf = batchIds(batch);
-          idParts.push(buf);
-          idBytes += buf.length;
-        }
-        const f = meta.files[batch.fileIndex];
-        f.format = batch.format;
-        f.compression = batch.compression;
-        f.inPlace = exact && batch.lines !== undefined;
-        f.count += batch.count;
-        meta.docs += batch.count;
-        meta.bad += batch.bad.size;
+        pending.push({ batch, valid: recordBatch(plan, meta, batch, idParts), signed });
+        meta.files[batch.fileIndex].inPlace = exact && batch.lines !== undefined;
         if (pending.length >= 2) await take(pending.shift()!);
       }
     }
@@ -570,7 +559,7 @@ export async function runSignatures(lp: LoadedPlan, i: number): Promise<StageRep
     written += HEADER + recs.length + table.length;
   }
   if (withSigs) written += await writeStageFile(sigName(work, i, 'sigs'), 'SGSG', lp.id, [meta.docs, res.numPerm], sigParts);
-  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, idBytes], idParts);
+  if (plan.input.idField !== undefined) written += await writeStageFile(sigName(work, i, 'ids'), 'SGID', lp.id, [meta.docs, byteLength(idParts)], idParts);
   // the meta last: it names what the shard holds
   written += await writeStageFile(sigName(work, i, 'meta'), 'SGMT', lp.id, [meta.docs, 0], [Buffer.from(JSON.stringify(meta))]);
   return { stage: 'signatures', shard: `${i}/${plan.shards}`, readBytes: meta.bytes, writtenBytes: written, seconds: (Date.now() - start) / 1000 };
@@ -944,17 +933,7 @@ async function finishClusters(lp: LoadedPlan, rep: Uint32Array, counts: Omit<Clu
   const { plan, work } = lp;
   const n = rep.length;
   let read = 0;
-  let duplicates = 0, clusters = 0;
-  const many = new Uint8Array(n);
-  for (let d = 0; d < n; d++) {
-    if (rep[d] !== d) {
-      duplicates++;
-      if (!many[rep[d]]) {
-        many[rep[d]] = 1;
-        clusters++;
-      }
-    }
-  }
+  const { duplicates, clusters } = clusterCounts(rep);
   const dropped = droppedDocuments(rep, plan.dropAll === true);
   let droppedCount = 0;
   for (let d = 0; d < n; d++) droppedCount += dropped[d];

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
 import { NeardupError, formatBytes } from '../../util/errors';
-import { DedupSession, INDEX_REPRESENTATIVE, droppedDocuments, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
+import { DedupSession, INDEX_REPRESENTATIVE, clusterCounts, droppedDocuments, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
 import { readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
 import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
@@ -509,15 +509,7 @@ function joinExactCopies(rep: Uint32Array, exactReps: Uint32Array[], res: { dupl
       }
     }
   }
-  const inCluster = new Uint8Array(rep.length);
-  let duplicates = 0, clusters = 0;
-  for (let k = 0; k < rep.length; k++) {
-    if (rep[k] === k) continue;
-    duplicates++;
-    if (!inCluster[rep[k]]) { inCluster[rep[k]] = 1; clusters++; }
-  }
-  res.duplicates = duplicates;
-  res.clusters = clusters;
+  Object.assign(res, clusterCounts(rep));
   return copies;
 }
 
