@@ -51,7 +51,7 @@ function argError(E: typeof TypeError | typeof RangeError, message: string): Err
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A clock for slicing: yields to the event loop once SLICE_MS have passed since the last yield. */
-class Slicer {
+export class Slicer {
   private t0 = performance.now();
   async tick(): Promise<void> {
     if (performance.now() - this.t0 < SLICE_MS) return;
@@ -69,46 +69,118 @@ export interface EncodedBatch {
   bytes: number;
 }
 
+/** First capacity of a batch's buffer; it doubles as documents come, up to the batch bound. */
+const FIRST_CAPACITY = 64 << 10;
+
+/**
+ * Packs documents into one UTF-8 buffer as they come, so that a caller's strings can die young (a string
+ * kept until its whole batch is encoded survives the young generation's collections, and copying and
+ * promoting them was most of the event loop's longest stalls). Cut into batches of at most `maxDocs`
+ * documents and `maxBytes` bytes (a larger document is a batch of its own).
+ */
+export class BatchEncoder {
+  private data: Buffer = Buffer.allocUnsafe(0);
+  private pos = 0;
+  private offsets: Uint32Array;
+  private count = 0;
+  private valid: Uint8Array | undefined;
+  /** Documents added before this batch (for error messages). */
+  private before = 0;
+
+  constructor(private readonly maxDocs = BATCH_DOCS, private readonly maxBytes = BATCH_BYTES) {
+    this.offsets = new Uint32Array(Math.min(maxDocs, 1024) + 1);
+  }
+
+  /** Documents in the batch being filled. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Adds one document; returns the batch it closed when it did not fit (the document opens the next). */
+  add(d: DocumentInput): EncodedBatch | undefined {
+    let out: EncodedBatch | undefined;
+    if (this.count >= this.maxDocs || (this.count > 0 && this.pos >= this.maxBytes)) out = this.take();
+    if (d === null || d === undefined) {
+      this.slot();
+      this.valid ??= new Uint8Array(this.offsets.length - 1).fill(1);
+      this.valid[this.count - 1] = 0;
+      this.offsets[this.count] = this.pos;
+      return out;
+    }
+    let need: number;
+    if (typeof d === 'string') need = this.pos + d.length * 3 <= this.data.length ? 0 : Buffer.byteLength(d, 'utf8');
+    else if (d instanceof Uint8Array) need = d.byteLength;
+    else throw argError(TypeError, `document ${this.before + this.count} must be a string, a Uint8Array or null, got ${typeof d}`);
+    if (need > 0 && this.pos + need > this.data.length) {
+      if (this.count > 0 && this.pos + need > this.maxBytes && out === undefined) out = this.take();
+      this.grow(this.pos + need);
+    }
+    this.slot();
+    this.pos += typeof d === 'string' ? this.data.write(d, this.pos, 'utf8') : (this.data.set(d, this.pos), d.byteLength);
+    this.offsets[this.count] = this.pos;
+    return out;
+  }
+
+  /** The batch so far (undefined when empty); the next one starts empty. */
+  take(): EncodedBatch | undefined {
+    if (this.count === 0) return undefined;
+    const n = this.count;
+    const batch: EncodedBatch = {
+      packed: { data: this.data.subarray(0, this.pos), offsets: this.offsets.subarray(0, n + 1) },
+      valid: this.valid?.subarray(0, n), count: n, bytes: this.pos,
+    };
+    this.before += n;
+    this.data = Buffer.allocUnsafe(0);
+    this.pos = 0;
+    this.offsets = new Uint32Array(Math.min(this.maxDocs, 1024) + 1);
+    this.count = 0;
+    this.valid = undefined;
+    return batch;
+  }
+
+  /** Room for one more document number. */
+  private slot(): void {
+    if (this.count + 1 >= this.offsets.length) {
+      const o = new Uint32Array(Math.min(this.maxDocs, 2 * (this.offsets.length - 1)) + 1);
+      o.set(this.offsets);
+      this.offsets = o;
+      if (this.valid) {
+        const v = new Uint8Array(o.length - 1).fill(1);
+        v.set(this.valid);
+        this.valid = v;
+      }
+    }
+    this.count++;
+  }
+
+  private grow(min: number): void {
+    if (min > 0xffffffff) throw argError(RangeError, 'a batch holds more than 4 GiB of text');
+    let cap = Math.max(FIRST_CAPACITY, this.data.length);
+    while (cap < min) cap *= 2;
+    // within the bound: doubling up to it; a document past it: exactly its size (it is a batch of its own)
+    cap = min <= this.maxBytes ? Math.min(cap, this.maxBytes) : this.count === 0 && Number.isFinite(this.maxBytes) ? min : cap;
+    const next = Buffer.allocUnsafe(cap);
+    this.data.copy(next, 0, 0, this.pos);
+    this.data = next;
+  }
+}
+
 /**
  * Encodes documents once into one packed buffer, in slices of at most a few milliseconds of JS-thread
  * time (a single string is encoded in one go, so one huge document still takes its own encoding time).
  */
 export async function encodeBatch(docs: ReadonlyArray<DocumentInput>, signal?: AbortSignal): Promise<EncodedBatch> {
-  const n = docs.length;
-  const offsets = new Uint32Array(n + 1);
-  let valid: Uint8Array | undefined;
+  if (!Array.isArray(docs)) throw argError(TypeError, `documents must be an array of strings, Uint8Arrays or null, got ${typeof docs}`);
+  const enc = new BatchEncoder(Infinity, Infinity);
   const slicer = new Slicer();
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    const d = docs[i];
-    if (d === null || d === undefined) {
-      valid ??= new Uint8Array(n).fill(1);
-      valid[i] = 0;
-    } else if (typeof d === 'string') {
-      total += Buffer.byteLength(d, 'utf8');
-    } else if (d instanceof Uint8Array) {
-      total += d.byteLength;
-    } else {
-      throw argError(TypeError, `document ${i} must be a string, a Uint8Array or null, got ${typeof d}`);
-    }
-    if (total > 0xffffffff) throw argError(RangeError, 'a batch holds more than 4 GiB of text');
-    offsets[i + 1] = total;
+  for (let i = 0; i < docs.length; i++) {
+    enc.add(docs[i]);
     if ((i & 31) === 31) {
       await slicer.tick();
       throwIfAborted(signal);
     }
   }
-  const data = Buffer.allocUnsafe(total);
-  for (let i = 0; i < n; i++) {
-    const d = docs[i];
-    if (typeof d === 'string') data.write(d, offsets[i], offsets[i + 1] - offsets[i], 'utf8');
-    else if (d) data.set(d, offsets[i]);
-    if ((i & 31) === 31) {
-      await slicer.tick();
-      throwIfAborted(signal);
-    }
-  }
-  return { packed: { data, offsets }, valid, count: n, bytes: total };
+  return enc.take() ?? { packed: { data: Buffer.alloc(0), offsets: new Uint32Array(1) }, count: 0, bytes: 0 };
 }
 
 /** Documents i .. j of packed input as packed input of their own (a view of the data, offsets rebased). */
@@ -120,11 +192,9 @@ function packedSlice(p: PackedTexts, i: number, j: number): EncodedBatch {
   return { packed: { data: p.data.subarray(base, at(j)), offsets }, count: j - i, bytes: at(j) - base };
 }
 
-const docBytes = (d: DocumentInput) => (d === null || d === undefined ? 0 : typeof d === 'string' ? d.length : d.byteLength);
-
 /**
- * The source cut into encoded batches of at most BATCH_DOCS documents and about BATCH_BYTES bytes (at least
- * one document each). String lengths stand in for their UTF-8 sizes when cutting (within 3x).
+ * The source cut into encoded batches of at most BATCH_DOCS documents and BATCH_BYTES bytes of UTF-8 (a larger
+ * document is a batch of its own), each document encoded as it comes.
  */
 export async function* encodedBatches(source: DocumentSource, signal?: AbortSignal): AsyncGenerator<EncodedBatch> {
   checkSource(source);
@@ -145,34 +215,36 @@ export async function* encodedBatches(source: DocumentSource, signal?: AbortSign
     }
     return;
   }
-  if (Array.isArray(source)) {
-    const docs = source as ReadonlyArray<DocumentInput>;
-    for (let i = 0; i < docs.length;) {
-      let j = i, bytes = 0;
-      do bytes += docBytes(docs[j++]); while (j < docs.length && j - i < BATCH_DOCS && bytes < BATCH_BYTES);
-      throwIfAborted(signal);
-      yield await encodeBatch(docs.slice(i, j), signal);
-      i = j;
-    }
-    return;
-  }
   const it = source as Iterable<DocumentInput> | AsyncIterable<DocumentInput>;
   if (typeof (it as AsyncIterable<DocumentInput>)[Symbol.asyncIterator] !== 'function' && typeof (it as Iterable<DocumentInput>)[Symbol.iterator] !== 'function')
     throw argError(TypeError, 'documents must be an array, packed input ({ data, offsets }) or an (async) iterable');
-  let docs: DocumentInput[] = [];
-  let bytes = 0;
-  for await (const d of abortable(it, signal)) {
-    docs.push(d);
-    bytes += docBytes(d);
-    if (docs.length >= BATCH_DOCS || bytes >= BATCH_BYTES) {
-      throwIfAborted(signal);
-      yield await encodeBatch(docs, signal);
-      docs = [];
-      bytes = 0;
+  const enc = new BatchEncoder();
+  const slicer = new Slicer();
+  let i = 0;
+  if (Array.isArray(source)) {
+    // read by index: no async iteration per document
+    const docs = source as ReadonlyArray<DocumentInput>;
+    for (let k = 0; k < docs.length; k++) {
+      const b = enc.add(docs[k]);
+      if (b) yield b;
+      if ((++i & 31) === 0) {
+        await slicer.tick();
+        throwIfAborted(signal);
+      }
+    }
+  } else {
+    for await (const d of abortable(it, signal)) {
+      const b = enc.add(d);
+      if (b) yield b;
+      if ((++i & 31) === 0) {
+        await slicer.tick();
+        throwIfAborted(signal);
+      }
     }
   }
   throwIfAborted(signal);
-  if (docs.length) yield await encodeBatch(docs, signal);
+  const last = enc.take();
+  if (last) yield last;
 }
 
 /**

@@ -12,7 +12,7 @@ export interface JsonlOptions {
   /** The string field holding the text: a dot path ('meta.content'; '\.' is a dot in a name). Default 'text'. */
   field?: string;
   onBadLine?: OnBadLine;
-  /** Target size of a batch in bytes of input (default 8 MiB); a batch always holds at least one line. */
+  /** Target size of a batch in bytes of input (default 1 MiB: the strings of a batch live until it is consumed, and larger batches made the young generation's collections, which stop the event loop, copy more); a batch always holds at least one line. */
   batchBytes?: number;
   /** The longest line accepted (default MAX_LINE_BYTES); tests lower it. */
   maxLineBytes?: number;
@@ -91,7 +91,7 @@ export async function* readLines(stream: Readable, file: string, maxLineBytes = 
 export async function* readJsonl(files: string[], options: JsonlOptions = {}): AsyncGenerator<JsonlBatch> {
   expectArray(files, 'files').forEach((f, i) => expectString(f, `files[${i}]`));
   optionsObject(options);
-  for await (const b of readDocuments(files, { ...options, batchBytes: options.batchBytes ?? 8 << 20, raw: true })) {
+  for await (const b of readDocuments(files, { ...options, batchBytes: options.batchBytes ?? 1 << 20, raw: true })) {
     const { data, offsets } = b.packed;
     const buf = Buffer.from(data.buffer, data.byteOffset, data.length);
     const texts: (string | null)[] = new Array(b.count);

@@ -17,7 +17,7 @@ import { expectArray, expectInt, expectString, expectTexts, expectUint32Array, o
 import { native, type NativeSignatureWriter, type TextInput } from '../native/addon';
 import type { ShingleOptions } from '../text/shingles';
 import {
-  BATCH_BYTES, BATCH_DOCS, abortable, checkSignal, checkSource, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
+  BatchEncoder, Slicer, abortable, checkSignal, checkSource, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
   type DocumentInput, type DocumentSource, type EncodedBatch, type LongCallOptions,
 } from '../io/batching';
 
@@ -146,8 +146,9 @@ export async function* minhashStream(
       { code: 'ERR_NEARDUP_INVALID_ARGUMENT' });
   const isDoc = (x: unknown) => x === null || typeof x === 'string' || x instanceof Uint8Array;
   let mode: 'docs' | 'batches' | undefined;
-  let docs: DocumentInput[] = [];
-  let size = 0;
+  const enc = new BatchEncoder(); // each document encoded as it comes (its string can die young)
+  let n = 0;
+  const slicer = new Slicer();
   for await (const item of abortable(it, signal)) {
     mode ??= isDoc(item) ? 'docs' : 'batches';
     if (mode !== (isDoc(item) ? 'docs' : 'batches'))
@@ -157,19 +158,12 @@ export async function* minhashStream(
       yield done(await raceAbort(minhash(item as TextInput, mh), signal), 0);
       continue;
     }
-    docs.push(item as DocumentInput);
-    size += item === null ? 0 : (item as string | Uint8Array).length;
-    if (docs.length >= BATCH_DOCS || size >= BATCH_BYTES) {
-      const b = await encodeBatch(docs, signal);
-      yield done(await signBatch(b, mh, signal), b.bytes);
-      docs = [];
-      size = 0;
-    }
+    const b = enc.add(item as DocumentInput);
+    if (b) yield done(await signBatch(b, mh, signal), b.bytes);
+    if ((++n & 31) === 0) await slicer.tick();
   }
-  if (docs.length) {
-    const b = await encodeBatch(docs, signal);
-    yield done(await signBatch(b, mh, signal), b.bytes);
-  }
+  const last = enc.take();
+  if (last) yield done(await signBatch(last, mh, signal), last.bytes);
 }
 
 async function signBatch(b: EncodedBatch, options: MinHashOptions, signal?: AbortSignal): Promise<MinHashResult> {
