@@ -242,7 +242,10 @@ Status DecideKeptExact(const std::vector<uint64_t>& member, uint64_t buckets, co
     }
   };
   std::unordered_map<uint32_t, std::vector<uint64_t>> cache;  // sets of kept documents of earlier windows
-  std::unordered_map<uint32_t, uint32_t> mixed;  // buckets of the window: first member seen (dense) or UINT32_MAX
+  // buckets of the window: the first member seen (dense), kMixed once two members differ, kUnseen outside the
+  // window; a flat array (a hash map's node walks and allocations were most of this function's own time)
+  constexpr uint32_t kUnseen = UINT32_MAX - 1, kMixed = UINT32_MAX;
+  std::vector<uint32_t> mixed(buckets, kUnseen), touched;
   uint64_t cache_vals = 0;
   std::vector<uint8_t> need;
   std::vector<uint32_t> res, fetch, mark(m, UINT32_MAX), cands;
@@ -285,29 +288,40 @@ Status DecideKeptExact(const std::vector<uint64_t>& member, uint64_t buckets, co
     if (!s.ok()) return s;
     // Which sets are needed: those of the members of a bucket whose window members and earlier kept ones are
     // not all one text, and of those earlier kept ones (when not cached).
-    mixed.clear();
+    for (uint32_t g : touched) mixed[g] = kUnseen;
+    touched.clear();
     for (size_t x = w0; x < w1; x++) {
       if (state[x] == 2) continue;
       for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
-        auto it = mixed.emplace(mb[k], static_cast<uint32_t>(x)).first;
-        if (it->second != UINT32_MAX && !same(it->second, static_cast<uint32_t>(x))) it->second = UINT32_MAX;
+        uint32_t& first = mixed[mb[k]];
+        if (first == kUnseen) {
+          first = static_cast<uint32_t>(x);
+          touched.push_back(mb[k]);
+        } else if (first != kMixed && !same(first, static_cast<uint32_t>(x))) {
+          first = kMixed;
+        }
       }
     }
-    for (auto& [g, first] : mixed) {
-      if (first == UINT32_MAX) continue;
-      const uint32_t* l = klist.data() + koff[g];
-      for (uint32_t i = 0; i < kn[g]; i++)
-        if (!same(l[i], first)) {
-          first = UINT32_MAX;
-          break;
-        }
-    }
+    // a bucket whose window members are one text is mixed when an earlier kept member differs (each bucket on
+    // its own: in parallel)
+    parallel::ParallelFor(touched.size(), 256, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t i = b; i < e; i++) {
+        uint32_t& first = mixed[touched[i]];
+        if (first == kMixed) continue;
+        const uint32_t* l = klist.data() + koff[touched[i]];
+        for (uint32_t j = 0; j < kn[touched[i]]; j++)
+          if (!same(l[j], first)) {
+            first = kMixed;
+            break;
+          }
+      }
+    }, stop);
     need.assign(wn, 0);
     fetch.clear();
     for (size_t x = w0; x < w1; x++) {
       if (state[x] == 2) continue;
       for (uint32_t k = moff[x]; k < moff[x + 1]; k++) {
-        if (mixed[mb[k]] != UINT32_MAX) continue;
+        if (mixed[mb[k]] != kMixed) continue;
         need[x - w0] = 1;
         const uint32_t* l = klist.data() + koff[mb[k]];
         for (uint32_t i = 0; i < kn[mb[k]]; i++)
