@@ -19,6 +19,7 @@
 #include "io/os.h"
 #include "io/temp_names.h"
 #include "parallel/pool.h"
+#include "parallel/sort.h"
 
 using namespace neardup;
 
@@ -68,6 +69,33 @@ TEST(parallel_for_concurrent_callers_and_errors) {
 static std::string TempDir() {
   char tmpl[] = "/tmp/neardup-test-XXXXXX";
   return std::string(mkdtemp(tmpl));
+}
+
+// SortOnPool gives std::sort's order for every number of parts (odd ones leave a part unmerged until the
+// last round), repeats and sizes that do not divide.
+TEST(sort_on_pool_equals_std_sort) {
+  parallel::SetConcurrency(4);
+  const size_t slots = parallel::MaxSlots();
+  uint64_t x = 88172645463325252ull;
+  for (size_t n : {0, 1, 2, 7, 100, 1001, 65537}) {
+    for (size_t min_part : {1, 3, 50, 65536}) {
+      std::vector<uint64_t> v(n);
+      for (auto& e : v) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        e = x % (n / 2 + 1);  // repeats
+      }
+      std::vector<uint64_t> want = v;
+      std::sort(want.begin(), want.end());
+      for (size_t s : {size_t(1), size_t(2), size_t(3), slots}) {
+        std::vector<uint64_t> got = v;
+        parallel::SortOnPool(&got, s, nullptr, min_part);
+        EXPECT(got == want);
+      }
+    }
+  }
+  parallel::SetConcurrency(0);
 }
 
 TEST(atomic_file_and_header) {

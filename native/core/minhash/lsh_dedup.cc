@@ -13,6 +13,7 @@
 #include "minhash/pair_verify.h"
 #include "minhash/shingle_set.h"
 #include "parallel/pool.h"
+#include "parallel/sort.h"
 #include "text/shingle.h"
 #include "util/raw_buffer.h"
 
@@ -287,7 +288,39 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, PairRuns* 
   std::vector<uint64_t> member;  // doc << 32 | bucket, buckets of 2 or more documents
   uint64_t buckets = 0;
   Status add_status;
-  for (uint32_t j = 0; j < o_.params.b; j++) {
+  const bool on_pool = bucket_kept && !need_pairs && runs_.runs() == 0;
+  if (on_pool) {
+    // only the buckets' members (the buckets in memory): the bands on the pool, numbered as one pass would
+    const uint32_t nbands = o_.params.b;
+    std::vector<std::vector<uint64_t>> per(nbands);
+    std::vector<uint64_t> count(nbands, 0);
+    std::vector<Status> status(nbands);
+    parallel::ParallelFor(nbands, 1, slots, [&](size_t b, size_t e, size_t) {
+      for (size_t j = b; j < e; j++) {
+        uint64_t local = 0;
+        std::vector<uint64_t>& v = per[j];
+        status[j] = runs_.ForEachBucket(static_cast<uint32_t>(j), 1, [&](const uint64_t* d, size_t m) {
+          for (size_t x = 0; x < m; x++) v.push_back(d[x] << 32 | (local & 0xffffffffu));
+          local++;
+        });
+        count[j] = local;
+      }
+    }, stop);
+    for (const Status& s : status)
+      if (!s.ok()) return s;
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+    size_t total = 0;
+    for (const auto& v : per) total += v.size();
+    member.reserve(total);
+    for (uint32_t j = 0; j < nbands; j++) {
+      if (buckets + count[j] > 0xffffffffu)
+        return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+      for (uint64_t e : per[j]) member.push_back(e + buckets);  // the bucket number in the low half: no carry
+      buckets += count[j];
+      std::vector<uint64_t>().swap(per[j]);
+    }
+  }
+  for (uint32_t j = 0; j < o_.params.b && !on_pool; j++) {
     Status s = runs_.ForEachBucket(j, slots, [&](const uint64_t* d, size_t m) {
       if (bucket_kept) {
         for (size_t x = 0; x < m; x++) member.push_back(d[x] << 32 | (buckets & 0xffffffffu));
@@ -316,14 +349,16 @@ Status Dedup::Candidates(size_t slots, const std::atomic<bool>* stop, PairRuns* 
     if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
   }
   if (buckets >> 32) return Status(Code::kUnsupported, "more than 2^32 band buckets of duplicates");
+  if (bucket_kept) {
+    parallel::SortOnPool(&member, slots, stop);
+    if (stop && stop->load()) return Status(Code::kCancelled, "cancelled");
+  }
   if (lazy_kept) {
-    std::sort(member.begin(), member.end());
     *member_out = std::move(member);
     *buckets_out = buckets;
     return Status::Ok();
   }
   if (bucket_kept) {
-    std::sort(member.begin(), member.end());
     std::vector<uint32_t> holder(buckets, UINT32_MAX);  // the kept document of a bucket
     out->rep.resize(n);
     std::iota(out->rep.begin(), out->rep.end(), 0u);
