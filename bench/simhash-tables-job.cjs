@@ -67,6 +67,13 @@ const cpu = (f) => {
 addon.setThreads?.(1);
 const ix = new addon.SimhashIndex({ blocks: m, distance: k });
 const [, insert] = cpu(() => ix.insert(ids, fps));
+let hugePagesKb = null;
+try {
+  const m1 = /AnonHugePages:\s+(\d+)/.exec(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8'));
+  if (m1) hugePagesKb = Number(m1[1]);
+} catch {
+  // not Linux
+}
 let [r, findFirst] = cpu(() => ix.findFirstManySync(queries));
 let hits = 0;
 for (let i = 0; i < n; i++) hits += r.found[i];
@@ -78,4 +85,7 @@ r = undefined;
 const [, remove] = cpu(() => ix.remove(ids));
 const maxRssKb = process.resourceUsage().maxRSS;
 ix.close();
-process.stdout.write(JSON.stringify({ peer: 'neardup', m, k, n, insert, findFirst, findAll, remove, hits, matches, maxRssKb }) + '\n');
+// How much of the memory is in transparent huge pages (Linux; read after the job: a diagnostic, since the
+// index asks for them and the lookups' TLB misses depend on getting them).
+const hugeKb = hugePagesKb;
+process.stdout.write(JSON.stringify({ peer: 'neardup', m, k, n, insert, findFirst, findAll, remove, hits, matches, maxRssKb, hugeKb }) + '\n');

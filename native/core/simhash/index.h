@@ -5,9 +5,9 @@
 // buffer that queries scan directly. A run has, per table, a flat array of 32-bit entries sorted by the
 // table's permuted fingerprint and a directory over its leading d bits (O(1) range lookup):
 //   entry = (the 32-s permuted bits that follow the directory bits) << s | (slot - run.lo)
-// where s is the number of bits needed for a slot of the run. Directories have at most count/2 + 1 words,
-// so a table costs at most 6 bytes per key (4 for the entry, <= 2 for the directory), plus 16 bytes per
-// key for the fingerprint and id arrays.
+// where s is the number of bits needed for a slot of the run. Directories have at most count/8 + 1 words,
+// so a table costs at most 4.5 bytes per key (4 for the entry, <= 0.5 for the directory), plus 8 bytes per
+// key for the fingerprints and (unless the ids are dense, below) 8 for the ids.
 //
 // Inserts go to the buffer; when it outgrows kBufferMax it is merged into the delta run, and when the
 // delta outgrows 1/8 of the main run everything is merged into the main run (each merge is an O(count)
