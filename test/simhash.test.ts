@@ -192,6 +192,38 @@ test('index: close() while async work is pending is safe', async () => {
   fs.rmSync(path.join(os.tmpdir(), `nd-close-${process.pid}.simh`), { force: true });
 });
 
+test('index: a file written before the smaller directories (format 1, 2^6 buckets for 231 keys) opens and answers as brute force', () => {
+  // test/fixtures/formats/simhash-index-v1.simh: written by the addon of commit 5e6585c from
+  // ref.plantedSet(120, 1, 29n) with ids 1000 + 3i, blocks 4, distance 1 (directories of count/4 buckets,
+  // today's builds write count/16)
+  const fps = ref.plantedSet(120, 1, 29n);
+  const ids = fps.map((_, i) => BigInt(1000 + 3 * i));
+  const file = path.join(__dirname, 'fixtures', 'formats', 'simhash-index-v1.simh');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-simh-v1-'));
+  try {
+    const old = SimhashIndex.open(file);
+    const fresh = new SimhashIndex({ blocks: 4, distance: 1 });
+    fresh.insert(ids, fps);
+    fresh.saveSync(path.join(dir, 'new.simh'));
+    assert.ok(fs.statSync(path.join(dir, 'new.simh')).size < fs.statSync(file).size, 'the new file has smaller directories');
+    const reopened = SimhashIndex.open(path.join(dir, 'new.simh'));
+    const queries = fps.concat(ref.plantedSet(30, 1, 5n));
+    for (const q of queries) {
+      const want = fps.map((f, i) => (ref.distance(f, q) <= 1 ? ids[i] : -1n)).filter((x) => x >= 0n).sort((a, b) => (a < b ? -1 : 1));
+      assert.equal(Array.from(old.findAll(q)), want);
+      assert.equal(Array.from(reopened.findAll(q)), want);
+    }
+    // a mutation copies the mapped arrays; the old file's tables are rebuilt with the new directories
+    old.insert([1n], [fps[0]]);
+    assert.ok(Array.from(old.findAll(fps[0])).includes(1n));
+    old.close();
+    reopened.close();
+    fresh.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('index: save / open round trip, mutation after open, corrupt files', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-simhash-'));
   const file = path.join(dir, 'a.simh');

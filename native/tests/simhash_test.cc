@@ -108,6 +108,23 @@ TEST(layout_tables_and_params) {
       EXPECT_EQ(Dist(l.table(t).Permute(x), l.table(t).Permute(y)), Dist(x, y));
     }
   }
+  // PermutePrefix (lookups) gives Permute's top prefix_bits bits, for every valid (m, k).
+  for (uint32_t m = 1; m <= 64; m++) {
+    for (uint32_t k = 0; k < m && k <= kMaxDistance; k++) {
+      if (!ValidateParams(m, k).ok()) continue;
+      Layout lk(m, k);
+      std::mt19937_64 rng(m * 100 + k);
+      for (size_t t = 0; t < lk.tables(); t += 1 + lk.tables() / 50) {
+        const Table& tb = lk.table(t);
+        const uint32_t p = tb.prefix_bits;
+        for (int i = 0; i < 20; i++) {
+          const uint64_t x = rng();
+          const uint64_t full = tb.Permute(x), pre = tb.PermutePrefix(x);
+          EXPECT_EQ(p >= 64 ? full : full >> (64 - p), p >= 64 ? pre : pre >> (64 - p));
+        }
+      }
+    }
+  }
   EXPECT_EQ(PickBlocks(1000000, 3), 5u);
 }
 
@@ -397,6 +414,124 @@ TEST(index_matches_brute_force) {
     const IndexStats st = ix->Stats();
     EXPECT(st.table_bytes <= st.slots * 6 * st.tables + 64 * st.tables);
   }
+}
+
+// Ids 0..n-1 inserted in order keep no id array (the slot is the id): every path that leaves that state
+// (another id, compaction after removes, save/open) must answer as brute force does.
+TEST(index_dense_ids) {
+  const uint32_t params[][2] = {{6, 3}, {5, 3}, {3, 1}};
+  for (auto& mk : params) {
+    const uint32_t k = mk[1];
+    std::unique_ptr<Index> ix;
+    EXPECT(Index::Create(mk[0], k, &ix).ok());
+    const auto fps = MakeSet(1200, k, mk[0] * 11 + k);
+    std::vector<uint64_t> ids(fps.size());
+    for (size_t i = 0; i < ids.size(); i++) ids[i] = i;
+    std::vector<bool> live(fps.size(), false);
+    size_t at = 0;
+    for (size_t sz : {size_t{3}, size_t{500}, size_t{40}, ~size_t{0}}) {
+      sz = std::min(sz, fps.size() - at);
+      EXPECT(ix->Insert(ids.data() + at, fps.data() + at, sz, 2).ok());
+      for (size_t i = at; i < at + sz; i++) live[i] = true;
+      at += sz;
+    }
+    EXPECT_EQ(at, fps.size());
+    EXPECT_EQ(ix->Stats().entry_bytes, fps.size() * 8);  // no id array
+    std::vector<uint64_t> qs(fps.begin(), fps.begin() + 300);
+    for (size_t i = 0; i < 40; i++) qs.push_back(fps[i * 7] ^ (uint64_t{1} << (i % 64)) ^ (uint64_t{1} << ((i * 5) % 64)));
+    qs.push_back(0x0123456789abcdefull);
+    CheckIndex(*ix, fps, ids, live, qs, k);
+    // Batches (the pipelined path) agree with brute force.
+    auto check_batches = [&](const std::vector<uint64_t>& want_ids) {
+      std::vector<uint64_t> first;
+      std::vector<uint8_t> found;
+      EXPECT(ix->FindFirstBatch(qs.data(), qs.size(), 2, nullptr, &first, &found).ok());
+      std::vector<uint32_t> off;
+      std::vector<uint64_t> all;
+      EXPECT(ix->FindAllBatch(qs.data(), qs.size(), 2, nullptr, &off, &all).ok());
+      for (size_t qi = 0; qi < qs.size(); qi++) {
+        std::vector<uint64_t> want;
+        for (size_t i = 0; i < fps.size(); i++)
+          if (live[i] && Dist(fps[i], qs[qi]) <= static_cast<int>(k)) want.push_back(want_ids[i]);
+        std::sort(want.begin(), want.end());
+        EXPECT(std::vector<uint64_t>(all.begin() + off[qi], all.begin() + off[qi + 1]) == want);
+        EXPECT_EQ(found[qi] != 0, !want.empty());
+        if (found[qi]) EXPECT(std::binary_search(want.begin(), want.end(), first[qi]));
+      }
+    };
+    check_batches(ids);
+    // Removes while dense: tombstones, absent and repeated ids ignored.
+    std::vector<uint64_t> gone = {4, 4, 9, 100000, 1199};
+    size_t removed = 0;
+    EXPECT(ix->Remove(gone.data(), gone.size(), 2, &removed).ok());
+    EXPECT_EQ(removed, 3u);
+    live[4] = live[9] = live[1199] = false;
+    EXPECT(!ix->Contains(4) && ix->Contains(5) && !ix->Contains(fps.size()) && !ix->Contains(100000));
+    CheckIndex(*ix, fps, ids, live, qs, k);
+    // A removed dense id may come back, in a new slot (the index stops being dense).
+    const uint64_t back = 9;
+    EXPECT(ix->Insert(&back, &fps[9], 1, 1).ok());
+    live[9] = true;
+    EXPECT(ix->Contains(9));
+    EXPECT(!ix->Insert(&back, &fps[9], 1, 1).ok());  // now present
+    CheckIndex(*ix, fps, ids, live, qs, k);
+    check_batches(ids);
+    // Saved and reopened: the file holds the ids.
+    const std::string path = TempDir() + "/dense.simh";
+    EXPECT(ix->Save(path, 2).ok());
+    std::unique_ptr<Index> re;
+    EXPECT(Index::Open(path, true, &re).ok());
+    CheckIndex(*re, fps, ids, live, qs, k);
+    std::remove(path.c_str());
+  }
+  // Dense until compaction: removing over a quarter compacts, moving slots; the ids must stay put.
+  std::unique_ptr<Index> ix;
+  EXPECT(Index::Create(5, 3, &ix).ok());
+  const auto fps = MakeSet(1000, 3, 99);
+  std::vector<uint64_t> ids(fps.size());
+  for (size_t i = 0; i < ids.size(); i++) ids[i] = i;
+  EXPECT(ix->Insert(ids.data(), fps.data(), fps.size(), 2).ok());
+  std::vector<bool> live(fps.size(), true);
+  std::vector<uint64_t> gone;
+  for (size_t i = 0; i < fps.size(); i += 2) {
+    gone.push_back(i);
+    live[i] = false;
+  }
+  size_t removed = 0;
+  EXPECT(ix->Remove(gone.data(), gone.size(), 2, &removed).ok());
+  EXPECT_EQ(removed, gone.size());
+  EXPECT_EQ(ix->Stats().tombstones, 0u);  // compacted
+  std::vector<uint64_t> qs(fps.begin(), fps.begin() + 200);
+  CheckIndex(*ix, fps, ids, live, qs, 3);
+  EXPECT(ix->Contains(1) && !ix->Contains(0));
+  // Saved while dense: the file is the one of the same index built with a copy of the id array.
+  std::unique_ptr<Index> a, b;
+  EXPECT(Index::Create(6, 3, &a).ok());
+  EXPECT(Index::Create(6, 3, &b).ok());
+  EXPECT(a->Insert(ids.data(), fps.data(), fps.size(), 2).ok());
+  std::vector<uint64_t> rev(ids.rbegin(), ids.rend()), rfps(fps.rbegin(), fps.rend());
+  EXPECT(b->Insert(rev.data(), rfps.data(), 1, 1).ok());  // the last id first: b is not dense
+  EXPECT(b->Insert(ids.data(), fps.data(), fps.size() - 1, 2).ok());
+  EXPECT_EQ(a->Stats().entry_bytes * 2, b->Stats().entry_bytes);
+  const std::string pa = TempDir() + "/dense-a.simh", pb = TempDir() + "/dense-b.simh";
+  EXPECT(a->Save(pa, 2).ok());
+  EXPECT(b->Save(pb, 2).ok());
+  std::unique_ptr<Index> ra, rb;
+  EXPECT(Index::Open(pa, true, &ra).ok());
+  EXPECT(Index::Open(pb, true, &rb).ok());
+  std::vector<bool> all_live(fps.size(), true);
+  CheckIndex(*ra, fps, ids, all_live, qs, 3);
+  CheckIndex(*rb, fps, ids, all_live, qs, 3);
+  std::remove(pa.c_str());
+  std::remove(pb.c_str());
+  // Removing everything returns to the empty state, which takes dense ids again.
+  EXPECT(ix->Remove(ids.data(), ids.size(), 2, &removed).ok());
+  EXPECT_EQ(ix->Stats().size, 0u);
+  EXPECT(ix->Insert(ids.data(), fps.data(), 10, 1).ok());
+  EXPECT_EQ(ix->Stats().entry_bytes, 80u);
+  std::vector<bool> ten(fps.size(), false);
+  for (size_t i = 0; i < 10; i++) ten[i] = true;
+  CheckIndex(*ix, fps, ids, ten, qs, 3);
 }
 
 TEST(index_save_open_and_corruption) {

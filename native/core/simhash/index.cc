@@ -86,11 +86,12 @@ namespace {
 
 uint32_t SlotBits(uint64_t cnt) { return cnt <= 1 ? 0 : 64 - static_cast<uint32_t>(__builtin_clzll(cnt - 1)); }
 
-// Directory bits for a table of cnt entries with a p-bit prefix: at most cnt/2 buckets.
+// Directory bits for a table of cnt entries with a p-bit prefix: at most cnt/8 buckets (8..16 entries each,
+// one or two cache lines; the directory, 0.25..0.5 bytes per key, stays in the L2 cache while a run is built).
 uint32_t DirBits(uint64_t cnt, uint32_t p) {
   if (cnt < 16) return 0;
   const uint32_t lg = 63 - static_cast<uint32_t>(__builtin_clzll(cnt));
-  return std::min<uint32_t>({p, lg - 1, 30});
+  return std::min<uint32_t>({p, lg - 3, 30});
 }
 
 void InsertionSort(uint32_t* a, size_t n) {
@@ -114,7 +115,6 @@ Status Index::Create(uint32_t m, uint32_t k, std::unique_ptr<Index>* out) {
   Status s = ValidateParams(m, k);
   if (!s.ok()) return s;
   out->reset(new Index(m, k));
-  (*out)->idmap_ = std::make_unique<IdMap>();
   return Status::Ok();
 }
 
@@ -125,8 +125,16 @@ void Index::Materialize() {
   mapped_ = false;
 }
 
+void Index::Undense() {
+  if (!dense_) return;
+  ids_.resize(count_);
+  for (size_t i = 0; i < count_; i++) ids_[i] = i;
+  dense_ = false;
+}
+
 void Index::EnsureIdMap() {
   if (idmap_) return;
+  Undense();
   idmap_ = std::make_unique<IdMap>();
   idmap_->Reserve(count_ - dead_);
   const uint64_t* ids = Ids();
@@ -136,6 +144,7 @@ void Index::EnsureIdMap() {
 
 bool Index::Contains(uint64_t id) {
   std::unique_lock<std::shared_mutex> lock(mu_);
+  if (dense_) return id < count_ && Alive(static_cast<size_t>(id));
   EnsureIdMap();
   uint32_t slot;
   return idmap_->Find(id, &slot);
@@ -158,7 +167,7 @@ void Index::BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const {
     dbits[t] = DirBits(cnt, layout_.table(t).prefix_bits);
     off[t + 1] = off[t] + (uint64_t{1} << dbits[t]) + 1 + cnt;
   }
-  r.storage.assign(off[T], 0);
+  r.storage.Allocate(off[T]);
   r.bytes = off[T] * sizeof(uint32_t);
   r.t.resize(T);
   const uint64_t* f = Fps();
@@ -170,8 +179,9 @@ void Index::BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const {
       uint32_t* dir = r.storage.data() + off[t];
       uint32_t* ent = dir + (uint64_t{1} << d) + 1;
       const size_t nb = size_t{1} << d;
+      std::memset(dir, 0, (nb + 1) * sizeof(uint32_t));
       if (d > 0) {
-        for (uint64_t i = lo; i < hi; i++) dir[(tb.Permute(f[i]) >> (64 - d)) + 1]++;
+        for (uint64_t i = lo; i < hi; i++) dir[(tb.PermutePrefix(f[i]) >> (64 - d)) + 1]++;
       } else {
         dir[1] = static_cast<uint32_t>(cnt);
       }
@@ -198,7 +208,17 @@ void Index::BuildRun(uint32_t lo, uint32_t hi, size_t slots, Run* run) const {
 
 void Index::CompactLocked(size_t slots) {
   Materialize();
+  if (dead_ > 0 && dead_ == count_) {  // nothing left: back to the empty, dense state
+    fps_.clear();
+    ids_.clear();
+    fps_.shrink_to_fit();
+    ids_.shrink_to_fit();
+    count_ = dead_ = 0;
+    dense_ = true;
+    idmap_.reset();
+  }
   if (dead_ > 0) {
+    Undense();  // compaction moves slots: ids are no longer the slots
     size_t w = 0;
     for (size_t i = 0; i < count_; i++) {
       if (!Alive(i)) continue;
@@ -242,6 +262,17 @@ Status Index::Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t 
   if (n == 0) return Status::Ok();
   if (count_ + n >= UINT32_MAX)
     return Status(Code::kInvalidArgument, "an index holds at most 4294967294 entries (slots)");
+  bool dense = dense_ && !mapped_;
+  for (size_t i = 0; dense && i < n; i++) dense = ids[i] == count_ + i;
+  if (dense) {  // ids are the next slots: nothing to look up, nothing to store
+    fps_.insert(fps_.end(), fps, fps + n);
+    const size_t old = count_;
+    count_ += n;
+    alive_.resize((count_ + 63) / 64, 0);
+    for (size_t i = old; i < count_; i++) alive_[i >> 6] |= uint64_t{1} << (i & 63);
+    MergePolicy(slots);
+    return Status::Ok();
+  }
   EnsureIdMap();
   idmap_->Reserve(idmap_->size() + n);
   for (size_t i = 0; i < n; i++) {
@@ -268,11 +299,16 @@ Status Index::Insert(const uint64_t* ids, const uint64_t* fps, size_t n, size_t 
 
 Status Index::Remove(const uint64_t* ids, size_t n, size_t slots, size_t* removed) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  EnsureIdMap();
+  if (!dense_) EnsureIdMap();
   size_t r = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t slot;
-    if (!idmap_->Erase(ids[i], &slot)) continue;
+    if (dense_) {
+      if (ids[i] >= count_ || !Alive(static_cast<size_t>(ids[i]))) continue;
+      slot = static_cast<uint32_t>(ids[i]);
+    } else if (!idmap_->Erase(ids[i], &slot)) {
+      continue;
+    }
     alive_[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
     dead_++;
     r++;
@@ -282,69 +318,114 @@ Status Index::Remove(const uint64_t* ids, size_t n, size_t slots, size_t* remove
   return Status::Ok();
 }
 
+void Index::ProbeStart(const Run& run, uint64_t q, Probe* p) const {
+  const size_t T = layout_.tables();
+  for (size_t t = 0; t < T; t++) {
+    const RunTable& rt = run.t[t];
+    const uint64_t perm = layout_.table(t).PermutePrefix(q);
+    const uint32_t bucket = rt.d > 0 ? static_cast<uint32_t>(perm >> (64 - rt.d)) : 0;
+    p[t].perm = perm;
+    p[t].beg = bucket;
+    __builtin_prefetch(rt.dir + bucket);
+  }
+}
+
+void Index::ProbeRanges(const Run& run, Probe* p) const {
+  const size_t T = layout_.tables();
+  for (size_t t = 0; t < T; t++) {
+    const RunTable& rt = run.t[t];
+    const uint32_t bucket = p[t].beg;
+    p[t].beg = rt.dir[bucket];
+    p[t].end = rt.dir[bucket + 1];
+    if (p[t].beg != p[t].end) {
+      __builtin_prefetch(rt.ent + p[t].beg);
+      __builtin_prefetch(rt.ent + p[t].end - 1);  // a bucket may span two lines
+    }
+  }
+}
+
+// Scans table t of run for entries within the distance of q, from its bucket's range [beg, end).
+template <bool kAll>
+NEARDUP_INLINE bool Index::ScanTable(const Run& run, size_t t, uint64_t q, uint64_t perm, size_t beg, size_t end,
+                                     uint64_t* first, std::vector<uint32_t>* all) const {
+  if (beg == end) return false;
+  const uint64_t* f = Fps();
+  const uint32_t k = layout_.distance();
+  const uint32_t s = run.s, kw = 32 - s;
+  const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
+  const Table& tb = layout_.table(t);
+  const RunTable& rt = run.t[t];
+  const uint32_t pk = std::min(tb.prefix_bits - rt.d, kw);
+  uint64_t lowkey = 0, highkey = uint64_t{1} << 32;
+  if (pk > 0) {
+    const uint64_t q32 = ((perm << rt.d) >> (64 - kw)) << s;
+    const uint64_t span = uint64_t{1} << (32 - pk);
+    lowkey = q32 & ~(span - 1);
+    highkey = lowkey + span;
+    const uint32_t lk = static_cast<uint32_t>(lowkey);
+    if (end - beg > 64) {
+      beg = static_cast<size_t>(std::lower_bound(rt.ent + beg, rt.ent + end, lk) - rt.ent);
+    } else {  // a bucket's few entries: counted without branches (where the scan starts is unpredictable)
+      size_t below = 0;
+      for (size_t i = beg; i < end; i++) below += rt.ent[i] < lk;
+      beg += below;
+    }
+  }
+  for (size_t i = beg; i < end; i++) {
+    const uint32_t x = rt.ent[i];
+    if (x < lowkey) continue;
+    if (x >= highkey) break;
+    const size_t slot = run.lo + (x & smask);
+    const uint64_t diff = f[slot] ^ q;
+    if ((diff & tb.prefix_mask) != 0 || Pop(diff) > k || !Alive(slot)) continue;
+    if (!kAll) {
+      *first = IdAt(slot);
+      return true;
+    }
+    if (layout_.IsCanonical(t, diff)) all->push_back(static_cast<uint32_t>(slot));
+  }
+  return false;
+}
+
 template <bool kAll, bool kFast>
-NEARDUP_INLINE bool Index::Query(uint64_t q, uint64_t* first, std::vector<uint32_t>* all) const {
+NEARDUP_INLINE bool Index::Query(uint64_t q, const Probe* pre, uint64_t* first, std::vector<uint32_t>* all) const {
   const uint64_t* f = Fps();
   const uint32_t k = layout_.distance();
   const size_t T = layout_.tables();
   const Run* runs[2] = {&main_, &delta_};
   for (const Run* run : runs) {
     if (run->hi == run->lo) continue;
-    const uint32_t s = run->s, kw = 32 - s;
-    const uint32_t smask = s == 32 ? 0xffffffffu : ((1u << s) - 1);
+    if (pre != nullptr && run == &main_) {  // the batch pipeline has read the ranges already
+      for (size_t t = 0; t < T; t++)
+        if (ScanTable<kAll>(*run, t, q, pre[t].perm, pre[t].beg, pre[t].end, first, all)) return true;
+      continue;
+    }
     // Tables in chunks of kChunk: compute every bucket and prefetch its directory words, then read the
     // ranges and prefetch the entries, then scan. The cache misses of a chunk overlap instead of queueing.
     constexpr size_t kChunk = 16;
     for (size_t t0 = 0; t0 < T; t0 += kChunk) {
       const size_t t1 = std::min(T, t0 + kChunk);
-      uint64_t perms[kChunk];
-      size_t buckets[kChunk];
-      uint32_t begs[kChunk], ends[kChunk];
+      Probe p[kChunk];
       for (size_t t = t0; t < t1; t++) {
         const RunTable& rt = run->t[t];
-        const uint64_t perm = layout_.table(t).Permute(q);
-        const size_t bucket = rt.d > 0 ? static_cast<size_t>(perm >> (64 - rt.d)) : 0;
-        perms[t - t0] = perm;
-        buckets[t - t0] = bucket;
+        const uint64_t perm = layout_.table(t).PermutePrefix(q);
+        const uint32_t bucket = rt.d > 0 ? static_cast<uint32_t>(perm >> (64 - rt.d)) : 0;
+        p[t - t0].perm = perm;
+        p[t - t0].beg = bucket;
         __builtin_prefetch(rt.dir + bucket);
       }
       for (size_t t = t0; t < t1; t++) {
         const RunTable& rt = run->t[t];
-        begs[t - t0] = rt.dir[buckets[t - t0]];
-        ends[t - t0] = rt.dir[buckets[t - t0] + 1];
-        if (begs[t - t0] != ends[t - t0]) __builtin_prefetch(rt.ent + begs[t - t0]);
-      }
-      for (size_t t = t0; t < t1; t++) {
-        size_t beg = begs[t - t0];
-        const size_t end = ends[t - t0];
-        if (beg == end) continue;
-        const Table& tb = layout_.table(t);
-        const RunTable& rt = run->t[t];
-        const uint64_t perm = perms[t - t0];
-        const uint32_t pk = std::min(tb.prefix_bits - rt.d, kw);
-        uint64_t lowkey = 0, highkey = uint64_t{1} << 32;
-        if (pk > 0) {
-          const uint64_t q32 = ((perm << rt.d) >> (64 - kw)) << s;
-          const uint64_t span = uint64_t{1} << (32 - pk);
-          lowkey = q32 & ~(span - 1);
-          highkey = lowkey + span;
-          if (end - beg > 16)
-            beg = static_cast<size_t>(std::lower_bound(rt.ent + beg, rt.ent + end, static_cast<uint32_t>(lowkey)) - rt.ent);
-        }
-        for (size_t i = beg; i < end; i++) {
-          const uint32_t x = rt.ent[i];
-          if (x < lowkey) continue;
-          if (x >= highkey) break;
-          const size_t slot = run->lo + (x & smask);
-          const uint64_t diff = f[slot] ^ q;
-          if ((diff & tb.prefix_mask) != 0 || Pop(diff) > k || !Alive(slot)) continue;
-          if (!kAll) {
-            *first = Ids()[slot];
-            return true;
-          }
-          if (layout_.IsCanonical(t, diff)) all->push_back(static_cast<uint32_t>(slot));
+        const uint32_t bucket = p[t - t0].beg;
+        p[t - t0].beg = rt.dir[bucket];
+        p[t - t0].end = rt.dir[bucket + 1];
+        if (p[t - t0].beg != p[t - t0].end) {
+          __builtin_prefetch(rt.ent + p[t - t0].beg);
+          __builtin_prefetch(rt.ent + p[t - t0].end - 1);
         }
       }
+      for (size_t t = t0; t < t1; t++)
+        if (ScanTable<kAll>(*run, t, q, p[t - t0].perm, p[t - t0].beg, p[t - t0].end, first, all)) return true;
     }
   }
   // The buffer: newest entries, scanned directly.
@@ -354,7 +435,7 @@ NEARDUP_INLINE bool Index::Query(uint64_t q, uint64_t* first, std::vector<uint32
     const size_t slot = b + i;
     if (hit || !Alive(slot)) return;
     if (!kAll) {
-      *first = Ids()[slot];
+      *first = IdAt(slot);
       hit = true;
     } else {
       all->push_back(static_cast<uint32_t>(slot));
@@ -368,27 +449,47 @@ NEARDUP_INLINE bool Index::Query(uint64_t q, uint64_t* first, std::vector<uint32
   return hit || (kAll && !all->empty());
 }
 
-NEARDUP_SIMHASH_FAST bool Index::QueryFast(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const {
-  return all ? Query<true, true>(q, first, out) : Query<false, true>(q, first, out);
+NEARDUP_SIMHASH_FAST bool Index::QueryFast(bool all, uint64_t q, const Probe* pre, uint64_t* first,
+                                           std::vector<uint32_t>* out) const {
+  return all ? Query<true, true>(q, pre, first, out) : Query<false, true>(q, pre, first, out);
 }
 
-bool Index::QueryDispatch(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const {
-  if (UseFast()) return QueryFast(all, q, first, out);
-  return all ? Query<true, false>(q, first, out) : Query<false, false>(q, first, out);
+bool Index::QueryDispatch(bool all, uint64_t q, const Probe* pre, uint64_t* first, std::vector<uint32_t>* out) const {
+  if (UseFast()) return QueryFast(all, q, pre, first, out);
+  return all ? Query<true, false>(q, pre, first, out) : Query<false, false>(q, pre, first, out);
+}
+
+// Queries [b, e) of q through a software pipeline over the main run: query i + 2D has its buckets computed
+// and directory words prefetched, query i + D its ranges read and entries prefetched, query i is scanned.
+// The misses of several queries overlap (one query's tables alone cannot keep enough of them in flight).
+template <typename Fn>
+void Index::Pipelined(const uint64_t* q, size_t b, size_t e, std::vector<Probe>* ring, Fn&& fn) const {
+  constexpr size_t D = kPipelineDistance, R = 4 * D;  // R: a power of two > 2D
+  const size_t T = layout_.tables();
+  if (main_.hi == main_.lo) {
+    for (size_t i = b; i < e; i++) fn(i, nullptr);
+    return;
+  }
+  ring->resize(R * T);
+  Probe* base = ring->data();
+  for (size_t j = b; j < e + 2 * D; j++) {
+    if (j < e) ProbeStart(main_, q[j], base + (j % R) * T);
+    if (j >= b + D && j - D < e) ProbeRanges(main_, base + ((j - D) % R) * T);
+    if (j >= b + 2 * D) fn(j - 2 * D, base + ((j - 2 * D) % R) * T);
+  }
 }
 
 bool Index::FindFirst(uint64_t q, uint64_t* id) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return QueryDispatch(false, q, id, nullptr);
+  return QueryDispatch(false, q, nullptr, id, nullptr);
 }
 
 void Index::FindAll(uint64_t q, std::vector<uint64_t>* ids) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<uint32_t> slots;
   ids->clear();
-  QueryDispatch(true, q, nullptr, &slots);
-  const uint64_t* all = Ids();
-  for (uint32_t s : slots) ids->push_back(all[s]);
+  QueryDispatch(true, q, nullptr, nullptr, &slots);
+  for (uint32_t s : slots) ids->push_back(IdAt(s));
   std::sort(ids->begin(), ids->end());
 }
 
@@ -400,7 +501,10 @@ Status Index::FindFirstBatch(const uint64_t* q, size_t n, size_t slots, const st
   parallel::ParallelFor(
       n, 4096, std::max<size_t>(1, slots),
       [&](size_t b, size_t e, size_t) {
-        for (size_t i = b; i < e; i++) (*found)[i] = QueryDispatch(false, q[i], &(*ids)[i], nullptr) ? 1 : 0;
+        std::vector<Probe> ring;
+        Pipelined(q, b, e, &ring, [&](size_t i, const Probe* pre) {
+          (*found)[i] = QueryDispatch(false, q[i], pre, &(*ids)[i], nullptr) ? 1 : 0;
+        });
       },
       stop);
   if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
@@ -414,20 +518,20 @@ Status Index::FindAllBatch(const uint64_t* q, size_t n, size_t slots, const std:
   const size_t chunks = (n + grain - 1) / grain;
   std::vector<std::vector<uint64_t>> parts(chunks);
   offsets->assign(n + 1, 0);
-  const uint64_t* all = Ids();
   parallel::ParallelFor(
       n, grain, std::max<size_t>(1, slots),
       [&](size_t b, size_t e, size_t) {
         std::vector<uint32_t> found;
+        std::vector<Probe> ring;
         std::vector<uint64_t>& out = parts[b / grain];
-        for (size_t i = b; i < e; i++) {
+        Pipelined(q, b, e, &ring, [&](size_t i, const Probe* pre) {
           found.clear();
-          QueryDispatch(true, q[i], nullptr, &found);
+          QueryDispatch(true, q[i], pre, nullptr, &found);
           const size_t at = out.size();
-          for (uint32_t s : found) out.push_back(all[s]);
+          for (uint32_t s : found) out.push_back(IdAt(s));
           std::sort(out.begin() + at, out.end());
           (*offsets)[i + 1] = static_cast<uint32_t>(found.size());
-        }
+        });
       },
       stop);
   if (stop != nullptr && stop->load()) return Status(Code::kCancelled, "cancelled");
@@ -449,7 +553,7 @@ IndexStats Index::Stats() const {
   s.tombstones = dead_;
   s.buffered = count_ - delta_.hi;
   s.table_bytes = main_.bytes + delta_.bytes;
-  s.entry_bytes = count_ * 16;
+  s.entry_bytes = count_ * (dense_ ? 8 : 16);
   s.tables = static_cast<uint32_t>(layout_.tables());
   s.mapped = mapped_;
   return s;
@@ -501,7 +605,16 @@ Status Index::Save(const std::string& path, size_t slots) {
   StoreLe32(head + 20, main_.s);
   if (!(st = w.Write(head, sizeof head)).ok()) return st;
   if (!(st = w.Write(Fps(), count_ * 8)).ok()) return st;
-  if (!(st = w.Write(Ids(), count_ * 8)).ok()) return st;
+  if (dense_) {  // the ids are the slots: written in blocks
+    uint64_t block[4096];
+    for (size_t at = 0; at < count_; at += 4096) {
+      const size_t len = std::min<size_t>(4096, count_ - at);
+      for (size_t i = 0; i < len; i++) StoreLe64(reinterpret_cast<uint8_t*>(block + i), at + i);
+      if (!(st = w.Write(block, len * 8)).ok()) return st;
+    }
+  } else if (!(st = w.Write(Ids(), count_ * 8)).ok()) {
+    return st;
+  }
   for (size_t t = 0; t < layout_.tables(); t++) {
     const uint32_t d = count_ > 0 ? main_.t[t].d : 0;
     uint8_t th[8] = {0};
@@ -611,6 +724,7 @@ Status Index::OpenBytes(const uint8_t* data, size_t size, const std::string& pat
   if (at != end) return corrupt(at, std::to_string(end - at) + " unexpected bytes after the last table");
   ix->count_ = count;
   ix->mapped_ = true;
+  ix->dense_ = false;
   ix->alive_.assign((count + 63) / 64, ~uint64_t{0});
   ix->delta_.lo = ix->delta_.hi = static_cast<uint32_t>(count);
   *out = std::move(ix);

@@ -5,9 +5,9 @@
 // buffer that queries scan directly. A run has, per table, a flat array of 32-bit entries sorted by the
 // table's permuted fingerprint and a directory over its leading d bits (O(1) range lookup):
 //   entry = (the 32-s permuted bits that follow the directory bits) << s | (slot - run.lo)
-// where s is the number of bits needed for a slot of the run. Directories have at most count/2 + 1 words,
-// so a table costs at most 6 bytes per key (4 for the entry, <= 2 for the directory), plus 16 bytes per
-// key for the fingerprint and id arrays.
+// where s is the number of bits needed for a slot of the run. Directories have at most count/8 + 1 words,
+// so a table costs at most 4.5 bytes per key (4 for the entry, <= 0.5 for the directory), plus 8 bytes per
+// key for the fingerprints and (unless the ids are dense, below) 8 for the ids.
 //
 // Inserts go to the buffer; when it outgrows kBufferMax it is merged into the delta run, and when the
 // delta outgrows 1/8 of the main run everything is merged into the main run (each merge is an O(count)
@@ -15,7 +15,9 @@
 // tombstones exceed a quarter of the slots (or on Compact / Save).
 //
 // Thread safety: queries take a shared lock, mutations an exclusive one; any number of threads may query
-// at once. An index opened from a file answers from the memory map until the first mutation copies the
+// at once. While the ids are the slots (0..n-1 inserted in order, as simhashFindAll's default ids), the
+// index keeps no id array and no id map (8 + ~24 bytes per key less); the first other id writes both.
+// An index opened from a file answers from the memory map until the first mutation copies the
 // fingerprint and id arrays (the mapped tables stay in use until the next merge).
 #pragma once
 #include <atomic>
@@ -28,6 +30,7 @@
 
 #include "io/file.h"
 #include "simhash/layout.h"
+#include "util/raw_buffer.h"
 #include "util/status.h"
 
 namespace neardup {
@@ -93,13 +96,21 @@ class Index {
   struct Run {
     uint32_t lo = 0, hi = 0, s = 0;
     std::vector<RunTable> t;
-    std::vector<uint32_t> storage;  // empty when the tables point into the file map
+    // Empty when the tables point into the file map. Not zero-filled (each table's directory is cleared
+    // before its counts); large runs ask for transparent huge pages: a lookup's reads land anywhere in
+    // ~5 bytes x tables x keys, and with 4 KiB pages nearly every one of them also missed the TLB.
+    RawBuffer<uint32_t> storage;
     uint64_t bytes = 0;
   };
 
   explicit Index(uint32_t blocks, uint32_t distance);
   const uint64_t* Fps() const { return mapped_ ? map_fps_ : fps_.data(); }
   const uint64_t* Ids() const { return mapped_ ? map_ids_ : ids_.data(); }
+  // The id of a slot. While dense_ (every id so far equal to its slot: ids 0..n-1 inserted in order, none
+  // compacted away) no id array or id map is kept: the slot is the id.
+  uint64_t IdAt(size_t slot) const { return dense_ ? slot : Ids()[slot]; }
+  // Leaves the dense state: writes the id array (0..count-1) the other paths read.
+  void Undense();
   bool Alive(size_t slot) const { return (alive_[slot >> 6] >> (slot & 63)) & 1; }
   void Materialize();
   void EnsureIdMap();
@@ -109,18 +120,35 @@ class Index {
   void RebuildMain(size_t slots);
   void MergePolicy(size_t slots);
 
+  // One table's lookup of one query: the permuted query and its bucket's entry range [beg, end) (beg holds
+  // the bucket between ProbeStart and ProbeRanges).
+  struct Probe {
+    uint64_t perm;
+    uint32_t beg, end;
+  };
+  static constexpr size_t kPipelineDistance = 8;  // queries between the stages of the batch pipeline
+  void ProbeStart(const Run& run, uint64_t q, Probe* p) const;
+  void ProbeRanges(const Run& run, Probe* p) const;
+  template <typename Fn>
+  void Pipelined(const uint64_t* q, size_t b, size_t e, std::vector<Probe>* ring, Fn&& fn) const;
+  template <bool kAll>
+  bool ScanTable(const Run& run, size_t t, uint64_t q, uint64_t perm, size_t beg, size_t end, uint64_t* first,
+                 std::vector<uint32_t>* all) const;
+  // pre: the main run's probes of q with their ranges read (the batch pipeline), or null.
   template <bool kAll, bool kFast>
-  bool Query(uint64_t q, uint64_t* first, std::vector<uint32_t>* all) const;
-  bool QueryDispatch(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const;
-  bool QueryFast(bool all, uint64_t q, uint64_t* first, std::vector<uint32_t>* out) const;
+  bool Query(uint64_t q, const Probe* pre, uint64_t* first, std::vector<uint32_t>* all) const;
+  bool QueryDispatch(bool all, uint64_t q, const Probe* pre, uint64_t* first, std::vector<uint32_t>* out) const;
+  bool QueryFast(bool all, uint64_t q, const Probe* pre, uint64_t* first, std::vector<uint32_t>* out) const;
 
   Layout layout_;
   mutable std::shared_mutex mu_;
   size_t count_ = 0, dead_ = 0;
-  std::vector<uint64_t> fps_, ids_, alive_;
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> fps_;  // read at random by every lookup
+  std::vector<uint64_t> ids_, alive_;
   const uint64_t* map_fps_ = nullptr;
   const uint64_t* map_ids_ = nullptr;
   bool mapped_ = false;
+  bool dense_ = true;
   std::unique_ptr<io::MappedFile> map_;
   Run main_, delta_;
   std::unique_ptr<IdMap> idmap_;

@@ -87,6 +87,11 @@ Layout::Layout(uint32_t m, uint32_t k) : m_(m), k_(k) {
       }
       t.moves.push_back({static_cast<uint8_t>(lo[b]), static_cast<uint8_t>(top), mask});
     }
+    // Moves are in descending destination order: the leading ones reaching into the top prefix_bits bits.
+    while (t.prefix_moves < t.moves.size() &&
+           t.moves[t.prefix_moves].dst + static_cast<uint32_t>(__builtin_popcountll(t.moves[t.prefix_moves].mask)) >
+               64 - t.prefix_bits)
+      t.prefix_moves++;
     tables_.push_back(std::move(t));
     // Next combination in lexicographic order.
     int i = static_cast<int>(c) - 1;

@@ -41,10 +41,17 @@ struct Table {
     uint64_t mask;
   };
   std::vector<Move> moves;
+  uint32_t prefix_moves = 0;  // the leading moves that fill the top prefix_bits bits
 
   uint64_t Permute(uint64_t x) const {
     uint64_t out = 0;
     for (const Move& mv : moves) out |= ((x >> mv.src) & mv.mask) << mv.dst;
+    return out;
+  }
+  // Permute's top prefix_bits bits (the bits below them are unspecified): all a lookup needs.
+  uint64_t PermutePrefix(uint64_t x) const {
+    uint64_t out = 0;
+    for (uint32_t i = 0; i < prefix_moves; i++) out |= ((x >> moves[i].src) & moves[i].mask) << moves[i].dst;
     return out;
   }
 };
