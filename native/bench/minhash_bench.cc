@@ -70,17 +70,16 @@ int main(int argc, char** argv) {
     std::shared_ptr<const Plan> plan;
     if (!Plan::Create(cfg, &plan).ok()) return 1;
     Signer s(plan);
-    std::vector<uint32_t> sig(plan->k());
+    std::vector<uint32_t> sig(plan->k()), all(n * plan->k());
     std::vector<double> times;
     uint64_t check = 0;
     for (int r = 0; r < repeats; r++) {
-      check = 0;
+      // Only the signing is timed; the checksum is taken after.
       const double t0 = Now();
-      for (size_t i = 0; i < n; i++) {
-        s.Sign(base + off[i], off[i + 1] - off[i], sig.data());
-        for (size_t j = 0; j < sig.size(); j++) check = fast64::Mix64(check ^ sig[j]);
-      }
+      for (size_t i = 0; i < n; i++) s.Sign(base + off[i], off[i + 1] - off[i], all.data() + i * plan->k());
       times.push_back(Now() - t0);
+      check = 0;
+      for (uint32_t v : all) check = fast64::Mix64(check ^ v);
     }
     const double med = Median(times);
     std::printf("| %s | %.3f | %.0f | %.1f | %016llx |\n", c.name, med, n / med, mb / med,

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "check.h"
@@ -67,6 +69,29 @@ TEST(murmur3_multi_seed_matches_scalar) {
       if (h < minref[i]) minref[i] = h;
     }
     EXPECT(mins == minref);
+  }
+}
+
+TEST(murmur3_multi_key_min_matches_scalar) {
+  // Keys of every length 0..69 (0 to 17 blocks, every tail), in batches, seeds past a multiple of 16 and 32.
+  std::mt19937 rng(11);
+  std::vector<std::string> keys;
+  for (size_t len = 0; len < 70; len++) {
+    std::string k(len, '\0');
+    for (auto& c : k) c = static_cast<char>(rng());
+    keys.push_back(k);
+  }
+  for (size_t count : {1, 7, 16, 31, 32, 33, 800, 803}) {
+    for (size_t n : {0, 1, 5, 70}) {
+      std::vector<std::string_view> v;
+      for (size_t j = 0; j < n; j++) v.push_back(keys[(j * 37 + count) % keys.size()]);
+      std::vector<uint32_t> mins(count), ref(count), scratch;
+      for (size_t i = 0; i < count; i++) mins[i] = ref[i] = rng() | (i % 3 == 0 ? 0xFFFF0000u : 0u);
+      Murmur3_x86_32_MinSeqMany(v.data(), n, 0xFFFFFFF0u, count, mins.data(), &scratch);
+      for (size_t i = 0; i < count; i++)
+        for (const auto& k : v) ref[i] = std::min(ref[i], Murmur3_x86_32(k.data(), k.size(), static_cast<uint32_t>(0xFFFFFFF0u + i)));
+      EXPECT(mins == ref);
+    }
   }
 }
 

@@ -107,6 +107,21 @@ TEST(datasketch_kernel_rare_correction) {
     EXPECT(x == y);
     EXPECT_EQ(y[0], 7u);
   }
+  // x = 2^64 - 8: y = (x & p) + 7 = p exactly, value 0, while the low bits of x + (x >> 61) are 2^32 - 1 (the
+  // largest, not the smallest): a kernel that only watched small minima would keep 2^32 - 1.
+  for (size_t k : {8, 16, 24}) {
+    std::vector<uint64_t> a(k, 1), b(k, ~uint64_t(0) - 15);
+    const uint32_t h[2] = {8, 123456};
+    std::vector<uint32_t> x(k), y(k);
+    DatasketchMin(h, 1, a.data(), b.data(), k, x.data());
+    DatasketchMinPortable(h, 1, a.data(), b.data(), k, y.data());
+    EXPECT(x == y);
+    EXPECT_EQ(y[0], 0u);
+    DatasketchMin(h, 2, a.data(), b.data(), k, x.data());
+    DatasketchMinPortable(h, 2, a.data(), b.data(), k, y.data());
+    EXPECT(x == y);
+    EXPECT_EQ(y[0], 0u);
+  }
 }
 
 static std::vector<uint8_t> ReadBytes(const std::string& path) {

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 namespace neardup {
 
@@ -21,5 +23,11 @@ void Murmur3_x86_32_Seeds(const void* key, size_t len, const uint32_t* seeds, si
 // doubri-style signatures, seeds first_seed..first_seed+count-1.
 void Murmur3_x86_32_MinSeq(const void* key, size_t len, uint32_t first_seed, size_t count, uint32_t* out,
                            uint32_t* mixed);
+
+// The same update for many keys at once: out[i] = min(out[i], min over j of Murmur3_x86_32(keys[j], first_seed + i)).
+// With AVX-512 the seeds run outer (32 per pair of registers, kept there) and the keys inner; `scratch` holds
+// the keys' mixed blocks (grown as needed).
+void Murmur3_x86_32_MinSeqMany(const std::string_view* keys, size_t n, uint32_t first_seed, size_t count,
+                               uint32_t* out, std::vector<uint32_t>* scratch);
 
 }  // namespace neardup

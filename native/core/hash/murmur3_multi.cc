@@ -1,7 +1,9 @@
 // Multi-seed MurmurHash3_x86_32. h starts at the seed; every block step is h = rotl(h ^ k, 13) * 5 + c with
 // k independent of the seed, so the mixed blocks are computed once and the seed-dependent steps run in
 // SIMD lanes.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "hash/murmur3.h"
 #include "util/cpu.h"
@@ -101,6 +103,68 @@ NEARDUP_TARGET_AVX2 void MinSeqAvx2(const uint32_t* mixed, size_t nblocks, uint3
     if (h < out[i]) out[i] = h;
   }
 }
+
+// Many keys, seeds first_seed.. in 16 lanes, the seeds outer and the keys inner: the minima of 32 seeds stay
+// in two registers while every key of the batch passes (no load/store of out per key), and the first
+// rotation is hoisted: rotl(seed ^ m, 13) = rotl(seed, 13) ^ rotl(m, 13), with rotl(m, 13) prepared per key.
+// keys: per key {first mixed word, blocks, tail_k ^ len}, mixed words with the first already rotated.
+// GCC 12 warns about its own _mm512 intrinsics' undefined-value helpers here (a known false positive).
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f"))) inline __m512i Key16(__m512i rs, const uint32_t* w, uint32_t nb, uint32_t tl) {
+  const __m512i c = _mm512_set1_epi32(static_cast<int>(0xe6546b64u));
+  __m512i h;
+  if (nb == 0) {
+    h = _mm512_rol_epi32(rs, 19);  // undo the hoisted rotation: h is the seed itself
+  } else {
+    h = _mm512_xor_si512(rs, _mm512_set1_epi32(static_cast<int>(w[0])));
+    h = _mm512_add_epi32(_mm512_add_epi32(h, _mm512_slli_epi32(h, 2)), c);
+    for (uint32_t b = 1; b < nb; b++) {
+      h = _mm512_rol_epi32(_mm512_xor_si512(h, _mm512_set1_epi32(static_cast<int>(w[b]))), 13);
+      h = _mm512_add_epi32(_mm512_add_epi32(h, _mm512_slli_epi32(h, 2)), c);
+    }
+  }
+  h = _mm512_xor_si512(h, _mm512_set1_epi32(static_cast<int>(tl)));
+  h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+  h = _mm512_mullo_epi32(h, _mm512_set1_epi32(static_cast<int>(0x85ebca6bu)));
+  h = _mm512_xor_si512(h, _mm512_srli_epi32(h, 13));
+  h = _mm512_mullo_epi32(h, _mm512_set1_epi32(static_cast<int>(0xc2b2ae35u)));
+  return _mm512_xor_si512(h, _mm512_srli_epi32(h, 16));
+}
+
+__attribute__((target("avx512f"))) void MinSeqManyAvx512(const uint32_t* keys, size_t n, const uint32_t* words,
+                                                       uint32_t first_seed, size_t count, uint32_t* out) {
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  size_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m512i s0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_seed + i)), lane);
+    const __m512i s1 = _mm512_add_epi32(s0, _mm512_set1_epi32(16));
+    const __m512i r0 = _mm512_rol_epi32(s0, 13), r1 = _mm512_rol_epi32(s1, 13);
+    __m512i m0 = _mm512_loadu_si512(out + i), m1 = _mm512_loadu_si512(out + i + 16);
+    for (size_t j = 0; j < n; j++) {
+      const uint32_t* k = keys + 3 * j;
+      const uint32_t* w = words + k[0];
+      m0 = _mm512_min_epu32(m0, Key16(r0, w, k[1], k[2]));
+      m1 = _mm512_min_epu32(m1, Key16(r1, w, k[1], k[2]));
+    }
+    _mm512_storeu_si512(out + i, m0);
+    _mm512_storeu_si512(out + i + 16, m1);
+  }
+  for (; i < count; i += 16) {
+    const __mmask16 live = count - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (count - i)) - 1);
+    const __m512i s0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(first_seed + i)), lane);
+    const __m512i r0 = _mm512_rol_epi32(s0, 13);
+    __m512i m0 = _mm512_maskz_loadu_epi32(live, out + i);
+    for (size_t j = 0; j < n; j++) {
+      const uint32_t* k = keys + 3 * j;
+      m0 = _mm512_min_epu32(m0, Key16(r0, words + k[0], k[1], k[2]));
+    }
+    _mm512_mask_storeu_epi32(out + i, live, m0);
+  }
+}
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace
@@ -128,6 +192,37 @@ void Murmur3_x86_32_MinSeq(const void* key, size_t len, uint32_t first_seed, siz
     uint32_t h = FinishOne(first_seed + static_cast<uint32_t>(i), mixed, nblocks, tail_k, len32);
     if (h < out[i]) out[i] = h;
   }
+}
+
+
+void Murmur3_x86_32_MinSeqMany(const std::string_view* keys, size_t n, uint32_t first_seed, size_t count,
+                               uint32_t* out, std::vector<uint32_t>* scratch) {
+#if NEARDUP_X86_DISPATCH
+  if (Cpu().avx512f) {
+    // keys: 3 words each, then the mixed words of every key (the first of each pre-rotated by 13).
+    size_t words = 0;
+    for (size_t j = 0; j < n; j++) words += keys[j].size() / 4;
+    scratch->resize(3 * n + words);
+    uint32_t* meta = scratch->data();
+    uint32_t* w = meta + 3 * n;
+    size_t at = 0;
+    for (size_t j = 0; j < n; j++) {
+      uint32_t tail_k;
+      const size_t nb = PrepareBlocks(reinterpret_cast<const uint8_t*>(keys[j].data()), keys[j].size(), w + at, &tail_k);
+      if (nb > 0) w[at] = Rotl32(w[at], 13);
+      meta[3 * j] = static_cast<uint32_t>(at);
+      meta[3 * j + 1] = static_cast<uint32_t>(nb);
+      meta[3 * j + 2] = tail_k ^ static_cast<uint32_t>(keys[j].size());
+      at += nb;
+    }
+    return MinSeqManyAvx512(meta, n, w, first_seed, count, out);
+  }
+#endif
+  size_t most = 0;
+  for (size_t j = 0; j < n; j++) most = std::max(most, keys[j].size() / 4 + 1);
+  if (scratch->size() < most) scratch->resize(most);
+  for (size_t j = 0; j < n; j++)
+    Murmur3_x86_32_MinSeq(keys[j].data(), keys[j].size(), first_seed, count, out, scratch->data());
 }
 
 }  // namespace neardup

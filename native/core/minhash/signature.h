@@ -41,14 +41,26 @@ class Signer {
   void SignPrepared(uint32_t* out);
   // Fills distinct_ with the indexes of the distinct shingles among shingler_[begin, end).
   size_t CollectDistinct(size_t begin, size_t end);
+  // The same for fixed-width shingles of <= 7 bytes, where being exact is not needed (a minimum ignores
+  // repeats): every distinct shingle is kept, and the repeats a small direct-mapped table remembers are
+  // dropped. Branch-free and cache-resident; fills distinct_ and returns its size.
+  size_t CollectDistinctLossy(size_t begin, size_t end);
   void DoubriOne(std::string_view s, uint32_t* out);
 
   std::shared_ptr<const Plan> plan_;
   Shingler shingler_;
   std::vector<uint32_t> distinct_;
-  std::vector<uint64_t> set_hash_;
-  std::vector<uint32_t> set_idx_, set_stamp_;
+  // The distinct-shingle set: open addressing, one 16-byte slot per probe (a slot is in use for the current
+  // window iff gen == gen_). key: the shingle's bytes (fixed-width ASCII shingles of <= 8 bytes, compared
+  // exactly) or a 64-bit hash of it (compared, then the shingles themselves).
+  struct DistinctSlot {
+    uint64_t key;
+    uint32_t idx, gen;
+  };
+  std::vector<DistinctSlot> set_;
   uint32_t gen_ = 0;
+  std::vector<uint64_t> recent_;  // CollectDistinctLossy: shingle bytes | window tag << 56 (0 = empty)
+  uint32_t recent_tag_ = 0;
   std::vector<uint32_t> mixed_;     // doubri-v1: Murmur3 block scratch
   std::vector<uint32_t> h32_;       // datasketch: shingle hashes
   std::vector<uint32_t> window_min_;  // datasketch, a huge document: one window's minima
