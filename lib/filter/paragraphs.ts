@@ -57,7 +57,7 @@ export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
    * valid until `into` is reused), so a stream of pushes allocates no new output buffers; `options.flags:
    * false` returns empty flags. Both bound the memory of a long stream (docs/memory.md).
    */
-  async pushVertical(chunk: Uint8Array | string, final = false, options: VerticalPushOptions = {}): Promise<VerticalChunkResult> {
+  pushVertical(chunk: Uint8Array | string, final = false, options: VerticalPushOptions = {}): Promise<VerticalChunkResult> {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     this.live();
     // Validate now (a TypeError/RangeError for the caller), run in order.
@@ -66,9 +66,10 @@ export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
       throw invalidArgument(RangeError, 'A chunk that is not final must end with a newline (split input at line boundaries)');
     optionsObject(options);
     if (options.into !== undefined && !(options.into instanceof Uint8Array)) throw invalidArgument(TypeError, "Expected option 'into' to be a Uint8Array");
-    const r = await this.enqueue((h) => h.pushVertical(bytes, final, { into: options.into, flags: options.flags ?? true }));
-    const text = Buffer.isBuffer(r.text) ? r.text : Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength);
-    return { flags: r.flags, text };
+    return this.enqueue((h) => h.pushVertical(bytes, final, { into: options.into, flags: options.flags ?? true })).then((r) => ({
+      flags: r.flags,
+      text: Buffer.isBuffer(r.text) ? r.text : Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength),
+    }));
   }
 
   /** Deduplicates documents given as arrays of paragraph texts (tokens: whitespace-separated words). */
