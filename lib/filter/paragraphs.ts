@@ -19,6 +19,13 @@ export interface VerticalChunkResult {
   text: Buffer;
 }
 
+export interface VerticalPushOptions {
+  /** Write the text into this buffer when it fits (the result's text is a view of it). */
+  into?: Uint8Array;
+  /** false: return no per-line flags (default true). */
+  flags?: boolean;
+}
+
 export interface ParagraphResult {
   /** Per document: per paragraph, true when it is a duplicate (to be removed). */
   duplicate: boolean[][];
@@ -46,15 +53,23 @@ export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
   /**
    * Feeds vertical text. Every chunk but the last must end with '\n'; pass final = true with the last one
    * (possibly empty). Returns the flags of the lines whose documents were completed.
+   * `options.into`: a buffer the text is written into when it fits (the result's text is then a view of it,
+   * valid until `into` is reused), so a stream of pushes allocates no new output buffers; `options.flags:
+   * false` returns empty flags. Both bound the memory of a long stream (docs/memory.md).
    */
-  pushVertical(chunk: Uint8Array | string, final = false): Promise<VerticalChunkResult> {
+  pushVertical(chunk: Uint8Array | string, final = false, options: VerticalPushOptions = {}): Promise<VerticalChunkResult> {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     this.live();
     // Validate now (a TypeError/RangeError for the caller), run in order.
     if (!(bytes instanceof Uint8Array)) throw invalidArgument(TypeError, 'Expected a Uint8Array or a string of vertical text');
     if (!final && bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== 0x0a)
       throw invalidArgument(RangeError, 'A chunk that is not final must end with a newline (split input at line boundaries)');
-    return this.enqueue((h) => h.pushVertical(bytes, final));
+    optionsObject(options);
+    if (options.into !== undefined && !(options.into instanceof Uint8Array)) throw invalidArgument(TypeError, "Expected option 'into' to be a Uint8Array");
+    return this.enqueue((h) => h.pushVertical(bytes, final, { into: options.into, flags: options.flags ?? true })).then((r) => ({
+      flags: r.flags,
+      text: Buffer.isBuffer(r.text) ? r.text : Buffer.from(r.text.buffer, r.text.byteOffset, r.text.byteLength),
+    }));
   }
 
   /** Deduplicates documents given as arrays of paragraph texts (tokens: whitespace-separated words). */

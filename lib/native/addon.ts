@@ -247,7 +247,8 @@ export type NativeParagraphFilterOptions = ParagraphFilterOptions;
 export type NativeParagraphFilterStats = ParagraphFilterStats;
 
 export interface NativeParagraphFilter {
-  pushVertical(chunk: Uint8Array, final: boolean): Promise<{ flags: Uint8Array; text: Buffer }>;
+  /** options.into: the text goes there when it fits (text is then a Uint8Array view of it); flags: false, no flags. */
+  pushVertical(chunk: Uint8Array, final: boolean, options?: { into?: Uint8Array; flags?: boolean }): Promise<{ flags: Uint8Array; text: Buffer | Uint8Array }>;
   pushParagraphs(texts: TextInput, docOffsets: Uint32Array): Promise<{ dup: Uint8Array; docRemoved: Uint8Array; tokens: Uint32Array }>;
   saveSeen(path: string): Promise<void>;
   loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }>;

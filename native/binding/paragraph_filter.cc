@@ -1,6 +1,7 @@
 #include "paragraph_filter.h"
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -26,6 +27,9 @@ struct FilterState : Closable {
   uint64_t snap_lines = 0, snap_seen_size = 0, snap_seen_bytes = 0, snap_stages = 0;
   double snap_fp_bound = 0;
   filter::SeenKind snap_kind = filter::SeenKind::kExact;
+  // pushVertical's output text is built here and kept (its capacity too) for the next push when the caller
+  // passes `into`: a steady stream allocates nothing per push (docs/memory.md).
+  std::string text_scratch;
 
   void Snapshot() {
     std::lock_guard<std::mutex> lock(snap_mu);
@@ -160,30 +164,67 @@ class FilterWorker : public PromiseWorker {
 
 class VerticalWorker : public FilterWorker {
  public:
-  VerticalWorker(Napi::Env env, std::shared_ptr<FilterState> s, Napi::Uint8Array chunk, bool final)
-      : FilterWorker(env, std::move(s)), final_(final) {
+  VerticalWorker(Napi::Env env, std::shared_ptr<FilterState> s, Napi::Uint8Array chunk, bool final, Napi::Value into,
+                 bool flags)
+      : FilterWorker(env, std::move(s)), final_(final), want_flags_(flags) {
     ref_ = Napi::Persistent(chunk.As<Napi::Object>());
     data_ = chunk.Data();
     len_ = chunk.ByteLength();
+    if (!into.IsUndefined()) {
+      Napi::Uint8Array a = into.As<Napi::Uint8Array>();
+      into_ref_ = Napi::Persistent(a.As<Napi::Object>());
+      into_ = a.Data();
+      into_cap_ = a.ByteLength();
+    }
   }
 
  protected:
   Status RunLocked() override {
-    return s_->vertical->Push(data_, len_, final_, slots_, stop(), &out_);
+    // With `into`: the text is formatted into the state's kept buffer and copied into the caller's array when
+    // it fits (else handed back as a new Buffer), so the steady state allocates nothing per push.
+    if (into_ != nullptr) {
+      out_.text.swap(s_->text_scratch);
+      out_.text.clear();
+    }
+    Status st = s_->vertical->Push(data_, len_, final_, slots_, stop(), &out_);
+    if (!want_flags_) std::vector<uint8_t>().swap(out_.flags);
+    if (into_ != nullptr) {
+      if (out_.text.size() <= into_cap_) {
+        if (!out_.text.empty()) std::memcpy(into_, out_.text.data(), out_.text.size());
+        into_used_ = out_.text.size();
+        fits_ = true;
+        out_.text.clear();
+        out_.text.swap(s_->text_scratch);
+      } else {
+        s_->text_scratch.clear();  // a rare oversized push: its text leaves with the result
+      }
+    }
+    return st;
   }
   Napi::Value Resolve(Napi::Env env) override {
     Napi::Object r = Napi::Object::New(env);
     const size_t n = out_.flags.size();
-    r.Set("flags", Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_.flags)), 0));
-    r.Set("text", Napi::Buffer<char>::Copy(env, out_.text.data(), out_.text.size()));
+    r.Set("flags", n ? Napi::Uint8Array::New(env, n, ToArrayBuffer(env, std::move(out_.flags)), 0)
+                     : Napi::Uint8Array::New(env, 0));
+    if (fits_) {
+      Napi::Uint8Array a = into_ref_.Value().As<Napi::Uint8Array>();
+      r.Set("text", Napi::Uint8Array::New(env, into_used_, a.ArrayBuffer(), a.ByteOffset()));  // a view of into
+    } else {
+      r.Set("text", Napi::Buffer<char>::Copy(env, out_.text.data(), out_.text.size()));
+    }
     return r;
   }
 
  private:
   Napi::ObjectReference ref_;
+  Napi::ObjectReference into_ref_;
   const uint8_t* data_;
   size_t len_;
+  uint8_t* into_ = nullptr;
+  size_t into_cap_ = 0, into_used_ = 0;
+  bool fits_ = false;
   bool final_;
+  bool want_flags_;
   filter::VerticalOutput out_;
 };
 
@@ -196,7 +237,19 @@ Napi::Value Filter::PushVertical(const Napi::CallbackInfo& info) {
   const bool final = info[1].IsUndefined() ? false : info[1].ToBoolean().Value();
   if (!final && chunk.ByteLength() > 0 && chunk.Data()[chunk.ByteLength() - 1] != '\n')
     ThrowRangeError(env, "A chunk that is not final must end with a newline (split input at line boundaries)");
-  auto* w = new VerticalWorker(env, s, chunk, final);
+  // info[2]: optional { into?: Uint8Array, flags?: boolean } (the text is written into `into` when it fits;
+  // flags: false leaves the per-line flags out).
+  Napi::Value into = env.Undefined();
+  bool flags = true;
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    Napi::Object o = OptionsObject(env, info[2], "options");
+    into = o.Get("into");
+    if (!into.IsUndefined() &&
+        (!into.IsTypedArray() || into.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array))
+      ThrowTypeError(env, "Expected option 'into' to be a Uint8Array");
+    flags = GetBool(o, "flags", true);
+  }
+  auto* w = new VerticalWorker(env, s, chunk, final, into, flags);
   return w->QueueAndGetPromise();
 }
 

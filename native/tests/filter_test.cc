@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <set>
+#include <unordered_set>
 #include <string>
 #include <unistd.h>
 
@@ -17,6 +19,12 @@
 
 using namespace neardup;
 using namespace neardup::filter;
+
+static uint64_t LoadLe64Test(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
 
 static std::string TmpPath(const char* name) { return std::string("/tmp/neardup-filter-test-") + std::to_string(getpid()) + name; }
 
@@ -49,6 +57,98 @@ TEST(exact_set_membership_and_growth) {
   for (uint8_t o : out) found += o;
   EXPECT_EQ(found, keys.size());
   for (int i = 0; i < 1000; i++) EXPECT(!s.Contains(r()));
+}
+
+// The packed exact set against std::unordered_set: random keys, keys crowded into one shard and onto a few
+// home slots (long runs: the maximum-distance rebuild), repeats, the key 0 and all-ones; then the saved
+// payload's order (ascending) and contents against std::set.
+static void CheckExactAgainstBruteForce(const std::vector<uint64_t>& keys, std::mt19937_64& r, bool crowded) {
+  ExactSeenSet s;
+  std::unordered_set<uint64_t> truth;
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i < keys.size();) {
+    const size_t m = std::min<size_t>(keys.size() - i, 1 + r() % 3000);
+    out.assign(m, 0);
+    s.ContainsBatch(keys.data() + i, m, out.data());
+    for (size_t j = 0; j < m; j++) EXPECT_EQ(out[j] != 0, truth.count(keys[i + j]) != 0);
+    s.InsertBatch(keys.data() + i, m);
+    truth.insert(keys.begin() + i, keys.begin() + i + m);
+    EXPECT_EQ(s.size(), truth.size());
+    i += m;
+  }
+  out.assign(keys.size(), 0);
+  s.ContainsBatch(keys.data(), keys.size(), out.data());
+  for (uint8_t o : out) EXPECT_EQ(o, 1);
+  size_t fp = 0;
+  for (int i = 0; i < 20000; i++) {
+    uint64_t k = r();
+    if (i % 2) k = keys[r() % keys.size()] ^ (uint64_t(1) << (r() % 64));  // near misses: one bit off
+    fp += s.Contains(k) != (truth.count(k) != 0);
+  }
+  EXPECT_EQ(fp, 0u);
+  EXPECT(s.max_distance() <= 254);
+  std::printf("exact vs brute force: %zu keys, max distance %u, %llu stashed\n", truth.size(), s.max_distance(),
+              static_cast<unsigned long long>(s.stashed()));
+  EXPECT_EQ(s.stashed() > 0, crowded);
+  const std::string path = TmpPath("-exact-bf.seen");
+  EXPECT(SaveSeenSet(s, 5, path).ok());
+  std::string file;
+  EXPECT(io::ReadFile(path, &file).ok());
+  const std::vector<uint8_t> img(file.begin(), file.end());
+  ::unlink(path.c_str());
+  std::set<uint64_t> sorted(truth.begin(), truth.end());
+  EXPECT_EQ(img.size(), 64 + 8 + 8 * sorted.size());
+  size_t at = 72;
+  bool order = true;
+  for (uint64_t k : sorted) {
+    order = order && LoadLe64Test(img.data() + at) == k;
+    at += 8;
+  }
+  EXPECT(order);
+  std::unique_ptr<SeenSet> t;
+  uint32_t n = 0;
+  EXPECT(ParseSeenSet(img.data(), img.size(), "bf", &t, &n).ok());
+  if (t) {
+    EXPECT_EQ(t->size(), truth.size());
+    out.assign(keys.size(), 0);
+    t->ContainsBatch(keys.data(), keys.size(), out.data());
+    for (uint8_t o : out) EXPECT_EQ(o, 1);
+  }
+}
+
+TEST(exact_set_matches_brute_force) {
+  std::mt19937_64 r(11);
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < 300000; i++) keys.push_back(r());
+  for (int i = 0; i < 50000; i++) keys.push_back(keys[r() % keys.size()]);  // repeats
+  keys.push_back(0);
+  keys.push_back(~0ull);
+  std::shuffle(keys.begin(), keys.end(), r);
+  CheckExactAgainstBruteForce(keys, r, false);
+  // One shard, a handful of home slots: runs far longer than any distance a slot can store.
+  keys.clear();
+  for (int i = 0; i < 60000; i++) keys.push_back((uint64_t(7) << 56) | (uint64_t(r() % 4) << 50) | (r() >> 20));
+  for (int i = 0; i < 2000; i++) keys.push_back(uint64_t(i));  // shard 0, home 0: remainders 0..1999
+  CheckExactAgainstBruteForce(keys, r, true);
+}
+
+TEST(exact_set_is_packed) {
+  // 1.78 M uniform keys: 256 shards of 2^13 home slots (7-byte slots) at load 0.85: 8.5 bytes a key. Full
+  // 8-byte keys at load <= 3/4 take 2^22 slots: 18.8 bytes a key.
+  ExactSeenSet s;
+  std::mt19937_64 r(12);
+  std::vector<uint64_t> keys(1780000);
+  for (auto& k : keys) k = r();
+  s.InsertBatch(keys.data(), keys.size());
+  const double per = double(s.memory_bytes()) / s.size();
+  std::printf("exact: %.2f bytes/key at %zu keys, max distance %u\n", per, keys.size(), s.max_distance());
+  EXPECT(per < 9.0);
+  ExactSeenSet t;
+  t.Reserve(keys.size());
+  const uint64_t reserved = t.memory_bytes();
+  t.InsertBatch(keys.data(), keys.size());
+  EXPECT_EQ(t.memory_bytes(), reserved);  // sized once: no doubling
+  EXPECT_EQ(t.size(), s.size());
 }
 
 TEST(approx_set_no_false_negatives_and_fp_within_bound) {

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../../util/errors';
-import { checkInputFiles } from '../../io/input';
+import { checkInputFiles, sniffFile } from '../../io/input';
 import { native } from '../../native/addon';
 import { ParagraphFilter, type ParagraphFilterStats } from '../../filter/paragraphs';
 import { openInput } from '../../io/jsonl';
@@ -21,12 +21,15 @@ export async function streamVertical(
   out: BufferOutput,
   onChunk?: (bytesPushed: number) => void,
 ): Promise<void> {
-  // lineChunks' pieces end at a line boundary except perhaps the last one, which is pushed as the final piece.
+  // Memory (docs/memory.md): plain files are read into two reused buffers of VERTICAL_CHUNK bytes and the
+  // text is formatted into one reused output buffer, so a run allocates no buffer per piece (V8 collects
+  // external buffers late: a stream of fresh ones keeps tens of MB of garbage alive).
+  const into = Buffer.allocUnsafe(2 * VERTICAL_CHUNK + (64 << 10));
   let pushed = 0;
   let prev: Buffer | undefined;
-  for await (const piece of lineChunks(file)) {
+  for await (const piece of lineChunks(file, true)) {
     if (prev !== undefined) {
-      const r = await filter.pushVertical(prev, false);
+      const r = await filter.pushVertical(prev, false, { into, flags: false });
       await out.write(r.text);
       pushed += prev.length;
       onChunk?.(pushed);
@@ -34,10 +37,13 @@ export async function streamVertical(
     prev = piece;
   }
   const last = prev ?? Buffer.alloc(0);
-  const r = await filter.pushVertical(last, true);
+  const r = await filter.pushVertical(last, true, { into, flags: false });
   await out.write(r.text);
   onChunk?.(pushed + last.length);
 }
+
+/** Bytes of vertical text pushed to the filter at a time (streamVertical): 256 KiB (a line record is 24 bytes). */
+export const VERTICAL_CHUNK = 256 << 10;
 
 /** Total bytes of plain (not gzip) input files, a sizing hint for the approximate seen-set; 0 if unknown. */
 export function expectedBytes(files: string[]): number {
@@ -55,12 +61,17 @@ export function expectedBytes(files: string[]): number {
   return total;
 }
 
-/** Writes Buffers to stdout with back-pressure (vertical text passes through byte for byte). */
+/**
+ * Writes Buffers to stdout with back-pressure (vertical text passes through byte for byte). write() resolves
+ * when the stream has taken the bytes (its callback), so the caller may reuse the buffer.
+ */
 export class BufferOutput {
   constructor(private readonly stream: NodeJS.WritableStream = process.stdout) {}
   async write(b: Uint8Array): Promise<void> {
     if (b.length === 0) return;
-    if (!this.stream.write(b)) await new Promise<void>((r) => this.stream.once('drain', () => r()));
+    // Write errors (EPIPE...) still reach the stream's 'error' listeners, as before; the callback only tells
+    // that the stream no longer needs b.
+    await new Promise<void>((r) => this.stream.write(b, () => r()));
   }
 }
 
@@ -99,9 +110,18 @@ function ioError(what: string, file: string, e: unknown): NeardupError {
   return new NeardupError('ERR_NEARDUP_IO', `cannot ${what} '${file}': ${(e as Error).message}`, { file, cause: e });
 }
 
-/** Reads a file (or stdin) in pieces that end at a line boundary (the last one may not). */
-async function* lineChunks(file: string): AsyncGenerator<Buffer> {
+/**
+ * Reads a file (or stdin) in pieces that end at a line boundary (the last one may not).
+ * reuse: a plain file is read into two buffers used in turn (a piece stays valid while the next one is read,
+ * until the one after): the consumer must be done with piece k when it asks for piece k+2.
+ */
+async function* lineChunks(file: string, reuse = false): AsyncGenerator<Buffer> {
   const input = await openInput(file);
+  if (reuse && file !== '-' && sniffFile(file).compression === 'none' && input instanceof fs.ReadStream) {
+    input.destroy();  // opened for its checks (format, errors); read below through two fixed buffers
+    yield* plainLineChunks(file);
+    return;
+  }
   let parts: Buffer[] = [];
   let size = 0;
   const CHUNK = 4 << 20;
@@ -123,6 +143,56 @@ async function* lineChunks(file: string): AsyncGenerator<Buffer> {
     throw ioError('read', file, e);
   }
   yield Buffer.concat(parts);
+}
+
+/** lineChunks over a plain file: pieces of at most VERTICAL_CHUNK bytes (more only for a longer line). */
+async function* plainLineChunks(file: string): AsyncGenerator<Buffer> {
+  let fh: fs.promises.FileHandle;
+  try {
+    fh = await fs.promises.open(file, 'r');
+  } catch (e) {
+    throw ioError('read', file, e);
+  }
+  try {
+    const bufs = [Buffer.allocUnsafe(VERTICAL_CHUNK), Buffer.allocUnsafe(VERTICAL_CHUNK)];
+    let which = 0;
+    let carry = Buffer.alloc(0);  // bytes after the last newline of the previous piece (in the other buffer)
+    for (;;) {
+      let buf = bufs[which];
+      if (carry.length >= buf.length) buf = bufs[which] = Buffer.allocUnsafe(2 * carry.length);
+      carry.copy(buf, 0);
+      let filled = carry.length;
+      let eof = false;
+      for (;;) {
+        let got: number;
+        try {
+          ({ bytesRead: got } = await fh.read(buf, filled, buf.length - filled, null));
+        } catch (e) {
+          throw ioError('read', file, e);
+        }
+        filled += got;
+        if (got === 0) {
+          eof = true;
+          break;
+        }
+        if (filled < buf.length) continue;
+        if (buf.lastIndexOf(0x0a, filled - 1) >= 0) break;
+        const bigger = Buffer.allocUnsafe(2 * buf.length);  // one line longer than the buffer
+        buf.copy(bigger, 0, 0, filled);
+        buf = bufs[which] = bigger;
+      }
+      if (eof) {
+        yield buf.subarray(0, filled);
+        return;
+      }
+      const nl = buf.lastIndexOf(0x0a, filled - 1);
+      carry = buf.subarray(nl + 1, filled);
+      yield buf.subarray(0, nl + 1);
+      which ^= 1;
+    }
+  } finally {
+    await fh.close();
+  }
 }
 
 const HASHGEN_USAGE = `Usage: neardup onion hashgen [OPTIONS] [FILE]

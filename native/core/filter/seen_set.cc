@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 #if defined(_WIN32)
 #include <malloc.h>  // _aligned_malloc
 #endif
@@ -14,6 +15,7 @@
 #include "hash/fast64.h"
 #include "io/file.h"
 #include "io/header.h"
+#include "io/os.h"
 
 namespace neardup {
 namespace filter {
@@ -76,81 +78,232 @@ Status PayloadWriter::Finish() {
 
 // ---------------------------------------------------------------------------------------------- exact
 
-ExactSeenSet::ExactSeenSet() {
-  slots_.assign(1u << 12, 0);
-  mask_ = slots_.size() - 1;
-  shift_ = 64 - 12;
+namespace {
+constexpr uint32_t kInitialShardBits = 4;  // 16 home slots a shard at first (256 shards: 4 Ki keys)
+constexpr uint32_t kMaxDistance = 254;     // the distance byte holds distance + 1
+constexpr size_t kPageBlockBytes = 64 << 10;  // shard tables this large come from io::os::AllocatePages
+
+inline uint64_t LoadSlot(const uint8_t* mem, uint32_t width, uint64_t i) {
+  uint64_t v;
+  std::memcpy(&v, mem + i * width, 8);  // host order: the table never leaves memory as such
+  return width == 8 ? v : v & ((uint64_t(1) << (8 * width)) - 1);
+}
+inline void StoreSlot(uint8_t* mem, uint32_t width, uint64_t i, uint64_t v) {
+  if (width == 8) {
+    std::memcpy(mem + i * width, &v, 8);
+    return;
+  }
+  uint64_t cur;
+  std::memcpy(&cur, mem + i * width, 8);
+  const uint64_t m = (uint64_t(1) << (8 * width)) - 1;
+  cur = (cur & ~m) | (v & m);
+  std::memcpy(mem + i * width, &cur, 8);
+}
+}  // namespace
+
+ExactSeenSet::ExactSeenSet() : shards_(kShards) {
+  for (Shard& sh : shards_) {
+    InitShard(&sh, kInitialShardBits);
+    bytes_ += ShardBytes(sh);
+  }
+}
+
+uint64_t ExactSeenSet::ShardBytes(const Shard& sh) {
+  return ((uint64_t(1) << sh.q) + sh.extra) * sh.width + 8 + sh.stash.size() * kStashKeyBytes;
+}
+
+void ExactSeenSet::InitShard(Shard* sh, uint32_t q) {
+  const uint32_t rbits = 64 - kShardBits - q;
+  sh->q = q;
+  sh->width = (rbits + 8 + 7) / 8;
+  const uint64_t homes = uint64_t(1) << q;
+  sh->extra = static_cast<uint32_t>(std::min<uint64_t>(kMaxDistance + 1, std::max<uint64_t>(16, homes / 4)));
+  sh->count = 0;
+  sh->limit = static_cast<uint64_t>(kExactMaxLoad * static_cast<double>(homes));
+  sh->mem = Block(static_cast<size_t>(ShardBytes(*sh)));
+}
+
+ExactSeenSet::Block::Block(size_t n) : bytes(n) {
+  if (n >= kPageBlockBytes) {
+    p = static_cast<uint8_t*>(io::os::AllocatePages(n));
+    if (p == nullptr) throw std::bad_alloc();
+    pages = true;  // zeroed by the system
+  } else {
+    p = new uint8_t[n];
+    std::memset(p, 0, n);
+  }
+}
+
+ExactSeenSet::Block& ExactSeenSet::Block::operator=(Block&& o) noexcept {
+  if (this != &o) {
+    this->~Block();
+    p = o.p;
+    bytes = o.bytes;
+    pages = o.pages;
+    o.p = nullptr;
+  }
+  return *this;
+}
+
+ExactSeenSet::Block::~Block() {
+  if (p == nullptr) return;
+  if (pages)
+    io::os::FreePages(p, bytes);
+  else
+    delete[] p;
+  p = nullptr;
+}
+
+bool ExactSeenSet::Find(const Shard& sh, uint64_t key) {
+  if (!sh.stash.empty() && sh.stash.count(key)) return true;
+  const uint32_t rbits = 64 - kShardBits - sh.q;
+  const uint64_t home = (key >> rbits) & ((uint64_t(1) << sh.q) - 1);
+  const uint64_t rem = rbits == 0 ? 0 : key & ((uint64_t(1) << rbits) - 1);
+  for (uint64_t d = 0;; d++) {
+    const uint64_t v = LoadSlot(sh.mem.get(), sh.width, home + d);
+    const uint64_t sd = v & 0xff;
+    if (sd == 0 || sd - 1 < d) break;  // empty, or a key nearer its home: ours would be before it
+    if (sd - 1 == d) {                 // same home: the cluster is sorted by remainder
+      const uint64_t r = v >> 8;
+      if (r == rem) return true;
+      if (r > rem) break;
+    }
+  }
+  return false;
+}
+
+bool ExactSeenSet::Place(Shard* sh, uint64_t key, uint64_t* carried) {
+  const uint32_t rbits = 64 - kShardBits - sh->q;
+  const uint64_t home = (key >> rbits) & ((uint64_t(1) << sh->q) - 1);
+  uint64_t rem = rbits == 0 ? 0 : key & ((uint64_t(1) << rbits) - 1);
+  uint64_t d = 0;
+  uint8_t* mem = sh->mem.get();
+  const uint64_t max_d = sh->extra - 1;
+  for (uint64_t at = home;; at++, d++) {
+    if (d > max_d) {  // the key in hand is rebuilt from its home (at - d) and remainder
+      *carried = (key >> (64 - kShardBits) << (64 - kShardBits)) | ((at - d) << rbits) | rem;
+      return false;
+    }
+    const uint64_t v = LoadSlot(mem, sh->width, at);
+    const uint64_t sd = v & 0xff;
+    if (sd == 0) {
+      StoreSlot(mem, sh->width, at, rem << 8 | (d + 1));
+      sh->count++;
+      return true;
+    }
+    const uint64_t r = v >> 8;
+    if (sd - 1 < d || (sd - 1 == d && r > rem)) {  // ours goes here; the resident moves on
+      StoreSlot(mem, sh->width, at, rem << 8 | (d + 1));
+      rem = r;
+      d = sd - 1;
+    }
+  }
+}
+
+void ExactSeenSet::Rebuild(size_t s, uint32_t q, const uint64_t* extra_key) {
+  Shard& old = shards_[s];
+  Shard sh;
+  InitShard(&sh, q);
+  uint64_t carried = 0;
+  auto put = [&](uint64_t key) {
+    if (!Place(&sh, key, &carried)) sh.stash.insert(carried);
+  };
+  const uint32_t orbits = 64 - kShardBits - old.q;
+  const uint64_t top = uint64_t(s) << (64 - kShardBits);
+  const uint64_t slots = (uint64_t(1) << old.q) + old.extra;
+  for (uint64_t i = 0; i < slots; i++) {  // ascending order: each key lands at its cluster's end
+    const uint64_t v = LoadSlot(old.mem.get(), old.width, i);
+    if ((v & 0xff) == 0) continue;
+    const uint64_t home = i - ((v & 0xff) - 1);
+    put(top | (home << orbits) | (v >> 8));
+  }
+  for (uint64_t k : old.stash) put(k);
+  if (extra_key) put(*extra_key);
+  bytes_ -= ShardBytes(old);
+  bytes_ += ShardBytes(sh);
+  old = std::move(sh);
+}
+
+void ExactSeenSet::Add(uint64_t key) {
+  const size_t s = static_cast<size_t>(key >> (64 - kShardBits));
+  Shard& sh = shards_[s];
+  if (Find(sh, key)) return;
+  count_++;
+  if (sh.count + sh.stash.size() + 1 > sh.limit) {
+    Rebuild(s, sh.q + 1, &key);
+    return;
+  }
+  uint64_t carried;
+  if (!Place(&sh, key, &carried)) {
+    sh.stash.insert(carried);
+    bytes_ += kStashKeyBytes;
+  }
+}
+
+void ExactSeenSet::Reserve(uint64_t keys) {
+  const double per = static_cast<double>(keys) / kShards / kExactMaxLoad;
+  uint32_t q = kInitialShardBits;
+  while (q < 56 && static_cast<double>(uint64_t(1) << q) < per) q++;
+  for (size_t s = 0; s < kShards; s++)
+    if (shards_[s].q < q) Rebuild(s, q, nullptr);
+}
+
+uint32_t ExactSeenSet::max_distance() const {
+  uint32_t m = 0;
+  for (const Shard& sh : shards_) {
+    const uint64_t slots = (uint64_t(1) << sh.q) + sh.extra;
+    for (uint64_t i = 0; i < slots; i++) {
+      const uint64_t sd = LoadSlot(sh.mem.get(), sh.width, i) & 0xff;
+      if (sd > 0) m = std::max<uint32_t>(m, static_cast<uint32_t>(sd - 1));
+    }
+  }
+  return m;
 }
 
 void ExactSeenSet::ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const {
   constexpr size_t kAhead = 8;
-  const uint64_t* slots = slots_.data();
-  for (size_t i = 0; i < n && i < kAhead; i++) Prefetch(slots + (keys[i] >> shift_));
+  auto prefetch = [&](uint64_t key) {
+    const Shard& sh = shards_[key >> (64 - kShardBits)];
+    const uint64_t home = (key >> (64 - kShardBits - sh.q)) & ((uint64_t(1) << sh.q) - 1);
+    Prefetch(sh.mem.get() + home * sh.width);
+  };
+  for (size_t i = 0; i < n && i < kAhead; i++) prefetch(keys[i]);
   for (size_t i = 0; i < n; i++) {
-    if (i + kAhead < n) Prefetch(slots + (keys[i + kAhead] >> shift_));
-    const uint64_t key = keys[i];
-    if (key == 0) {
-      out[i] = has_zero_;
-      continue;
-    }
-    uint64_t at = key >> shift_;
-    uint8_t found = 0;
-    for (;;) {
-      const uint64_t s = slots[at];
-      if (s == key) {
-        found = 1;
-        break;
-      }
-      if (s == 0) break;
-      at = (at + 1) & mask_;
-    }
-    out[i] = found;
+    if (i + kAhead < n) prefetch(keys[i + kAhead]);
+    out[i] = Find(shards_[keys[i] >> (64 - kShardBits)], keys[i]) ? 1 : 0;
   }
-}
-
-void ExactSeenSet::InsertOne(uint64_t key) {
-  uint64_t at = key >> shift_;
-  for (;;) {
-    const uint64_t s = slots_[at];
-    if (s == key) return;
-    if (s == 0) {
-      slots_[at] = key;
-      count_++;
-      return;
-    }
-    at = (at + 1) & mask_;
-  }
-}
-
-void ExactSeenSet::Grow() {
-  std::vector<uint64_t> old;
-  old.swap(slots_);
-  slots_.assign(old.size() * 2, 0);
-  mask_ = slots_.size() - 1;
-  shift_--;
-  count_ = 0;
-  for (uint64_t k : old)
-    if (k != 0) InsertOne(k);
 }
 
 void ExactSeenSet::InsertBatch(const uint64_t* keys, size_t n) {
   constexpr size_t kAhead = 8;
   for (size_t i = 0; i < n; i++) {
-    if ((count_ + 1) * 4 > slots_.size() * 3) Grow();
-    if (i + kAhead < n) Prefetch(slots_.data() + (keys[i + kAhead] >> shift_));
-    if (keys[i] == 0)
-      has_zero_ = true;
-    else
-      InsertOne(keys[i]);
+    if (i + kAhead < n) {
+      const uint64_t key = keys[i + kAhead];
+      const Shard& sh = shards_[key >> (64 - kShardBits)];
+      Prefetch(sh.mem.get() + ((key >> (64 - kShardBits - sh.q)) & ((uint64_t(1) << sh.q) - 1)) * sh.width);
+    }
+    Add(keys[i]);
   }
 }
 
-// Payload: u64 count, then the keys (u64 LE) in table order.
+// Payload: u64 count, then the keys (u64 LE) in table order: ascending (files of older versions: any order).
 void ExactSeenSet::Serialize(PayloadWriter* out) const {
   out->Put64(size());
-  if (has_zero_) out->Put64(0);
-  for (uint64_t k : slots_)
-    if (k != 0) out->Put64(k);
+  for (size_t s = 0; s < kShards; s++) {
+    const Shard& sh = shards_[s];
+    const uint32_t rbits = 64 - kShardBits - sh.q;
+    const uint64_t top = uint64_t(s) << (64 - kShardBits);
+    const uint64_t slots = (uint64_t(1) << sh.q) + sh.extra;
+    auto st = sh.stash.begin();  // merged in: the output stays ascending
+    for (uint64_t i = 0; i < slots; i++) {
+      const uint64_t v = LoadSlot(sh.mem.get(), sh.width, i);
+      if ((v & 0xff) == 0) continue;
+      const uint64_t key = top | ((i - ((v & 0xff) - 1)) << rbits) | (v >> 8);
+      for (; st != sh.stash.end() && *st < key; ++st) out->Put64(*st);
+      out->Put64(key);
+    }
+    for (; st != sh.stash.end(); ++st) out->Put64(*st);
+  }
 }
 
 Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& file) {
@@ -159,18 +312,8 @@ Status ExactSeenSet::Deserialize(const uint8_t* p, size_t n, const std::string& 
   if (count > (n - 8) / 8 || 8 + 8 * count != n)
     return Status(Code::kCorrupt, "'" + file + "': exact seen-set announces " + std::to_string(count) +
                                       " keys but its payload holds " + std::to_string(n - 8) + " bytes");
-  // Size the table once.
-  size_t cap = 1u << 12;
-  int shift = 64 - 12;
-  while ((count + 1) * 4 > cap * 3) {
-    cap *= 2;
-    shift--;
-  }
-  slots_.assign(cap, 0);
-  mask_ = cap - 1;
-  shift_ = shift;
-  count_ = 0;
-  has_zero_ = false;
+  *this = ExactSeenSet();
+  Reserve(count);  // sized once (keys are uniform over the shards)
   uint64_t keys[1024];  // decoded a block at a time (no copy of the whole payload)
   for (uint64_t i = 0; i < count;) {
     const size_t m = static_cast<size_t>(std::min<uint64_t>(1024, count - i));

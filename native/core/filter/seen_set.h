@@ -1,6 +1,15 @@
 // Seen-sets of 64-bit n-gram hashes for streaming paragraph dedup (filter/onion.h).
 //
-// ExactSeenSet: the hashes themselves in an open-addressing table (linear probing, load <= 3/4, doubling).
+// ExactSeenSet: the hashes themselves, quotiented, in 256 shards (by the top 8 bits) of ordered linear probing
+//   (Robin Hood with ties broken by the key: every cluster is sorted). A shard of 2^q home slots stores in
+//   each slot only the key's low 56-q bits and its distance from its home slot (8 bits), in the fewest whole
+//   bytes that hold them: (64 - 8 - q + 8) / 8 rounded up, i.e. 7 bytes for 2^16..2^23 home slots in all,
+//   6 bytes for 2^24..2^31 (15 M..1.9 G keys), 5 above; plus up to 255 slots after each shard's last home
+//   slot (no wrap-around). Load <= 0.9 (kExactMaxLoad): 6.7-13.3 bytes a key with 6-byte slots, against
+//   10.7-21.3 for full 8-byte keys at load <= 3/4. A shard doubles on its own (old and new exist together for
+//   one shard only, 1/256 of the set), when full. A key that would land more than 254 slots from its home
+//   (254 once a shard has 1 Ki home slots; never seen with well-mixed keys) goes to a per-shard ordered stash.
+//   Reserve() sizes it once when the key count is known (loading a saved set).
 //   No false positives apart from 64-bit hash collisions.
 // ApproxSeenSet: a short chain of blocked Bloom stages. Needs no size in advance. Each stage is an array of
 //   512-bit blocks (one cache line): a key sets/tests k bits inside the single block its stage hash selects,
@@ -21,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,20 +98,66 @@ class ExactSeenSet final : public SeenSet {
   SeenKind kind() const override { return SeenKind::kExact; }
   void ContainsBatch(const uint64_t* keys, size_t n, uint8_t* out) const override;
   void InsertBatch(const uint64_t* keys, size_t n) override;
-  uint64_t size() const override { return count_ + (has_zero_ ? 1 : 0); }
-  uint64_t memory_bytes() const override { return slots_.size() * sizeof(uint64_t); }
+  uint64_t size() const override { return count_; }
+  uint64_t memory_bytes() const override { return bytes_; }
+  // Keys in ascending order (the table's order). Payload: count, then the keys.
   void Serialize(PayloadWriter* out) const override;
   Status Deserialize(const uint8_t* p, size_t n, const std::string& file);
+  // Sizes every shard for `keys` keys in all (at most kExactMaxLoad full); never shrinks.
+  void Reserve(uint64_t keys);
+  // The largest distance of a key from its home slot (tests).
+  uint32_t max_distance() const;
+  // Keys held in the shards' stashes (tests).
+  uint64_t stashed() const {
+    uint64_t n = 0;
+    for (const Shard& sh : shards_) n += sh.stash.size();
+    return n;
+  }
+
+  static constexpr int kShardBits = 8;
+  static constexpr size_t kShards = size_t(1) << kShardBits;
 
  private:
-  void Grow();
-  void InsertOne(uint64_t key);
-  std::vector<uint64_t> slots_;  // 0 = empty; the key 0 is kept in has_zero_
-  uint64_t mask_ = 0;
-  int shift_ = 0;
+  // Zeroed bytes: from the heap when small, else pages from the system (io::os::AllocatePages), so the
+  // blocks a growing set frees go back to the system instead of staying as holes in the heap.
+  struct Block {
+    Block() = default;
+    explicit Block(size_t bytes);
+    Block(Block&& o) noexcept : p(o.p), bytes(o.bytes), pages(o.pages) { o.p = nullptr; }
+    Block& operator=(Block&& o) noexcept;
+    ~Block();
+    uint8_t* get() const { return p; }
+    uint8_t* p = nullptr;
+    size_t bytes = 0;
+    bool pages = false;
+  };
+  struct Shard {
+    Block mem;                       // (2^q + extra) slots of `width` bytes, then 8 bytes of padding
+    uint32_t q = 0;                  // home-slot bits
+    uint32_t width = 8;              // bytes a slot: 8 distance bits (distance + 1; 0 = empty), remainder above
+    uint32_t extra = 0;              // slots after the last home slot (no wrap-around); max distance extra - 1
+    uint64_t count = 0;
+    uint64_t limit = 0;              // keys before the shard doubles
+    // Keys that would land more than extra - 1 slots from home (never seen with well-mixed keys; crafted
+    // keys crowding a few home slots end up here instead of growing the table without bound).
+    std::set<uint64_t> stash;
+  };
+  static constexpr uint64_t kStashKeyBytes = 48;  // a std::set node, roughly
+  static void InitShard(Shard* sh, uint32_t q);
+  static uint64_t ShardBytes(const Shard& sh);
+  static bool Find(const Shard& sh, uint64_t key);
+  // Inserts a key known to be absent. False when a key would move past the maximum distance: *carried
+  // is then the key left out (the table holds all the others; the caller stashes it).
+  static bool Place(Shard* sh, uint64_t key, uint64_t* carried);
+  void Add(uint64_t key);
+  void Rebuild(size_t s, uint32_t q, const uint64_t* extra_key);
+  std::vector<Shard> shards_;
   uint64_t count_ = 0;
-  bool has_zero_ = false;
+  uint64_t bytes_ = 0;
 };
+
+// Largest load (keys / home slots) of an exact shard before it doubles.
+constexpr double kExactMaxLoad = 0.9;
 
 struct FreeDeleter {
   void operator()(uint64_t* p) const;

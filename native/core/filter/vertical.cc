@@ -20,10 +20,9 @@ bool OpenTag(const uint8_t* p, size_t len, const std::string& name) {
 }
 }  // namespace
 
-void VerticalFilter::Classify(const uint8_t* p, size_t len, Line* l) const {
+void VerticalFilter::Classify(const uint8_t* p, size_t len, Line* l, std::vector<uint64_t>* hashes) const {
   l->p = p;
   l->len = static_cast<uint32_t>(len);
-  l->hash = 0;
   if (len > 0 && p[0] == '<') {
     if (OpenTag(p, len, tags_.doc))
       l->kind = LineKind::kDocOpen;
@@ -38,7 +37,7 @@ void VerticalFilter::Classify(const uint8_t* p, size_t len, Line* l) const {
     return;
   }
   l->kind = LineKind::kToken;
-  l->hash = d_->HashToken(p, len);
+  hashes->push_back(d_->HashToken(p, len));
 }
 
 void VerticalFilter::StartParagraph() { par_end_.push_back(static_cast<uint32_t>(toks_.size())); }
@@ -81,7 +80,7 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
                             const std::atomic<bool>* stop, VerticalOutput* out) {
   // 1. Split into lines and classify/hash them in parallel: part c covers the lines that start in its
   //    byte range.
-  const size_t kPart = 1 << 18;
+  const size_t kPart = 1 << 16;  // 4 parts for a 256 KiB piece (streamVertical)
   const size_t nparts = len == 0 ? 0 : (len + kPart - 1) / kPart;
   if (parts_.size() < nparts) parts_.resize(nparts);
   std::atomic<uint64_t> long_line{UINT64_MAX};  // offset in `data` of the first line longer than 4 GiB
@@ -89,8 +88,10 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
       nparts, 1, slots,
       [&](size_t b, size_t e, size_t) {
         for (size_t c = b; c < e; c++) {
-          std::vector<Line>& v = parts_[c];
+          std::vector<Line>& v = parts_[c].lines;
+          std::vector<uint64_t>& h = parts_[c].hashes;
           v.clear();
+          h.clear();
           size_t at = c * kPart;
           const size_t stop_at = std::min(len, (c + 1) * kPart);
           if (at > 0 && data[at - 1] != '\n') {  // skip to the first line starting in this range, if any
@@ -109,7 +110,7 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
               break;
             }
             Line l;
-            Classify(data + at, end - at, &l);
+            Classify(data + at, end - at, &l, &h);
             v.push_back(l);
             at = end + 1;
           }
@@ -124,7 +125,8 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
 
   // 2. Structure and decisions, in order.
   for (size_t c = 0; c < nparts; c++) {
-    for (const Line& l : parts_[c]) {
+    const uint64_t* hash = parts_[c].hashes.data();
+    for (const Line& l : parts_[c].lines) {
       lines_++;
       if (l.kind == LineKind::kDocOpen) FinishDocument(out);  // text before <doc> without </doc> is its own document
       if (lines_p_.empty() || new_par_ || l.kind == LineKind::kParOpen) {
@@ -134,7 +136,7 @@ Status VerticalFilter::Push(const uint8_t* data, size_t len, bool final, size_t 
       line_par_.push_back(static_cast<uint32_t>(par_end_.size() - 1));
       lines_p_.push_back(l);
       if (l.kind == LineKind::kToken) {
-        toks_.push_back(l.hash);
+        toks_.push_back(*hash++);
         par_end_.back() = static_cast<uint32_t>(toks_.size());
       } else if (l.kind == LineKind::kParClose) {
         new_par_ = true;

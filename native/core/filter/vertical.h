@@ -56,13 +56,19 @@ class VerticalFilter {
   size_t pending_lines() const { return lines_p_.size(); }
 
  private:
+  // 16 bytes a line (held for the unfinished document and for each line of a Push); token hashes apart.
   struct Line {
     const uint8_t* p;
     uint32_t len;  // lines longer than 4 GiB are refused
     LineKind kind;
-    uint64_t hash;
   };
-  void Classify(const uint8_t* p, size_t len, Line* l) const;
+  // The lines that start in one byte range of a Push, and the hashes of its token lines, in order.
+  struct Part {
+    std::vector<Line> lines;
+    std::vector<uint64_t> hashes;
+  };
+  static_assert(sizeof(void*) != 8 || sizeof(Line) == 16, "a line record is 16 bytes on 64-bit hosts");
+  void Classify(const uint8_t* p, size_t len, Line* l, std::vector<uint64_t>* hashes) const;
   void FinishDocument(VerticalOutput* out);
   void ClearDocument();
   void StartParagraph();
@@ -85,7 +91,7 @@ class VerticalFilter {
   uint64_t expected_bytes_ = 0, done_bytes_ = 0;
   uint64_t input_bytes_ = 0;  // bytes of the Pushes before this one (error offsets)
   // scratch
-  std::vector<std::vector<Line>> parts_;
+  std::vector<Part> parts_;
 };
 
 }  // namespace filter

@@ -94,6 +94,12 @@ bool RemoveFile(const std::string& path);
 // a no-op where the allocator has no such call.
 void ReleaseFreeMemory();
 
+// Zeroed memory of `size` (> 0) bytes straight from the system (mmap / VirtualAlloc), page-granular: pages
+// count as resident only once touched, and FreePages gives them back at once (a large table that grows
+// by reallocation leaves no holes in the allocator's heap). Null when the system refuses.
+void* AllocatePages(size_t size);
+void FreePages(void* p, size_t size);
+
 // The process's resident anonymous memory in bytes (heap and stacks, not mapped files: what a --memory
 // budget bounds), or 0 where the system does not tell (then callers fall back to an estimate). Linux only.
 uint64_t AnonymousMemoryBytes();

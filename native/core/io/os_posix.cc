@@ -258,6 +258,15 @@ void ReleaseFreeMemory() {
 #endif
 }
 
+void* AllocatePages(size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void FreePages(void* p, size_t size) {
+  if (p != nullptr) ::munmap(p, size);
+}
+
 uint64_t AnonymousMemoryBytes() {
 #if defined(__linux__)
   std::FILE* f = std::fopen("/proc/self/status", "re");

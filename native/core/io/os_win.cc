@@ -308,6 +308,13 @@ bool RemoveFile(const std::string& path) {
 
 void ReleaseFreeMemory() {}
 
+void* AllocatePages(size_t size) { return VirtualAlloc(nullptr, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE); }
+
+void FreePages(void* p, size_t size) {
+  (void)size;
+  if (p != nullptr) VirtualFree(p, 0, MEM_RELEASE);
+}
+
 uint64_t AnonymousMemoryBytes() { return 0; }
 
 uint64_t ProcessId() { return static_cast<uint64_t>(GetCurrentProcessId()); }
