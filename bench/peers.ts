@@ -1,7 +1,7 @@
 // neardup against the original tools, side by side in ONE run on ONE machine: the rows of issue 29's table.
 // Prints the whole of bench/RESULTS-peers.md (Markdown) on stdout; progress on stderr.
 //
-//   node --import tsx bench/peers.ts --sources DIR [--rounds N] [--quick] [--only ROWS] [--threads-row]
+//   node --import tsx bench/peers.ts --sources DIR [--rounds N] [--quick] [--only ROWS] > bench/RESULTS-peers.md
 //
 // Needs dist/ and the addon built (npx tsc -p tsconfig.json; npx node-gyp rebuild).
 //
@@ -48,6 +48,9 @@
 //   doubri           `doubri-minhash` vs `neardup doubri minhash` (doubri-v1 profile, 800 values)
 //   datasketch-word, datasketch-char  datasketch MinHash (128 permutations, MinHash.bulk /
 //                    update_batch) vs minhash(texts, { profile: 'datasketch' }), one thread
+//   datasketch-lsh   the LSH job: word signatures, then MinHashLSH(threshold 0.8) insert + query of every
+//                    document vs the same with LshIndex (datasketch profile); candidate pairs compared
+// --quick: small inputs (100k fingerprints, 1,000 messages, ...) and 3 rounds, for trying the script out.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -64,7 +67,7 @@ const quick = args.includes('--quick');
 const rounds = Number(arg('rounds') ?? (quick ? 3 : 5));
 const sources = path.resolve(arg('sources') ?? path.join(os.tmpdir(), 'peers-src'));
 const only = arg('only')?.split(',').map((s) => s.trim()).filter(Boolean);
-const wanted = (id: string) => !only || only.some((o) => id.startsWith(o));
+const wanted = (...ids: string[]) => !only || ids.some((id) => only.some((o) => id.startsWith(o)));
 const ROOT = path.join(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
 const NODE = process.execPath;
@@ -213,9 +216,8 @@ function alternate(r: Omit<Row, 'as' | 'bs' | 'same' | 'loadBefore' | 'loadAfter
     }
   }
   rows.push({ ...r, as, bs, same, loadBefore, loadAfter: loadavg() });
-  const row = rows[rows.length - 1];
-  log(`  A cpu ${median(as.map((s) => s.cpu)).toFixed(3)} s, B cpu ${median(bs.map((s) => s.cpu)).toFixed(3)} s, same output: ${same}`);
-  void row;
+  const cpu = (s: Sample) => s.parts?.cpu ?? s.cpu;
+  log(`  A cpu ${median(as.map(cpu)).toFixed(3)} s, B cpu ${median(bs.map(cpu)).toFixed(3)} s, same output: ${same}`);
 }
 
 const sameFiles = (a: string, b: string) => (fs.readFileSync(a).equals(fs.readFileSync(b)) ? 'yes (byte-identical)' : 'NO');
@@ -262,12 +264,12 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-peers-'));
   const started = new Date();
   try {
-    const onion = wanted('onion') ? findTool('Onion 1.2', 'onion', ['onion/src/onion']) : undefined;
-    const findAll = wanted('pairs') ? findTool('seomoz simhash-find-all', 'simhash-find-all', ['simhash-cpp/release/bin/simhash-find-all']) : undefined;
-    const table = wanted('table') ? seomozTable() : undefined;
+    const onion = wanted('onion', 'onion-core') ? findTool('Onion 1.2', 'onion', ['onion/src/onion']) : undefined;
+    const findAll = wanted('pairs-random', 'pairs-planted') ? findTool('seomoz simhash-find-all', 'simhash-find-all', ['simhash-cpp/release/bin/simhash-find-all']) : undefined;
+    const table = wanted('table-6-3', 'table-5-3') ? seomozTable() : undefined;
     const doubri = wanted('doubri') ? findTool('doubri 1.0', 'doubri-minhash', ['doubri/build/doubri-minhash', 'doubri/doubri-minhash']) : undefined;
-    const dupi = wanted('dupi') ? findTool('dupi', 'dupi', ['dupi/dupi', 'dupi/bin/dupi']) : undefined;
-    const ds = wanted('datasketch') ? datasketch() : undefined;
+    const dupi = wanted('dupi-index', 'dupi-extract') ? findTool('dupi', 'dupi', ['dupi/dupi', 'dupi/bin/dupi']) : undefined;
+    const ds = wanted('datasketch-word', 'datasketch-char', 'datasketch-lsh') ? datasketch() : undefined;
 
     const docs = loadSpam();
 
@@ -428,19 +430,29 @@ async function main(): Promise<void> {
 
     // --- datasketch MinHash
     if (ds) {
-      for (const unit of ['word', 'char'] as const) {
-        const some = docs.slice(0, unit === 'word' ? (quick ? 300 : 2000) : (quick ? 60 : 400));
+      for (const unit of ['word', 'char', 'lsh'] as const) {
+        const some = docs.slice(0, unit === 'word' ? (quick ? 300 : 3000) : unit === 'char' ? (quick ? 60 : 600) : (quick ? 300 : docs.length));
         const jsonl = path.join(dir, `ds-${unit}.jsonl`);
         fs.writeFileSync(jsonl, some.map((d) => JSON.stringify(d)).join('\n') + '\n');
         const bytes = some.reduce((s, d) => s + Buffer.byteLength(d.text), 0);
         const sa = path.join(dir, `ds-a-${unit}.u32`), sb = path.join(dir, `ds-b-${unit}.u32`);
         alternate(
-          { id: `datasketch-${unit}`, job: `MinHash ${unit} 5-grams x 128, ${some.length.toLocaleString('en-US')} docs (${(bytes / 1e6).toFixed(2)} MB), one core`, pinned: true,
-            a: `\`minhash(texts, { profile: 'datasketch'${unit === 'char' ? ", unit: 'char'" : ''} })\``, b: '`MinHash.bulk` (update_batch), 128 perm',
+          { id: `datasketch-${unit}`, pinned: true,
+            job: unit === 'lsh'
+              ? `datasketch LSH job (word 5-grams x 128, threshold 0.8: signatures, insert all, query all), ${some.length.toLocaleString('en-US')} docs (${(bytes / 1e6).toFixed(2)} MB), one core`
+              : `MinHash ${unit} 5-grams x 128, ${some.length.toLocaleString('en-US')} docs (${(bytes / 1e6).toFixed(2)} MB), one core`,
+            a: unit === 'lsh' ? "`minhash(texts, { profile: 'datasketch' })` + `LshIndex` insertSync / queryBatch"
+              : `\`minhash(texts, { profile: 'datasketch'${unit === 'char' ? ", unit: 'char'" : ''} })\``,
+            b: unit === 'lsh' ? '`MinHash.bulk` + `MinHashLSH` insert / query' : '`MinHash.bulk` (update_batch), 128 perm',
             parts: ['cpu'], note: 'CPU of the call / of the shingling and hashing loop, from each child\'s own clock; start-up and file reading excluded' },
           () => withParts(run([...PIN, NODE, path.join(__dirname, 'peers', 'minhash-datasketch.cjs'), unit, jsonl, sa], { stdout: 'capture' }), []),
           () => withParts(run([...PIN, ds.python, path.join(__dirname, 'peers', 'datasketch-minhash.py'), unit, jsonl, sb], { stdout: 'capture', env: ds.env }), []),
           () => {
+            if (unit === 'lsh') {
+              const pa = fs.readFileSync(sa, 'utf8'), pb = fs.readFileSync(sb, 'utf8');
+              const n = (t: string) => t.split('\n').filter(Boolean).length;
+              return `${pa === pb ? 'yes' : 'NO'} (${n(pa)} / ${n(pb)} candidate pairs)`;
+            }
             const a = new Uint32Array(new Uint8Array(fs.readFileSync(sa)).buffer), b = new Uint32Array(new Uint8Array(fs.readFileSync(sb)).buffer);
             if (a.length !== b.length) return `NO (${a.length} / ${b.length} values)`;
             let diff = 0;
@@ -453,7 +465,7 @@ async function main(): Promise<void> {
       }
     }
 
-    print(started, ds?.version);
+    print(started);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(buildDir, { recursive: true, force: true });
@@ -463,7 +475,7 @@ async function main(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // Markdown
 
-function print(started: Date, dsVersion?: string): void {
+function print(started: Date): void {
   const o: string[] = [];
   const f3 = (x: number) => x.toFixed(3);
   const ratio = (b: number, a: number) => (a > 0 ? `${(b / a).toFixed(b / a >= 10 ? 0 : 1)}×` : '–');
@@ -493,12 +505,12 @@ function print(started: Date, dsVersion?: string): void {
   o.push('');
   o.push('Originals found:');
   for (const f of found) o.push(`- ${f.peer}: ${f.where}`);
+  if (!found.length) o.push('- (none)');
   if (missing.length) {
     o.push('');
     o.push('Not run (their rows are missing below, not estimated):');
     for (const m of missing) o.push(`- **${m.peer}**: ${m.why}`);
   }
-  if (dsVersion) o.push(`\n(datasketch: ${dsVersion})`);
   o.push('');
   o.push('| job | A: neardup | B: original | A CPU s | B CPU s | **ratio B/A (CPU)** | A wall s | B wall s | A peak RSS MB | B peak RSS MB | same output | load before → after |');
   o.push('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|');
