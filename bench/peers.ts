@@ -56,7 +56,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadSpam, toVertical } from '../test/support/vertical';
-import { machine, median } from './corpus';
+import { machine, median, sfc32 } from './corpus';
 
 const args = process.argv.slice(2);
 const arg = (name: string): string | undefined => {
@@ -225,20 +225,6 @@ const sameFiles = (a: string, b: string) => (fs.readFileSync(a).equals(fs.readFi
 // ---------------------------------------------------------------------------------------------------
 // Inputs
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0, b = 0x9e3779b9, c = 0x243f6a88, d = 0xb7e15162;
-  return () => {
-    // sfc32
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
-}
 const rand64 = (next: () => number) => (BigInt(next()) << 32n) | BigInt(next());
 const flip = (next: () => number, v: bigint, bits: number) => {
   for (let f = 0; f < bits; f++) v ^= 1n << BigInt(next() % 64);
@@ -311,7 +297,7 @@ async function main(): Promise<void> {
 
     // --- SimHash tables
     if (table) {
-      const next = rng(12345);
+      const next = sfc32(12345);
       const fps = new BigUint64Array(N_FP);
       for (let i = 0; i < N_FP; i++) fps[i] = rand64(next);
       const queries = new BigUint64Array(N_FP);
@@ -348,7 +334,7 @@ async function main(): Promise<void> {
     // --- all pairs, command vs command
     if (findAll) {
       for (const planted of [false, true]) {
-        const next = rng(planted ? 777 : 4242);
+        const next = sfc32(planted ? 777 : 4242);
         const vals: bigint[] = [];
         if (!planted) for (let i = 0; i < N_FP; i++) vals.push(rand64(next));
         else {
