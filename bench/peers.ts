@@ -430,7 +430,10 @@ async function main(): Promise<void> {
             a: unit === 'lsh' ? "`minhash(texts, { profile: 'datasketch' })` + `LshIndex` insertSync / queryBatch"
               : `\`minhash(texts, { profile: 'datasketch'${unit === 'char' ? ", unit: 'char'" : ''} })\``,
             b: unit === 'lsh' ? '`MinHash.bulk` + `MinHashLSH` insert / query' : '`MinHash.bulk` (update_batch), 128 perm',
-            parts: ['cpu'], note: 'CPU of the call / of the shingling and hashing loop, from each child\'s own clock; start-up and file reading excluded' },
+            parts: ['cpu'],
+            note: unit === 'lsh'
+              ? 'CPU of signatures + LSH insert + query (neardup: the calls; datasketch: the loop), from each child\'s own clock; start-up and file reading excluded'
+              : 'CPU of the call / of the shingling and hashing loop, from each child\'s own clock; start-up and file reading excluded' },
           () => withParts(run([...PIN, NODE, path.join(__dirname, 'peers', 'minhash-datasketch.cjs'), unit, jsonl, sa], { stdout: 'capture' }), []),
           () => withParts(run([...PIN, ds.python, path.join(__dirname, 'peers', 'datasketch-minhash.py'), unit, jsonl, sb], { stdout: 'capture', env: ds.env }), []),
           () => {
