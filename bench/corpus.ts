@@ -52,3 +52,19 @@ export function machine(): string {
   try { commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
   return `${new Date().toISOString().slice(0, 10)}, ${os.cpus()[0]?.model} x${os.cpus().length}, Node ${process.version}, commit ${commit}`;
 }
+
+/** sfc32: a small seeded 32-bit generator (the same sequence for a seed on every run and machine). */
+export function sfc32(seed: number) {
+  let a = seed >>> 0, b = 0x9e3779b9, c = 0x243f6a88, d = 0xb7e15162;
+  return () => {
+    // sfc32
+    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return t >>> 0;
+  };
+}

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 import * as path from 'node:path';
+import { sfc32 } from './corpus';
 import { SimhashIndex, simhashFindAllSync, simhashFingerprintsSync, runtimeInfo } from '../lib/index';
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const { SimHash } = require('simhash-js');
@@ -12,20 +13,6 @@ const { SimHash } = require('simhash-js');
 const quick = process.argv.includes('--quick');
 const N = quick ? 100_000 : 1_000_000;
 
-function rng(seed: number) {
-  let a = seed >>> 0, b = 0x9e3779b9, c = 0x243f6a88, d = 0xb7e15162;
-  return () => {
-    // sfc32
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
-}
 
 function cpu<T>(f: () => T): [T, number] {
   const t0 = process.cpuUsage();
@@ -36,7 +23,7 @@ function cpu<T>(f: () => T): [T, number] {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const next = rng(12345);
+const next = sfc32(12345);
 const fps = new BigUint64Array(N);
 const ids = new BigUint64Array(N);
 for (let i = 0; i < N; i++) {
