@@ -16,8 +16,8 @@
 //                             DIR/simhash-cpp/release/bin/simhash-find-all
 //   DIR/simhash-cpp-table     the same repository at commit a9b21b0, the last with the Judy table
 //                             (Simhash::Table), with its object DIR/simhash-cpp-table/src/simhash.o built; our
-//                             driver bench/peers/seomoz-table.cc is compiled against that header and object
-//                             (and libJudy) into a folder under os.tmpdir()
+//                             driver bench/peers/seomoz-table.cc is compiled against that header and object by hand
+//                             (and libJudy) as DIR/simhash-cpp-table/seomoz-table
 //   DIR/doubri                doubri at tag v1.0 (https://github.com/swallow-llm/doubri):
 //                             DIR/doubri/build/doubri-minhash or DIR/doubri/doubri-minhash
 //   DIR/dupi                  go-air/dupi (https://github.com/go-air/dupi): DIR/dupi/dupi or DIR/dupi/bin/dupi
@@ -110,24 +110,15 @@ function findTool(peer: string, name: string, inSources: string[]): string | und
   return hit;
 }
 
-const buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-peers-build-'));
+const buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-peers-'));
 
-/** Our driver for seomoz's Judy table, compiled against the checkout's header and object. */
+/**
+ * Our driver for seomoz's Judy table (bench/peers/seomoz-table.cc), built by hand against the checkout of
+ * commit a9b21b0 (this script builds none of the originals' code): `seomoz-table` on PATH or in
+ * DIR/simhash-cpp-table.
+ */
 function seomozTable(): string | undefined {
-  const src = path.join(sources, 'simhash-cpp-table', 'src');
-  const obj = path.join(src, 'simhash.o');
-  if (!fs.existsSync(path.join(src, 'simhash.h')) || !fs.existsSync(obj)) {
-    missing.push({ peer: 'seomoz simhash-cpp Judy table', why: `not found: ${path.join(src, 'simhash.h')} and ${obj} (the checkout at commit a9b21b0 with its simhash.o built)` });
-    return undefined;
-  }
-  const out = path.join(buildDir, 'seomoz-table');
-  const r = spawnSync('g++', ['-O3', '-std=c++11', '-I', src, path.join(__dirname, 'peers', 'seomoz-table.cc'), obj, '-lJudy', '-o', out], { encoding: 'utf8' });
-  if (r.status !== 0) {
-    missing.push({ peer: 'seomoz simhash-cpp Judy table', why: `our driver did not compile against ${src}: ${(r.stderr || String(r.error)).trim().split('\n').slice(0, 3).join(' / ')}` });
-    return undefined;
-  }
-  found.push({ peer: 'seomoz simhash-cpp Judy table', where: `${src} (driver bench/peers/seomoz-table.cc, g++ -O3)` });
-  return out;
+  return findTool('seomoz simhash-cpp Judy table (our driver bench/peers/seomoz-table.cc)', 'seomoz-table', ['simhash-cpp-table/seomoz-table']);
 }
 
 /** A python3 that imports numpy, scipy and datasketch (from DIR/datasketch if it is there). */
@@ -485,7 +476,8 @@ function print(started: Date): void {
   o.push('public repository into DIR and build it with its own build files — `DIR/onion` (github.com/Suwarnan/onion,');
   o.push('Onion 1.2, libjudy-dev), `DIR/simhash-cpp` (github.com/seomoz/simhash-cpp, master: `simhash-find-all`),');
   o.push('`DIR/simhash-cpp-table` (the same repository at commit a9b21b0, the last with the Judy `Simhash::Table`: its');
-  o.push('`src/simhash.o`; our driver `bench/peers/seomoz-table.cc` is compiled against it), `DIR/doubri`');
+  o.push('`src/simhash.h` and `src/simhash.o` with our driver `bench/peers/seomoz-table.cc` compiled and linked against them by');
+  o.push('hand as `DIR/simhash-cpp-table/seomoz-table`, with -lJudy), `DIR/doubri`');
   o.push('(github.com/swallow-llm/doubri, tag v1.0), `DIR/dupi` (github.com/go-air/dupi), `DIR/datasketch`');
   o.push('(github.com/ekzhu/datasketch, a 1.x version, run from the checkout with Debian\'s python3, python3-numpy and');
   o.push('python3-scipy). Tools already on PATH are used first.');

@@ -3,7 +3,7 @@
 //   taskset -c 0 node bench/simhash-tables-job.cjs ADDON M K [N]
 // ADDON: a neardup.node (this tree's build/Release/neardup.node, or an older build for A/B).
 // Prints one JSON line: {"peer":"neardup","m","k","n","insert","findFirst","findAll","remove","hits","matches",
-// "maxRssKb"}. The job is the one bench/simhash-seomoz/driver.cpp runs on seomoz's Judy tables: N random
+// "maxRssKb"}. The job: N random
 // fingerprints (sfc32, seed 12345: the same values), N queries (even: a stored fingerprint with 0..3 flipped
 // bits, odd: fresh random), insert, findFirst and findAll of every query (one batch call each, one thread),
 // remove of every id. Times: process CPU seconds (process.cpuUsage) around each call; maxRssKb: the

@@ -1,8 +1,7 @@
-// SimHash tables, neardup vs seomoz's Judy tables (issue 29): the same job, each run its own process on one
-// core, alternated (A B, B A, ...), medians.
-//   node --import tsx bench/simhash-tables.ts --seomoz /tmp/seomoz-judy/driver [--before OLD/neardup.node]
-//        [--rounds 3] [--n 1000000] [--tables 6,3:5,3]
-// --seomoz: bench/simhash-seomoz/driver.cpp built by bench/simhash-seomoz/build.sh (omit: neardup only).
+// SimHash tables, neardup before/after a change (issue 29): the same job, each run its own process on one
+// core, alternated (A B, B A, ...), medians. (Against seomoz's Judy tables: bench/peers.ts, rows table-*.)
+//   node --import tsx bench/simhash-tables.ts [--before OLD/neardup.node] [--rounds 3] [--n 1000000] [--tables 6,3:5,3]
+// --seomoz CMD: any other side printing the same JSON line (omit: neardup only).
 // --before: an older neardup.node, run as a third side (before/after of a change in the same run).
 // Each side runs `taskset -c 0 <job>`: bench/simhash-tables-job.cjs for neardup (this tree's
 // build/Release/neardup.node), the driver for seomoz; both print one JSON line with the CPU seconds of each
