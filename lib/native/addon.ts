@@ -526,6 +526,13 @@ export interface NativeBinding {
   simhashPickBlocks(n: number, distance: number): number;
   /** "a b\n" lines from pair `first` on into `into`, whole lines only: [bytes written, next pair] (find-all's output). */
   simhashFormatPairs(a: BigUint64Array, b: BigUint64Array, first: number, into: Uint8Array): [number, number];
+  /**
+   * Find-all's plain input: the lines of `piece` parsed in place into out[at..] (simhash::ParseFingerprintText;
+   * `state`, 88 bytes, carries the line under way): [at after, bytes taken, non-empty lines, newlines, bad 0/1].
+   */
+  simhashParseFingerprintText(piece: Uint8Array, final: boolean, state: Uint8Array, out: BigUint64Array, at: number): [number, number, number, number, number];
+  /** The distinct values of values[0..n), ascending, sorted on a libuv thread. */
+  simhashSortDistinct(values: BigUint64Array, n: number): Promise<BigUint64Array>;
   /** Locks a temporary file the CLI opened, while it stays open (io::os::LockFile); false without lock support. */
   lockTempFile(fd: number, path: string): boolean;
   /** Removes the stale ".NAME.neardup-tmp-PID-RANDOM" files of `dir` (io::CleanStaleTemps); how many. */

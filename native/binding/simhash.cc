@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -312,6 +313,66 @@ Napi::Value FormatPairs(const Napi::CallbackInfo& info) {
   return r;
 }
 
+// simhashParseFingerprintText(piece, final, state, out, at): find-all's plain input, parsed in place
+// (simhash::ParseFingerprintText); state is the caller's Uint8Array of the line under way, values go to the
+// BigUint64Array out from index `at`. Returns [at after, bytes taken, non-empty lines, newlines, bad (0/1)].
+// Bounded work per call: the piece's length.
+Napi::Value ParseFingerprintText(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected piece to be a Uint8Array");
+  if (!info[1].IsBoolean()) ThrowTypeError(env, "Expected final to be a boolean");
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    ThrowTypeError(env, "Expected state to be a Uint8Array");
+  Napi::TypedArray piece = info[0].As<Napi::TypedArray>(), state = info[2].As<Napi::TypedArray>();
+  if (state.ByteLength() != sizeof(simhash::FingerprintLineState))
+    ThrowRangeError(env, "state must be " + std::to_string(sizeof(simhash::FingerprintLineState)) + " bytes");
+  if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array)
+    ThrowTypeError(env, "Expected out to be a BigUint64Array");
+  Napi::TypedArray out = info[3].As<Napi::TypedArray>();
+  if (!info[4].IsNumber()) ThrowTypeError(env, "Expected at to be a number");
+  const double at = info[4].As<Napi::Number>().DoubleValue();
+  if (!(at >= 0 && at <= static_cast<double>(out.ElementLength())) || std::floor(at) != at)
+    ThrowRangeError(env, "at must be an integer from 0 to the length of out");
+  const uint8_t* text = piece.ByteLength() ? static_cast<const uint8_t*>(piece.ArrayBuffer().Data()) + piece.ByteOffset() : nullptr;
+  uint8_t* st_bytes = static_cast<uint8_t*>(state.ArrayBuffer().Data()) + state.ByteOffset();
+  simhash::FingerprintLineState st;
+  std::memcpy(&st, st_bytes, sizeof st);  // the caller's bytes need no alignment
+  uint64_t* values = out.ElementLength() ? reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset()) : nullptr;
+  const size_t first = static_cast<size_t>(at);
+  simhash::FingerprintParse r;
+  simhash::ParseFingerprintText(text, piece.ByteLength(), info[1].As<Napi::Boolean>().Value(), &st,
+                                values ? values + first : nullptr, out.ElementLength() - first, &r);
+  std::memcpy(st_bytes, &st, sizeof st);
+  Napi::Array a = Napi::Array::New(env, 5);
+  a.Set(0u, Napi::Number::New(env, static_cast<double>(first + r.values)));
+  a.Set(1u, Napi::Number::New(env, static_cast<double>(r.consumed)));
+  a.Set(2u, Napi::Number::New(env, static_cast<double>(r.lines)));
+  a.Set(3u, Napi::Number::New(env, static_cast<double>(r.newlines)));
+  a.Set(4u, Napi::Number::New(env, r.bad ? 1 : 0));
+  return a;
+}
+
+// simhashSortDistinct(values, n): a promise of a new BigUint64Array of the distinct values of values[0..n),
+// ascending (sorted on a libuv thread; values is copied first and not touched after the call returns).
+Napi::Value SortDistinct(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const U64View v = GetU64Array(env, info[0], "values");
+  if (!info[1].IsNumber()) ThrowTypeError(env, "Expected n to be a number");
+  const double n = info[1].As<Napi::Number>().DoubleValue();
+  if (!(n >= 0 && n <= static_cast<double>(v.size)) || std::floor(n) != n)
+    ThrowRangeError(env, "n must be an integer from 0 to the length of values");
+  auto values = std::make_shared<std::vector<uint64_t>>(v.data, v.data + static_cast<size_t>(n));
+  return QueueFn(
+      env,
+      [values](const std::atomic<bool>*) {
+        std::vector<uint64_t> tmp;
+        values->resize(simhash::SortDistinct(values->data(), values->size(), &tmp));
+        return Status::Ok();
+      },
+      [values](Napi::Env e) { return NewBigUint64Array(e, std::move(*values)); });
+}
+
 Napi::Value PickBlocks(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber()) ThrowTypeError(env, "Expected n to be a number");
@@ -335,6 +396,8 @@ void Simhash::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("simhashPairStream", Napi::Function::New(env, PairStream, "simhashPairStream"));
   exports.Set("simhashPickBlocks", Napi::Function::New(env, PickBlocks, "simhashPickBlocks"));
   exports.Set("simhashFormatPairs", Napi::Function::New(env, FormatPairs, "simhashFormatPairs"));
+  exports.Set("simhashParseFingerprintText", Napi::Function::New(env, ParseFingerprintText, "simhashParseFingerprintText"));
+  exports.Set("simhashSortDistinct", Napi::Function::New(env, SortDistinct, "simhashSortDistinct"));
 }
 
 }  // namespace binding

@@ -1,5 +1,5 @@
 // SimHash functions: simhashFingerprints(Sync), simhashCompute, simhashFindAll(Sync), simhashPickBlocks,
-// simhashFormatPairs (find-all's output lines).
+// simhashFormatPairs, simhashParseFingerprintText and simhashSortDistinct (find-all's output and input).
 // Also the BigUint64Array helpers shared with simhash_index.cc.
 #pragma once
 #include <napi.h>

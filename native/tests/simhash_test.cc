@@ -710,4 +710,117 @@ TEST(pair_lines_format_u64_and_fill_the_buffer) {
   EXPECT(FormatPairLines(a.data(), b.data(), a.size(), a.size(), digits, 0, &next) == 0 && next == a.size());
 }
 
+// The reference rule of a line: trimmed of TAB, LF, VT, FF, CR, space and NBSP; empty: skipped; otherwise 1 to
+// 20 digits at most 2^64 - 1, or an error.
+static bool RefLine(const std::string& raw, bool* empty, uint64_t* v) {
+  auto blank = [](unsigned char c) { return c == 0x20 || (c >= 0x09 && c <= 0x0d) || c == 0xa0; };
+  size_t a = 0, b = raw.size();
+  while (a < b && blank(raw[a])) a++;
+  while (b > a && blank(raw[b - 1])) b--;
+  *empty = a == b;
+  if (*empty) return true;
+  if (b - a > 20) return false;
+  unsigned __int128 x = 0;
+  for (size_t i = a; i < b; i++) {
+    if (raw[i] < '0' || raw[i] > '9') return false;
+    x = x * 10 + static_cast<unsigned>(raw[i] - '0');
+  }
+  if (x > UINT64_MAX) return false;
+  *v = static_cast<uint64_t>(x);
+  return true;
+}
+
+TEST(fingerprint_text_parses_pieces_of_any_size_into_any_room) {
+  std::mt19937_64 rng(31);
+  const char* blanks[] = {"", " ", "\t", "\r", "  \t", "\xa0"};
+  const char* bad[] = {"12 34", "x7", "-5", "18446744073709551616", "123456789012345678901", "1 2", "7a"};
+  for (int round = 0; round < 300; round++) {
+    std::string text;
+    std::vector<uint64_t> want;
+    size_t want_lines = 0, bad_at = 0;  // bad_at: the bad line's number (1-based), 0: none
+    const int nlines = 1 + static_cast<int>(rng() % 40);
+    for (int l = 1; l <= nlines; l++) {
+      std::string line;
+      const uint64_t r = rng() % 100;
+      if (r < 8) {
+        line = blanks[rng() % 6];
+      } else if (r < 10 && round % 3 == 0) {
+        line = std::string(blanks[rng() % 6]) + bad[rng() % 7];
+      } else {
+        const uint64_t v = rng() % 4 == 0 ? (rng() % 4 == 0 ? UINT64_MAX : rng() % 1000) : rng();
+        line = std::string(blanks[rng() % 6]) + (rng() % 10 == 0 ? "00" : "") + std::to_string(v) + blanks[rng() % 6];
+      }
+      text += line;
+      if (l < nlines || rng() % 2) text += '\n';
+      if (bad_at) continue;
+      bool empty;
+      uint64_t v;
+      if (!RefLine(line, &empty, &v)) {
+        bad_at = static_cast<size_t>(l);
+        want_lines++;
+      } else if (!empty) {
+        want.push_back(v);
+        want_lines++;
+      }
+    }
+    // pieces of random sizes, room grown by one value at a time from a random start
+    FingerprintLineState st;
+    std::memset(&st, 0, sizeof st);
+    std::vector<uint64_t> out(rng() % 3);
+    size_t count = 0, lines = 0, newlines = 0, off = 0;
+    bool failed = false;
+    while (!failed) {
+      const size_t piece = off < text.size() ? std::min<size_t>(text.size() - off, 1 + rng() % 9) : 0;
+      const bool final = off + piece == text.size();
+      size_t taken = 0;
+      for (;;) {
+        FingerprintParse r;
+        ParseFingerprintText(reinterpret_cast<const uint8_t*>(text.data()) + off + taken, piece - taken, final, &st,
+                             out.data() + count, out.size() - count, &r);
+        EXPECT(r.values <= out.size() - count && r.consumed <= piece - taken);
+        count += r.values;
+        taken += r.consumed;
+        lines += r.lines;
+        newlines += r.newlines;
+        if (r.bad) {
+          failed = true;
+          break;
+        }
+        if (taken == piece && !(final && st.started)) break;
+        out.resize(out.size() + 1);
+      }
+      off += piece;
+      if (final || failed) break;
+    }
+    EXPECT(failed == (bad_at != 0));
+    if (failed) {
+      EXPECT(newlines + 1 == bad_at);
+    } else {
+      EXPECT(lines == want_lines);
+    }
+    out.resize(count);
+    EXPECT(out == want);
+  }
+}
+
+TEST(sort_distinct_equals_sort_unique) {
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> tmp;
+  for (int round = 0; round < 200; round++) {
+    const size_t n = rng() % 3000;
+    std::vector<uint64_t> v(n);
+    const int shape = round % 4;  // uniform, few values, shared top bits, shared low bits
+    for (auto& x : v) {
+      const uint64_t r = rng();
+      x = shape == 0 ? r : shape == 1 ? r % 7 : shape == 2 ? (0xabcdef0000000000ULL | (r & 0xffff)) : (r << 40);
+    }
+    std::vector<uint64_t> want = v;
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    const size_t k = SortDistinct(v.data(), v.size(), &tmp);
+    v.resize(k);
+    EXPECT(v == want);
+  }
+}
+
 TEST_MAIN("simhash")

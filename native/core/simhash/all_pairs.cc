@@ -473,7 +473,8 @@ PairStream::PairStream(std::vector<uint64_t> fps, std::vector<uint64_t> ids, uin
   if (ids_are_fps) {
     // in id order = in value order
     fps_ = std::move(fps);
-    std::sort(fps_.begin(), fps_.end());
+    // find-all's reader gives them sorted (SortDistinct): then only checked, in one pass
+    if (!std::is_sorted(fps_.begin(), fps_.end())) std::sort(fps_.begin(), fps_.end());
     fps_ids_ = true;
     return;
   }
