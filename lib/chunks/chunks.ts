@@ -223,8 +223,10 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
   checkChunkIndexOptions(o);
   const run = checkRunOptions(o);
   checkBuildFolder(dir, true);  // before the lock file is made in a folder that is not ours
+  const created = !fs.existsSync(dir);
   fs.mkdirSync(dir, { recursive: true });
   const release = acquireLock(dir);
+  let marked = false, done = false;
   try {
     // Checked under the lock: a build that waited for another one must not write over its index.
     if (fs.existsSync(path.join(dir, 'MANIFEST')))
@@ -233,6 +235,7 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
     // Only an interrupted build of ours (its marker) is cleared: files of the user's are never removed.
     if (fs.existsSync(path.join(dir, BUILD_MARKER))) removeInterruptedBuild(dir);
     fs.writeFileSync(path.join(dir, BUILD_MARKER), 'a neardup similar build is (or was, if interrupted) under way in this folder\n');
+    marked = true;
     const params = {
       n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
       short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
@@ -249,8 +252,26 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
       throwIfAborted(run.signal);
       await finish(b, o);
     });
+    done = true;
   } finally {
+    // A build that fails (a bad or too large document, an error, Ctrl-C) takes back what it wrote before its
+    // commit: its files, and the folder when it made it (a kill leaves the marker for the next build to clear).
+    if (!done && marked && !fs.existsSync(path.join(dir, 'MANIFEST'))) {
+      try {
+        removeInterruptedBuild(dir);
+        fs.rmSync(path.join(dir, BUILD_MARKER), { force: true });
+      } catch { /* the next build clears it (the marker) */ }
+    }
+    const remove = !done && marked && created;
+    // (a competing build is refused while the lock is held; one that probed at the same instant and waited
+    // finds the folder gone or not empty, an error, never a mixed index)
+    if (remove) fs.rmSync(path.join(dir, 'LOCK'), { force: true });
     release();
+    if (remove) {
+      try {
+        fs.rmdirSync(dir);  // only when empty: nothing but ours was in it
+      } catch { /* left for the next build */ }
+    }
   }
 }
 
