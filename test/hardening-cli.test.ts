@@ -10,7 +10,7 @@ import { DedupSession, NeardupError, dedup, simhashFingerprintsSync } from '../l
 import { dedupLimits, tooManyPairs } from '../lib/minhash/dedup';
 import { MAX_LINE_BYTES, readJsonl, readLines } from '../lib/io/jsonl';
 import { cli } from './cli-helper';
-import { DOCUMENT_BYTES_PER_BYTE, documentLimit, documentMemory } from '../lib/cli/limits';
+import { DOCUMENT_BYTES_PER_BYTE, INDEXED_DOCUMENT_BYTES_PER_BYTE, documentLimit, documentMemory, memoryDocumentLimit } from '../lib/cli/limits';
 
 let dir = '';
 test.before(() => {
@@ -172,12 +172,25 @@ test('DedupSession pairs: maxPairs caps the reported pairs (ERR_NEARDUP_TOO_MANY
   assert.match(tooManyPairs({ memory: 2 ** 30 }).message, /--pairs: more than 67108864 reported pairs \(16 bytes each\).*1\.0 GiB.*--memory/);
 });
 
-test('minhash, simhash fingerprint, shingles, paragraphs, decontaminate: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
+test('minhash, simhash fingerprint, shingles, paragraphs, decontaminate, similar, passages: a document beyond the document memory stops with file:line (NEARDUP_DOCUMENT_MEMORY)', () => {
   const big = 'word '.repeat(60_000);  // 300,000 bytes
-  fs.writeFileSync(path.join(dir, 'big.jsonl'), `{"text": "small one"}\n${JSON.stringify({ text: big })}\n`);
+  // ids for similar (the other commands ignore them)
+  fs.writeFileSync(path.join(dir, 'big.jsonl'), `{"id": "s", "text": "small one"}\n${JSON.stringify({ id: 'big', text: big })}\n`);
   fs.writeFileSync(path.join(dir, 'bench.txt'), 'a benchmark row\n');
+  fs.writeFileSync(path.join(dir, 'small.jsonl'), '{"id": "q", "text": "a small document of a few words to chunk and index"}\n');
+  // the indexes the update and query commands need, built without a limit
+  fs.rmSync(path.join(dir, 'lim-sim'), { recursive: true, force: true });
+  fs.rmSync(path.join(dir, 'lim-pst'), { recursive: true, force: true });
+  assert.is(cli(dir, ['similar', 'build', 'small.jsonl', '--index', 'lim-sim']).code, 0);
+  assert.is(cli(dir, ['passages', 'index', '-o', 'lim-pst', 'small.jsonl']).code, 0);
+  const manifests = () => [fs.readFileSync(path.join(dir, 'lim-sim', 'MANIFEST')), fs.readFileSync(path.join(dir, 'lim-pst', 'passages.json'))];
+  const before = manifests();
   // what a command needs besides its input
-  const extra: Record<string, string[]> = { decontaminate: ['--against', 'bench.txt', '--report', '-'] };
+  const extra: Record<string, string[]> = {
+    decontaminate: ['--against', 'bench.txt', '--report', '-'], 'similar build': ['--index', 'lim-new-sim'],
+    'similar update': ['--index', 'lim-sim'], 'similar query': ['--index', 'lim-sim'], 'passages index': ['-o', 'lim-new-pst'],
+    'passages query': ['lim-pst'],
+  };
   assert.is(documentMemory({}), Math.floor(os.totalmem() / 2));
   assert.is(documentMemory({ NEARDUP_DOCUMENT_MEMORY: '1M' }), 2 ** 20);
   process.env.NEARDUP_DOCUMENT_MEMORY = '1M';
@@ -195,6 +208,10 @@ test('minhash, simhash fingerprint, shingles, paragraphs, decontaminate: a docum
       assert.match(r.stderr, /NEARDUP_DOCUMENT_MEMORY/, cmd);
       assert.not.match(r.stderr, /internal error|    at /, cmd);
     }
+    // refused before anything was committed: the indexes as they were, no new one
+    assert.equal(manifests(), before);
+    assert.not.ok(fs.existsSync(path.join(dir, 'lim-new-pst')));
+    assert.not.ok(fs.existsSync(path.join(dir, 'lim-new-sim')));
     const bad = cli(dir, ['minhash', 'big.jsonl'], undefined);
     assert.is(bad.code, 1);
     process.env.NEARDUP_DOCUMENT_MEMORY = 'lots';
@@ -206,6 +223,56 @@ test('minhash, simhash fingerprint, shingles, paragraphs, decontaminate: a docum
   }
   // without the variable: half of the physical memory, far above this document
   assert.is(cli(dir, ['minhash', 'big.jsonl']).code, 0);
+});
+
+test('similar and passages: under --memory a document beyond its share stops with file:line; pairs and query check the largest indexed document first', () => {
+  // 3.5 MB: over the share of the 64 MiB floor (1M counts as 64 MiB) in similar build and passages index
+  const big = 'word '.repeat(700_000);
+  fs.writeFileSync(path.join(dir, 'big35.jsonl'), `{"id": "s", "text": "small one"}\n${JSON.stringify({ id: 'big', text: big })}\n`);
+  for (const [cmd, out] of [['similar build', ['--index', 'mem-sim']], ['passages index', ['-o', 'mem-pst']]] as const) {
+    const limit = memoryDocumentLimit(cmd, 2 ** 20);
+    assert.is(limit.memory, 64 * 2 ** 20);
+    assert.is(limit.bytes, Math.floor(32 * 2 ** 20 / DOCUMENT_BYTES_PER_BYTE[cmd]));  // what the process holds off first
+    assert.ok(limit.bytes < big.length, `${cmd}: ${limit.bytes}`);
+    const r = cli(dir, [...cmd.split(' '), ...out, '--memory', '1M', 'big35.jsonl']);
+    assert.is(r.code, 1, `${cmd}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`big35\\.jsonl:2: a document of 3\\.3 MiB needs about ${DOCUMENT_BYTES_PER_BYTE[cmd]} bytes .*'neardup ${cmd}'.*64\\.0 MiB.*raise --memory`), cmd);
+    // with room for it, the same run passes
+    assert.is(cli(dir, [...cmd.split(' '), ...out, '--memory', '256M', 'big35.jsonl']).code, 0, cmd);
+  }
+  // a line far beyond the limit is refused as it is read, not held whole first (1M: 0.5 MiB for the documents,
+  // lines up to six times their limit and 1 MiB); with the same reason
+  process.env.NEARDUP_DOCUMENT_MEMORY = '1M';
+  try {
+    for (const [cmd, out] of [['similar build', ['--index', 'mem-sim2']], ['passages index', ['-o', 'mem-pst2']]] as const) {
+      const r = cli(dir, [...cmd.split(' '), ...out, 'big35.jsonl']);
+      assert.is(r.code, 1, `${cmd}: ${r.stderr}`);
+      // (the native reader also caps a line at the document memory itself: 1 MiB here)
+      const cap = Math.min(6 * memoryDocumentLimit(cmd, undefined).bytes + 2 ** 20, 2 ** 20 * (cmd === 'passages index' ? 1 : Infinity));
+      assert.match(r.stderr, new RegExp(`big35\\.jsonl:2: the line is longer than ${cap} bytes.*'neardup ${cmd}'.*NEARDUP_DOCUMENT_MEMORY`), cmd);
+      assert.not.ok(fs.existsSync(path.join(dir, out[1])), cmd);
+    }
+  } finally {
+    delete process.env.NEARDUP_DOCUMENT_MEMORY;
+  }
+  // the index holds the 3.5 MB document: pairs within 1M (64 MiB) are refused before any work, naming it
+  const f = INDEXED_DOCUMENT_BYTES_PER_BYTE['passages pairs'];
+  const pairs = cli(dir, ['passages', 'pairs', 'mem-pst', '--memory', '1M']);
+  assert.is(pairs.code, 1, pairs.stderr);
+  assert.equal(pairs.stdout.length, 0);
+  assert.match(pairs.stderr, new RegExp(`mem-pst: the indexed document "big35\\.jsonl:2": a document of 3\\.3 MiB needs about ${f} bytes`));
+  assert.is(cli(dir, ['passages', 'pairs', 'mem-pst']).code, 0);
+  // query: the indexed documents against the document memory, whatever the query's size
+  process.env.NEARDUP_DOCUMENT_MEMORY = '64M';
+  let q: ReturnType<typeof cli>;
+  try {
+    q = cli(dir, ['passages', 'query', 'mem-pst', 'small.jsonl']);
+  } finally {
+    delete process.env.NEARDUP_DOCUMENT_MEMORY;
+  }
+  assert.is(q.code, 1, q.stderr);
+  assert.match(q.stderr, /the indexed document "big35\.jsonl:2".*'neardup passages query'.*NEARDUP_DOCUMENT_MEMORY/);
+  assert.is(cli(dir, ['passages', 'query', 'mem-pst', 'small.jsonl']).code, 0);
 });
 
 test.run();

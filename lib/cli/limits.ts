@@ -23,6 +23,23 @@ export const DOCUMENT_BYTES_PER_BYTE = {
   paragraphs: 12,
   // decontaminate: 8.6 (exact; --approx 7.6) over a tiny run's RSS, on a 58 MB one-line document of short words
   decontaminate: 10,
+  // similar and passages: growth of peak RSS over a run of five small documents, per byte of one document
+  // (bench/RESULTS-memory.md, "One large document"), the worst of 50 and 100 MB of words of 3-9 letters and
+  // 30 MB of one-letter words (their cost is per word: the latter, the worst text, needs about twice the
+  // former), rounded up; the index commands with --memory 256M (the cap bounds the build's own buffers)
+  'similar build': 22,
+  'similar update': 17,
+  'similar query': 16,
+  'passages index': 23,
+  'passages query': 92,
+} as const;
+
+/**
+ * Working memory per byte of the largest indexed document of the commands that read an index (the same
+ * measurement): `passages pairs` holds each document's windows, first occurrences and matches.
+ */
+export const INDEXED_DOCUMENT_BYTES_PER_BYTE = {
+  'passages pairs': 38,
 } as const;
 
 export type LimitedCommand = keyof typeof DOCUMENT_BYTES_PER_BYTE;
@@ -39,6 +56,79 @@ export function documentLimit(command: LimitedCommand, env: NodeJS.ProcessEnv = 
   return Math.floor(documentMemory(env) / DOCUMENT_BYTES_PER_BYTE[command]);
 }
 
+/** Budgets under 64 MiB count as 64 MiB for the per-document limits (as dedup's: tiny caps that force spilling still work). */
+const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
+/** What a run of a few small documents holds (peak RSS of `similar build` and `passages index`: 55-62 MiB). */
+const PROCESS_BYTES = 64 * 2 ** 20;
+
+/**
+ * The per-document limit of a command that takes --memory: the largest document (UTF-8 bytes) whose working
+ * memory fits the budget it was given (at least 64 MiB), or without --memory, the document memory; and what
+ * the error says of it.
+ */
+export interface DocumentLimit {
+  command: string;
+  /** bytes of working memory per byte of a document */
+  factor: number;
+  /** the largest document, UTF-8 bytes */
+  bytes: number;
+  /** the memory it was derived from */
+  memory: number;
+  /** how to raise it */
+  raise: string;
+}
+
+export function memoryDocumentLimit(command: LimitedCommand | keyof typeof INDEXED_DOCUMENT_BYTES_PER_BYTE, memory: number | undefined,
+  env: NodeJS.ProcessEnv = process.env): DocumentLimit {
+  const factor = command in DOCUMENT_BYTES_PER_BYTE ? DOCUMENT_BYTES_PER_BYTE[command as LimitedCommand]
+    : INDEXED_DOCUMENT_BYTES_PER_BYTE[command as keyof typeof INDEXED_DOCUMENT_BYTES_PER_BYTE];
+  const given = memory !== undefined && memory > 0;
+  const m = given ? Math.max(memory, MIN_LIMIT_BUDGET) : documentMemory(env);
+  // the factors are growth over what the process holds anyway (Node itself, ~55 MiB): that comes off the
+  // memory first (half of it at most), so the whole process stays within it
+  const usable = Math.max(m - PROCESS_BYTES, m / 2);
+  return {
+    command, factor, bytes: Math.floor(usable / factor), memory: m,
+    raise: given ? 'raise --memory' : 'raise NEARDUP_DOCUMENT_MEMORY (default half of the physical memory)',
+  };
+}
+
+/**
+ * The longest input line worth reading for a document under `limit`: its text's UTF-8 bytes are at least a
+ * sixth of the line's (a \uXXXX escape, 6 bytes, is the least text per byte), less the other fields (1 MiB
+ * allowed). A longer line is refused as it is read (not held whole first); lineOverLimit says why.
+ */
+export function maxLineBytesFor(limit: DocumentLimit): number {
+  return 6 * limit.bytes + 2 ** 20;
+}
+
+/** `e`, or when it is the reader's refusal of a line over maxLineBytesFor(limit), that refusal with its reason. */
+export function lineOverLimit(e: unknown, limit: DocumentLimit): unknown {
+  if (!(e instanceof NeardupError) || e.code !== 'ERR_NEARDUP_INVALID_INPUT' || !/: the line is longer than \d+ bytes/.test(e.message)) return e;
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT', `${e.message.replace(/; split the document$/, '')}: its document would need more ` +
+    `working memory in 'neardup ${limit.command}' (about ${limit.factor} bytes per byte) than the memory of ${formatBytes(limit.memory)} ` +
+    `allows (documents up to ${formatBytes(limit.bytes)}); split the document or ${limit.raise}`, { file: e.file, line: e.line });
+}
+
+/** The items of `it` (lines, batches), a line refused as too long for `limit` said so (lineOverLimit). */
+export async function* guardLines<T>(it: AsyncIterable<T>, limit: DocumentLimit): AsyncGenerator<T> {
+  try {
+    yield* it;
+  } catch (e) {
+    throw lineOverLimit(e, limit);
+  }
+}
+
+/** The error for a document of `n` bytes over `limit` (`where`: "file:line" or "the indexed document ID"). */
+export function documentOverLimit(where: string, n: number, limit: DocumentLimit, meta: { file?: string; line?: number } = {}): NeardupError {
+  // exact sizes where the rounded ones would read the same
+  const size = (x: number) => formatBytes(n) === formatBytes(limit.bytes) ? `${x} bytes` : formatBytes(x);
+  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
+    `${where}: a document of ${size(n)} needs about ${limit.factor} bytes of working memory per byte in ` +
+    `'neardup ${limit.command}', more than the memory of ${formatBytes(limit.memory)} allows (documents up to ` +
+    `${size(limit.bytes)}); split the document or ${limit.raise}`, meta);
+}
+
 /** The UTF-8 bytes of document i of a batch, or -1 when no more than `limit` (cheap checks first). */
 function sizeOver(batch: JsonlBatch | DocumentBatch, i: number, limit: number): number {
   if ('packed' in batch) {
@@ -52,13 +142,15 @@ function sizeOver(batch: JsonlBatch | DocumentBatch, i: number, limit: number): 
 }
 
 /** Throws ERR_NEARDUP_INVALID_INPUT naming file:line for the first document of `batch` over `limit` bytes. */
-export function checkDocumentSizes(batch: JsonlBatch | DocumentBatch, limit: number, command: LimitedCommand): void {
+export function checkDocumentSizes(batch: JsonlBatch | DocumentBatch, limit: number | DocumentLimit, command?: LimitedCommand): void {
   const count = 'packed' in batch ? batch.count : batch.raw.length;
   for (let i = 0; i < count; i++) {
-    const n = sizeOver(batch, i, limit);
+    const n = sizeOver(batch, i, typeof limit === 'number' ? limit : limit.bytes);
     if (n < 0) continue;
     const file = batch.file === '-' ? '<stdin>' : batch.file;
     const line = batch.firstLine + i;
+    if (typeof limit !== 'number') throw documentOverLimit(`${file}:${line}`, n, limit, { file, line });
+    if (command === undefined) throw new TypeError('checkDocumentSizes: a number limit needs its command');
     const f = DOCUMENT_BYTES_PER_BYTE[command];
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT',
       `${file}:${line}: a document of ${formatBytes(n)} needs about ${f} bytes of working memory per byte in ` +

@@ -363,6 +363,14 @@ export class PassageIndex {
     return this.meta.batches.reduce((s, b) => s + fs.statSync(path.join(this.dir, b.texts)).size, 0);
   }
 
+  /** The largest indexed document: its id and UTF-8 bytes (undefined: an empty index). */
+  largestDocument(): { id: unknown; bytes: number } | undefined {
+    const t = this.docTable();
+    let best = -1, bytes = 0;
+    for (let i = 0; i < t.texts.length.length; i++) if (t.texts.length[i] > bytes) { bytes = t.texts.length[i]; best = i; }
+    return best < 0 ? undefined : { id: t.id(best), bytes };
+  }
+
   /** Reads the document lists (ids and text locations) once, when a search needs them. */
   private docTable(): DocTable {
     if (this.table) return this.table;

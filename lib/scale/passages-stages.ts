@@ -16,7 +16,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
-import { checkInputFiles, displayName, idValue, inputSize, readDocuments } from '../io/input';
+import { checkInputFiles, displayName, idValue, inputSize, readDocuments, type DocumentBatch } from '../io/input';
 import { PassageIndex, type PartsBatch } from '../postings/passages';
 import { checkJsonCrc, jsonWithCrc } from '../io/json-crc';
 import { killPoint } from '../util/test-hooks';
@@ -75,11 +75,13 @@ const listsMeta = (work: string, r: number) => path.join(work, `lists-${r}.json`
 
 /** The documents of the inputs, in batches: each with its id (the --id-field value, or "NAME:LINE") and UTF-8 text. */
 export async function* readPassageDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
-  onProgress?: (bytes: number, fraction?: number) => void, names?: string[]): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+  onProgress?: (bytes: number, fraction?: number) => void, names?: string[],
+  guard?: { check: (batch: DocumentBatch) => void; maxLineBytes: number }): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
   const input = inputOptionsFrom(values);
   const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
   const nameOf = new Map(names ? files.map((f, k) => [f, names[k]]) : []);
-  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress })) {
+  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress, maxLineBytes: guard?.maxLineBytes })) {
+    guard?.check(b);  // e.g. the per-document limit, before the batch goes anywhere
     const out: Array<{ id: unknown; text: Buffer }> = [];
     const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
     const name = nameOf.get(b.file) ?? displayName(b.file);

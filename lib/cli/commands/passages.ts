@@ -11,6 +11,7 @@ import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillF
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { parseSize } from './dupi';
+import { checkDocumentSizes, documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, memoryDocumentLimit, type DocumentLimit } from '../limits';
 
 // The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
 // extractMemory for the output).
@@ -115,6 +116,15 @@ Options:
   --tmp DIR       spill files (default: the system's temporary folder)`;
 
 /**
+ * Refuses, before any work, an index whose largest document needs more working memory than `limit` allows
+ * (pairs and query hold one document's windows at a time, whatever the cap on their records).
+ */
+function checkIndexedDocuments(dir: string, ix: PassageIndex, limit: DocumentLimit): void {
+  const big = ix.largestDocument();
+  if (big && big.bytes > limit.bytes) throw documentOverLimit(`${dir}: the indexed document ${idJsonText(big.id)}`, big.bytes, limit, { file: dir });
+}
+
+/**
  * passages extract|pairs: the index's JSON lines, streamed to stdout with their spill folder watched (--tmp)
  * and memory capped (--memory, default twice the indexed text), progress counting the lines written. Each
  * chunk is written before the next is asked for (pairs reuses its buffer).
@@ -128,6 +138,7 @@ async function writeIndexLines(dir: string, values: Record<string, unknown>, ver
   const progress = new Progress(`neardup passages ${verb}`);
   try {
     const memory = values.memory === undefined ? defaultBuildMemory(ix.textBytes) : parseSize(String(values.memory));
+    if (verb === 'pairs') checkIndexedDocuments(dir, ix, memoryDocumentLimit('passages pairs', values.memory === undefined ? undefined : memory));
     let written = 0;
     for await (const b of lines(ix, extractMemory(memory, ix.size), tmp)) {
       written += countLines(b);
@@ -298,6 +309,9 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     }
     checkInputFiles(files);  // before DIR is created or changed
     const memory = r.values.memory === undefined ? defaultBuildMemory(inputSize(r.positionals)) : parseSize(String(r.values.memory));
+    // one document's working memory (its windows, its (blot, doc) pairs) comes on top of the build's buffers:
+    // under an explicit --memory it must fit that, else the document memory
+    const limit = memoryDocumentLimit('passages index', r.values.memory === undefined ? undefined : memory);
     // a DIR this run creates is removed again if the run fails before its first commit (no empty index left)
     const created = !fs.existsSync(r.values.output);
     let committed = false;
@@ -310,11 +324,12 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     // run's by the next one); without, in DIR/postings (removed by the next writer of DIR)
     const spill = typeof r.values.tmp === 'string' ? makeSpillDir(r.values.tmp) : undefined;
     try {
-      const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; });
+      const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; }, undefined,
+        { check: (b) => checkDocumentSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) });
       await ix.addRun(docs, {
         memory, tmp: spill,
         onBatch: (n) => { added = n; progress.update({ bytes: read, docs: n, fraction }); },
-      });
+      }).catch((e) => { throw lineOverLimit(e, limit); });
       committed = true;
       added = ix.size - before;
       progress.done({ bytes: read, docs: added, fraction: 1 });
@@ -354,7 +369,11 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     const progress = new Progress('neardup passages query');
     let read = 0, fraction: number | undefined, queried = 0;
     try {
-      for await (const batch of readDocs(files, r.values, undefined, (b, f) => { read = b; fraction = f; })) {
+      const limit = memoryDocumentLimit('passages query', undefined);
+      checkIndexedDocuments(dir, ix, limit);
+      const batches = readDocs(files, r.values, undefined, (b, f) => { read = b; fraction = f; }, undefined,
+        { check: (b) => checkDocumentSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) });
+      for await (const batch of guardLines(batches, limit)) {
         // a few queries per call: their results (every span's text) are held until written, and one
         // query against a large index can match thousands of documents (10 GB corpus: ~10 MB of output
         // per query)

@@ -12,6 +12,7 @@ import { checkFiles, watchSpillFolders } from '../../io/files';
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { parseSize } from './dupi';
+import { documentOverLimit, guardLines, maxLineBytesFor, memoryDocumentLimit, type DocumentLimit } from '../limits';
 
 const USAGE = `Usage: neardup similar build FILE... --index DIR [--n 5] [--bits 64|32] [--k 100] [--memory SIZE] [options]
        neardup similar update FILE... --index DIR [--memory SIZE] [--compact]
@@ -97,12 +98,13 @@ function inputSpec(v: OptionValues, files: string[], allowNull: boolean, idOptio
 }
 
 /** The documents of JSONL files, each with its FILE:LINE. Bad lines stop the run or are left out. */
-async function* readDocuments(spec: InputSpec, skipped: { count: number }): AsyncGenerator<ChunkDocument> {
+async function* readDocuments(spec: InputSpec, skipped: { count: number }, limit?: DocumentLimit): AsyncGenerator<ChunkDocument> {
   for (const file of spec.files) {
     const name = file === '-' ? '<stdin>' : file;
     const stream = await openInput(file);
     let line = 0;
-    for await (let raw of readLines(stream, name)) {
+    const lines = readLines(stream, name, limit ? maxLineBytesFor(limit) : undefined);
+    for await (let raw of limit ? guardLines(lines, limit) : lines) {
       line++;
       if (line === 1 && raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
       let doc: ChunkDocument & { [SOURCE]: { file: string; line: number } };
@@ -117,6 +119,11 @@ async function* readDocuments(spec: InputSpec, skipped: { count: number }): Asyn
         throw new NeardupError('ERR_NEARDUP_BAD_LINE', `${name}:${line}: ${reason} (use --on-bad-line skip to leave it out)`, { file: name, line });
       }
       doc[SOURCE] = { file: name, line };
+      // the raw line bounds its text's UTF-8 bytes (escapes only make it longer)
+      if (limit && raw.length > limit.bytes && typeof doc.text === 'string') {
+        const n = Buffer.byteLength(doc.text, 'utf8');
+        if (n > limit.bytes) throw documentOverLimit(`${name}:${line}`, n, limit, { file: name, line });
+      }
       yield doc;
     }
   }
@@ -237,7 +244,7 @@ async function runBuild(args: string[], staged: boolean): Promise<number> {
   const progress = new Progress(staged ? 'neardup similar stage prepare' : 'neardup similar build');
   const skipped = { count: 0 }, seen = { n: 0 };
   try {
-    const docs = counted(readDocuments(spec, skipped), progress, seen);
+    const docs = counted(readDocuments(spec, skipped, memoryDocumentLimit('similar build', options.memory)), progress, seen);
     const onProgress = (p: { documents: number; stage: string }) => progress.update({ docs: p.documents, extra: p.stage });
     if (staged) {
       await stages.prepare(dir, docs, { ...options, onProgress });
@@ -280,7 +287,7 @@ async function runUpdate(args: string[]): Promise<number> {
   const ix = await ChunkIndex.open(dir);
   let summary: Record<string, unknown>;
   try {
-    const s = await ix.update(counted(readDocuments(spec, skipped), progress, seen), {
+    const s = await ix.update(counted(readDocuments(spec, skipped, memoryDocumentLimit('similar update', options.memory)), progress, seen), {
       ...options, compact: Boolean(r.values.compact),
       onProgress: (p) => progress.update({ docs: p.documents, extra: p.stage }),
     });
@@ -360,7 +367,7 @@ async function runQuery(args: string[]): Promise<number> {
       }
       batch = [];
     };
-    for await (const d of readDocuments(spec, skipped)) {
+    for await (const d of readDocuments(spec, skipped, memoryDocumentLimit('similar query', undefined))) {
       batch.push(d);
       if (batch.length >= 1024) await flush();
     }
