@@ -240,6 +240,13 @@ test('similar and passages: under --memory a document beyond its share stops wit
     // with room for it, the same run passes
     assert.is(cli(dir, [...cmd.split(' '), ...out, '--memory', '256M', 'big35.jsonl']).code, 0, cmd);
   }
+  // a sharded build: the plan carries the limit to its parts
+  const sharded = cli(dir, ['passages', 'index', '-o', 'mem-pst3', '--work', 'mem-w3', '--shards', '2', '--memory', '1M', 'big35.jsonl', 'small.jsonl']);
+  assert.is(sharded.code, 1, sharded.stderr);
+  assert.match(sharded.stderr, /passages part 0\/2: .*big35\.jsonl:2: a document of 3\.3 MiB needs about 23 bytes .*raise --memory/);
+  assert.not.ok(fs.existsSync(path.join(dir, 'mem-pst3')));
+  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'mem-w3', 'passages-plan.json'), 'utf8')).documentLimit,
+    memoryDocumentLimit('passages index', 2 ** 20));
   // a line far beyond the limit is refused as it is read, not held whole first (1M: 0.5 MiB for the documents,
   // lines up to six times their limit and 1 MiB); with the same reason
   process.env.NEARDUP_DOCUMENT_MEMORY = '1M';

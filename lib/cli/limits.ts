@@ -9,6 +9,9 @@ import { UsageError } from './common';
 import { documentMemoryFromEnv } from '../io/input';
 import type { JsonlBatch } from '../io/jsonl';
 import type { DocumentBatch } from '../io/input';
+import { documentOverLimit, type DocumentLimit } from '../io/document-limits';
+
+export { documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
 
 /**
  * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL
@@ -61,23 +64,6 @@ const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
 /** What a run of a few small documents holds (peak RSS of `similar build` and `passages index`: 55-62 MiB). */
 const PROCESS_BYTES = 64 * 2 ** 20;
 
-/**
- * The per-document limit of a command that takes --memory: the largest document (UTF-8 bytes) whose working
- * memory fits the budget it was given (at least 64 MiB), or without --memory, the document memory; and what
- * the error says of it.
- */
-export interface DocumentLimit {
-  command: string;
-  /** bytes of working memory per byte of a document */
-  factor: number;
-  /** the largest document, UTF-8 bytes */
-  bytes: number;
-  /** the memory it was derived from */
-  memory: number;
-  /** how to raise it */
-  raise: string;
-}
-
 export function memoryDocumentLimit(command: LimitedCommand | keyof typeof INDEXED_DOCUMENT_BYTES_PER_BYTE, memory: number | undefined,
   env: NodeJS.ProcessEnv = process.env): DocumentLimit {
   const factor = command in DOCUMENT_BYTES_PER_BYTE ? DOCUMENT_BYTES_PER_BYTE[command as LimitedCommand]
@@ -91,42 +77,6 @@ export function memoryDocumentLimit(command: LimitedCommand | keyof typeof INDEX
     command, factor, bytes: Math.floor(usable / factor), memory: m,
     raise: given ? 'raise --memory' : 'raise NEARDUP_DOCUMENT_MEMORY (default half of the physical memory)',
   };
-}
-
-/**
- * The longest input line worth reading for a document under `limit`: its text's UTF-8 bytes are at least a
- * sixth of the line's (a \uXXXX escape, 6 bytes, is the least text per byte), less the other fields (1 MiB
- * allowed). A longer line is refused as it is read (not held whole first); lineOverLimit says why.
- */
-export function maxLineBytesFor(limit: DocumentLimit): number {
-  return 6 * limit.bytes + 2 ** 20;
-}
-
-/** `e`, or when it is the reader's refusal of a line over maxLineBytesFor(limit), that refusal with its reason. */
-export function lineOverLimit(e: unknown, limit: DocumentLimit): unknown {
-  if (!(e instanceof NeardupError) || e.code !== 'ERR_NEARDUP_INVALID_INPUT' || !/: the line is longer than \d+ bytes/.test(e.message)) return e;
-  return new NeardupError('ERR_NEARDUP_INVALID_INPUT', `${e.message.replace(/; split the document$/, '')}: its document would need more ` +
-    `working memory in 'neardup ${limit.command}' (about ${limit.factor} bytes per byte) than the memory of ${formatBytes(limit.memory)} ` +
-    `allows (documents up to ${formatBytes(limit.bytes)}); split the document or ${limit.raise}`, { file: e.file, line: e.line });
-}
-
-/** The items of `it` (lines, batches), a line refused as too long for `limit` said so (lineOverLimit). */
-export async function* guardLines<T>(it: AsyncIterable<T>, limit: DocumentLimit): AsyncGenerator<T> {
-  try {
-    yield* it;
-  } catch (e) {
-    throw lineOverLimit(e, limit);
-  }
-}
-
-/** The error for a document of `n` bytes over `limit` (`where`: "file:line" or "the indexed document ID"). */
-export function documentOverLimit(where: string, n: number, limit: DocumentLimit, meta: { file?: string; line?: number } = {}): NeardupError {
-  // exact sizes where the rounded ones would read the same
-  const size = (x: number) => formatBytes(n) === formatBytes(limit.bytes) ? `${x} bytes` : formatBytes(x);
-  return new NeardupError('ERR_NEARDUP_INVALID_INPUT',
-    `${where}: a document of ${size(n)} needs about ${limit.factor} bytes of working memory per byte in ` +
-    `'neardup ${limit.command}', more than the memory of ${formatBytes(limit.memory)} allows (documents up to ` +
-    `${size(limit.bytes)}); split the document or ${limit.raise}`, meta);
 }
 
 /** The UTF-8 bytes of document i of a batch, or -1 when no more than `limit` (cheap checks first). */

@@ -23,6 +23,7 @@ import { killPoint } from '../util/test-hooks';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings/postings';
 import { idFieldOption, inputOptionsFrom } from '../io/documents';
 import { makeSpillDir, removeSpillDir } from '../io/files';
+import { checkBatchSizes, documentLimitFrom, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
 import { shardFiles } from './stages';
 
 /** WORK/passages-plan.json. */
@@ -48,6 +49,8 @@ export interface PassagesPlan {
   /** --memory of each part (bytes), or undefined: the default for the part's input size. */
   memory?: number;
   tmp?: string;
+  /** The largest document a part takes (set by the CLI from --memory or the document memory; absent: none). */
+  documentLimit?: DocumentLimit;
 }
 
 export interface PassagesPartReport {
@@ -97,7 +100,8 @@ export async function* readPassageDocs(files: string[], values: Record<string, u
 
 /** Writes WORK/passages-plan.json for a sharded build of `names` into `dir`. */
 export async function planPassages(work: string, dir: string, names: string[], shards: number,
-  o: { seqLen?: number; hash?: WindowHash; bits?: 32 | 64; input: Record<string, string>; memory?: number; tmp?: string; keyRanges?: number }): Promise<PassagesPlan> {
+  o: { seqLen?: number; hash?: WindowHash; bits?: 32 | 64; input: Record<string, string>; memory?: number; tmp?: string; keyRanges?: number;
+    documentLimit?: DocumentLimit }): Promise<PassagesPlan> {
   if (names.length === 0 || names.includes('-')) throw new NeardupError('ERR_NEARDUP_INVALID_ARGUMENT', 'a sharded build needs input files (not standard input)');
   checkInputFiles(names);
   inputOptionsFrom(o.input);  // checked here, not first in a part
@@ -110,6 +114,7 @@ export async function planPassages(work: string, dir: string, names: string[], s
     names, files: names.map((f) => path.resolve(f)), shards, ...(o.keyRanges !== undefined ? { keyRanges: o.keyRanges } : {}), input: o.input,
     ...(o.seqLen !== undefined ? { seqLen: o.seqLen } : {}), ...(o.hash !== undefined ? { hash: o.hash } : {}),
     ...(bits !== undefined ? { bits } : {}), ...(o.memory !== undefined ? { memory: o.memory } : {}), ...(o.tmp !== undefined ? { tmp: path.resolve(o.tmp) } : {}),
+    ...(o.documentLimit !== undefined ? { documentLimit: o.documentLimit } : {}),
   };
   await writeIndexFile(planFile(work), jsonWithCrc(plan));
   return plan;
@@ -127,7 +132,8 @@ export function loadPassagesPlan(work: string): PassagesPlan {
   if (plan !== null && typeof plan === 'object' && !Array.isArray(plan)) checkJsonCrc(plan as unknown as Record<string, unknown>, f, false);
   if (plan.version !== 1 || plan.kind !== 'passages' || !Array.isArray(plan.files) || !Array.isArray(plan.names) ||
       plan.files.length !== plan.names.length || !(plan.shards >= 1) || typeof plan.dir !== 'string' || typeof plan.id !== 'string' ||
-      (plan.keyRanges !== undefined && !(Number.isInteger(plan.keyRanges) && plan.keyRanges >= 1)))
+      (plan.keyRanges !== undefined && !(Number.isInteger(plan.keyRanges) && plan.keyRanges >= 1)) ||
+      (plan.documentLimit !== undefined && documentLimitFrom(plan.documentLimit) === undefined))
     throw new NeardupError('ERR_NEARDUP_CORRUPT', `'${f}' is not a passages plan of this version`, { file: f });
   return plan;
 }
@@ -153,8 +159,10 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
     const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
     try {
       if (files.length > 0) {
-        docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names),
-          { memory, tmp: runs });
+        const limit = plan.documentLimit;
+        const guard = limit && { check: (b: DocumentBatch) => checkBatchSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) };
+        docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names, guard),
+          { memory, tmp: runs }).catch((e) => { throw limit ? lineOverLimit(e, limit) : e; });
       }
     } finally {
       ix.close();

@@ -199,13 +199,15 @@ function planFrom(values: Record<string, unknown>, files: string[]) {
   // where the ranges would only add their copy to the same merge
   const local = values.stage !== true && values.redis === undefined;
   const keyRanges = intOption('key-ranges', values['key-ranges'], local ? 0 : shards, 0, 65536);
+  const memory = values.memory === undefined ? undefined : parseSize(String(values.memory));
   return planPassages(values.work, values.output, files, shards, {
     keyRanges: keyRanges === 0 ? undefined : keyRanges,
     seqLen: values.window === undefined ? undefined : intOption('window', values.window, 10, 1, 1000),
     hash: values.hash === undefined ? undefined : oneOf('hash', values.hash, ['ordered', 'xor'] as const, 'ordered'),
     bits: bitsOption(values.bits),
-    input, tmp: values.tmp as string | undefined,
-    memory: values.memory === undefined ? undefined : parseSize(String(values.memory)),
+    input, tmp: values.tmp as string | undefined, memory,
+    // each part's largest document: of its --memory, else of the document memory where the plan is made
+    documentLimit: memoryDocumentLimit('passages index', memory),
   });
 }
 
