@@ -46,7 +46,7 @@ export const DEFAULT_MAX_FILE_BYTES = 16 << 20;
 export interface CodeIndexOptions {
   /** The guarantee: shared runs of at least this many normalised tokens are found, shorter ones never reported (default 39). */
   minTokens?: number;
-  /** Tokens in a k-gram (default min(23, minTokens)); the window is then minTokens - k + 1 k-grams. */
+  /** Tokens in a k-gram (default 23, or round(minTokens x 23 / 39) below 39); the window is then minTokens - k + 1 k-grams. */
   k?: number;
   /** Identifiers keep their names (default false: every identifier is one symbol, so renaming is no disguise). */
   keepIdentifiers?: boolean;
@@ -123,7 +123,8 @@ function intIn(name: string, v: unknown, def: number, min: number, max: number):
 /** k and w from minTokens (and k): w = minTokens - k + 1. */
 export function winnowParameters(options: { minTokens?: number; k?: number } = {}): { k: number; w: number; minTokens: number } {
   const minTokens = intIn('minTokens', options.minTokens, DEFAULT_MIN_TOKENS, 1, 1999);
-  const k = intIn('k', options.k, Math.min(DEFAULT_K, minTokens), 1, Math.min(1000, minTokens));
+  // below the default guarantee, k keeps Dolos's ratio of k to w + k - 1 (23 of 39)
+  const k = intIn('k', options.k, Math.max(1, Math.min(DEFAULT_K, Math.round((minTokens * DEFAULT_K) / DEFAULT_MIN_TOKENS))), 1, Math.min(1000, minTokens));
   const w = minTokens - k + 1;
   if (w > 1000) throw invalidArgument(RangeError, `minTokens - k + 1 (the window) must be at most 1000, got ${w}`);
   return { k, w, minTokens };
