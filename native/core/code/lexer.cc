@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "hash/fast64.h"
 
@@ -272,11 +273,17 @@ class Lexer {
   }
 
   void Operator() {
+    // the operators by first byte, longest first (kOps' order within each byte)
+    static const std::array<std::vector<std::string_view>, 256> by_first = [] {
+      std::array<std::vector<std::string_view>, 256> a;
+      for (const char* op : kOps) a[uint8_t(op[0])].push_back(op);
+      return a;
+    }();
     const size_t left = n_ - i_;
-    for (const char* op : kOps) {
-      const size_t m = std::strlen(op);
-      if (m <= left && std::memcmp(s_ + i_, op, m) == 0) {
-        if (m == 2 && op[0] == '/' && op[1] == '/' && lang_ != Lang::kPython) continue;
+    for (std::string_view op : by_first[s_[i_]]) {
+      const size_t m = op.size();
+      if (m <= left && std::memcmp(s_ + i_, op.data(), m) == 0) {
+        if (op == "//" && lang_ != Lang::kPython) continue;
         i_ += m;
         return;
       }

@@ -198,17 +198,16 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
   }, o.stop);
   if (stopped()) return Status(Code::kCancelled, "stopped");
 
-  // 3. Runs of one hash: boilerplate (in more than max_groups groups) dropped; the others counted by the
-  // pair entries they make, per lower group (to plan the passes).
-  struct Run {
-    uint64_t begin, end;
-  };
-  std::vector<std::vector<Run>> runs_of(slots);
+  // 3. Runs of one hash: boilerplate (in more than max_groups groups) dropped, and in each run the entries of
+  // files holding the hash more than max_repeat times; the usable entries of each run kept (indices into
+  // entries), and counted by the pair entries they make per lower group (to plan the passes).
+  std::vector<std::vector<uint64_t>> use_of(slots);
+  std::vector<std::vector<uint64_t>> run_ends_of(slots);  // end of each run in use_of[slot]
   std::vector<std::vector<uint64_t>> owner_counts(slots, std::vector<uint64_t>(ngroups, 0));
   std::vector<MatchStats> part(slots);
   parallel::ParallelFor(256, 1, slots, [&](size_t b, size_t e, size_t slot) {
     std::vector<uint32_t> groups;
-    std::vector<uint32_t> use;  // entries of the run usable for pairs
+    std::vector<uint64_t>& use = use_of[slot];
     MatchStats& st = part[slot];
     for (size_t x = b; x < e; x++) {
       uint64_t i = bucket_start[x];
@@ -218,33 +217,32 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
         while (j < end && entries[j].hash == entries[i].hash) j++;
         if (j - i >= 2) {
           groups.clear();
-          for (uint64_t y = i; y < j; y++) groups.push_back(files_[entries[y].file].group);
+          for (uint64_t y = i; y < j; y++)
+            if (y == i || entries[y].file != entries[y - 1].file) groups.push_back(files_[entries[y].file].group);
           std::sort(groups.begin(), groups.end());
           const size_t distinct = size_t(std::unique(groups.begin(), groups.end()) - groups.begin());
-          if (distinct >= 2) {
-            if (o.max_groups != 0 && distinct > o.max_groups) {
-              st.boilerplate_hashes++;
-              st.boilerplate_fingerprints += j - i;
-            } else {
-              runs_of[slot].push_back(Run{i, j});
-              // count entries per pair of occurrences (repeats beyond max_repeat in one file skipped)
-              uint64_t y = i;
-              while (y < j) {
-                uint64_t z = y + 1;
-                while (z < j && entries[z].file == entries[y].file) z++;
-                if (z - y > o.max_repeat) st.repeated_fingerprints += z - y;
-                y = z;
-              }
-              for (uint64_t p = i; p < j; p++) {
-                const uint32_t fa = entries[p].file;
-                for (uint64_t q = p + 1; q < j; q++) {
-                  const uint32_t fb = entries[q].file;
-                  const uint32_t ga = files_[fa].group, gb = files_[fb].group;
-                  if (fa == fb || ga == gb) continue;
-                  owner_counts[slot][std::min(ga, gb)]++;
-                }
+          if (distinct >= 2 && o.max_groups != 0 && distinct > o.max_groups) {
+            st.boilerplate_hashes++;
+            st.boilerplate_fingerprints += j - i;
+          } else if (distinct >= 2) {
+            const size_t from = use.size();
+            uint64_t y = i;
+            while (y < j) {
+              uint64_t z = y + 1;
+              while (z < j && entries[z].file == entries[y].file) z++;
+              if (z - y > o.max_repeat) st.repeated_fingerprints += z - y;
+              else for (uint64_t q = y; q < z; q++) use.push_back(q);
+              y = z;
+            }
+            for (size_t p = from; p < use.size(); p++) {
+              const uint32_t fa = entries[use[p]].file, ga = files_[fa].group;
+              for (size_t q = p + 1; q < use.size(); q++) {
+                const uint32_t fb = entries[use[q]].file, gb = files_[fb].group;
+                if (ga != gb) owner_counts[slot][std::min(ga, gb)]++;
               }
             }
+            if (use.size() - from < 2) use.resize(from);
+            else run_ends_of[slot].push_back(use.size());
           }
         }
         i = j;
@@ -259,16 +257,15 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
     stats->boilerplate_fingerprints += st.boilerplate_fingerprints;
     stats->repeated_fingerprints += st.repeated_fingerprints;
   }
-  std::vector<Run> runs;
-  for (auto& v : runs_of) runs.insert(runs.end(), v.begin(), v.end());
-  std::vector<std::vector<Run>>().swap(runs_of);
-  // occurrences per file in a run beyond max_repeat: such a file takes no part in the run's pairs
-  auto repeated = [&](const Run& r, uint64_t p) {
-    uint64_t a = p, b = p;
-    while (a > r.begin && entries[a - 1].file == entries[p].file) a--;
-    while (b + 1 < r.end && entries[b + 1].file == entries[p].file) b++;
-    return b - a + 1 > o.max_repeat;
-  };
+  // the runs back to back: run r is use[run_at[r] .. run_at[r + 1])
+  std::vector<uint64_t> use, run_at{0};
+  for (size_t sl = 0; sl < slots; sl++) {
+    const uint64_t base_at = use.size();
+    use.insert(use.end(), use_of[sl].begin(), use_of[sl].end());
+    for (uint64_t e : run_ends_of[sl]) run_at.push_back(base_at + e);
+    std::vector<uint64_t>().swap(use_of[sl]);
+  }
+  const size_t nruns = run_at.size() - 1;
   stats->seconds_fingerprints = Since(t0);
   const auto t1 = std::chrono::steady_clock::now();
 
@@ -282,18 +279,16 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
     while (hi < ngroups && (hi == lo || budget + owner[hi] <= o.pair_budget)) budget += owner[hi++];
     stats->passes++;
     std::vector<std::vector<PairEntry>> made(slots);
-    parallel::ParallelFor(runs.size(), 1024, slots, [&](size_t b, size_t e, size_t slot) {
+    parallel::ParallelFor(nruns, 1024, slots, [&](size_t b, size_t e, size_t slot) {
       std::vector<PairEntry>& m = made[slot];
       for (size_t r = b; r < e; r++) {
-        const Run& run = runs[r];
-        for (uint64_t p = run.begin; p < run.end; p++) {
-          const Entry& x = entries[p];
-          for (uint64_t q = p + 1; q < run.end; q++) {
-            const Entry& y = entries[q];
-            uint32_t ga = files_[x.file].group, gb = files_[y.file].group;
-            if (x.file == y.file || ga == gb) continue;
-            if (std::min(ga, gb) < lo || std::min(ga, gb) >= hi) continue;
-            if (repeated(run, p) || repeated(run, q)) continue;
+        for (uint64_t p = run_at[r]; p < run_at[r + 1]; p++) {
+          const Entry& x = entries[use[p]];
+          const uint32_t ga = files_[x.file].group;
+          for (uint64_t q = p + 1; q < run_at[r + 1]; q++) {
+            const Entry& y = entries[use[q]];
+            const uint32_t gb = files_[y.file].group;
+            if (ga == gb || std::min(ga, gb) < lo || std::min(ga, gb) >= hi) continue;
             if (ga < gb) m.push_back(PairEntry{ga, gb, x.file, y.file, x.index, y.index});
             else m.push_back(PairEntry{gb, ga, y.file, x.file, y.index, x.index});
           }
@@ -356,6 +351,7 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
         uint32_t a, b, len;
       };
       std::vector<Mem> found;
+      std::vector<size_t> active;
       for (size_t x = b; x < e; x++) {
         const uint64_t from = pair_at[x], to = pair_at[x + 1];
         PairResult r;
@@ -409,17 +405,23 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
           // merge MEMs in order in both files with small gaps (greedy, by start in A then B)
           std::sort(found.begin(), found.end(), [](const Mem& p, const Mem& q) { return std::tie(p.a, p.b) < std::tie(q.a, q.b); });
           const size_t first_region = r.regions.size();
+          active.clear();  // regions that a later MEM (starting at or after this one in A) can still extend
           for (const Mem& m : found) {
             bool merged = false;
-            for (size_t g = first_region; g < r.regions.size() && !merged; g++) {
+            size_t keep = 0;
+            for (size_t g : active) {
               Region& rg = r.regions[g];
-              if (m.a >= rg.a_end && m.b >= rg.b_end && m.a - rg.a_end <= o.merge_gap && m.b - rg.b_end <= o.merge_gap) {
+              if (uint64_t(rg.a_end) + o.merge_gap < m.a) continue;  // closed for good
+              active[keep++] = g;
+              if (!merged && m.a >= rg.a_end && m.b >= rg.b_end && m.b - rg.b_end <= o.merge_gap) {
                 rg.a_end = m.a + m.len;
                 rg.b_end = m.b + m.len;
                 merged = true;
               }
             }
+            active.resize(keep);
             if (!merged) {
+              active.push_back(r.regions.size());
               Region rg;
               rg.file_a = fa;
               rg.file_b = fb;
