@@ -3,10 +3,12 @@
 // in zstd-napi, node-gyp's gyp .py files), codeTokens on the calling thread, timed natively; (2) a scale
 // run: the .js files of node_modules copied COPIES times into one tree, each copy of each file with small
 // edits (a line deleted, a line doubled, an identifier renamed, all at random places), then `neardup code`
-// over the tree (GNU time: wall, CPU, peak RSS; files/s); (3) when DOLOS names a Dolos CLI installed outside
-// the project (npm install @dodona/dolos in a temporary folder), Dolos and neardup side by side on small
-// sets of those files.
-//   node --import tsx bench/code.ts [COPIES] [DOLOS_BIN]       (default 105 copies: ~130,000 files)
+// over the tree (GNU time: wall, CPU, peak RSS; files/s) with the defaults, and over the first ALL copies with
+// --max-files 0 (no fingerprint dropped as boilerplate: every pair of copies reported); (3) when DOLOS_LIB
+// names the folder of the Dolos library installed OUTSIDE the project (npm install @dodona/dolos-lib in a
+// temporary folder; bench/code-dolos.mjs drives it), Dolos and neardup side by side on small sets of those files.
+//   DOLOS_LIB=/tmp/x/node_modules/@dodona/dolos-lib node --import tsx bench/code.ts [COPIES] [ALL]
+//   (defaults: 105 copies, about 130,000 files; ALL 10)
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,7 +19,8 @@ import { native } from '../lib/native/addon';
 const root = path.join(__dirname, '..');
 const cli = path.join(root, 'dist', 'cli', 'main.js');
 const copies = Number(process.argv[2] ?? 105);
-const dolos = process.argv[3] ?? process.env.DOLOS;
+const allCopies = Number(process.argv[3] ?? 10);
+const dolos = process.env.DOLOS_LIB;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-bench-code-'));
 
 let seed = 12345;
@@ -99,14 +102,18 @@ function timed(cmd: string, args: string[], cwd = root): { wall: number; cpu: nu
 
 console.log('| run | files | wall s | CPU s | files/s | peak RSS MB | pairs | summary |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---|');
-const runs: [string, string[]][] = [['default (--max-files 10)', []]];
-for (const [name, extra] of runs) {
+const copyDirs = (n: number) => Array.from({ length: Math.min(n, copies) }, (_, c) => path.join(tree, `copy${String(c).padStart(3, '0')}`));
+const runs: [string, string[]][] = [
+  [`all ${copies} copies, defaults (--max-files 10)`, [tree]],
+  [`${Math.min(allCopies, copies)} copies, --max-files 0`, [...copyDirs(allCopies), '--max-files', '0']],
+];
+for (const [name, args] of runs) {
   const out = path.join(work, 'pairs.jsonl');
-  const r = timed(process.execPath, [cli, 'code', tree, '--out', out, '--progress', 'none', ...extra]);
+  const r = timed(process.execPath, [cli, 'code', ...args, '--out', out, '--progress', 'none']);
   if (r.status !== 0) throw new Error(r.stderr);
   const s = JSON.parse(r.stderr.trim().split('\n').pop()!);
   console.log(`| ${name} | ${s.files} | ${r.wall.toFixed(1)} | ${r.cpu.toFixed(1)} | ${Math.round(s.files / r.wall)} | ${r.rssMb.toFixed(0)} | ${s.pairs} | ` +
-    `tokens ${s.tokens}, fingerprints ${s.fingerprints}, boilerplate hashes ${s.boilerplate_hashes}, candidate pairs ${s.candidate_pairs}, index ${s.index_seconds} s, match ${s.match_seconds} s |`);
+    `tokens ${s.tokens}, fingerprints ${s.fingerprints}, boilerplate hashes ${s.boilerplate_hashes}, candidate pairs ${s.candidate_pairs}, regions ${s.regions}, index ${s.index_seconds} s, match ${s.match_seconds} s |`);
 }
 
 // side by side with Dolos on small sets: the first N files of copies 0 and 1 (so that every file has its copy)
@@ -114,20 +121,24 @@ if (dolos) {
   console.log('\n## Beside Dolos (same files; neardup --max-files 0 so that nothing is dropped as boilerplate)\n');
   console.log('| files | tool | wall s | CPU s | peak RSS MB | pairs reported | note |');
   console.log('|---:|---|---:|---:|---:|---:|---|');
-  for (const n of [50, 200, 600]) {
+  for (const n of [100, 400, 1000]) {
     const pick = [...js.slice(0, n / 2).map((f) => path.join(tree, 'copy000', path.relative(nm, f))), ...js.slice(0, n / 2).map((f) => path.join(tree, 'copy001', path.relative(nm, f)))];
     const list = path.join(work, `list${n}.txt`);
     fs.writeFileSync(list, pick.join('\n') + '\n');
     const a = timed(process.execPath, [cli, 'code', '--files-from', list, '--max-files', '0', '--progress', 'none']);
     const ap = a.stdout.split('\n').filter(Boolean).length;
     console.log(`| ${n} | neardup code | ${a.wall.toFixed(2)} | ${a.cpu.toFixed(2)} | ${a.rssMb.toFixed(0)} | ${ap} | ${a.status === 0 ? '' : 'failed'} |`);
-    const b = timed(dolos, ['run', '-l', 'javascript', '-f', 'csv', '-o', path.join(work, `dolos${n}`), ...pick], work);
+    const b = timed(process.execPath, ['--max-old-space-size=16384', path.join(__dirname, 'code-dolos.mjs'), dolos, list, 'javascript']);
+    let note = '';
     let bp: number | string = '?';
     try {
-      const csv = fs.readFileSync(path.join(work, `dolos${n}`, 'pairs.csv'), 'utf8');
-      bp = csv.trim().split('\n').length - 1;
-    } catch { /* no report */ }
-    console.log(`| ${n} | Dolos | ${b.wall.toFixed(2)} | ${b.cpu.toFixed(2)} | ${b.rssMb.toFixed(0)} | ${bp} | ${b.status === 0 ? '' : 'exit ' + b.status + ': ' + b.stderr.split('\n').slice(-3).join(' ').slice(0, 120)} |`);
+      const o = JSON.parse(b.stdout.trim().split('\n').pop()!);
+      bp = o.pairs_with_shared;
+      note = `${o.pairs} pairs compared`;
+    } catch {
+      note = `exit ${b.status}: ${b.stderr.trim().split('\n').slice(-2).join(' ').slice(0, 160)}`;
+    }
+    console.log(`| ${n} | Dolos | ${b.wall.toFixed(2)} | ${b.cpu.toFixed(2)} | ${b.rssMb.toFixed(0)} | ${bp} | ${note} |`);
   }
 }
 fs.rmSync(work, { recursive: true, force: true });

@@ -181,7 +181,11 @@ class CodeCorpusObject : public Napi::ObjectWrap<CodeCorpusObject> {
                      CheckResultSize(env, uint64_t(nr) * 4 * 11);
                      std::vector<uint32_t> ga(n), gb(n), rstart(n + 1, 0);
                      std::vector<double> sa(n), sb(n), tok(n), ma(n), mb(n);
-                     std::vector<uint32_t> fa(nr), fb(nr), al0(nr), al1(nr), bl0(nr), bl1(nr), rt(nr), ab(nr), ae(nr), bb(nr), be(nr);
+                     // the regions' columns, in the order of kRegionColumns
+                     static const char* const kRegionColumns[] = {"fileA", "fileB", "aFirstLine", "aLastLine", "bFirstLine", "bLastLine",
+                                                                  "tokens", "aBegin", "aEnd", "bBegin", "bEnd"};
+                     constexpr size_t kColumns = sizeof(kRegionColumns) / sizeof(kRegionColumns[0]);
+                     std::vector<std::vector<uint32_t>> cols(kColumns, std::vector<uint32_t>(nr));
                      size_t r = 0;
                      for (size_t i = 0; i < n; i++) {
                        const code::PairResult& p = out->pairs[i];
@@ -193,17 +197,9 @@ class CodeCorpusObject : public Napi::ObjectWrap<CodeCorpusObject> {
                        ma[i] = double(p.matched_a);
                        mb[i] = double(p.matched_b);
                        for (const code::Region& g : p.regions) {
-                         fa[r] = g.file_a;
-                         fb[r] = g.file_b;
-                         al0[r] = g.a_first_line;
-                         al1[r] = g.a_last_line;
-                         bl0[r] = g.b_first_line;
-                         bl1[r] = g.b_last_line;
-                         rt[r] = g.tokens;
-                         ab[r] = g.a_begin;
-                         ae[r] = g.a_end;
-                         bb[r] = g.b_begin;
-                         be[r] = g.b_end;
+                         const uint32_t v[kColumns] = {g.file_a, g.file_b, g.a_first_line, g.a_last_line, g.b_first_line, g.b_last_line,
+                                                       g.tokens, g.a_begin, g.a_end, g.b_begin, g.b_end};
+                         for (size_t c = 0; c < kColumns; c++) cols[c][r] = v[c];
                          r++;
                        }
                        rstart[i + 1] = uint32_t(r);
@@ -219,17 +215,7 @@ class CodeCorpusObject : public Napi::ObjectWrap<CodeCorpusObject> {
                      o.Set("matchedB", F64(env, std::move(mb)));
                      o.Set("regionStart", U32(env, std::move(rstart)));
                      Napi::Object rg = Napi::Object::New(env);
-                     rg.Set("fileA", U32(env, std::move(fa)));
-                     rg.Set("fileB", U32(env, std::move(fb)));
-                     rg.Set("aFirstLine", U32(env, std::move(al0)));
-                     rg.Set("aLastLine", U32(env, std::move(al1)));
-                     rg.Set("bFirstLine", U32(env, std::move(bl0)));
-                     rg.Set("bLastLine", U32(env, std::move(bl1)));
-                     rg.Set("tokens", U32(env, std::move(rt)));
-                     rg.Set("aBegin", U32(env, std::move(ab)));
-                     rg.Set("aEnd", U32(env, std::move(ae)));
-                     rg.Set("bBegin", U32(env, std::move(bb)));
-                     rg.Set("bEnd", U32(env, std::move(be)));
+                     for (size_t c = 0; c < kColumns; c++) rg.Set(kRegionColumns[c], U32(env, std::move(cols[c])));
                      o.Set("regions", rg);
                      const code::MatchStats& st = out->stats;
                      Napi::Object so = Napi::Object::New(env);

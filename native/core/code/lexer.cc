@@ -272,6 +272,15 @@ class Lexer {
     }
   }
 
+  // A number at i_ (a digit, or a dot and a digit): lexed and emitted, true; else false.
+  bool LexNumber(size_t begin, uint32_t line) {
+    const uint8_t c = s_[i_];
+    if (!Digit(c) && !(c == '.' && Digit(At(i_ + 1)))) return false;
+    Number();
+    Emit(Kind::kNumber, begin, line);
+    return true;
+  }
+
   void Operator() {
     // the operators by first byte, longest first (kOps' order within each byte)
     static const std::array<std::vector<std::string_view>, 256> by_first = [] {
@@ -448,11 +457,7 @@ class Lexer {
         Emit(Kind::kString, begin, line);
         continue;
       }
-      if (Digit(c) || (c == '.' && Digit(At(i_ + 1)))) {
-        Number();
-        Emit(Kind::kNumber, begin, line);
-        continue;
-      }
+      if (LexNumber(begin, line)) continue;
       if (IdentStart(c)) {
         while (i_ < n_ && IdentPart(s_[i_])) i_++;
         if (PrefixedString(begin)) {
@@ -518,11 +523,7 @@ class Lexer {
         Emit(Kind::kString, begin, line);
         continue;
       }
-      if (Digit(c) || (c == '.' && Digit(At(i_ + 1)))) {
-        Number();
-        Emit(Kind::kNumber, begin, line);
-        continue;
-      }
+      if (LexNumber(begin, line)) continue;
       Operator();
       Emit(Kind::kOperator, begin, line);
     }
