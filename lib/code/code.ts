@@ -30,6 +30,7 @@ export const CODE_EXTENSIONS: Readonly<Record<string, CodeLanguage>> = {
 
 /** The language of a file name by its extension, or undefined. */
 export function languageOf(name: string): CodeLanguage | undefined {
+  if (typeof name !== 'string') throw invalidArgument(TypeError, 'Expected name to be a string');
   const dot = name.lastIndexOf('.');
   if (dot < 0 || dot < name.lastIndexOf('/')) return undefined;
   return CODE_EXTENSIONS[name.slice(dot).toLowerCase()];
@@ -122,6 +123,7 @@ function intIn(name: string, v: unknown, def: number, min: number, max: number):
 
 /** k and w from minTokens (and k): w = minTokens - k + 1. */
 export function winnowParameters(options: { minTokens?: number; k?: number } = {}): { k: number; w: number; minTokens: number } {
+  optionsObject(options);
   const minTokens = intIn('minTokens', options.minTokens, DEFAULT_MIN_TOKENS, 1, 1999);
   // below the default guarantee, k keeps Dolos's ratio of k to w + k - 1 (23 of 39)
   const k = intIn('k', options.k, Math.max(1, Math.min(DEFAULT_K, Math.round((minTokens * DEFAULT_K) / DEFAULT_MIN_TOKENS))), 1, Math.min(1000, minTokens));
