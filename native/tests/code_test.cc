@@ -317,7 +317,7 @@ TEST(match_base_and_boilerplate) {
     for (size_t f = 0; f < src.size(); f++) {
       src[f].data = reinterpret_cast<const uint8_t*>(t[f]->data());
       src[f].size = t[f]->size();
-      src[f].group = uint32_t(f);
+      src[f].group = uint32_t(f) * 1000003u;  // sparse group numbers come back as given
       src[f].base = f == 3;
     }
     std::vector<SourceState> states;
@@ -329,6 +329,7 @@ TEST(match_base_and_boilerplate) {
     EXPECT(corpus.Match(mo, &pairs, &st).ok());
     EXPECT_EQ(pairs.size(), size_t(mode == 0 ? 3 : 0));
     if (mode == 0) {
+      for (const PairResult& p : pairs) EXPECT(p.group_a % 1000003u == 0 && p.group_b % 1000003u == 0 && p.group_a < p.group_b && p.group_b <= 2000006u);
       EXPECT_EQ(pairs[0].regions.size(), size_t(1));
       EXPECT_EQ(pairs[0].regions[0].tokens, 80u);
     }

@@ -165,12 +165,18 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
   for (uint64_t d : base_dropped) stats->base_fingerprints += d;
 
   // fingerprints per group (the shared fractions' denominators)
-  uint32_t ngroups = 0;
-  for (const File& f : files_) ngroups = std::max(ngroups, f.group + 1);
+  // groups numbered densely here (the caller's numbers may be sparse), mapped back in the results
+  std::vector<uint32_t> group_ids(nf), group_of(nf);
+  for (size_t f = 0; f < nf; f++) group_ids[f] = files_[f].group;
+  std::sort(group_ids.begin(), group_ids.end());
+  group_ids.erase(std::unique(group_ids.begin(), group_ids.end()), group_ids.end());
+  for (size_t f = 0; f < nf; f++)
+    group_of[f] = uint32_t(std::lower_bound(group_ids.begin(), group_ids.end(), files_[f].group) - group_ids.begin());
+  const uint32_t ngroups = uint32_t(group_ids.size());
   std::vector<uint64_t> group_fps(ngroups, 0);
   std::vector<uint64_t> first(nf + 1, 0);
   for (size_t f = 0; f < nf; f++) {
-    group_fps[files_[f].group] += fps[f].size();
+    group_fps[group_of[f]] += fps[f].size();
     first[f + 1] = first[f] + fps[f].size();
   }
   const uint64_t total = first[nf];
@@ -218,7 +224,7 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
         if (j - i >= 2) {
           groups.clear();
           for (uint64_t y = i; y < j; y++)
-            if (y == i || entries[y].file != entries[y - 1].file) groups.push_back(files_[entries[y].file].group);
+            if (y == i || entries[y].file != entries[y - 1].file) groups.push_back(group_of[entries[y].file]);
           std::sort(groups.begin(), groups.end());
           const size_t distinct = size_t(std::unique(groups.begin(), groups.end()) - groups.begin());
           if (distinct >= 2 && o.max_groups != 0 && distinct > o.max_groups) {
@@ -235,9 +241,9 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
               y = z;
             }
             for (size_t p = from; p < use.size(); p++) {
-              const uint32_t fa = entries[use[p]].file, ga = files_[fa].group;
+              const uint32_t fa = entries[use[p]].file, ga = group_of[fa];
               for (size_t q = p + 1; q < use.size(); q++) {
-                const uint32_t fb = entries[use[q]].file, gb = files_[fb].group;
+                const uint32_t fb = entries[use[q]].file, gb = group_of[fb];
                 if (ga != gb) owner_counts[slot][std::min(ga, gb)]++;
               }
             }
@@ -284,10 +290,10 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
       for (size_t r = b; r < e; r++) {
         for (uint64_t p = run_at[r]; p < run_at[r + 1]; p++) {
           const Entry& x = entries[use[p]];
-          const uint32_t ga = files_[x.file].group;
+          const uint32_t ga = group_of[x.file];
           for (uint64_t q = p + 1; q < run_at[r + 1]; q++) {
             const Entry& y = entries[use[q]];
-            const uint32_t gb = files_[y.file].group;
+            const uint32_t gb = group_of[y.file];
             if (ga == gb || std::min(ga, gb) < lo || std::min(ga, gb) >= hi) continue;
             if (ga < gb) m.push_back(PairEntry{ga, gb, x.file, y.file, x.index, y.index});
             else m.push_back(PairEntry{gb, ga, y.file, x.file, y.index, x.index});
@@ -462,7 +468,11 @@ Status CodeCorpus::Match(const MatchOptions& o, std::vector<PairResult>* out, Ma
     lo = hi;
   }
   for (auto& v : results)
-    for (auto& r : v) out->push_back(std::move(r));
+    for (auto& r : v) {
+      r.group_a = group_ids[r.group_a];
+      r.group_b = group_ids[r.group_b];
+      out->push_back(std::move(r));
+    }
   std::sort(out->begin(), out->end(), [](const PairResult& p, const PairResult& q) {
     const double x = std::max(p.shared_a, p.shared_b), y = std::max(q.shared_a, q.shared_b);
     if (x != y) return x > y;
