@@ -28,7 +28,7 @@ of at least --min-tokens equal normalised tokens shared by two files is reported
 is boilerplate (in more than --max-files files) or base code (--base); shorter runs never are.
 
 PATH: a directory (walked for files with a known extension; names starting with '.' are skipped), a source
-file, or documents: JSONL (.jsonl, .ndjson, plain, .gz or .zst) or Parquet (.parquet), one source each
+file, or documents: JSONL (.jsonl or .ndjson; plain, gzip .gz or zstd .zst) or Parquet (.parquet), one source each
 (--field, --id-field; the language by --lang, else by the id's extension). --files-from FILE reads paths,
 one a line ('-': standard input). Languages and extensions: ${CODE_LANGUAGES.map((l) => `${l} (${Object.keys(CODE_EXTENSIONS).filter((e) => CODE_EXTENSIONS[e] === l).join(' ')})`).join(', ')}.
 
