@@ -113,7 +113,7 @@ for (const [name, args] of runs) {
   if (r.status !== 0) throw new Error(r.stderr);
   const s = JSON.parse(r.stderr.trim().split('\n').pop()!);
   console.log(`| ${name} | ${s.files} | ${r.wall.toFixed(1)} | ${r.cpu.toFixed(1)} | ${Math.round(s.files / r.wall)} | ${r.rssMb.toFixed(0)} | ${s.pairs} | ` +
-    `tokens ${s.tokens}, fingerprints ${s.fingerprints}, boilerplate hashes ${s.boilerplate_hashes}, candidate pairs ${s.candidate_pairs}, regions ${s.regions}, index ${s.index_seconds} s, match ${s.match_seconds} s |`);
+    `skipped ${s.skipped_binary + s.skipped_invalid_utf8 + s.skipped_too_large} (binary ${s.skipped_binary}, not UTF-8 ${s.skipped_invalid_utf8}), tokens ${s.tokens}, fingerprints ${s.fingerprints}, boilerplate hashes ${s.boilerplate_hashes}, candidate pairs ${s.candidate_pairs}, regions ${s.regions}, index ${s.index_seconds} s, match ${s.match_seconds} s, write ${s.write_seconds} s |`);
 }
 
 // side by side with Dolos on small sets: the first N files of copies 0 and 1 (so that every file has its copy)
