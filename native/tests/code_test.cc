@@ -86,6 +86,9 @@ TEST(javascript_templates_regex) {
   EXPECT_TEXTS("x = `${ {a: '}'} }` // c\n y", Lang::kTypeScript, "x|=|`${ {a: '}'} }`|y");
   EXPECT_TEXTS("a = /['\"]\\//g.test(s); b = c / d / e", Lang::kJavaScript,
                "a|=|/['\"]\\//g|.|test|(|s|)|;|b|=|c|/|d|/|e");
+  // a backslash before a newline ends no regex: the newline is counted (found by code_fuzz)
+  std::vector<Token> r = Lex("= /a\\\nb/;\nc", Lang::kJavaScript);
+  EXPECT_EQ(r.back().line, 3u);
   std::vector<Token> t = Lex("`a\nb\n${c}`\nx", Lang::kJavaScript);
   EXPECT_EQ(t.size(), size_t(2));
   EXPECT_EQ(t[1].line, 4u);

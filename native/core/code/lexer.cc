@@ -238,6 +238,7 @@ class Lexer {
       const uint8_t c = s_[j];
       if (c == '\n') return false;
       if (c == '\\') {
+        if (j + 1 < n_ && s_[j + 1] == '\n') return false;
         j += 2;
         continue;
       }

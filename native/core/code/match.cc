@@ -48,7 +48,7 @@ Status CodeCorpus::Add(const std::vector<Source>& sources, std::vector<SourceSta
       const Source& s = sources[i];
       const uint8_t* p = s.data;
       size_t len = s.size;
-      if (p == nullptr) {
+      if (!s.path.empty()) {
         buf.clear();
         Status st = io::ReadFile(s.path, &buf);
         if (!st.ok()) {
@@ -57,6 +57,9 @@ Status CodeCorpus::Add(const std::vector<Source>& sources, std::vector<SourceSta
         }
         p = reinterpret_cast<const uint8_t*>(buf.data());
         len = buf.size();
+      } else if (p == nullptr) {
+        p = reinterpret_cast<const uint8_t*>("");
+        len = 0;
       }
       if (len > opts_.max_file_bytes || len >= (uint64_t(1) << 32)) {
         (*states)[i] = SourceState::kTooLarge;

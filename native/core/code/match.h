@@ -39,9 +39,9 @@ struct CorpusOptions {
 enum class SourceState : uint8_t { kIndexed = 0, kBinary = 1, kInvalidUtf8 = 2, kTooLarge = 3, kBase = 4 };
 
 struct Source {
-  const uint8_t* data = nullptr;  // the bytes (or, with a path, read by Add)
+  const uint8_t* data = nullptr;  // the bytes, unless path is given
   size_t size = 0;
-  std::string path;  // read from this file when data is null
+  std::string path;  // when not empty: the file is read by Add (data is not used)
   Lang lang = Lang::kC;
   uint32_t group = 0;  // files of one group (a submission) are never compared with each other
   bool base = false;   // base code: its k-grams are excluded from every match
