@@ -260,6 +260,10 @@ size_t Normalizer::Normalize(NormalForm f, const uint8_t* p, size_t len, RawBuff
     }
     case NormalForm::kNone:
     default: {
+      if (utf8::IsValid(p, len)) {
+        std::memcpy(out->data(), p, len);
+        return len;
+      }
       const uint8_t* end = p + len;
       uint8_t* o = out->data();
       while (p < end) {
