@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hash/fast64.h"
 #include "text/normalize.h"
 #include "text/utf8.h"
 
@@ -58,6 +59,46 @@ bool Compose(uint32_t a, uint32_t b, uint32_t* out) {
   if (it == kComposePairs + n || it->key != key) return false;
   *out = it->composite;
   return true;
+}
+
+// The boundary flag of every BMP code point as a bit, for the three kinds of run (NFC, NFKC, NFC of
+// lower-cased text): one load where the records take three. Built once, from the records.
+struct BmpBoundaries {
+  uint64_t bits[3][1024] = {};
+  BmpBoundaries() {
+    for (uint32_t c = 0; c < 0x10000; c++) {
+      const uint8_t f = Rec(c).flags;
+      const uint64_t bit = uint64_t(1) << (c & 63);
+      if (f & kBoundaryNfc) bits[0][c >> 6] |= bit;
+      if (f & kBoundaryNfkc) bits[1][c >> 6] |= bit;
+      if ((f & kBoundaryNfc) && !(f & kLowerChanges)) bits[2][c >> 6] |= bit;
+    }
+  }
+};
+
+const BmpBoundaries& Bmp() {
+  static const BmpBoundaries b;
+  return b;
+}
+
+// utf8::Decode with the well-formed two- and three-byte forms inline (the rest, invalid bytes included, by
+// utf8::Decode).
+inline size_t DecodeFast(const uint8_t* p, const uint8_t* end, uint32_t* cp, bool* valid) {
+  const uint8_t b0 = p[0];
+  if (b0 >= 0xC2 && b0 <= 0xDF && end - p >= 2 && (p[1] & 0xC0) == 0x80) {
+    *cp = (uint32_t(b0 & 0x1F) << 6) | (p[1] & 0x3F);
+    *valid = true;
+    return 2;
+  }
+  if (b0 >= 0xE0 && b0 <= 0xEF && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+    const uint32_t c = (uint32_t(b0 & 0x0F) << 12) | (uint32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    if (c >= 0x800 && (c < 0xD800 || c > 0xDFFF)) {
+      *cp = c;
+      *valid = true;
+      return 3;
+    }
+  }
+  return utf8::Decode(p, end, cp, valid);
 }
 
 template <typename V>
@@ -185,6 +226,10 @@ size_t Normalizer::Run(bool compat, bool lower, const uint8_t* p, size_t len, ui
   const uint8_t* end = p + len;
   const uint8_t bnd = compat ? kBoundaryNfkc : kBoundaryNfc;
   const uint8_t stop = bnd | (lower ? kLowerChanges : 0);  // copied iff (flags & stop) == bnd
+  const uint64_t* bmp = Bmp().bits[lower ? 2 : compat ? 1 : 0];
+  auto boundary = [&](uint32_t c) {
+    return c < 0x10000 ? ((bmp[c >> 6] >> (c & 63)) & 1) != 0 : (Rec(c).flags & stop) == bnd;
+  };
   uint8_t* o = out;
   const uint8_t* i = p;
   while (i < end) {
@@ -194,25 +239,25 @@ size_t Normalizer::Run(bool compat, bool lower, const uint8_t* p, size_t len, ui
     while (r < end) {
       if (*r < 0x80) {
         if (end - r >= 8) {
-          uint64_t x;
-          std::memcpy(&x, r, 8);
-          if ((x & 0x8080808080808080ull) == 0) {
-            last = r + 7;
-            r += 8;
-            continue;
-          }
+          // the ASCII bytes of the next eight at once (little-endian: the lowest set top bit is the first
+          // byte that is not ASCII)
+          const uint64_t high = fast64::R64(r) & 0x8080808080808080ull;
+          const size_t k = high == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(high)) >> 3;
+          last = r + k - 1;
+          r += k;
+          continue;
         }
         last = r++;
         continue;
       }
       uint32_t c;
       bool valid;
-      const size_t k = utf8::Decode(r, end, &c, &valid);
+      const size_t k = DecodeFast(r, end, &c, &valid);
       if (!valid) {
         bad = k;
         break;
       }
-      if ((Rec(c).flags & stop) != bnd) break;
+      if (!boundary(c)) break;
       last = r;
       r += k;
     }
@@ -234,8 +279,8 @@ size_t Normalizer::Run(bool compat, bool lower, const uint8_t* p, size_t len, ui
       if (*j < 0x80) break;
       uint32_t c;
       bool valid;
-      const size_t k = utf8::Decode(j, end, &c, &valid);
-      if (!valid || (Rec(c).flags & stop) == bnd) break;
+      const size_t k = DecodeFast(j, end, &c, &valid);
+      if (!valid || boundary(c)) break;
       j += k;
     }
     o += Segment(compat, lower, seg, j, o);

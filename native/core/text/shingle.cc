@@ -53,11 +53,11 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
   }
   bool bad = false;
   const size_t n = normalizer_.Normalize(f, p, len, &normalized_, &bad);
-  ResetText(normalized_.data(), n);  // valid UTF-8: invalid bytes are U+FFFD now
+  ResetText(normalized_.data(), n, true);  // valid UTF-8: invalid bytes are U+FFFD now
   invalid_ = bad;
 }
 
-void Shingler::ResetText(const uint8_t* p, size_t len) {
+void Shingler::ResetText(const uint8_t* p, size_t len, bool valid) {
   invalid_ = false;
   ascii_ = false;
   if (o_.unit == TextUnit::kChar) {
@@ -76,7 +76,7 @@ void Shingler::ResetText(const uint8_t* p, size_t len) {
       Finish();
       return;
     }
-    PrepareChars(p, len, normalise || !utf8::IsValid(p, len));
+    PrepareChars(p, len, normalise || !(valid || utf8::IsValid(p, len)));
   } else {
     PrepareWords(p, len);
   }

@@ -77,7 +77,7 @@ class Shingler {
   const TextOptions& options() const { return o_; }
 
  private:
-  void ResetText(const uint8_t* p, size_t len);
+  void ResetText(const uint8_t* p, size_t len, bool valid = false);  // valid: known to be valid UTF-8
   void PrepareChars(const uint8_t* p, size_t len, bool copy);
   bool PrepareAsciiChars(const uint8_t* p, size_t len);
   void PrepareWords(const uint8_t* p, size_t len);
