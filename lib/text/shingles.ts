@@ -21,6 +21,9 @@ export const NORMALIZE_FORMS: readonly NormalizeForm[] = ['none', 'nfc', 'nfkc',
  * `[...s.normalize('NFKC')].map((c) => c.toLowerCase()).join('').normalize('NFC')`.
  */
 export function normalizeTextSync(texts: TextInput, form: NormalizeForm): string[] {
+  const list = NORMALIZE_FORMS.map((f) => `'${f}'`).join(', ');
+  if (typeof form !== 'string') throw invalidArgument(TypeError, `Expected form to be one of ${list}, got ${typeof form}`);
+  if (!NORMALIZE_FORMS.includes(form)) throw invalidArgument(RangeError, `form must be one of ${list}, got '${form}'`);
   const r = nativeSync(() => native.normalizeTextSync(texts, form));
   const out: string[] = [];
   const data = Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength);
