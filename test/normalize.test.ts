@@ -84,8 +84,10 @@ test('random strings from every 16-code-point window with assigned characters (s
   const texts: string[] = [];
   for (const window of WINDOWS.values()) texts.push(randomString(r, window));
   assert.ok(texts.length > 5000, `${texts.length} windows`);
-  // their NFD and NFKD forms too: composition from fully decomposed input
+  // their NFD and NFKD forms too: composition from fully decomposed input; and long texts (runs and segments
+  // of every length, across the eight-byte ASCII scan)
   const more = texts.slice(0, 4000).flatMap((t) => [t.normalize('NFD'), t.normalize('NFKD')]);
+  for (let i = 0; i + 40 <= texts.length && more.length < 8200; i += 40) more.push(texts.slice(i, i + 40).join(i % 80 ? ' ' : ''));
   for (const form of FORMS) expectNormalized(texts.concat(more), form, 'random');
 });
 
