@@ -50,6 +50,8 @@ const FUNCTIONS: Record<string, Call[]> = {
   shingleHashes: [() => neardup.shingleHashes(bad.notArray as never), () => neardup.shingleHashes(['a'], { n: 0 }), () => neardup.shingleHashes(['a'], { unit: 'byte' as never }), () => neardup.shingleHashes(['a'], 5 as never)],
   shingleHashesSync: [() => neardup.shingleHashesSync(bad.notArray as never), () => neardup.shingleHashesSync(['a'], { n: -1 }), () => neardup.shingleHashesSync([5 as never])],
   packTexts: [() => neardup.packTexts(bad.notArray as never), () => neardup.packTexts([5 as never])],
+  normalizeTextSync: [() => neardup.normalizeTextSync(bad.notArray as never, 'nfc'), () => neardup.normalizeTextSync(['a'], 'NFC' as never),
+    () => neardup.normalizeTextSync(['a'], undefined as never), () => neardup.normalizeTextSync([5 as never], 'nfkc')],
   optimalParam: [() => neardup.optimalParam(2, 128), () => neardup.optimalParam(0.5, 0), () => neardup.optimalParam('x' as never, 128), () => neardup.optimalParam(0.5, 128, 'w' as never)],
   optimalParamAsync: [() => neardup.optimalParamAsync(2, 128), () => neardup.optimalParamAsync(0.5, 1.5)],
   recallParam: [() => neardup.recallParam(0, 128), () => neardup.recallParam(0.5, 0), () => neardup.recallParam(0.5, 128, 1)],
