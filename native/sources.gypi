@@ -8,6 +8,7 @@
       "native/core/hash/crc32c.cc",
       "native/core/text/utf8.cc",
       "native/core/text/normalize.cc",
+      "native/core/text/normalization.cc",
       "native/core/text/shingle.cc",
       "native/core/text/shingle_batch.cc",
       "native/core/text/json_line.cc",

@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ChunkIndex, DedupSession, LshIndex, minhashSync, type NeardupError } from '../lib/index';
+import { ChunkIndex, DedupSession, LshIndex, SimhashIndex, minhashSync, type NeardupError } from '../lib/index';
 import { lockIndexFile, fileLockPath } from '../lib/io/locks';
 
 const root = path.join(__dirname, '..');
@@ -181,6 +181,75 @@ test('LshIndex: two processes load, insert and save one file: the second save is
   } finally {
     held.release();
   }
+});
+
+test('SimhashIndex.save / saveSync onto the file it was opened from refuses when another writer saved there since; overwrite replaces it', async () => {
+  const d = newDir();
+  const P = path.join(d, 'p.simh');
+  const first = new SimhashIndex();
+  first.insert([1n], [0x1234n]);
+  await first.save(P);
+  first.close();
+  const x = SimhashIndex.open(P), y = await SimhashIndex.openAsync(P);
+  x.insert([2n], [0xffffn]);
+  y.insert([3n], [0xff00ff00n]);
+  x.saveSync(P);
+  const e = await y.save(P).then(() => null, (err: unknown) => err as NeardupError);
+  assert.is(e?.code, 'ERR_NEARDUP_CONFLICT');
+  assert.is(e!.file, P);
+  assert.throws(() => y.saveSync(P), (err: NeardupError) => err.code === 'ERR_NEARDUP_CONFLICT');
+  let now = SimhashIndex.open(P);
+  assert.ok(now.has(2n) && !now.has(3n), "x's insert is there, nothing of y's");
+  now.close();
+  x.insert([4n], [0x0fn]);
+  await x.save(P);  // its own saves are its new reference
+  y.saveSync(P, { overwrite: true });
+  now = SimhashIndex.open(P);
+  assert.ok(now.has(3n) && !now.has(2n) && !now.has(4n));
+  now.close();
+  // another process holding the file's lock: refused, the file untouched
+  const held = lockIndexFile(P)!;
+  try {
+    const busy = await x.save(P, { overwrite: true }).then(() => null, (err: unknown) => err as NeardupError);
+    assert.is(busy?.code, 'ERR_NEARDUP_IO');
+  } finally {
+    held.release();
+  }
+  assert.throws(() => y.saveSync(P, { overwrite: 1 as unknown as boolean }), TypeError);
+  x.close();
+  y.close();
+  assert.equal(fs.readdirSync(d).filter((n) => n !== 'p.simh'), [], 'no temporary or lock file left');
+});
+
+test('paragraphs --load-seen F --save-seen F: a run whose F another run saved meanwhile refuses to save (that run\'s n-grams kept)', async () => {
+  const d = newDir();
+  const F = path.join(d, 'seen.bin');
+  fs.writeFileSync(path.join(d, 'a.txt'), 'first corpus paragraph with enough words in it to count here\n');
+  fs.writeFileSync(path.join(d, 'b.txt'), 'second corpus paragraph with other words in it to count there\n');
+  assert.is(run(['paragraphs', 'a.txt', '--save-seen', F], {}, d).code, 0);
+  fs.writeFileSync(path.join(d, 'c.txt'), 'a third paragraph from the slow run with its own words in it\n');
+  // the slow run: stops itself once it has loaded F
+  const slow = spawn(process.execPath, [MAIN, 'paragraphs', 'c.txt', '--load-seen', F, '--save-seen', F],
+    { cwd: d, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NEARDUP_TEST_KILL_AT: 'paragraphs-seen-loaded:SIGSTOP' } });
+  let stderr = '';
+  slow.stderr!.on('data', (x) => { stderr += x; });
+  slow.stdout!.resume();
+  const done = new Promise<number | null>((resolve) => slow.on('exit', (code) => resolve(code)));
+  const state = () => { try { return fs.readFileSync(`/proc/${slow.pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0]; } catch { return '?'; } };
+  for (let i = 0; i < 600 && state() !== 'T'; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.is(state(), 'T', 'the slow run stopped after loading F');
+  // meanwhile another run adds b's paragraph to F
+  assert.is(run(['paragraphs', 'b.txt', '--load-seen', F, '--save-seen', F], {}, d).code, 0);
+  const saved = fs.readFileSync(F);
+  process.kill(slow.pid!, 'SIGCONT');
+  assert.is(await done, 1, stderr);
+  assert.match(stderr, `--save-seen '${F}' has changed since the seen-set was loaded from it`);
+  assert.equal(fs.readFileSync(F), saved, 'F as the other run saved it');
+  // b's paragraph is in F: a run against it drops it
+  const r = run(['paragraphs', 'b.txt', '--load-seen', F], {}, d);
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stdout.trim(), '');
+  assert.equal(fs.readdirSync(d).sort(), ['a.txt', 'b.txt', 'c.txt', 'seen.bin'], 'no temporary or lock file left');
 });
 
 // ---- 3. indexes that lack what dedup needs, or whose metadata is out of range ----

@@ -36,3 +36,176 @@ ${lower.map((e) => `  {0x${e[0].toString(16)}, {0x${e[1].toString(16)}, 0x${e[2]
 `;
 writeFileSync(new URL('../native/core/text/unicode_tables.inc', import.meta.url), text);
 console.log(`word ${word.length} ranges, punct ${punct.length} ranges, lower ${lower.length} entries`);
+
+// ---- Normalisation tables (native/core/text/normalization_tables.inc), all derived from String.prototype.normalize:
+// - canonical combining class: a code point is a mark (ccc > 0) when NFD reorders it against U+0334 or U+0345
+//   (which NFD shows to be marks themselves); the marks are then sorted by how NFD orders each pair, and each
+//   class gets its rank (1, 2, ...): the order of the true classes, which is all that reordering and
+//   blocking use (the numbers themselves are not observable through normalize()).
+// - decompositions: NFD and NFKD of each code point (full, recursive, canonically ordered); Hangul
+//   syllables are left to the algorithm.
+// - composition pairs: for each code point c that NFC keeps and NFD splits, (NFC(NFD(c) without its last
+//   code point), that last code point) -> c, checked by NFC of the pair; exclusions and singletons are the
+//   code points NFC does not keep, so they never appear.
+// - quick check: "boundary" code points (ccc 0, kept by the form, decomposing to a starter, and never the
+//   second of a pair): the normaliser copies them and may start a new segment before each.
+const S = String.fromCodePoint;
+const cpsOf = (s) => [...s].map((c) => c.codePointAt(0));
+const isSur = (cp) => cp >= 0xd800 && cp <= 0xdfff;
+const isSyllable = (cp) => cp >= 0xac00 && cp <= 0xd7a3;
+const u8len = (cp) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+const bytesOf = (a) => a.reduce((n, c) => n + u8len(c), 0);
+const nfd = (s) => s.normalize('NFD');
+const LO = 0x334, HI = 0x345;
+if (nfd(S(HI, LO)) !== S(LO, HI)) throw new Error('probe marks: NFD does not reorder U+0345 U+0334');
+const marks = [];
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (isSur(cp) || nfd(S(cp)) !== S(cp)) continue;
+  if (cp === LO || cp === HI || nfd(S(cp, LO)) === S(LO, cp) || nfd(S(HI, cp)) === S(cp, HI)) marks.push(cp);
+}
+// a before b iff ccc(a) < ccc(b): NFD moves b a to a b.
+const cmp = (a, b) => (a === b ? 0 : nfd(S(b, a)) === S(a, b) ? -1 : nfd(S(a, b)) === S(b, a) ? 1 : 0);
+marks.sort(cmp);
+const ccc = new Uint8Array(0x110000);
+let rank = 0;
+for (let i = 0; i < marks.length; i++) {
+  if (i === 0 || cmp(marks[i - 1], marks[i]) !== 0) rank++;
+  ccc[marks[i]] = rank;
+}
+if (rank > 255) throw new Error('more than 255 combining classes');
+// every adjacent pair checked above; check the order is a total preorder on a sample of far pairs too
+for (let i = 0; i + 37 < marks.length; i += 7) if (cmp(marks[i], marks[i + 37]) !== Math.sign(ccc[marks[i]] - ccc[marks[i + 37]])) throw new Error('ccc order not consistent');
+
+const lowerCp = (s) => [...s].map((c) => c.toLowerCase()).join('');
+const nfdOf = new Array(0x110000), nfkdOf = new Array(0x110000);
+const nfcNo = new Uint8Array(0x110000), nfkcNo = new Uint8Array(0x110000), lowerChanges = new Uint8Array(0x110000);
+const pairs = [];
+let skipped = 0;
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (isSur(cp)) continue;
+  const s = S(cp);
+  nfcNo[cp] = s.normalize('NFC') !== s ? 1 : 0;
+  nfkcNo[cp] = s.normalize('NFKC') !== s ? 1 : 0;
+  lowerChanges[cp] = s.toLowerCase() !== s ? 1 : 0;
+  if (isSyllable(cp)) continue;
+  const d = cpsOf(nfd(s)), k = cpsOf(s.normalize('NFKD'));
+  if (d.length !== 1 || d[0] !== cp) nfdOf[cp] = d;
+  if (k.length !== 1 || k[0] !== cp) nfkdOf[cp] = k;
+  if (!nfcNo[cp] && d.length >= 2) {
+    const last = d[d.length - 1];
+    const first = cpsOf(S(...d.slice(0, -1)).normalize('NFC'));
+    if (first.length !== 1 || S(first[0], last).normalize('NFC') !== s) { skipped++; continue; }
+    pairs.push([first[0], last, cp]);
+  }
+}
+if (skipped) throw new Error(`${skipped} composites without a derivable pair`);
+const second = new Uint8Array(0x110000);
+for (const [, b] of pairs) second[b] = 1;
+for (let cp = 0x1161; cp <= 0x1175; cp++) second[cp] = 1;  // Hangul V: L + V -> LV
+for (let cp = 0x11a8; cp <= 0x11c2; cp++) second[cp] = 1;  // Hangul T: LV + T -> LVT
+// the Hangul probes: NFC composes exactly these
+for (let cp = 0x1100; cp < 0x1200; cp++) {
+  const v = S(0x1100, cp).normalize('NFC').length === 1, t = S(0xac00, cp).normalize('NFC').length === 1;
+  if ((v || t) !== Boolean(second[cp])) throw new Error(`Hangul jamo ${cp.toString(16)}`);
+}
+for (const [a, b, c] of pairs) if (u8len(c) > u8len(a) + u8len(b)) throw new Error('a composite longer than its pair');
+pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+const first = (m, cp) => (m[cp] ? m[cp][0] : cp);
+const boundary = (no, m, cp) => !no[cp] && ccc[first(m, cp)] === 0 && !second[cp] && !second[first(m, cp)];
+
+// Records: ccc, flags, NFD and NFKD slices of one pool.
+const F_BND_NFC = 1, F_BND_NFKC = 2, F_LOWER = 4, F_SECOND = 8;
+const pool = [], slices = new Map();
+const slice = (a) => {
+  if (!a) return [0, 0];
+  const key = a.join(',');
+  if (!slices.has(key)) { slices.set(key, pool.length); pool.push(...a); }
+  if (a.length > 255) throw new Error('decomposition too long');
+  return [slices.get(key), a.length];
+};
+const records = [], recIndex = new Map();
+const recOf = new Uint16Array(0x110000);
+const record = (r) => {
+  const key = r.join(',');
+  if (!recIndex.has(key)) { recIndex.set(key, records.length); records.push(r); }
+  return recIndex.get(key);
+};
+record([0, F_BND_NFC | F_BND_NFKC, 0, 0, 0, 0]);
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (isSur(cp)) { recOf[cp] = 0; continue; }  // never decoded (invalid UTF-8 becomes U+FFFD)
+  const flags = (boundary(nfcNo, nfdOf, cp) ? F_BND_NFC : 0) | (boundary(nfkcNo, nfkdOf, cp) ? F_BND_NFKC : 0) | (lowerChanges[cp] ? F_LOWER : 0) | (second[cp] ? F_SECOND : 0);
+  const [doff, dlen] = slice(nfdOf[cp]), [koff, klen] = slice(nfkdOf[cp]);
+  recOf[cp] = record([ccc[cp], flags, dlen, klen, doff, koff]);
+}
+if (pool.length > 0xffff || records.length > 0xffff) throw new Error('table too large for 16-bit indices');
+// two-level table: blocks of 2^shift code points, deduplicated; the smallest total wins
+let best;
+for (let shift = 4; shift <= 9; shift++) {
+  const size = 1 << shift, blocks = [], index = new Map(), stage1 = [];
+  for (let b = 0; b < 0x110000 >> shift; b++) {
+    const blk = recOf.subarray(b << shift, (b + 1) << shift);
+    const key = blk.join(',');
+    if (!index.has(key)) { index.set(key, blocks.length); blocks.push(blk); }
+    stage1.push(index.get(key));
+  }
+  const total = stage1.length * (blocks.length > 255 ? 2 : 1) + blocks.length * size * 2;
+  if (!best || total < best.total) best = { shift, blocks, stage1, total };
+}
+// Length bounds (bytes and code points of the output per input byte, rounded up; an invalid byte becomes
+// U+FFFD, 3 bytes): NFC/NFKC output is at most the NFD/NFKD of the input (composition only shortens: a
+// composite is never longer in UTF-8 than its pair, checked above); nfkc_casefold = NFC(lower(NFKC(s))) is at
+// most the NFD of lower() of each code point of the NFKC text, which holds no code point NFKC changes.
+const decomp = (m, cp) => (isSyllable(cp) ? (((cp - 0xac00) % 28) ? 3 : 2) : m[cp] ? m[cp].length : 1);
+const decompBytes = (m, cp) => (isSyllable(cp) ? 3 * decomp(m, cp) : m[cp] ? bytesOf(m[cp]) : u8len(cp));
+let nfcB = 3, nfcC = 1, nfkcB = 3, nfkcC = 1, lowB = 1, lowC = 1;
+for (let cp = 0; cp < 0x110000; cp++) {
+  if (isSur(cp)) continue;
+  const n = u8len(cp);
+  nfcB = Math.max(nfcB, decompBytes(nfdOf, cp) / n); nfcC = Math.max(nfcC, decomp(nfdOf, cp) / n);
+  nfkcB = Math.max(nfkcB, decompBytes(nfkdOf, cp) / n); nfkcC = Math.max(nfkcC, decomp(nfkdOf, cp) / n);
+  if (!nfkcNo[cp]) {
+    const l = cpsOf(lowerCp(S(cp)));
+    lowB = Math.max(lowB, l.reduce((t, x) => t + decompBytes(nfdOf, x), 0) / n);
+    lowC = Math.max(lowC, l.reduce((t, x) => t + decomp(nfdOf, x), 0) / n);
+  }
+}
+const bounds = [[1, 1], [nfcB, nfcC], [nfkcB, nfkcC], [nfkcB * lowB, nfkcB * lowC]].map(([b, c]) => [Math.ceil(b), Math.ceil(c)]);
+const lowerBound = Math.ceil(lowB);
+const hex = (v) => `0x${v.toString(16)}`;
+const rows = (vals, per, fmt = hex) => {
+  const out = [];
+  for (let i = 0; i < vals.length; i += per) out.push('  ' + Array.from(vals.slice(i, i + per), fmt).join(', ') + ',');
+  return out.join('\n');
+};
+const s1type = best.blocks.length > 255 ? 'uint16_t' : 'uint8_t';
+const norm = `// Generated by tools/gen-unicode.mjs from Unicode ${process.versions.unicode} (Node ${process.version}), all from
+// String.prototype.normalize (see the script for how each table is derived). Do not edit.
+// ${marks.length} marks in ${rank} combining classes (ranks: the order of the true classes), ${pairs.length} composition pairs
+// (Hangul: by the algorithm), ${records.length} property records, ${pool.length} decomposition code points.
+constexpr unsigned kNormShift = ${best.shift};
+// The bound on normalised output per input byte, bytes and code points, by form (none, NFC, NFKC, nfkc_casefold).
+static const uint8_t kNormBound[4][2] = {${bounds.map(([b, c]) => `{${b}, ${c}}`).join(', ')}};
+// nfkc_casefold's second pass (NFC of lower()): output bytes per byte of the NFKC text.
+constexpr unsigned kNormLowerBound = ${lowerBound};
+static const ${s1type} kNormStage1[] = {
+${rows(best.stage1, 24, String)}
+};
+static const uint16_t kNormStage2[] = {
+${rows(best.blocks.flatMap((b) => Array.from(b)), 24, String)}
+};
+// {ccc rank, flags (1: NFC boundary, 2: NFKC boundary, 4: lower-casing changes it, 8: the second of a pair),
+//  NFD length, NFKD length,
+//  NFD offset, NFKD offset} into kNormPool.
+static const NormRecord kNormRecords[] = {
+${records.map((r) => `  {${r.join(', ')}},`).join('\n')}
+};
+static const uint32_t kNormPool[] = {
+${rows(pool, 12)}
+};
+// (first << 21 | second, composite), sorted by key.
+static const ComposePair kComposePairs[] = {
+${rows(pairs, 4, ([a, b, c]) => `{${hex(a * 0x200000 + b)}, ${hex(c)}}`)}
+};
+`;
+writeFileSync(new URL('../native/core/text/normalization_tables.inc', import.meta.url), norm);
+console.log(`normalization: ${marks.length} marks, ${rank} classes, ${pairs.length} pairs, ${records.length} records, pool ${pool.length}, shift ${best.shift}, ${best.blocks.length} blocks; bounds ${JSON.stringify(bounds)}, lower ${lowerBound}`);

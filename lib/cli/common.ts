@@ -1,6 +1,6 @@
 // Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { ShingleOptions } from '../text/shingles';
+import { NORMALIZE_FORMS, type ShingleOptions } from '../text/shingles';
 import { setThreads } from '../native/runtime';
 import { UsageError, intOption, oneOf } from '../util/options';
 import { setProgressMode } from './progress';
@@ -50,6 +50,7 @@ export const SHINGLE_OPTIONS: Options = {
   'strip-punctuation': { type: 'boolean' },
   'fold-whitespace': { type: 'boolean' },
   short: { type: 'string' },
+  normalize: { type: 'string' },
 };
 
 export const SHINGLE_USAGE = `Shingles:
@@ -59,7 +60,9 @@ export const SHINGLE_USAGE = `Shingles:
   --lowercase               lower-case the text
   --strip-punctuation       drop punctuation
   --fold-whitespace         collapse whitespace runs (char unit)
-  --short whole|none        texts shorter than n: one shingle of all of it (default) or none`;
+  --short whole|none        texts shorter than n: one shingle of all of it (default) or none
+  --normalize none|nfc|nfkc|nfkc_casefold  Unicode normalisation before everything else (default none;
+                            nfkc: full-width forms, ligatures; nfkc_casefold: nfkc, lower-cased)`;
 
 export const INPUT_OPTIONS: Options = {
   field: { type: 'string' },
@@ -81,6 +84,7 @@ export function shingleOptionsFrom(values: Record<string, unknown>, defaults: Sh
     stripPunctuation: Boolean(values['strip-punctuation'] ?? defaults.stripPunctuation),
     foldWhitespace: Boolean(values['fold-whitespace'] ?? defaults.foldWhitespace),
     short: oneOf('short', values.short, ['whole', 'none'] as const, defaults.short ?? 'whole'),
+    normalize: oneOf('normalize', values.normalize, NORMALIZE_FORMS, defaults.normalize ?? 'none'),
   };
 }
 

@@ -34,7 +34,7 @@ export const DOCUMENT_BYTES_PER_BYTE = {
   'similar update': 17,
   'similar query': 16,
   'passages index': 23,
-  'passages query': 92,
+  'passages query': 62,
 } as const;
 
 /**

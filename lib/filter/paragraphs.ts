@@ -9,6 +9,7 @@ import { invalidArgument } from '../util/errors';
 import { expectArray, expectTexts, optionsObject } from '../util/validate';
 import { native, type NativeParagraphFilter, type TextInput } from '../native/addon';
 import type { ParagraphFilterOptions, ParagraphFilterStats } from '../native/types';
+import { SavedFiles, fileIdentity } from '../io/locks';
 
 export type { ParagraphFilterOptions, ParagraphFilterStats };
 
@@ -41,13 +42,14 @@ export interface ParagraphResult {
  * filter are queued and run one after another; hashing and parsing use the native thread pool.
  */
 export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
+  /** The files the seen-set was loaded from or saved to: saveSeen() checks them. */
+  private readonly files = new SavedFiles();
 
   constructor(options: ParagraphFilterOptions = {}) {
     super('the paragraph filter');
     optionsObject(options);
     this.handle = new native.ParagraphFilter({ ...options, keepUniqueShort: options.keepUniqueShort ?? true });
   }
-
 
 
   /**
@@ -101,10 +103,18 @@ export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
     return this.enqueue((h) => h.pushParagraphs(texts, docOffsets));
   }
 
-  /** Saves the seen-set (atomically) so a later run can deduplicate against this corpus. */
-  saveSeen(path: string): Promise<void> {
+  /**
+   * Saves the seen-set (atomically) so a later run can deduplicate against this corpus. As LshIndex.save: under
+   * the file's writer lock (another process saving it: ERR_NEARDUP_IO), and onto the file the set was loaded from
+   * or saved to, refused with ERR_NEARDUP_CONFLICT when that file changed since, unless `overwrite`.
+   */
+  saveSeen(path: string, options: { overwrite?: boolean } = {}): Promise<void> {
     this.live();
-    return this.enqueue((h) => h.saveSeen(path));
+    optionsObject(options);
+    if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw invalidArgument(TypeError, 'Expected overwrite to be a boolean');
+    const write = () => this.enqueue((h) => h.saveSeen(path));
+    if (typeof path !== 'string') return write();  // the binding's TypeError
+    return this.files.save(path, options.overwrite === true, write, 'the seen-set', 'load it again, or save with overwrite: true to replace it');
   }
 
   /**
@@ -113,7 +123,11 @@ export class ParagraphFilter extends SerialNative<NativeParagraphFilter> {
    */
   loadSeen(path: string): Promise<{ kind: 'exact' | 'approx'; size: number }> {
     this.live();
-    return this.enqueue((h) => h.loadSeen(path));
+    const identity = typeof path === 'string' ? fileIdentity(path) : null;  // before it is read
+    return this.enqueue((h) => h.loadSeen(path)).then((r) => {
+      this.files.track(path, identity);
+      return r;
+    });
   }
 
   /** Drop-all mode: ends the first pass (after all pushes of it); push the same input again afterwards. */

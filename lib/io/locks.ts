@@ -131,3 +131,55 @@ export function lockIndexFile(file: string, what = 'the index'): HeldLock | null
   return lockFile(fileLockPath(file), (lock) =>
     `${what} '${file}' is being written by another process (it holds ${lock}); wait for it to finish, or write elsewhere`, true);
 }
+
+/**
+ * The files a single-file index was loaded from or saved to, with their identity then, so that a save cannot
+ * lose another process's changes: `save` takes the file's writer lock and, onto one of those files, refuses
+ * with ERR_NEARDUP_CONFLICT when it changed since (device, inode, size, modification time), unless `overwrite`.
+ */
+export class SavedFiles {
+  private readonly files = new Map<string, string | null>();
+
+  /** Remembers `file` as it is now (call before reading it: a file replaced meanwhile then counts as changed). */
+  track(file: string, identity: string | null = fileIdentity(file)): void {
+    this.files.set(fileKey(file), identity);
+  }
+
+  /**
+   * ERR_NEARDUP_CONFLICT when `file` is one of ours and changed since (call it holding the file's lock);
+   * `what` names the saved thing, `remedy` says what to do.
+   */
+  check(file: string, what = 'this index', remedy = 'load it again and redo the changes, or save with overwrite: true to replace it'): void {
+    const key = fileKey(file);
+    if (!this.files.has(key)) return;
+    const now = fileIdentity(file);
+    if (now !== null && now !== this.files.get(key)) {
+      throw new NeardupError('ERR_NEARDUP_CONFLICT', `'${file}' has changed since ${what} was loaded from it or last saved to it ` +
+        `(another process wrote it): nothing was written; ${remedy}`, { file });
+    }
+  }
+
+  /** Runs `write` (which writes `file`) under its lock, after check() unless `overwrite`; then tracks it. */
+  async save(file: string, overwrite: boolean, write: () => Promise<void>, what?: string, remedy?: string): Promise<void> {
+    const lock = lockIndexFile(file, what);
+    try {
+      if (!overwrite) this.check(file, what, remedy);
+      await write();
+      this.track(file);
+    } finally {
+      lock?.release();
+    }
+  }
+
+  /** save() for a write on the calling thread. */
+  saveSync(file: string, overwrite: boolean, write: () => void, what?: string): void {
+    const lock = lockIndexFile(file, what);
+    try {
+      if (!overwrite) this.check(file, what);
+      write();
+      this.track(file);
+    } finally {
+      lock?.release();
+    }
+  }
+}

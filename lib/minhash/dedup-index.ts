@@ -135,7 +135,7 @@ export interface DedupSettingsJson {
   r: number;
   seed: string;
   banding: string;
-  shingle: { unit: string; n: number; split: string; lowercase: boolean; strip_punctuation: boolean; fold_whitespace: boolean; short: string };
+  shingle: { unit: string; n: number; split: string; lowercase: boolean; strip_punctuation: boolean; fold_whitespace: boolean; short: string; normalize?: string };
   verify: string;
   clustering: string;
 }
@@ -162,7 +162,7 @@ export function settingsJson(s: DedupSettings): DedupSettingsJson {
     profile: s.profile, threshold: s.threshold, num_perm: s.numPerm, b: s.b, r: s.r, seed: s.seed, banding: s.banding,
     shingle: {
       unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
-      fold_whitespace: sh.foldWhitespace, short: sh.short,
+      fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize),
     },
     verify: s.verify, clustering: s.clustering,
   };
@@ -228,8 +228,15 @@ export function checkIndexStore(index: LshIndex<bigint | string>, verify: string
 
 const SHINGLE_KEYS: [keyof ShingleOptions, keyof DedupSettingsJson['shingle']][] = [
   ['unit', 'unit'], ['n', 'n'], ['split', 'split'], ['lowercase', 'lowercase'], ['stripPunctuation', 'strip_punctuation'],
-  ['foldWhitespace', 'fold_whitespace'], ['short', 'short'],
+  ['foldWhitespace', 'fold_whitespace'], ['short', 'short'], ['normalize', 'normalize'],
 ];
+
+/** `normalize` in settings' JSON: only when not 'none' (an index or summary from before it had none, and equals 'none'). */
+export function normalizeJson(form: string | undefined): { normalize?: string } {
+  return form !== undefined && form !== 'none' ? { normalize: form } : {};
+}
+
+const shingleJson = (sh: DedupSettingsJson['shingle'], k: keyof DedupSettingsJson['shingle']) => (k === 'normalize' ? sh.normalize ?? 'none' : sh[k]);
 
 /**
  * A run's options with the index's settings filled in where none is given. (b, r) come from the index unless
@@ -247,7 +254,7 @@ export function optionsFromIndex(meta: DedupIndexMeta, given: DedupOptions): Ded
   fill('seed', BigInt(s.seed));
   fill('verify', s.verify as DedupOptions['verify']);
   fill('clustering', s.clustering as DedupOptions['clustering']);
-  for (const [opt, json] of SHINGLE_KEYS) fill(opt, s.shingle[json] as never);
+  for (const [opt, json] of SHINGLE_KEYS) fill(opt, shingleJson(s.shingle, json) as never);
   if (given.b === undefined && given.r === undefined && given.banding === undefined && given.minRecall === undefined) {
     out.b = s.b;
     out.r = s.r;
@@ -262,7 +269,7 @@ export function settingsDifferences(run: DedupSettingsJson, index: DedupSettings
     if (a !== b) out.push(`${name} ${JSON.stringify(a)} here, ${JSON.stringify(b)} in the index`);
   };
   for (const k of ['profile', 'threshold', 'num_perm', 'b', 'r', 'seed', 'verify', 'clustering'] as const) cmp(k, run[k], index[k]);
-  for (const [, k] of SHINGLE_KEYS) cmp(`shingle.${k}`, run.shingle[k], index.shingle[k]);
+  for (const [, k] of SHINGLE_KEYS) cmp(`shingle.${k}`, shingleJson(run.shingle, k), shingleJson(index.shingle, k));
   return out;
 }
 

@@ -119,7 +119,7 @@ export function clusterCounts(rep: Uint32Array): { duplicates: number; clusters:
 
 /** The shingling of a profile when not given: lower-cased char 5-grams; doubri-v1: the text as is. */
 export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOptions> {
-  return { unit: 'char', n: 5, split: 'whitespace', lowercase: profile !== 'doubri-v1', stripPunctuation: false, foldWhitespace: false, short: 'whole' };
+  return { unit: 'char', n: 5, split: 'whitespace', lowercase: profile !== 'doubri-v1', stripPunctuation: false, foldWhitespace: false, short: 'whole', normalize: 'none' };
 }
 
 const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1': 'doubri', datasketch: 'datasketch' };

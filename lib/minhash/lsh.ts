@@ -3,7 +3,7 @@
 import { NeardupError, nativeCall, nativeSync, invalidArgument } from '../util/errors';
 import { native, type LshProfile, type NativeLshIndex, type NativeLshParams } from '../native/addon';
 import { capOption, expectInt, expectNumber, expectString, expectU64, optionsObject } from '../util/validate';
-import { fileIdentity, fileKey, lockIndexFile } from '../io/locks';
+import { SavedFiles, fileIdentity } from '../io/locks';
 
 
 export type { LshProfile } from '../native/addon';
@@ -187,8 +187,8 @@ export interface LshIndexInfo {
 export class LshIndex<K extends LshKey = bigint> {
   private readonly handle: NativeLshIndex;
   private closed = false;
-  /** The files this index was loaded from or saved to (canonical name -> identity then): save() checks them. */
-  private readonly files = new Map<string, string | null>();
+  /** The files this index was loaded from or saved to: save() checks them. */
+  private readonly files = new SavedFiles();
   private loadedFrom?: string;
   /** The kind of keys, fixed when the index is made (or by the file it was loaded from). */
   readonly keyType: LshKeyType;
@@ -209,7 +209,7 @@ export class LshIndex<K extends LshKey = bigint> {
     optionsObject(options);
     const identity = fileIdentity(path);  // before: a file replaced meanwhile then counts as changed (refused, never lost)
     const ix = new LshIndex<K>({}, nativeSync(() => new native.LshIndex({ path, verify: options.verify ?? true })));
-    ix.files.set(fileKey(path), identity);
+    ix.files.track(path, identity);
     ix.loadedFrom = path;
     return ix;
   }
@@ -221,7 +221,7 @@ export class LshIndex<K extends LshKey = bigint> {
     const identity = fileIdentity(path);
     const h = await nativeCall(native.LshIndex.loadAsync(path, { verify: options.verify ?? true }));
     const ix = new LshIndex<K>({}, h);
-    ix.files.set(fileKey(path), identity);
+    ix.files.track(path, identity);
     ix.loadedFrom = path;
     return ix;
   }
@@ -328,16 +328,7 @@ export class LshIndex<K extends LshKey = bigint> {
     optionsObject(options);
     if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw invalidArgument(TypeError, 'Expected overwrite to be a boolean');
     const h = this.open();
-    return (async () => {
-      const lock = lockIndexFile(path);
-      try {
-        if (options.overwrite !== true) this.checkUnchanged(path);
-        await nativeCall(h.save(path));
-        this.files.set(fileKey(path), fileIdentity(path));
-      } finally {
-        lock?.release();
-      }
-    })();
+    return this.files.save(path, options.overwrite === true, () => nativeCall(h.save(path)));
   }
   /**
    * @internal ERR_NEARDUP_CONFLICT when `path` is a file this index was loaded from or saved to and it has
@@ -345,13 +336,7 @@ export class LshIndex<K extends LshKey = bigint> {
    */
   checkUnchanged(path: string): void {
     expectString(path, 'path');
-    const key = fileKey(path);
-    if (!this.files.has(key)) return;
-    const now = fileIdentity(path);
-    if (now !== null && now !== this.files.get(key)) {
-      throw new NeardupError('ERR_NEARDUP_CONFLICT', `'${path}' has changed since this index was loaded from it or last saved to it ` +
-        '(another process wrote it): nothing was written; load it again and redo the changes, or save with overwrite: true to replace it', { file: path });
-    }
+    this.files.check(path);
   }
   /**
    * Releases the index and returns at once. Calls already handed to the thread pool settle: a running one

@@ -8,7 +8,7 @@
 // Loads the addon (a prebuild from prebuilds/ or the local build/, via node-gyp-build) and types it once,
 // at the boundary. Everything else in lib/ talks to the native code through `native` only.
 import * as path from 'node:path';
-import type { ParagraphFilterOptions, ParagraphFilterStats, ShingleHashOptions } from './types';
+import type { NormalizeForm, ParagraphFilterOptions, ParagraphFilterStats, ShingleHashOptions } from './types';
 
 // eslint-disable-next-line @typescript-eslint/no-var-requires
 const load: (dir: string) => unknown = require('node-gyp-build');
@@ -529,6 +529,8 @@ export interface NativeBinding {
   runtimeInfo(): { simd: string; defaultThreads: number };
   shingleHashes(texts: TextInput, options?: NativeShingleOptions): Promise<NativeShingleResult>;
   shingleHashesSync(texts: TextInput, options?: NativeShingleOptions): NativeShingleResult;
+  /** Unicode normalisation of each text (native/core/text/normalization.h), packed UTF-8, on the calling thread. */
+  normalizeTextSync(texts: TextInput, form: NormalizeForm): { data: Uint8Array; offsets: Float64Array; invalidUtf8Docs: number };
   LshIndex: NativeLshIndexClass;
   LshDedup: new (options: NativeDedupOptions) => NativeLshDedup;
   /**

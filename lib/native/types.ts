@@ -5,6 +5,13 @@
 
 // ---- the shingle stream (text/shingles.ts)
 
+/**
+ * Unicode normalisation before shingling: 'none' (the text as it is), 'nfc', 'nfkc' (as
+ * String.prototype.normalize), 'nfkc_casefold' (NFC of the per-code-point lower-casing of NFKC: docs/FORMAT.md
+ * "Text rules").
+ */
+export type NormalizeForm = 'none' | 'nfc' | 'nfkc' | 'nfkc_casefold';
+
 /** How documents become shingles. Every engine takes these same options. */
 export interface ShingleOptions {
   /** 'char': n-grams of code points (default); 'word': n-grams of words. */
@@ -21,6 +28,8 @@ export interface ShingleOptions {
   foldWhitespace?: boolean;
   /** Documents with fewer than n units: 'whole' (one shingle of all of it, default) or 'none'. */
   short?: 'whole' | 'none';
+  /** Unicode normalisation, before every other step. Default 'none'. */
+  normalize?: NormalizeForm;
 }
 
 export type ShingleHashKind = 'fast64' | 'murmur3_32' | 'murmur3_64' | 'sha1_32' | 'md5_64';

@@ -141,8 +141,8 @@ function isConnectionError(e: Error): boolean {
 
 /**
  * The submitter's clients and its watch over the connection. The clients report each failed reconnection as an
- * error (every second or two while Redis is away): an outage is a run of errors without a 5 s gap; one longer
- * than waitMs makes `guard` reject with ERR_NEARDUP_IO naming Redis (the outputs written so far are kept, and
+ * error (at growing intervals while Redis is away): an outage runs from the first error until Redis answers a
+ * PING again; one longer than waitMs makes `guard` reject with ERR_NEARDUP_IO naming Redis (the outputs written so far are kept, and
  * rerunning the command submits the tasks again: they are idempotent).
  */
 async function submitter(url: string, queue: string, waitMs: number) {
@@ -151,21 +151,32 @@ async function submitter(url: string, queue: string, waitMs: number) {
   const events = new QueueEvents(queue, { connection });
   const flow = new FlowProducer({ connection });
   let lost: Error | undefined;
-  let since = 0, last = 0;
+  let since = 0, probing = false;
   let giveUp: (e: Error) => void = () => undefined;
   const gaveUp = new Promise<never>((_, reject) => { giveUp = reject; });
   gaveUp.catch(() => undefined);
+  // The outage ends when Redis answers again, not when the errors pause: the clients retry with a growing
+  // delay (up to 20 s), so a pause between errors says nothing. A read (GET of a key nothing writes) on the
+  // producer's connection waits in its offline queue until Redis is back (or fails after the client's
+  // retries: then it is sent again).
+  let closed = false;
+  const probe = () => {
+    if (probing || closed) return;
+    probing = true;
+    flow.getBackend().client.then((c) => c.get('neardup:probe'))
+      .then(() => { lost = undefined; }, () => undefined)
+      .finally(() => { probing = false; });
+  };
   const onError = (e: Error) => {
-    const now = Date.now();
-    if (!lost || now - last > 5000) since = now;
+    if (!lost) since = Date.now();
     lost = e;
-    last = now;
+    probe();
   };
   const clock = setInterval(() => {
     if (!lost) return;
     const now = Date.now();
-    if (now - last > 5000) lost = undefined;
-    else if (now - since > waitMs) {
+    if (now - since <= waitMs) probe();
+    else {
       giveUp(new NeardupError('ERR_NEARDUP_IO', `lost the connection to Redis at ${url} for ${Math.round((now - since) / 1000)} s ` +
         `(${lost.message}); the outputs written so far are kept: rerun the same command to submit the tasks again`));
     }
@@ -177,6 +188,7 @@ async function submitter(url: string, queue: string, waitMs: number) {
     guard: <T>(p: Promise<T>): Promise<T> => Promise.race([p, gaveUp]),
     async close(): Promise<void> {
       clearInterval(clock);
+      closed = true;
       // closing waits for pending commands; a Redis that is gone would hold it forever
       // (and its clients would go on reconnecting, keeping the process alive): then force them shut
       const closing = Promise.allSettled([events.close(), flow.close()]);

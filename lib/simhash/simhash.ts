@@ -6,6 +6,7 @@ import { invalidArgument, nativeCall, nativeSync } from '../util/errors';
 import { capOption, expectU64, optionsObject, toU64Array } from '../util/validate';
 import { native, type NativeSimhashIndex, type TextInput } from '../native/addon';
 import type { ShingleOptions } from '../text/shingles';
+import { SavedFiles, fileIdentity } from '../io/locks';
 
 export interface SimhashOptions extends ShingleOptions {
   /**
@@ -182,12 +183,20 @@ export interface SimhashAllMatches {
   ids: BigUint64Array;
 }
 
+function overwriteOption(options: { overwrite?: boolean }): boolean {
+  optionsObject(options);
+  if (options.overwrite !== undefined && typeof options.overwrite !== 'boolean') throw invalidArgument(TypeError, 'Expected overwrite to be a boolean');
+  return options.overwrite === true;
+}
+
 /**
  * An online index of (id, fingerprint) entries answering "which entries are within k bits of q".
  * Ids are unique u64 values; many ids may share a fingerprint; identical fingerprints match.
  */
 export class SimhashIndex {
   #native: NativeSimhashIndex;
+  /** The files this index was opened from or saved to: save() checks them. */
+  #files = new SavedFiles();
 
   constructor(options?: SimhashIndexOptions);
   /** @internal */
@@ -198,8 +207,11 @@ export class SimhashIndex {
 
   /** Opens a file written by save(), memory-mapped (verify: check its checksum first, default true). */
   static open(path: string, options?: { verify?: boolean }): SimhashIndex {
+    const identity = typeof path === 'string' ? fileIdentity(path) : null;  // before: a file replaced meanwhile counts as changed
     const h = nativeSync(() => native.SimhashIndex.open(path, options));
-    return new SimhashIndex(undefined, h);
+    const ix = new SimhashIndex(undefined, h);
+    ix.#files.track(path, identity);
+    return ix;
   }
 
   /**
@@ -208,7 +220,13 @@ export class SimhashIndex {
    */
   static openAsync(path: string, options?: { verify?: boolean }): Promise<SimhashIndex> {
     // argument mistakes throw here, as every other call does; run-time failures reject
-    return nativeCall(native.SimhashIndex.openAsync(path, options)).then((h) => new SimhashIndex(undefined, h));
+    const identity = typeof path === 'string' ? fileIdentity(path) : null;
+    const p = nativeCall(native.SimhashIndex.openAsync(path, options));
+    return p.then((h) => {
+      const ix = new SimhashIndex(undefined, h);
+      ix.#files.track(path, identity);
+      return ix;
+    });
   }
 
   /** Adds entries; fails without changing anything when an id is already present or repeated. */
@@ -252,12 +270,22 @@ export class SimhashIndex {
   compact(): void {
     nativeSync(() => this.#native.compact());
   }
-  /** Compacts, then writes the index to `path` atomically. */
-  save(path: string): Promise<void> {
-    return nativeCall(this.#native.save(path));
+  /**
+   * Compacts, then writes the index to `path` atomically. As LshIndex.save: under the file's writer lock
+   * (another process saving it: ERR_NEARDUP_IO), and onto a file this index was opened from or saved to, refused
+   * with ERR_NEARDUP_CONFLICT when that file changed since (another process saved there), unless `overwrite`.
+   */
+  save(path: string, options: { overwrite?: boolean } = {}): Promise<void> {
+    const overwrite = overwriteOption(options);
+    const p = () => nativeCall(this.#native.save(path));
+    if (typeof path !== 'string') return p();  // the binding's TypeError
+    return this.#files.save(path, overwrite, p);
   }
-  saveSync(path: string): void {
-    nativeSync(() => this.#native.saveSync(path));
+  saveSync(path: string, options: { overwrite?: boolean } = {}): void {
+    const overwrite = overwriteOption(options);
+    const w = () => nativeSync(() => this.#native.saveSync(path));
+    if (typeof path !== 'string') return w();
+    this.#files.saveSync(path, overwrite, w);
   }
   stats(): SimhashIndexStats {
     return nativeSync(() => this.#native.stats());

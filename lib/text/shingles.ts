@@ -8,9 +8,28 @@ import { expectTexts } from '../util/validate';
 import { native, type TextInput } from '../native/addon';
 
 export type { TextInput, PackedTexts } from '../native/addon';
-import type { ShingleOptions, ShingleHashKind, ShingleHashOptions } from '../native/types';
+import type { NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions } from '../native/types';
 
-export type { ShingleOptions, ShingleHashKind, ShingleHashOptions };
+export type { NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions };
+
+export const NORMALIZE_FORMS: readonly NormalizeForm[] = ['none', 'nfc', 'nfkc', 'nfkc_casefold'];
+
+/**
+ * The texts after the shingle stream's Unicode normalisation (the `normalize` shingle option), as strings;
+ * synchronous, on the calling thread. Invalid UTF-8 in byte inputs becomes U+FFFD (as Buffer.toString does).
+ * 'nfc' and 'nfkc' equal String.prototype.normalize('NFC' / 'NFKC'); 'nfkc_casefold' is
+ * `[...s.normalize('NFKC')].map((c) => c.toLowerCase()).join('').normalize('NFC')`.
+ */
+export function normalizeTextSync(texts: TextInput, form: NormalizeForm): string[] {
+  const list = NORMALIZE_FORMS.map((f) => `'${f}'`).join(', ');
+  if (typeof form !== 'string') throw invalidArgument(TypeError, `Expected form to be one of ${list}, got ${typeof form}`);
+  if (!NORMALIZE_FORMS.includes(form)) throw invalidArgument(RangeError, `form must be one of ${list}, got '${form}'`);
+  const r = nativeSync(() => native.normalizeTextSync(texts, form));
+  const out: string[] = [];
+  const data = Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength);
+  for (let i = 0; i + 1 < r.offsets.length; i++) out.push(data.toString('utf8', r.offsets[i], r.offsets[i + 1]));
+  return out;
+}
 
 export interface ShingleHashResult<H extends BigUint64Array | Uint32Array = BigUint64Array | Uint32Array> {
   /** All hashes, document after document. */

@@ -145,7 +145,7 @@ int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_li
   ThrowRangeError(o.Env(), std::string("Option '") + key + "' must be one of " + list + ", got '" + s + "'");
 }
 
-void ReadTextOptions(const Napi::Object& o, TextOptions* t) {
+void ReadTextOptions(const Napi::Object& o, TextOptions* t, bool unicode_normalize) {
   t->unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(t->unit), {"char", "word"}));
   t->n = GetUint32(o, "n", t->n, 1, kMaxN);
   t->split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t->split), {"whitespace", "nonword"}));
@@ -153,6 +153,9 @@ void ReadTextOptions(const Napi::Object& o, TextOptions* t) {
   t->strip_punct = GetBool(o, "stripPunctuation", t->strip_punct);
   t->fold_space = GetBool(o, "foldWhitespace", t->fold_space);
   t->short_text = static_cast<ShortText>(GetEnum(o, "short", static_cast<int>(t->short_text), {"whole", "none"}));
+  if (unicode_normalize)
+    t->normalize = static_cast<text::NormalForm>(
+        GetEnum(o, "normalize", static_cast<int>(t->normalize), {"none", "nfc", "nfkc", "nfkc_casefold"}));
 }
 
 uint64_t GetCap(Napi::Env env, const Napi::Value& v, const char* what) {

@@ -45,8 +45,10 @@ uint64_t GetCap(Napi::Env env, const Napi::Value& v, const char* what);
 int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_list<const char*> names);
 
 // The shingle options every engine takes (unit, n, split, lowercase, stripPunctuation, foldWhitespace,
-// short), read over the defaults already in *t (each engine or profile has its own).
-void ReadTextOptions(const Napi::Object& o, TextOptions* t);
+// short, normalize: 'none'|'nfc'|'nfkc'|'nfkc_casefold'), read over the defaults already in *t (each engine or
+// profile has its own). unicode_normalize false: "normalize" is not read (exact's options use the name for
+// their own flag).
+void ReadTextOptions(const Napi::Object& o, TextOptions* t, bool unicode_normalize = true);
 
 }  // namespace binding
 }  // namespace neardup

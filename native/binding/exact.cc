@@ -24,7 +24,7 @@ exact::ExactOptions HashOptions(Napi::Env env, const Napi::Value& v) {
   Napi::Object o = v.IsUndefined() ? Napi::Object::New(env) : OptionsObject(env, v, "options");
   exact::ExactOptions eo;
   eo.normalize = GetBool(o, "normalize", false);
-  ReadTextOptions(o, &eo.text);
+  ReadTextOptions(o, &eo.text, false);  // "normalize" is exact's own flag here (Unicode forms: lib/exact)
   Status s = ValidateTextOptions(eo.text);
   if (!s.ok()) ThrowRangeError(env, s.message());
   return eo;

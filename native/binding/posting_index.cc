@@ -166,6 +166,7 @@ struct IdTable {
   std::vector<uint8_t> json;
   std::vector<uint64_t> offs;
   size_t size() const { return offs.empty() ? 0 : offs.size() - 1; }
+  uint64_t Bytes(uint32_t d) const { return d < size() ? offs[d + 1] - offs[d] : 0; }
   void Append(uint32_t d, std::vector<uint8_t>* out) const {
     out->insert(out->end(), json.begin() + long(offs[d]), json.begin() + long(offs[d + 1]));
   }
@@ -1152,7 +1153,7 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
                        postings::Windows qw;
                        for (size_t i = b; i < e; i++) {
                          postings::WindowsOf(&bl, d.ptr[i], d.len[i], &qw);
-                         Status st = postings::QueryPassages(BlotIx(*s), qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache);
+                         Status st = postings::QueryPassages(BlotIx(*s), qw, bo, fn, uint32_t(min_passages), uint32_t(max_docs), &m[i], &cache, &bl);
                          if (!st.ok()) {
                            std::lock_guard<std::mutex> g(em);
                            err = st;
@@ -1222,6 +1223,19 @@ class PostingIndexObject : public Napi::ObjectWrap<PostingIndexObject> {
   static Status FormatMatches(const std::vector<std::vector<postings::QueryMatch>>& m, const postings::TextFn& fn,
                               const IdTable& ids, std::vector<uint8_t>* o, std::vector<double>* offs) {
     char num[128];
+    {
+      // room for the texts (as is: plain text needs few escapes) and the numbers, so that a large passage's
+      // line is not grown by doubling (a copy, and up to twice the room, beside it)
+      uint64_t want = 0;
+      for (const auto& matches : m) {
+        want += 2;
+        for (const auto& x : matches) {
+          want += 96 + ids.Bytes(x.doc);
+          for (const auto& sp : x.spans) want += 96 + uint64_t(sp.d_end - sp.d_begin);
+        }
+      }
+      o->reserve(o->size() + want);
+    }
     for (const auto& matches : m) {
       o->push_back('[');
       for (size_t k = 0; k < matches.size(); k++) {

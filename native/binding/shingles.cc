@@ -72,11 +72,50 @@ Napi::Value ShingleHashesSync(const Napi::CallbackInfo& info) {
       [&](Napi::Env e) { return ResultObject(e, result, Is64Bit(config.hash)); });
 }
 
+// normalizeTextSync(texts, form): the texts after Unicode normalisation, packed: { data: Uint8Array,
+// offsets: Float64Array (documents + 1), invalidUtf8Docs }. On the calling thread (small inputs, tests).
+Napi::Value NormalizeTextSync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("normalize", info[1]);
+  TextOptions t;
+  ReadTextOptions(o, &t);
+  TextBatch batch;
+  batch.Load(env, info[0], "texts");
+  const Docs docs = batch.docs();
+  std::vector<uint8_t> data;
+  std::vector<double> offsets(docs.size() + 1, 0);
+  double invalid = 0;
+  return RunSync(
+      env,
+      [&] {
+        text::Normalizer nz;
+        RawBuffer<uint8_t> out;
+        for (size_t i = 0; i < docs.size(); i++) {
+          bool bad = false;
+          const size_t n = nz.Normalize(t.normalize, docs.ptr[i], docs.len[i], &out, &bad);
+          data.insert(data.end(), out.data(), out.data() + n);
+          offsets[i + 1] = static_cast<double>(data.size());
+          invalid += bad;
+        }
+        return Status::Ok();
+      },
+      [&](Napi::Env e) {
+        Napi::Object r = Napi::Object::New(e);
+        const size_t bytes = data.size(), n = offsets.size();  // before the moves
+        r.Set("data", Napi::Uint8Array::New(e, bytes, ToArrayBuffer(e, std::move(data)), 0));
+        r.Set("offsets", Napi::Float64Array::New(e, n, ToArrayBuffer(e, std::move(offsets)), 0));
+        r.Set("invalidUtf8Docs", Napi::Number::New(e, invalid));
+        return r;
+      });
+}
+
 }  // namespace
 
 void Shingles::Init(Napi::Env env, Napi::Object exports) {
   exports.Set("shingleHashes", Napi::Function::New(env, ShingleHashes, "shingleHashes"));
   exports.Set("shingleHashesSync", Napi::Function::New(env, ShingleHashesSync, "shingleHashesSync"));
+  exports.Set("normalizeTextSync", Napi::Function::New(env, NormalizeTextSync, "normalizeTextSync"));
 }
 
 }  // namespace binding

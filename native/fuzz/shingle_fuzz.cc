@@ -1,8 +1,10 @@
 // Fuzz target: the shingle stream on arbitrary bytes under every option combination (decided by the first
-// byte). Invariants: every shingle lies inside the normalised text, is valid UTF-8, and the hash writers
-// produce size() values (fewer with dedupe, all distinct).
+// byte and the size). Invariants: every shingle lies inside the normalised text, is valid UTF-8, and the hash
+// writers produce size() values (fewer with dedupe, all distinct); Unicode normalisation is idempotent and
+// within its bounds.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -22,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.strip_punct = k & 64;
   o.fold_space = k & 128;
   o.short_text = (size & 1) ? ShortText::kNone : ShortText::kWhole;
+  o.normalize = static_cast<text::NormalForm>((size >> 1) & 3);
   Shingler s(o);
   s.Reset(data + 1, size - 1);
   const std::string_view text = s.text();
@@ -38,5 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AppendShingleHashes<uint64_t>(s, ShingleHash::kFast64, k, true, &dd, &uniq);
   if (all.size() != s.size()) std::abort();
   if (std::set<uint64_t>(all.begin(), all.end()).size() != uniq.size()) std::abort();
+  if (o.normalize != text::NormalForm::kNone) {
+    text::Normalizer nz;
+    RawBuffer<uint8_t> a, b;
+    bool bad = false;
+    const size_t n = nz.Normalize(o.normalize, data + 1, size - 1, &a, &bad);
+    if (n > text::NormalizedBytesBound(o.normalize, size - 1) || !utf8::IsValid(a.data(), n)) std::abort();
+    size_t cps = 0;
+    utf8::CountIfValid(a.data(), n, &cps);
+    if (cps > text::NormalizedCodePointsBound(o.normalize, size - 1)) std::abort();
+    const size_t m = nz.Normalize(o.normalize, a.data(), n, &b, &bad);
+    if (m != n || std::memcmp(a.data(), b.data(), n) != 0) std::abort();
+  }
   return 0;
 }

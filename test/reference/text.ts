@@ -10,6 +10,18 @@ export interface RefTextOptions {
   stripPunctuation?: boolean;
   foldWhitespace?: boolean;
   short?: 'whole' | 'none';
+  normalize?: 'none' | 'nfc' | 'nfkc' | 'nfkc_casefold';
+}
+
+/**
+ * The shingle stream's Unicode normalisation, by its definition (docs/FORMAT.md "Text rules"): NFC and NFKC as
+ * String.prototype.normalize; nfkc_casefold = NFC of the per-code-point lower-casing (lowerCp) of NFKC.
+ */
+export function refNormalize(s: string, form: 'none' | 'nfc' | 'nfkc' | 'nfkc_casefold'): string {
+  if (form === 'none') return s;
+  if (form === 'nfc') return s.normalize('NFC');
+  if (form === 'nfkc') return s.normalize('NFKC');
+  return String.fromCodePoint(...Array.from(s.normalize('NFKC'), (c) => lowerCp(c.codePointAt(0)!)).flat()).normalize('NFC');
 }
 
 // Python's str.isspace(): characters with bidirectional class WS, B or S, or general category Zs.
@@ -86,6 +98,12 @@ function windows(units: number, n: number, short: 'whole' | 'none'): Array<[numb
   return [];
 }
 
+function fromCps(cps: readonly number[]): string {
+  let s = '';
+  for (let i = 0; i < cps.length; i += 4096) s += String.fromCodePoint(...cps.slice(i, i + 4096));
+  return s;
+}
+
 export interface RefShingles {
   shingles: Uint8Array[];
   invalid: boolean;
@@ -95,7 +113,9 @@ export interface RefShingles {
 export function refShingles(doc: Uint8Array, o: RefTextOptions = {}): RefShingles {
   const n = o.n ?? 5;
   const short = o.short ?? 'whole';
-  const { cps: raw, invalid } = decodeUtf8(doc);
+  const { cps: decoded, invalid } = decodeUtf8(doc);
+  const form = o.normalize ?? 'none';
+  const raw = form === 'none' ? decoded : Array.from(refNormalize(fromCps(decoded), form), (c) => c.codePointAt(0)!);
   let cps = normaliseCps(raw, o);
   const shingles: Uint8Array[] = [];
   if ((o.unit ?? 'char') === 'char') {

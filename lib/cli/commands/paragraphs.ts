@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { NeardupError } from '../../util/errors';
+import { killAt } from '../../util/test-hooks';
 import { ParagraphFilter, type ParagraphFilterOptions } from '../../filter/paragraphs';
 import { openInput, readJsonl, readLines, type JsonlBatch } from '../../io/jsonl';
 import { parquetRowsAsJson } from '../../io/parquet';
@@ -167,7 +168,10 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
   const filter = new ParagraphFilter(options);
   const parquetRows = new ParquetRowsInStep();
   try {
-    if (values['load-seen'] !== undefined) await filter.loadSeen(String(values['load-seen']));
+    if (values['load-seen'] !== undefined) {
+      await filter.loadSeen(String(values['load-seen']));
+      killAt('paragraphs-seen-loaded');
+    }
     const dropEmpty = Boolean(values['drop-empty']);
     // progress: bytes of input (and documents, where they are counted here) of the pass under way
     const progress = new Progress('neardup paragraphs');
@@ -263,7 +267,15 @@ async function runParagraphs(values: OptionValues, named: string[], files: strin
     await pass(true);
     progress.done({ bytes: passBytes, docs: format === 'vertical' ? undefined : passDocs, fraction: format === 'jsonl' ? 1 : undefined, extra: dropAll ? 'second pass' : undefined });
     const saveSeen = values['save-seen'] === undefined ? undefined : String(values['save-seen']);
-    if (saveSeen !== undefined) await writeNative(saveSeen, (p) => filter.saveSeen(p));
+    // --load-seen F --save-seen F: the filter refuses to save F when another run saved it meanwhile (its
+    // n-grams would be lost) and takes F's writer lock while it saves
+    if (saveSeen !== undefined) {
+      await writeNative(saveSeen, (p) => filter.saveSeen(p)).catch((e) => {
+        if (!(e instanceof NeardupError && e.code === 'ERR_NEARDUP_CONFLICT')) throw e;
+        throw new NeardupError('ERR_NEARDUP_CONFLICT', `--save-seen '${saveSeen}' has changed since the seen-set was loaded from it ` +
+          '(another run saved it): nothing was written to it; rerun this command to deduplicate against it as it is now', { file: saveSeen });
+      });
+    }
     // the summary: the filter's totals, snake_case (documents, removed_documents, paragraphs, ...)
     const { documents, ...totals } = filter.stats();
     const snake = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));

@@ -203,6 +203,10 @@ Status Dedup::StoreTexts(const Docs& docs, const uint8_t* valid) {
 }
 
 uint64_t ShingleBoundOfLength(const TextOptions& o, uint64_t len) {
+  if (o.normalize != text::NormalForm::kNone) {
+    bool exact;
+    return ShingleBound(o, nullptr, static_cast<size_t>(len), &exact);  // reads no byte under normalisation
+  }
   const uint64_t units = o.unit == TextUnit::kChar ? len : (len + 1) / 2;
   if (units >= o.n) return units - o.n + 1;
   return units > 0 && o.short_text == ShortText::kWhole ? 1 : 0;

@@ -662,20 +662,25 @@ Status WindowsCache::Get(uint32_t d, const TextFn& text, Blotter* bl, std::share
 }
 
 Status QueryPassages(const BlotIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
-                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, WindowsCache* cache) {
+                     uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out, WindowsCache* cache,
+                     Blotter* blotter) {
   out->clear();
-  std::vector<uint64_t> blots(q.blots);
   std::vector<uint32_t> cands, list;
-  std::sort(blots.begin(), blots.end());
-  blots.erase(std::unique(blots.begin(), blots.end()), blots.end());
-  for (uint64_t k : blots) {
-    Status s = ix.Lookup(k, &list);
-    if (!s.ok()) return s;
-    if (list.size() <= max_docs) cands.insert(cands.end(), list.begin(), list.end());
+  {
+    std::vector<uint64_t> blots(q.blots);  // freed before the documents are blotted
+    std::sort(blots.begin(), blots.end());
+    blots.erase(std::unique(blots.begin(), blots.end()), blots.end());
+    for (uint64_t k : blots) {
+      Status s = ix.Lookup(k, &list);
+      if (!s.ok()) return s;
+      if (list.size() <= max_docs) cands.insert(cands.end(), list.begin(), list.end());
+    }
   }
   std::sort(cands.begin(), cands.end());
   cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
-  Blotter bl(bo);
+  std::unique_ptr<Blotter> own;
+  if (!blotter) own = std::make_unique<Blotter>(bo);
+  Blotter& bl = blotter ? *blotter : *own;
   WindowsCache local(0);  // keeps nothing: each document blotted for this query only
   WindowsCache* wc = cache ? cache : &local;
   std::shared_ptr<const WindowsCache::Entry> e;

@@ -184,10 +184,11 @@ class WindowsCache {
 // The indexed documents sharing at least min_passages aligned runs with the query's windows q, most
 // shared windows first (then most passages, then doc id). Documents are nominated by the query's windows
 // held by at most max_docs documents; their runs are then computed on all windows.
-// cache: shared by the queries of a batch (nullptr: none).
+// cache: shared by the queries of a batch (nullptr: none). bl: a Blotter of `bo` to blot the documents with
+// (the caller's, e.g. the one that made q: its buffers are reused, not held twice; nullptr: one of its own).
 Status QueryPassages(const BlotIndex& ix, const Windows& q, const BlotOptions& bo, const TextFn& text,
                      uint32_t min_passages, uint32_t max_docs, std::vector<QueryMatch>* out,
-                     WindowsCache* cache = nullptr);
+                     WindowsCache* cache = nullptr, Blotter* bl = nullptr);
 
 // -------------------------------------------------------------------------------------------- pairs
 

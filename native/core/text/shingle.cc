@@ -21,10 +21,21 @@ Status ValidateTextOptions(const TextOptions& o) {
     return Status(Code::kInvalidArgument, "n must be an integer from 1 to " + std::to_string(kMaxN));
   if (o.unit != TextUnit::kChar && o.unit != TextUnit::kWord)
     return Status(Code::kInvalidArgument, "unknown text unit");
+  if (static_cast<uint8_t>(o.normalize) > static_cast<uint8_t>(text::NormalForm::kNfkcCasefold))
+    return Status(Code::kInvalidArgument, "unknown normalization form");
   return Status::Ok();
 }
 
 size_t ShingleBound(const TextOptions& o, const uint8_t* p, size_t len, bool* exact) {
+  if (o.normalize != text::NormalForm::kNone) {
+    // Code points of the normalised text (lower-casing: at most its bytes); tokens: half its bytes.
+    const size_t bytes = text::NormalizedBytesBound(o.normalize, len);
+    const size_t units = o.unit == TextUnit::kChar ? (o.lowercase ? bytes : text::NormalizedCodePointsBound(o.normalize, len))
+                                                   : (bytes + 1) / 2;
+    *exact = false;
+    if (units == 0) return 0;
+    return units >= o.n ? units - o.n + 1 : (o.short_text == ShortText::kWhole ? 1 : 0);
+  }
   const bool plain = o.unit == TextUnit::kChar && !o.lowercase && !o.strip_punct && !o.fold_space;
   size_t units = o.unit == TextUnit::kChar ? len : (len + 1) / 2;
   *exact = plain && utf8::CountIfValid(p, len, &units);
@@ -34,6 +45,19 @@ size_t ShingleBound(const TextOptions& o, const uint8_t* p, size_t len, bool* ex
 }
 
 void Shingler::Reset(const uint8_t* p, size_t len) {
+  // NFC and NFKC leave ASCII as it is: such a text is shingled in place.
+  const text::NormalForm f = o_.normalize;
+  if (f == text::NormalForm::kNone || (f != text::NormalForm::kNfkcCasefold && utf8::IsAscii(p, len))) {
+    ResetText(p, len);
+    return;
+  }
+  bool bad = false;
+  const size_t n = normalizer_.Normalize(f, p, len, &normalized_, &bad);
+  ResetText(normalized_.data(), n, true);  // valid UTF-8: invalid bytes are U+FFFD now
+  invalid_ = bad;
+}
+
+void Shingler::ResetText(const uint8_t* p, size_t len, bool valid) {
   invalid_ = false;
   ascii_ = false;
   if (o_.unit == TextUnit::kChar) {
@@ -52,7 +76,7 @@ void Shingler::Reset(const uint8_t* p, size_t len) {
       Finish();
       return;
     }
-    PrepareChars(p, len, normalise || !utf8::IsValid(p, len));
+    PrepareChars(p, len, normalise || !(valid || utf8::IsValid(p, len)));
   } else {
     PrepareWords(p, len);
   }

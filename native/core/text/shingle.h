@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hash/fast64.h"
+#include "text/normalization.h"
 #include "util/raw_buffer.h"
 #include "util/status.h"
 
@@ -37,14 +38,17 @@ struct TextOptions {
   bool strip_punct = false;  // drop \p{P} code points
   bool fold_space = false;   // char unit: runs of whitespace -> one space, trimmed at both ends
   ShortText short_text = ShortText::kWhole;
+  // Unicode normalisation before everything else (text/normalization.h); kNone: the bytes as they are.
+  text::NormalForm normalize = text::NormalForm::kNone;
 };
 
 constexpr uint32_t kMaxN = 4096;
 Status ValidateTextOptions(const TextOptions& o);
 
 // An upper bound on the shingles of a document, without preparing it (code points <= bytes, also after
-// lower-casing; tokens <= (bytes + 1) / 2). Exact for the char unit without normalisation on valid UTF-8,
-// and *exact is set then.
+// lower-casing; tokens <= (bytes + 1) / 2; under Unicode normalisation, of the bounds of
+// text::NormalizedBytesBound / NormalizedCodePointsBound). Exact for the char unit without normalisation on
+// valid UTF-8, and *exact is set then.
 size_t ShingleBound(const TextOptions& o, const uint8_t* data, size_t len, bool* exact);
 
 class Shingler {
@@ -52,7 +56,7 @@ class Shingler {
   explicit Shingler(const TextOptions& options) : o_(options) {}
 
   // Prepares one document (UTF-8 bytes; invalid sequences become U+FFFD, see utf8.h).
-  void Reset(const uint8_t* data, size_t len);
+  void Reset(const uint8_t* data, size_t len);  // Unicode normalisation (o_.normalize), then ResetText
   void Reset(std::string_view s) { Reset(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
 
   size_t size() const { return count_; }
@@ -63,7 +67,8 @@ class Shingler {
   }
   // Units (code points or words) after normalisation.
   size_t units() const { return units_; }
-  // The normalised text (words joined by single spaces in word mode).
+  // The normalised text (words joined by single spaces in word mode): the caller's bytes, or scratch of
+  // this Shingler, valid until the next Reset.
   std::string_view text() const { return std::string_view(base_, base_len_); }
   bool had_invalid_utf8() const { return invalid_; }
   // ASCII char mode: shingle i is the `span()` bytes at text().data() + i (lets hash loops specialise).
@@ -72,6 +77,7 @@ class Shingler {
   const TextOptions& options() const { return o_; }
 
  private:
+  void ResetText(const uint8_t* p, size_t len, bool valid = false);  // valid: known to be valid UTF-8
   void PrepareChars(const uint8_t* p, size_t len, bool copy);
   bool PrepareAsciiChars(const uint8_t* p, size_t len);
   void PrepareWords(const uint8_t* p, size_t len);
@@ -84,6 +90,8 @@ class Shingler {
   // offsets per unit), not the worst case (3.75 bytes of text and 5 of offsets per input byte).
   RawBuffer<char> buf_;
   RawBuffer<uint32_t> begin_, end_;
+  text::Normalizer normalizer_;
+  RawBuffer<uint8_t> normalized_;  // the text after o_.normalize
   const uint32_t* ends_ = nullptr;  // char mode: begin_ + 1 (a unit ends where the next begins)
   const char* base_ = "";
   size_t base_len_ = 0;

@@ -16,15 +16,33 @@ Status Run(const Docs& docs, const ShingleConfig& c, size_t slots, const std::at
   // Grain: about 16 chunks per thread, at most 1024 documents each.
   const size_t grain = std::max<size_t>(1, std::min<size_t>(1024, n / (slots * 16 + 1)));
 
-  // Pass 1: per-document bounds (exact for plain ASCII char n-grams), and their prefix sums.
+  // Pass 1: per-document bounds (exact for plain ASCII char n-grams), and their prefix sums. Under Unicode
+  // normalisation, the bound of the normalised text (normalised here once more than in pass 2: the forms'
+  // general bounds are up to 17 values a byte, and slots spaced by them would spread the writes over pages).
   std::vector<uint64_t> start(n + 1);
   std::vector<uint8_t> exact(n);
+  const bool normalise = c.text.normalize != text::NormalForm::kNone;
+  TextOptions plain = c.text;
+  plain.normalize = text::NormalForm::kNone;
+  struct Scratch {
+    text::Normalizer normalizer;
+    RawBuffer<uint8_t> text;
+  };
+  std::vector<std::unique_ptr<Scratch>> scratch(normalise ? slots : 0);
   parallel::ParallelFor(
       n, grain * 4, slots,
-      [&](size_t b, size_t e, size_t) {
+      [&](size_t b, size_t e, size_t slot) {
         for (size_t i = b; i < e; i++) {
           bool ex;
-          start[i + 1] = ShingleBound(c.text, docs.ptr[i], docs.len[i], &ex);
+          if (normalise) {
+            if (!scratch[slot]) scratch[slot] = std::make_unique<Scratch>();
+            Scratch& sc = *scratch[slot];
+            bool bad = false;
+            const size_t len = sc.normalizer.Normalize(c.text.normalize, docs.ptr[i], docs.len[i], &sc.text, &bad);
+            start[i + 1] = ShingleBound(plain, sc.text.data(), len, &ex);
+          } else {
+            start[i + 1] = ShingleBound(c.text, docs.ptr[i], docs.len[i], &ex);
+          }
           exact[i] = ex && !c.dedupe;
         }
       },
