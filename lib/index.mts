@@ -13,6 +13,7 @@ export {
   ExactDedup, exactDuplicates, normalizeUrl, URL_RULES, URL_DEFAULT_RULES,
   DecontaminationIndex, addBenchmarkFiles, benchmarkRow,
   SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings,
+  CodeIndex, findCopiedCode, codeTokens, languageOf, winnowParameters, CODE_LANGUAGES, CODE_EXTENSIONS,
   readJsonl, readDocuments, sniffInput,
   PostingIndex, PostingAppender, blot, PassageIndex,
   ChunkIndex, chunkStages, chunkIds,

@@ -42,6 +42,11 @@ export {
 export {
   SubstringFinder, removeSpans, removeRepeatedSubstrings, countSubstrings, type SubstringOptions, type SubstringSpans,
 } from './substr/substrings';
+export {
+  CodeIndex, findCopiedCode, codeTokens, languageOf, winnowParameters, CODE_LANGUAGES, CODE_EXTENSIONS,
+  type CodeIndexOptions, type CodeMatchOptions, type CodeSource, type CodeSourceState, type CodeRegion, type CodePair,
+  type CodeMatches, type CodeLanguage, type CodeToken, type CodeTokenKind,
+} from './code/code';
 export { getThreads, setThreads, runtimeInfo } from './native/runtime';
 export { version } from './util/version';
 // The CLI's input layer: JSONL (plain, gzip, zstd) and Parquet, line-aligned batches of packed UTF-8 parsed on

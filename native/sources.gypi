@@ -61,7 +61,10 @@
       "native/core/exact/exact_index.cc",
       "native/core/substr/suffix_array.cc",
       "native/core/substr/repeats.cc",
-      "native/core/substr/index_file.cc"
+      "native/core/substr/index_file.cc",
+      "native/core/code/lexer.cc",
+      "native/core/code/winnow.cc",
+      "native/core/code/match.cc"
     ],
     "neardup_zstd_sources": [
       "native/third_party/zstd/lib/common/debug.c",
@@ -109,7 +112,8 @@
       "native/binding/files.cc",
       "native/binding/exact.cc",
       "native/binding/decontam_index.cc",
-      "native/binding/substrings.cc"
+      "native/binding/substrings.cc",
+      "native/binding/code.cc"
     ]
   }
 }

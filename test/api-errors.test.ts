@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as neardup from '../lib/index';
 
 const {
-  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex, SubstringFinder,
+  LshIndex, SimhashIndex, DedupSession, SignatureWriter, ParagraphFilter, PostingIndex, PassageIndex, ChunkIndex, DecontaminationIndex, SubstringFinder, CodeIndex,
 } = neardup;
 
 type Call = () => unknown;
@@ -42,7 +42,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-api-errors-'));
 const bad = { notArray: 42, notString: 42 as unknown as string, sym: Symbol('x') as unknown as string };
 
 // exported values that are not callables with arguments to check
-const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo', 'URL_RULES', 'URL_DEFAULT_RULES']);
+const NOT_CHECKED = new Set(['NeardupError', 'version', 'DEFAULT_MAX_RESULTS', 'getThreads', 'runtimeInfo', 'URL_RULES', 'URL_DEFAULT_RULES', 'CODE_LANGUAGES', 'CODE_EXTENSIONS']);
 
 const FUNCTIONS: Record<string, Call[]> = {
   exactDuplicates: [() => neardup.exactDuplicates(bad.notArray as never), () => neardup.exactDuplicates([5 as never]), () => neardup.exactDuplicates(['a'], { unicode: 'x' as never })],
@@ -91,6 +91,11 @@ const FUNCTIONS: Record<string, Call[]> = {
   sniffInput: [() => neardup.sniffInput('PAR1' as never), () => neardup.sniffInput(5 as never)],
   blot: [() => neardup.blot(bad.notArray as never), () => neardup.blot([5 as never]), () => neardup.blot(['a'], { seqLen: 0 }), () => neardup.blot(['a'], { profile: 'x' as never }), () => neardup.blot(['a'], 5 as never)],
   setThreads: [() => neardup.setThreads(-1), () => neardup.setThreads('x' as never), () => neardup.setThreads(1.5)],
+  findCopiedCode: [() => neardup.findCopiedCode(bad.notArray as never), () => neardup.findCopiedCode([{ text: 'a', lang: 'cobol' as never }]),
+    () => neardup.findCopiedCode([], { minTokens: 0 }), () => neardup.findCopiedCode([5 as never]), () => neardup.findCopiedCode([], 5 as never)],
+  codeTokens: [() => neardup.codeTokens(5 as never, 'c'), () => neardup.codeTokens('a', 'cobol' as never), () => neardup.codeTokens('a', 'c', 5 as never)],
+  languageOf: [() => neardup.languageOf(5 as never)],
+  winnowParameters: [() => neardup.winnowParameters({ minTokens: 0 }), () => neardup.winnowParameters({ minTokens: 30, k: 40 }), () => neardup.winnowParameters(5 as never)],
   chunkIds: [() => neardup.chunkIds(bad.notArray as never), () => neardup.chunkIds(['a'], { bits: 27 }), () => neardup.chunkIds(['a'], { n: 0 }), () => neardup.chunkIds(['a'], { split: 'x' as never })],
 };
 
@@ -207,6 +212,12 @@ const METHODS: Record<string, Record<string, (o: never) => Call[]>> = {
     addDuplicateNgrams: (f: neardup.ParagraphFilter) => [() => f.addDuplicateNgrams(5 as never), () => f.addDuplicateNgrams([1, 2] as never)],
     loadSeen: (f: neardup.ParagraphFilter) => [() => f.loadSeen(bad.notString)],
   },
+  CodeIndex: {
+    constructor: () => [() => new CodeIndex({ minTokens: 0 }), () => new CodeIndex({ maxFileBytes: 0 }), () => new CodeIndex(5 as never), () => new CodeIndex({ k: 1.5 })],
+    add: (i: neardup.CodeIndex) => [() => i.add(bad.notArray as never), () => i.add([{ text: 'a' }]), () => i.add([{ text: 5 as never, lang: 'c' }]),
+      () => i.add([{ path: 'a.js' }, { text: 'x', lang: 'c' }]), () => i.add([{ text: 'a', lang: 'c', group: -1 }]), () => i.add([5 as never])],
+    match: (i: neardup.CodeIndex) => [() => i.match(5 as never), () => i.match({ minShared: 2 }), () => i.match({ maxFiles: -1 }), () => i.match({ mergeGap: 0.5 })],
+  },
   SubstringFinder: {
     add: (f: neardup.SubstringFinder) => [() => f.add(bad.notArray as never), () => f.add([5 as never])],
     addBatch: (f: neardup.SubstringFinder) => [() => f.addBatch(bad.notArray as never), () => f.addBatch({ data: Buffer.from('ab'), offsets: new Uint32Array([0, 5]) })],
@@ -287,6 +298,7 @@ test('every class method: bad arguments give ERR_NEARDUP_INVALID_ARGUMENT', asyn
     DecontaminationIndex: () => { const x = new DecontaminationIndex(); return { obj: x, done: () => x.close() }; },
     ExactDedup: () => { const x = new neardup.ExactDedup(); return { obj: x, done: () => x.close() }; },
     SubstringFinder: () => { const f = new SubstringFinder(); return { obj: f, done: () => f.close() }; },
+    CodeIndex: () => { const i = new CodeIndex(); return { obj: i, done: () => i.close() }; },
   };
   for (const [cls, methods] of Object.entries(METHODS)) {
     for (const [m, calls] of Object.entries(methods)) {

@@ -48,6 +48,7 @@ const COMMANDS: [string, string[], (f: string) => string[]][] = [
   ['passages query', ['passages', 'query'], (f) => ['passages', 'query', 'pix', f]],
   ['similar build', ['similar', 'build'], (f) => ['similar', 'build', f, '--index', `s${fresh++}`, '--id-field', 'id']],
   ['similar query', ['similar', 'query'], (f) => ['similar', 'query', f, '--index', 'six', '--id-field', 'id']],
+  ['code', ['code'], (f) => ['code', f, '--lang', 'c']],
 ];
 
 /** The formats a help page names: words, not file suffixes of outputs. */

@@ -62,6 +62,10 @@ export const commands: CommandEntry[] = [
     load: () => (require('./commands/similar') as typeof import('./commands/similar')).similarCommand,
   },
   {
+    name: 'code', summary: 'copied code between source files or submissions (winnowed token fingerprints, line ranges)',
+    load: () => (require('./commands/code') as typeof import('./commands/code')).codeCommand,
+  },
+  {
     name: 'decontaminate', summary: 'find (and remove) corpus documents that share 13-grams with benchmark files',
     load: () => (require('./commands/decontaminate') as typeof import('./commands/decontaminate')).decontaminateCommand,
   },

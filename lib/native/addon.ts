@@ -462,6 +462,36 @@ export interface NativeSubstringCorpus {
   close(): void;
 }
 
+/** Copied-code matches (native/core/code): pairs of groups, largest shared fraction first; regions flat, pair i's at [regionStart[i], regionStart[i + 1]). */
+export interface NativeCodeMatches {
+  groupA: Uint32Array;
+  groupB: Uint32Array;
+  sharedA: Float64Array;
+  sharedB: Float64Array;
+  tokens: Float64Array;
+  matchedA: Float64Array;
+  matchedB: Float64Array;
+  regionStart: Uint32Array;
+  regions: {
+    fileA: Uint32Array; fileB: Uint32Array;
+    aFirstLine: Uint32Array; aLastLine: Uint32Array; bFirstLine: Uint32Array; bLastLine: Uint32Array;
+    tokens: Uint32Array; aBegin: Uint32Array; aEnd: Uint32Array; bBegin: Uint32Array; bEnd: Uint32Array;
+  };
+  stats: {
+    files: number; baseFiles: number; tokens: number; fingerprints: number; baseKgrams: number; baseFingerprints: number;
+    boilerplateHashes: number; boilerplateFingerprints: number; repeatedFingerprints: number;
+    pairEntries: number; passes: number; candidatePairs: number; mems: number; fingerprintSeconds: number; pairSeconds: number;
+  };
+}
+
+export interface NativeCodeCorpus {
+  /** Each source's state: 0 indexed, 1 binary (a NUL byte), 2 not UTF-8, 3 larger than maxFileBytes, 4 base code. */
+  add(sources: { texts?: TextInput; paths?: string[]; langs: Uint8Array; groups?: Uint32Array; base?: Uint8Array }): Promise<Uint8Array>;
+  match(options: { maxGroups?: number; maxRepeat?: number; mergeGap?: number; minShared?: number; pairBudget?: number }): Promise<NativeCodeMatches>;
+  files(): number;
+  close(): void;
+}
+
 export interface NativeBinding {
   parseJsonl(segments: Uint8Array[], options: { field?: string; idField?: string; maxLineBytes?: number }): Promise<NativeJsonlBatch>;
   parseFieldPath(spec: string): string[];
@@ -485,6 +515,11 @@ export interface NativeBinding {
   substringsLibrary(): { ok: boolean; message: string };
   /** Occurrences of each string in a substring index file (verify: check its CRC first; default true). */
   substringIndexCount(path: string, strings: TextInput, verify?: boolean): Promise<{ counts: Float64Array; documents: number; bytes: number }>;
+  /** Copied-code detection: tokenised files, winnowed, matched in memory. */
+  CodeCorpus: new (options?: { k?: number; w?: number; keepIdentifiers?: boolean; keepLiterals?: boolean; maxFileBytes?: number }) => NativeCodeCorpus;
+  /** One text's tokens, on the calling thread (kind: 0 keyword, 1 identifier, 2 operator, 3 string, 4 number, 5 char, 6 preprocessor). */
+  codeTokens(text: string | Uint8Array, lang: string, options?: { keepIdentifiers?: boolean; keepLiterals?: boolean }):
+    { kind: Uint8Array; value: Uint32Array; begin: Uint32Array; end: Uint32Array; line: Uint32Array; seconds: number };
   /** Onion's hashgen (neardup onion hashgen): push chunks of vertical text, get one Uint8Array of u64 LE hashes per output file. */
   OnionHashgen: new (options: { n: number; files: number }) => { push(chunk: Uint8Array): Promise<Uint8Array[]>; close(): void };
   /** Onion's hashdup on one file's hashes: each value occurring more than once, once, ascending (u64 LE). */

@@ -24,6 +24,7 @@
 #include "temp_files.h"
 #include "files.h"
 #include "decontam_index.h"
+#include "code.h"
 #include "io/os.h"
 
 namespace neardup {
@@ -222,6 +223,7 @@ Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
   ExactDedupClass::Init(env, exports);
   DecontamIndexClass::Init(env, exports);
   SubstringsBinding::Init(env, exports);
+  CodeBinding::Init(env, exports);
   return exports;
 }
 

@@ -239,6 +239,18 @@ export const CASES: ApiCase[] = [
     },
   },
   {
+    name: 'CodeIndex add/match, findCopiedCode',
+    setup: async (nd) => async () => {
+      const src = texts(400).map((t, i) => `function f${i}() { return [${t.split(' ').map((w) => JSON.stringify(w)).join(', ')}].length + ${i % 7}; }\n`);
+      const i = new nd.CodeIndex({ minTokens: 20 });
+      await i.add(src.map((text) => ({ text, lang: 'javascript' as const })));
+      const m = await i.match({ maxFiles: 0 });
+      i.close();
+      const f = await nd.findCopiedCode(src.slice(0, 50).map((text) => ({ text, lang: 'javascript' as const })), { minTokens: 20 });
+      return [m.pairs.length, m.stats.fingerprints, f.pairs.length];
+    },
+  },
+  {
     name: 'readJsonl/readDocuments',
     setup: async (nd, dir) => {
       const f = path.join(dir, `in-${process.pid}-${fresh++}.jsonl`);

@@ -11,7 +11,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['native'],
   ['io'],
   ['text'],
-  ['minhash', 'simhash', 'postings', 'chunks', 'filter', 'exact', 'substr'],  // the engines: each stands alone on the layers below
+  ['minhash', 'simhash', 'postings', 'chunks', 'filter', 'exact', 'substr', 'code'],  // the engines: each stands alone on the layers below
   ['scale'],
   ['cli'],
   ['.'],  // lib/index.ts, lib/index.mts: the public API
