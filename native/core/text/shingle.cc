@@ -21,6 +21,10 @@ Status ValidateTextOptions(const TextOptions& o) {
     return Status(Code::kInvalidArgument, "n must be an integer from 1 to " + std::to_string(kMaxN));
   if (o.unit != TextUnit::kChar && o.unit != TextUnit::kWord)
     return Status(Code::kInvalidArgument, "unknown text unit");
+  if (static_cast<uint8_t>(o.split) > static_cast<uint8_t>(WordSplit::kUnicode))
+    return Status(Code::kInvalidArgument, "unknown word split");
+  if (static_cast<uint8_t>(o.cjk) > static_cast<uint8_t>(ClusterUnit::kBigrams))
+    return Status(Code::kInvalidArgument, "unknown cluster unit");
   if (static_cast<uint8_t>(o.normalize) > static_cast<uint8_t>(text::NormalForm::kNfkcCasefold))
     return Status(Code::kInvalidArgument, "unknown normalization form");
   return Status::Ok();
@@ -77,6 +81,8 @@ void Shingler::ResetText(const uint8_t* p, size_t len, bool valid) {
       return;
     }
     PrepareChars(p, len, normalise || !(valid || utf8::IsValid(p, len)));
+  } else if (o_.split == WordSplit::kUnicode) {
+    PrepareUnicodeWords(p, len);
   } else {
     PrepareWords(p, len);
   }
@@ -412,6 +418,154 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
     }
   }
   if (pending) w--;
+  uint32_t* fin = end_.data();
+  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
+  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
+  units_ = units;
+  base_ = buf_.data();
+  base_len_ = w;
+}
+
+// The unicode split (docs/languages.md). Words are written joined by single spaces, as in PrepareWords.
+// State: `last`, the class of the last character of the word in progress (kWbOther: none in progress);
+// `mid`, a MidLetter/MidNum/MidNumLet character after a letter or digit, kept only if the same kind follows;
+// in a run of clusters, where the last cluster starts (bigrams copy it into the next word). ASCII runs of
+// letters, digits and '_' and of separators are copied or skipped a run at a time.
+void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
+  using namespace text;
+  const uint8_t* end = p + len;
+  EnsureSize(buf_, 3 * len + 64);
+  EnsureSize(begin_, len / 2 + 2);
+  EnsureSize(end_, len / 2 + 2);
+  char* out = &buf_[0];
+  uint32_t* beg = begin_.data();
+  size_t w = 0, units = 0;
+  uint8_t last = kWbOther, mid_class = kWbOther;
+  uint32_t mid = 0;
+  size_t run = 0, cluster_at = 0;  // clusters in the current run; where the last one starts in out
+  const bool bigrams = o_.cjk == ClusterUnit::kBigrams, lower = o_.lowercase, strip = o_.strip_punct;
+  // ASCII: 0 separator, 1 word character (letter, digit, '_'), 2 stripped, 3 the general path (Mid*).
+  uint8_t ascii[128];
+  for (uint32_t b = 0; b < 128; b++) {
+    const uint8_t k = WordBreakOf(b);
+    ascii[b] = strip && IsPunct(b) ? 2 : (k == kWbLetter || k == kWbNumeric || k == kWbConnector) ? 1 : k == kWbOther ? 0 : 3;
+  }
+  auto start_word = [&]() {
+    if (units > 0) out[w++] = ' ';
+    beg[units++] = static_cast<uint32_t>(w);
+  };
+  auto append = [&](uint32_t c) {
+    if (c < 0x80) {
+      out[w++] = static_cast<char>(c);
+    } else {
+      w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
+    }
+  };
+  auto feed = [&](uint32_t c) {
+    const uint8_t k = WordBreakOf(c);
+    switch (k) {
+      case kWbLetter:
+      case kWbNumeric:
+      case kWbConnector:
+        if (mid != 0) {
+          const bool letters = last == kWbLetter && k == kWbLetter && (mid_class == kWbMidLetter || mid_class == kWbMidNumLet);
+          const bool digits = last == kWbNumeric && k == kWbNumeric && (mid_class == kWbMidNum || mid_class == kWbMidNumLet);
+          if (letters || digits) {
+            append(mid);
+          } else {
+            last = kWbOther;
+          }
+          mid = 0;
+        }
+        if (last == kWbOther || last == kWbCluster) start_word();
+        append(c);
+        last = k;
+        return;
+      case kWbExtend:
+        if (mid != 0) {  // the mark of a separator
+          mid = 0;
+          last = kWbOther;
+          return;
+        }
+        if (last != kWbOther) append(c);  // else: the mark of a separator, dropped
+        return;
+      case kWbMidLetter:
+      case kWbMidNum:
+      case kWbMidNumLet:
+        if (mid == 0 && (last == kWbLetter || last == kWbNumeric)) {
+          mid = c;
+          mid_class = k;
+        } else {
+          mid = 0;
+          last = kWbOther;
+        }
+        return;
+      case kWbCluster:
+        mid = 0;
+        if (last != kWbCluster) {
+          start_word();
+          run = 1;
+        } else if (!bigrams) {
+          start_word();
+        } else if (run++ >= 2) {
+          const size_t from = cluster_at, n = w - cluster_at;
+          start_word();
+          std::memmove(out + w, out + from, n);
+          w += n;
+        }
+        cluster_at = w;
+        append(c);
+        last = kWbCluster;
+        return;
+      default:
+        mid = 0;
+        last = kWbOther;
+        return;
+    }
+  };
+  while (p < end) {
+    const uint8_t b = *p;
+    if (b < 0x80) {
+      const uint8_t k = ascii[b];
+      if (k == 1 && mid == 0 && last != kWbCluster) {
+        if (last == kWbOther) start_word();
+        uint8_t c;
+        do {
+          c = *p++;
+          out[w++] = static_cast<char>(lower && static_cast<uint8_t>(c - 'A') < 26 ? c + 32 : c);
+        } while (p < end && *p < 0x80 && ascii[*p] == 1);
+        last = WordBreakOf(c);
+        continue;
+      }
+      if (k == 0) {
+        mid = 0;
+        last = kWbOther;
+        do {
+          p++;
+        } while (p < end && *p < 0x80 && ascii[*p] == 0);
+        continue;
+      }
+      p++;
+      if (k == 2) continue;  // stripped punctuation: dropped, does not end a word
+      feed(lower && static_cast<uint8_t>(b - 'A') < 26 ? b + 32u : b);
+      continue;
+    }
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    invalid_ |= !valid;
+    if (strip && IsPunct(c)) continue;
+    if (lower) {
+      uint32_t low[3];
+      const size_t n = Lower(c, low);
+      for (size_t j = 0; j < n; j++) {
+        if (strip && IsPunct(low[j])) continue;
+        feed(low[j]);
+      }
+    } else {
+      feed(c);
+    }
+  }
   uint32_t* fin = end_.data();
   for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
   if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
