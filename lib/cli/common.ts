@@ -59,9 +59,9 @@ export const SHINGLE_USAGE = `Shingles:
   -n, --ngram N             shingle length in units (default 5)
   --split whitespace|nonword|unicode  word splitting: str.split(), \\W+, or Unicode word boundaries
                             with scripts without spaces cut into characters (docs/languages.md;
-                            dedup's default (fast profile); else whitespace, simhash nonword)
+                            the default of dedup and simhash fingerprint; else whitespace)
   --cjk chars|bigrams       --split unicode: Han, kana, Thai, Lao, Khmer, Myanmar units: each
-                            character, or overlapping character pairs (dedup: bigrams)
+                            character, or overlapping character pairs (dedup: bigrams; simhash: chars)
   --lowercase               lower-case the text
   --strip-punctuation       drop punctuation
   --fold-whitespace         collapse whitespace runs (char unit)
