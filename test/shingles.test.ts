@@ -103,6 +103,18 @@ test('the unicode split equals the reference on random multi-script strings (cha
   const texts: Array<string | Uint8Array> = ['', ' ', "it's", '中文字', 'a\u0301b'];
   for (let i = 0; i < 120; i++) texts.push(scriptText(r, int(r, 0, 40)));
   texts.push(scriptText(r, 3000));  // one long text: ASCII runs, the scratch sizes
+  // long mostly-ASCII texts (the 64-byte vector path: mid characters at window edges, a non-ASCII letter,
+  // mark or cluster letter now and then)
+  const ASCII_PIECES = ['a', 'b', 'Q', 'x', 'e', '1', '9', '0', "'", '.', ',', ':', ';', '_', ' ', ' ', ' ', '  ', '-', '!', '\n'];
+  for (let i = 0; i < 24; i++) {
+    let s = '';
+    const len = int(r, 60, 900);
+    for (let k = 0; k < len; k++) s += r() < 0.015 ? pick(r, ['é', '中', '\u0301', '\u2019', 'ก', 'Ж']) : pick(r, ASCII_PIECES);
+    texts.push(s);
+  }
+  // every mid character case at every offset in a 64-byte window (and across two)
+  const cases = "ab'cd 12.34 e.f,g 5,6 h:i j_k l''m n.1 Op'Q 7;8 r.s. t:9 ";
+  for (let off = 0; off < 64; off++) texts.push('x'.repeat(off % 7) + ' '.repeat(off - (off % 7)) + cases.repeat(4) + (off % 2 ? 'é' : ''));
   let k = 0;
   for (const cjk of ['chars', 'bigrams'] as const)
     for (const lowercase of [false, true])

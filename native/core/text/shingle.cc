@@ -326,6 +326,78 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
   return p;
 }
 
+// The unicode split on 64 ASCII bytes at a time (nothing stripped): as WordsAvx512, with word characters
+// decided in context. cls[b] (b < 128) has bit 1 for letters, 2 digits, 4 connectors, 8 MidLetter or
+// MidNumLet, 16 MidNum or MidNumLet; a mid byte is a word character between two letters (8) or two digits
+// (16), the byte after the window (ASCII, or the window is not taken) deciding for the last one. *last is
+// the scalar state (text::WordBreak of the last word character, kWbOther outside a word); the caller enters
+// only with no mid character pending and not after a cluster letter. Returns the new input position.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) const uint8_t* UnicodeWordsAvx512(
+    const uint8_t* p, const uint8_t* end, const uint8_t* cls, const uint8_t* map, char* out, size_t* w_io,
+    uint32_t* beg, size_t* units_io, uint8_t* last_io) {
+  const __m512i cls_lo = _mm512_loadu_si512(cls), cls_hi = _mm512_loadu_si512(cls + 64);
+  const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
+  const __m512i space = _mm512_set1_epi8(' ');
+  size_t w = *w_io, units = *units_io;
+  const uint8_t last = *last_io;
+  const uint8_t* const start = p;
+  uint64_t carry = last != text::kWbOther ? 1 : 0;
+  uint64_t carry_l = last == text::kWbLetter ? 1 : 0, carry_d = last == text::kWbNumeric ? 1 : 0;
+  bool pending = false;
+  if (carry == 0 && units > 0) {
+    out[w++] = ' ';  // the space before the next word, taken back below if none follows
+    pending = true;
+  }
+  uint8_t last_cls = 0;  // class bits of the last word byte written (carry set)
+  while (end - p >= 64) {
+    const __m512i v = _mm512_loadu_si512(p);
+    if (_mm512_movepi8_mask(v) != 0) break;
+    const __m512i c = _mm512_permutex2var_epi8(cls_lo, v, cls_hi);
+    const uint64_t L = _mm512_test_epi8_mask(c, _mm512_set1_epi8(1)), D = _mm512_test_epi8_mask(c, _mm512_set1_epi8(2));
+    const uint64_t C = _mm512_test_epi8_mask(c, _mm512_set1_epi8(4));
+    const uint64_t ML = _mm512_test_epi8_mask(c, _mm512_set1_epi8(8)), MN = _mm512_test_epi8_mask(c, _mm512_set1_epi8(16));
+    uint64_t next_l = 0, next_d = 0;
+    if ((ML | MN) >> 63) {  // a mid byte last: the byte after the window decides
+      if (end - p == 64 || p[64] >= 0x80) break;
+      next_l = (cls[p[64]] & 1) != 0;
+      next_d = (cls[p[64]] & 2) != 0;
+    }
+    const uint64_t keep_mid = (ML & ((L << 1) | carry_l) & ((L >> 1) | (next_l << 63))) |
+                              (MN & ((D << 1) | carry_d) & ((D >> 1) | (next_d << 63)));
+    const uint64_t tk = L | D | C | keep_mid, sp = ~tk;
+    const uint64_t prev = (tk << 1) | carry;
+    const uint64_t keep = tk | (sp & prev);
+    uint64_t starts = tk & ~prev;
+    __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
+    m = _mm512_mask_mov_epi8(m, sp, space);
+    _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
+    while (starts != 0) {
+      const uint64_t below = _blsmsk_u64(starts) >> 1;
+      beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
+      starts = _blsr_u64(starts);
+    }
+    w += _mm_popcnt_u64(keep);
+    carry = tk >> 63;
+    if (carry) {
+      pending = false;
+      // a kept mid byte last continues the word of the byte before it
+      last_cls = (keep_mid >> 63) ? ((ML >> 63) && (L >> 62 & 1) ? 1 : 2) : cls[p[63]];
+    } else if ((sp & prev) != 0) {
+      pending = true;
+    }
+    carry_l = carry ? (last_cls & 1) : 0;
+    carry_d = carry ? (last_cls & 2) >> 1 : 0;
+    p += 64;
+  }
+  if (pending) w--;  // no word after the last space written: the scalar path writes it with the next word
+  if (p != start) {
+    *last_io = !carry ? text::kWbOther : (last_cls & 1) ? text::kWbLetter : (last_cls & 2) ? text::kWbNumeric : text::kWbConnector;
+  }
+  *w_io = w;
+  *units_io = units;
+  return p;
+}
+
 #pragma GCC diagnostic pop
 #endif
 
@@ -445,11 +517,27 @@ void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
   size_t run = 0, cluster_at = 0;  // clusters in the current run; where the last one starts in out
   const bool bigrams = o_.cjk == ClusterUnit::kBigrams, lower = o_.lowercase, strip = o_.strip_punct;
   // ASCII: 0 separator, 1 word character (letter, digit, '_'), 2 stripped, 3 the general path (Mid*).
-  uint8_t ascii[128];
-  for (uint32_t b = 0; b < 128; b++) {
-    const uint8_t k = WordBreakOf(b);
-    ascii[b] = strip && IsPunct(b) ? 2 : (k == kWbLetter || k == kWbNumeric || k == kWbConnector) ? 1 : k == kWbOther ? 0 : 3;
+  if (!unicode_table_) {
+    for (uint32_t b = 0; b < 128; b++) {
+      const uint8_t k = WordBreakOf(b);
+      uascii_[b] = strip && IsPunct(b) ? 2 : (k == kWbLetter || k == kWbNumeric || k == kWbConnector) ? 1 : k == kWbOther ? 0 : 3;
+    }
+    unicode_table_ = true;
   }
+  const uint8_t* ascii = uascii_;
+#if NEARDUP_X86_DISPATCH
+  const bool vec = !strip && len >= 64 && HasAvx512Words();
+  uint8_t cls_tab[128], map_tab[128];
+  if (vec) {
+    for (uint32_t b = 0; b < 128; b++) {
+      const uint8_t k = WordBreakOf(b);
+      cls_tab[b] = static_cast<uint8_t>((k == kWbLetter ? 1 : 0) | (k == kWbNumeric ? 2 : 0) | (k == kWbConnector ? 4 : 0) |
+                                        (k == kWbMidLetter || k == kWbMidNumLet ? 8 : 0) | (k == kWbMidNum || k == kWbMidNumLet ? 16 : 0));
+      map_tab[b] = static_cast<uint8_t>(lower && b - 'A' < 26u ? b + 32 : b);
+    }
+  }
+  const uint8_t* scalar_until = p;  // after a vector stop: scalar steps up to here
+#endif
   auto start_word = [&]() {
     if (units > 0) out[w++] = ' ';
     beg[units++] = static_cast<uint32_t>(w);
@@ -524,16 +612,26 @@ void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
     }
   };
   while (p < end) {
+#if NEARDUP_X86_DISPATCH
+    if (vec && p >= scalar_until && end - p >= 64 && mid == 0 && last != kWbCluster) {
+      p = UnicodeWordsAvx512(p, end, cls_tab, map_tab, out, &w, beg, &units, &last);
+      scalar_until = p + 64;
+      if (p >= end) break;
+    }
+#endif
     const uint8_t b = *p;
     if (b < 0x80) {
       const uint8_t k = ascii[b];
       if (k == 1 && mid == 0 && last != kWbCluster) {
         if (last == kWbOther) start_word();
+        // w in a register: the lambdas take it by reference, and stores through out (char) may alias it
+        size_t ww = w;
         uint8_t c;
         do {
           c = *p++;
-          out[w++] = static_cast<char>(lower && static_cast<uint8_t>(c - 'A') < 26 ? c + 32 : c);
+          out[ww++] = static_cast<char>(lower && static_cast<uint8_t>(c - 'A') < 26 ? c + 32 : c);
         } while (p < end && *p < 0x80 && ascii[*p] == 1);
+        w = ww;
         last = WordBreakOf(c);
         continue;
       }

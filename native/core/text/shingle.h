@@ -111,6 +111,9 @@ class Shingler {
   bool word_table_ = false;
   uint8_t wkind_[256];
   uint8_t wmap_[256];
+  // The unicode split, ASCII bytes: 0 separator, 1 word character, 2 stripped, 3 decided in context.
+  bool unicode_table_ = false;
+  uint8_t uascii_[128];
 };
 
 // Shingle hash functions. Widths: fast64, murmur3_64 (the first 64 bits, h1, of MurmurHash3_x64_128) and
