@@ -274,6 +274,30 @@ bool HasAvx512Words() {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+// One 64-byte window of either vector tokenizer: tk has a bit for each word byte, carry for a word running
+// into the window. Writes the kept bytes (word bytes, mapped; the first separator after a word, as ' '),
+// records where words start, and returns the kept separators' mask.
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) inline uint64_t WordWindow(
+    __m512i v, uint64_t tk, uint64_t carry, __m512i map_lo, __m512i map_hi, char* out, size_t* w_io, uint32_t* beg,
+    size_t* units_io) {
+  const uint64_t sp = ~tk;
+  const uint64_t prev = (tk << 1) | carry;
+  const uint64_t keep = tk | (sp & prev);
+  uint64_t starts = tk & ~prev;
+  __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
+  m = _mm512_mask_mov_epi8(m, sp, _mm512_set1_epi8(' '));
+  size_t w = *w_io, units = *units_io;
+  _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
+  while (starts != 0) {
+    const uint64_t below = _blsmsk_u64(starts) >> 1;  // bits below the lowest start
+    beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
+    starts = _blsr_u64(starts);
+  }
+  *w_io = w + _mm_popcnt_u64(keep);
+  *units_io = units;
+  return sp & prev;
+}
+
 // The word tokenizer on 64 ASCII bytes at a time (no stripped characters: every byte is a separator or a
 // token character). sep[b] is 1 for separator bytes, map[b] the normalised byte, for b < 128. Kept bytes:
 // token characters, and the first separator after a token (written as ' '); a kept separator not followed
@@ -285,7 +309,6 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     uint32_t* beg, size_t* units_io, bool* in_token_io, bool* pending_io) {
   const __m512i sep_lo = _mm512_loadu_si512(sep), sep_hi = _mm512_loadu_si512(sep + 64);
   const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
-  const __m512i space = _mm512_set1_epi8(' ');
   size_t w = *w_io, units = *units_io;
   uint64_t carry = *in_token_io ? 1 : 0;
   bool pending = *pending_io;
@@ -299,22 +322,11 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     if (_mm512_movepi8_mask(v) != 0) break;
     const uint64_t sp = _mm512_test_epi8_mask(_mm512_permutex2var_epi8(sep_lo, v, sep_hi), _mm512_set1_epi8(1));
     const uint64_t tk = ~sp;
-    const uint64_t prev = (tk << 1) | carry;
-    const uint64_t keep = tk | (sp & prev);
-    uint64_t starts = tk & ~prev;
-    __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
-    m = _mm512_mask_mov_epi8(m, sp, space);
-    _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
-    while (starts != 0) {
-      const uint64_t below = _blsmsk_u64(starts) >> 1;  // bits below the lowest start
-      beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
-      starts = _blsr_u64(starts);
-    }
-    w += _mm_popcnt_u64(keep);
+    const uint64_t kept_sep = WordWindow(v, tk, carry, map_lo, map_hi, out, &w, beg, &units);
     carry = tk >> 63;
     if (carry) {
       pending = false;
-    } else if ((sp & prev) != 0) {
+    } else if (kept_sep != 0) {
       pending = true;
     }
     p += 64;
@@ -337,7 +349,6 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     uint32_t* beg, size_t* units_io, uint8_t* last_io) {
   const __m512i cls_lo = _mm512_loadu_si512(cls), cls_hi = _mm512_loadu_si512(cls + 64);
   const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
-  const __m512i space = _mm512_set1_epi8(' ');
   size_t w = *w_io, units = *units_io;
   const uint8_t last = *last_io;
   const uint8_t* const start = p;
@@ -364,25 +375,14 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     }
     const uint64_t keep_mid = (ML & ((L << 1) | carry_l) & ((L >> 1) | (next_l << 63))) |
                               (MN & ((D << 1) | carry_d) & ((D >> 1) | (next_d << 63)));
-    const uint64_t tk = L | D | C | keep_mid, sp = ~tk;
-    const uint64_t prev = (tk << 1) | carry;
-    const uint64_t keep = tk | (sp & prev);
-    uint64_t starts = tk & ~prev;
-    __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
-    m = _mm512_mask_mov_epi8(m, sp, space);
-    _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
-    while (starts != 0) {
-      const uint64_t below = _blsmsk_u64(starts) >> 1;
-      beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
-      starts = _blsr_u64(starts);
-    }
-    w += _mm_popcnt_u64(keep);
+    const uint64_t tk = L | D | C | keep_mid;
+    const uint64_t kept_sep = WordWindow(v, tk, carry, map_lo, map_hi, out, &w, beg, &units);
     carry = tk >> 63;
     if (carry) {
       pending = false;
       // a kept mid byte last continues the word of the byte before it
       last_cls = (keep_mid >> 63) ? ((ML >> 63) && (L >> 62 & 1) ? 1 : 2) : cls[p[63]];
-    } else if ((sp & prev) != 0) {
+    } else if (kept_sep != 0) {
       pending = true;
     }
     carry_l = carry ? (last_cls & 1) : 0;
