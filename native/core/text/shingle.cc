@@ -403,6 +403,25 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
 
 }  // namespace
 
+// Scratch for the words of a text of len bytes: the text buffer (words joined by single spaces).
+char* Shingler::StartWords(size_t len) {
+  EnsureSize(buf_, 3 * len + 64);
+  EnsureSize(begin_, len / 2 + 2);
+  EnsureSize(end_, len / 2 + 2);
+  return &buf_[0];
+}
+
+// Word u ends one byte before word u+1 begins; the last ends at w.
+void Shingler::FinishWords(size_t units, size_t w) {
+  const uint32_t* beg = begin_.data();
+  uint32_t* fin = end_.data();
+  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
+  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
+  units_ = units;
+  base_ = buf_.data();
+  base_len_ = w;
+}
+
 // Tokens are written joined by single spaces (so token u ends one byte before token u+1 begins; the ends
 // are filled in at the end). ASCII bytes go through a 256-entry table (class and mapped byte, built from
 // the same rules as the general path, so both agree), 64 at a time with AVX-512 when nothing is stripped;
@@ -410,10 +429,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
 void Shingler::PrepareWords(const uint8_t* p, size_t len) {
   if (!word_table_) BuildWordTable();
   const uint8_t* end = p + len;
-  EnsureSize(buf_, 3 * len + 64);
-  EnsureSize(begin_, len / 2 + 2);
-  EnsureSize(end_, len / 2 + 2);
-  char* out = &buf_[0];
+  char* out = StartWords(len);
   uint32_t* beg = begin_.data();
   size_t w = 0, units = 0;
   bool in_token = false;
@@ -490,12 +506,7 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
     }
   }
   if (pending) w--;
-  uint32_t* fin = end_.data();
-  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
-  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
-  units_ = units;
-  base_ = buf_.data();
-  base_len_ = w;
+  FinishWords(units, w);
 }
 
 // The unicode split (docs/languages.md). Words are written joined by single spaces, as in PrepareWords.
@@ -506,10 +517,7 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
 void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
   using namespace text;
   const uint8_t* end = p + len;
-  EnsureSize(buf_, 3 * len + 64);
-  EnsureSize(begin_, len / 2 + 2);
-  EnsureSize(end_, len / 2 + 2);
-  char* out = &buf_[0];
+  char* out = StartWords(len);
   uint32_t* beg = begin_.data();
   size_t w = 0, units = 0;
   uint8_t last = kWbOther, mid_class = kWbOther;
@@ -664,12 +672,7 @@ void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
       feed(c);
     }
   }
-  uint32_t* fin = end_.data();
-  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
-  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
-  units_ = units;
-  base_ = buf_.data();
-  base_len_ = w;
+  FinishWords(units, w);
 }
 
 void Shingler::Finish() {

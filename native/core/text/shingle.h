@@ -90,6 +90,8 @@ class Shingler {
   bool PrepareAsciiChars(const uint8_t* p, size_t len);
   void PrepareWords(const uint8_t* p, size_t len);
   void PrepareUnicodeWords(const uint8_t* p, size_t len);
+  char* StartWords(size_t len);
+  void FinishWords(size_t units, size_t w);
   void BuildWordTable();
   void Finish();
 
