@@ -3,7 +3,7 @@
 // overloads. Node finds these names in the CommonJS build statically; test/package.test.ts checks that the two
 // entry points export the same names, so a name added to index.ts must be added here too.
 export {
-  NeardupError, shingleHashes, shingleHashesSync, packTexts, normalizeTextSync, NORMALIZE_FORMS, getThreads, setThreads, runtimeInfo, version,
+  NeardupError, shingleHashes, shingleHashesSync, packTexts, normalizeTextSync, NORMALIZE_FORMS, WORD_SPLITS, CLUSTER_UNITS, getThreads, setThreads, runtimeInfo, version,
   doubriSelf, doubriOther, LshIndex, DEFAULT_MAX_RESULTS, optimalParam, optimalParamAsync, recallParam, collisionProbability, dedup, DedupSession, INDEX_REPRESENTATIVE,
   simhashFingerprints, simhashFingerprintsSync, simhashCompute, hammingDistance, pickSimhashBlocks, simhashFindAll,
   simhashFindAllSync, simhashFindAllStream, SimhashIndex,

@@ -1,8 +1,8 @@
 // neardup: duplicate and near-duplicate detection for large text collections.
 export { NeardupError, type NeardupErrorCode } from './util/errors';
 export {
-  shingleHashes, shingleHashesSync, packTexts, normalizeTextSync, NORMALIZE_FORMS,
-  type NormalizeForm, type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
+  shingleHashes, shingleHashesSync, packTexts, normalizeTextSync, NORMALIZE_FORMS, WORD_SPLITS, CLUSTER_UNITS,
+  type NormalizeForm, type WordSplit, type ClusterUnit, type ShingleOptions, type ShingleHashOptions, type ShingleHashKind, type ShingleHashResult,
   type TextInput, type PackedTexts, type ShingleHash32Options, type ShingleHash64Options,
 } from './text/shingles';
 export {

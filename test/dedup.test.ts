@@ -163,7 +163,8 @@ test('verify exact == candidates filtered by brute-force Jaccard, for every memo
     }
     const base = { ...opts, threshold: t, b: 24, r: 3, pairs: true };
     const cand = await dedup(texts, { ...base, verify: 'estimate', threshold: 0 });
-    const sh = shingleHashesSync(texts.map((x) => x ?? ''), { ...opts, lowercase: 'lowercase' in opts ? opts.lowercase : true, hash: 'fast64', dedupe: true });
+    // dedup's word rule (the fast profile's: split 'unicode', cjk 'bigrams'), not shingleHashes' default
+    const sh = shingleHashesSync(texts.map((x) => x ?? ''), { split: 'unicode', cjk: 'bigrams', ...opts, lowercase: 'lowercase' in opts ? opts.lowercase : true, hash: 'fast64', dedupe: true });
     const sets = texts.map((_, i) => new Set(Array.from(sh.hashes.subarray(sh.offsets[i], sh.offsets[i + 1]) as BigUint64Array)));
     const jac = (a: number, b: number) => {
       const x = sets[a], y = sets[b];
@@ -308,6 +309,33 @@ test('CLI: --help documents every option; stdin when no FILE; --banding', () => 
       assert.match(bad.stderr, /--seed must be an integer from 0 to/);
     }
     assert.is(cli(dir, ['dedup', '-', '--profile', 'doubri-v1', '--seed', String(2 ** 32 - 800)], input).code, 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('cli: a Chinese near-duplicate pair is found by dedup --unit word under the default word rule, not under str.split()', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-dedup-zh-'));
+  try {
+    const a = '今天早上我们在学校门口见面，然后一起去图书馆看书。图书馆里人很多，大家都在安静地学习。' +
+      '中午我们在食堂吃饭，下午又回到教室上课。老师讲了很多有意思的历史故事，同学们听得非常认真。' +
+      '放学以后，我和朋友一起走路回家，路上聊了很多关于未来的计划和梦想。';
+    const b = a.replace('非常认真', '十分认真');  // an edited copy: one word changed (Jaccard of its 5-grams of bigrams ~0.87)
+    const c = '这是一篇完全不同的文章，讲的是城市交通和环境保护的问题，与上面的内容没有关系。';
+    fs.writeFileSync(path.join(dir, 'in.jsonl'), [a, b, c].map((text) => JSON.stringify({ text })).join('\n') + '\n');
+    const pairs = (args: string[]) => {
+      const r = cli(dir, ['dedup', 'in.jsonl', '--unit', 'word', '--pairs', 'p', ...args]);
+      assert.is(r.code, 0, r.stderr);
+      const summary = JSON.parse(r.stdout.toString());
+      return { shingle: summary.shingle, pairs: fs.readFileSync(path.join(dir, 'p'), 'utf8').split('\n').filter(Boolean).map((l) => { const p = JSON.parse(l); return [p.a, p.b]; }) };
+    };
+    const now = pairs([]);
+    assert.is(now.shingle.split, 'unicode');
+    assert.is(now.shingle.cjk, 'bigrams');
+    assert.equal(now.pairs, [[0, 1]]);
+    const old = pairs(['--split', 'whitespace']);  // the rule before: the whole text is one word
+    assert.is(old.shingle.cjk, undefined);
+    assert.equal(old.pairs, []);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -83,6 +83,49 @@ test('every text option combination, both units, n in {1,2,3,5,8} (rotating hash
               }
 });
 
+// Multi-script strings for the unicode split: letters of each script, marks, the UAX #29 mid characters,
+// connectors, spaces, punctuation and an invalid byte now and then.
+const SCRIPT_PIECES: readonly string[] = [
+  'a', 'B', 'z', 'É', '7', '0', "'", '.', ':', ',', ';', '_', ' ', ' ', '\t', '!', '-', '\u2019', '\u00b7', '\uff1a', '\u203f',
+  '\u0301', '\u200d', '\u200b', '\u00ad', '中', '文', '字', '〇', '々', 'こ', 'れ', 'テ', 'ー', 'ﾃ', '。', '、', '「',
+  'ก', '\u0e34', '\u0e48', 'า', '๓', 'ລ', 'ក', '\u17b6', 'မ', '\u102c', 'ह', '\u093f', '\u0902', '\u094d', '१',
+  'ك', '\u064e', '\u060c', '٣', 'Ж', 'я', 'Σ', '한', '국', '😀', '\u{20000}', 'İ',
+];
+function scriptText(r: () => number, len: number): string | Uint8Array {
+  let s = '';
+  for (let i = 0; i < len; i++) s += pick(r, SCRIPT_PIECES);
+  if (r() < 0.2) return Buffer.concat([Buffer.from(s), Buffer.from([0xe4, 0xb8]), Buffer.from(pick(r, SCRIPT_PIECES))]);
+  return s;
+}
+
+test('the unicode split equals the reference on random multi-script strings (chars, bigrams; case, punctuation)', () => {
+  const r = rng(31);
+  const texts: Array<string | Uint8Array> = ['', ' ', "it's", '中文字', 'a\u0301b'];
+  for (let i = 0; i < 120; i++) texts.push(scriptText(r, int(r, 0, 40)));
+  texts.push(scriptText(r, 3000));  // one long text: ASCII runs, the scratch sizes
+  // long mostly-ASCII texts (the 64-byte vector path: mid characters at window edges, a non-ASCII letter,
+  // mark or cluster letter now and then)
+  const ASCII_PIECES = ['a', 'b', 'Q', 'x', 'e', '1', '9', '0', "'", '.', ',', ':', ';', '_', ' ', ' ', ' ', '  ', '-', '!', '\n'];
+  for (let i = 0; i < 24; i++) {
+    let s = '';
+    const len = int(r, 60, 900);
+    for (let k = 0; k < len; k++) s += r() < 0.015 ? pick(r, ['é', '中', '\u0301', '\u2019', 'ก', 'Ж']) : pick(r, ASCII_PIECES);
+    texts.push(s);
+  }
+  // every mid character case at every offset in a 64-byte window (and across two)
+  const cases = "ab'cd 12.34 e.f,g 5,6 h:i j_k l''m n.1 Op'Q 7;8 r.s. t:9 ";
+  for (let off = 0; off < 64; off++) texts.push('x'.repeat(off % 7) + ' '.repeat(off - (off % 7)) + cases.repeat(4) + (off % 2 ? 'é' : ''));
+  let k = 0;
+  for (const cjk of ['chars', 'bigrams'] as const)
+    for (const lowercase of [false, true])
+      for (const stripPunctuation of [false, true])
+        for (const n of [1, 2, 3]) {
+          k++;
+          const o: ShingleHashOptions = { unit: 'word', split: 'unicode', cjk, lowercase, stripPunctuation, n, hash: HASHES[k % HASHES.length], dedupe: k % 3 === 0 };
+          check(texts, o, JSON.stringify(o));
+        }
+});
+
 test('every hash kind x dedupe x seeds (0, 1, 2^32-1, 2^32+5, 2^63+1, 2^64-1) on char and word shingles', () => {
   const texts = corpus(7, 5, 10);
   for (const hash of HASHES)

@@ -64,9 +64,11 @@ test('cli: fingerprint --id-field prints "ID FP"; find-all --ids takes those ids
   const idOf = (i: number) => (i % 3 === 0 ? i * 1000 : i % 3 === 1 ? `doc "${i}" of ${texts.length}` : `w${i}`);
   const lines = texts.map((text, i) => JSON.stringify({ id: idOf(i), text }));
   lines.splice(4, 0, '{"text": "no id here"}');  // a bad line (no id), skipped
-  const fp = run(['fingerprint', '--id-field', 'id', '--on-bad-line', 'skip'], lines.join('\n') + '\n');
+  // the \W+ features these near-copies were chosen for (the default profile's before issue 31 part 2), so
+  // that enough pairs fall within 3 bits; the default's own equality with the library: the test above
+  const fp = run(['fingerprint', '--id-field', 'id', '--on-bad-line', 'skip', '--split', 'nonword'], lines.join('\n') + '\n');
   assert.is(fp.status, 0, fp.stderr);
-  const fps = simhashFingerprintsSync(texts);
+  const fps = simhashFingerprintsSync(texts, { split: 'nonword' });
   const want = texts.map((_, i) => `${JSON.stringify(idOf(i))} ${fps[i]}`);
   want.splice(4, 0, 'null');
   assert.equal(fp.stdout.split('\n').slice(0, -1), want, 'ID FP lines, the bad line its id alone');

@@ -1,6 +1,6 @@
 // Pieces every CLI command shares: option parsing, shingle options, output with back-pressure, errors.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { NORMALIZE_FORMS, type ShingleOptions } from '../text/shingles';
+import { CLUSTER_UNITS, NORMALIZE_FORMS, WORD_SPLITS, type ShingleOptions } from '../text/shingles';
 import { setThreads } from '../native/runtime';
 import { UsageError, intOption, oneOf } from '../util/options';
 import { setProgressMode } from './progress';
@@ -46,6 +46,7 @@ export const SHINGLE_OPTIONS: Options = {
   unit: { type: 'string' },
   ngram: { type: 'string', short: 'n' },
   split: { type: 'string' },
+  cjk: { type: 'string' },
   lowercase: { type: 'boolean' },
   'strip-punctuation': { type: 'boolean' },
   'fold-whitespace': { type: 'boolean' },
@@ -56,7 +57,11 @@ export const SHINGLE_OPTIONS: Options = {
 export const SHINGLE_USAGE = `Shingles:
   --unit char|word          char n-grams of code points (default) or word n-grams
   -n, --ngram N             shingle length in units (default 5)
-  --split whitespace|nonword  word splitting: str.split() (default) or \\W+
+  --split whitespace|nonword|unicode  word splitting: str.split(), \\W+, or Unicode word boundaries
+                            with scripts without spaces cut into characters (docs/languages.md;
+                            the default of dedup and simhash fingerprint; else whitespace)
+  --cjk chars|bigrams       --split unicode: Han, kana, Thai, Lao, Khmer, Myanmar units: each
+                            character, or overlapping character pairs (dedup: bigrams; simhash: chars)
   --lowercase               lower-case the text
   --strip-punctuation       drop punctuation
   --fold-whitespace         collapse whitespace runs (char unit)
@@ -79,7 +84,8 @@ export function shingleOptionsFrom(values: Record<string, unknown>, defaults: Sh
   return {
     unit: oneOf('unit', values.unit, ['char', 'word'] as const, defaults.unit ?? 'char'),
     n: intOption('ngram', values.ngram, defaults.n ?? 5, 1, 4096),
-    split: oneOf('split', values.split, ['whitespace', 'nonword'] as const, defaults.split ?? 'whitespace'),
+    split: oneOf('split', values.split, WORD_SPLITS, defaults.split ?? 'whitespace'),
+    cjk: oneOf('cjk', values.cjk, CLUSTER_UNITS, defaults.cjk ?? 'chars'),
     lowercase: Boolean(values.lowercase ?? defaults.lowercase),
     stripPunctuation: Boolean(values['strip-punctuation'] ?? defaults.stripPunctuation),
     foldWhitespace: Boolean(values['fold-whitespace'] ?? defaults.foldWhitespace),

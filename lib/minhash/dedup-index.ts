@@ -135,7 +135,7 @@ export interface DedupSettingsJson {
   r: number;
   seed: string;
   banding: string;
-  shingle: { unit: string; n: number; split: string; lowercase: boolean; strip_punctuation: boolean; fold_whitespace: boolean; short: string; normalize?: string };
+  shingle: { unit: string; n: number; split: string; lowercase: boolean; strip_punctuation: boolean; fold_whitespace: boolean; short: string; normalize?: string; cjk?: string };
   verify: string;
   clustering: string;
 }
@@ -162,7 +162,7 @@ export function settingsJson(s: DedupSettings): DedupSettingsJson {
     profile: s.profile, threshold: s.threshold, num_perm: s.numPerm, b: s.b, r: s.r, seed: s.seed, banding: s.banding,
     shingle: {
       unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
-      fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize),
+      fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize), ...cjkJson(sh.split, sh.cjk),
     },
     verify: s.verify, clustering: s.clustering,
   };
@@ -228,15 +228,21 @@ export function checkIndexStore(index: LshIndex<bigint | string>, verify: string
 
 const SHINGLE_KEYS: [keyof ShingleOptions, keyof DedupSettingsJson['shingle']][] = [
   ['unit', 'unit'], ['n', 'n'], ['split', 'split'], ['lowercase', 'lowercase'], ['stripPunctuation', 'strip_punctuation'],
-  ['foldWhitespace', 'fold_whitespace'], ['short', 'short'], ['normalize', 'normalize'],
+  ['foldWhitespace', 'fold_whitespace'], ['short', 'short'], ['normalize', 'normalize'], ['cjk', 'cjk'],
 ];
+
+/** `cjk` in settings' JSON: only under the unicode split, the one it shapes (an index from before it had none: 'chars'). */
+export function cjkJson(split: string | undefined, cjk: string | undefined): { cjk?: string } {
+  return split === 'unicode' ? { cjk: cjk ?? 'chars' } : {};
+}
 
 /** `normalize` in settings' JSON: only when not 'none' (an index or summary from before it had none, and equals 'none'). */
 export function normalizeJson(form: string | undefined): { normalize?: string } {
   return form !== undefined && form !== 'none' ? { normalize: form } : {};
 }
 
-const shingleJson = (sh: DedupSettingsJson['shingle'], k: keyof DedupSettingsJson['shingle']) => (k === 'normalize' ? sh.normalize ?? 'none' : sh[k]);
+const shingleJson = (sh: DedupSettingsJson['shingle'], k: keyof DedupSettingsJson['shingle']) =>
+  (k === 'normalize' ? sh.normalize ?? 'none' : k === 'cjk' ? sh.cjk ?? 'chars' : sh[k]);
 
 /**
  * A run's options with the index's settings filled in where none is given. (b, r) come from the index unless

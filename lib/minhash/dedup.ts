@@ -10,7 +10,7 @@ import { native, type NativeDedupOptions, type NativeLshDedup, type LshProfile, 
 import { LshIndex as LshIndexClass, recallParam, resolveParams, type LshIndex } from './lsh';
 import { IndexRun } from './dedup-index';
 import { lockIndexFile } from '../io/locks';
-import type { ShingleOptions } from '../text/shingles';
+import { NEARDUP_CJK, NEARDUP_SPLIT, type ShingleOptions } from '../text/shingles';
 import { testPairBuffer } from '../util/test-hooks';
 import {
   checkSignal, encodeBatch, encodedBatches, isPacked, knownTotal, raceAbort, throwIfAborted,
@@ -119,7 +119,12 @@ export function clusterCounts(rep: Uint32Array): { duplicates: number; clusters:
 
 /** The shingling of a profile when not given: lower-cased char 5-grams; doubri-v1: the text as is. */
 export function dedupShingleDefaults(profile: DedupProfile): Required<ShingleOptions> {
-  return { unit: 'char', n: 5, split: 'whitespace', lowercase: profile !== 'doubri-v1', stripPunctuation: false, foldWhitespace: false, short: 'whole', normalize: 'none' };
+  // fast: neardup's word rule (docs/languages.md); the drop-in profiles keep str.split()
+  const own = profile === 'fast';
+  return {
+    unit: 'char', n: 5, split: own ? NEARDUP_SPLIT : 'whitespace', cjk: own ? NEARDUP_CJK : 'chars', lowercase: profile !== 'doubri-v1',
+    stripPunctuation: false, foldWhitespace: false, short: 'whole', normalize: 'none',
+  };
 }
 
 const LSH_PROFILE: Record<DedupProfile, LshProfile> = { fast: 'fast', 'doubri-v1': 'doubri', datasketch: 'datasketch' };

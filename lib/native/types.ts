@@ -12,14 +12,28 @@
  */
 export type NormalizeForm = 'none' | 'nfc' | 'nfkc' | 'nfkc_casefold';
 
+/** How words are cut (docs/languages.md). */
+export type WordSplit = 'whitespace' | 'nonword' | 'unicode';
+/** The word units of scripts written without spaces, under the 'unicode' split. */
+export type ClusterUnit = 'chars' | 'bigrams';
+
 /** How documents become shingles. Every engine takes these same options. */
 export interface ShingleOptions {
   /** 'char': n-grams of code points (default); 'word': n-grams of words. */
   unit?: 'char' | 'word';
   /** Shingle length in units, 1..4096. Default 5. */
   n?: number;
-  /** Word splitting: 'whitespace' (Python's str.split(), default) or 'nonword' (re.split(r'\W+')). */
-  split?: 'whitespace' | 'nonword';
+  /**
+   * Word splitting: 'whitespace' (Python's str.split(), default) or 'nonword' (re.split(r'\W+')), or 'unicode'
+   * (Unicode word boundaries, UAX #29's word rules; scripts without spaces cut into clusters: `cjk`).
+   * docs/languages.md.
+   */
+  split?: WordSplit;
+  /**
+   * split 'unicode': the units of Han, Hiragana, Katakana, Thai, Lao, Khmer and Myanmar text, each letter with
+   * its marks ('chars', default) or overlapping pairs of them ('bigrams').
+   */
+  cjk?: ClusterUnit;
   /** Lower-case every code point (Python str.lower() / toLowerCase(), without final sigma). */
   lowercase?: boolean;
   /** Drop punctuation (\p{P}) code points. */

@@ -10,7 +10,7 @@ import { OutputFile, isInside, realPath } from '../io/files';
 import { keptDirName } from '../io/kept';
 import { sniffFile } from '../io/input';
 import { resolveDedupOptions } from '../minhash/dedup';
-import { normalizeJson } from '../minhash/dedup-index';
+import { cjkJson, normalizeJson } from '../minhash/dedup-index';
 import { acquireLock } from '../io/locks';
 import { version } from '../util/version';
 import {
@@ -123,7 +123,7 @@ export function stagedSummary(lp: LoadedPlan, seconds: number, reports: StageRep
     version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
     shingle: {
       unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
-      fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize),
+      fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize), ...cjkJson(sh.split, sh.cjk),
     },
     verify: st.verify, clustering: st.clustering, input_bytes: s.input_bytes, seconds: +seconds.toFixed(3),
     mb_per_s: +(s.input_bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),

@@ -10,7 +10,8 @@ import { SavedFiles, fileIdentity } from '../io/locks';
 
 export interface SimhashOptions extends ShingleOptions {
   /**
-   * 'default' (word 3-grams of \W+-split lower-cased text, fast64) or 'seomoz' (seomoz simhash-py: word
+   * 'default' (word 3-grams of lower-cased text split at Unicode word boundaries, each letter a word in scripts
+   * without spaces: split 'unicode', cjk 'chars', docs/languages.md; fast64) or 'seomoz' (seomoz simhash-py: word
    * 4-grams, none for texts under 4 words, MD5 64-bit feature hash). Other options override the profile.
    */
   profile?: 'default' | 'seomoz';

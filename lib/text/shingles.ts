@@ -8,11 +8,20 @@ import { expectTexts } from '../util/validate';
 import { native, type TextInput } from '../native/addon';
 
 export type { TextInput, PackedTexts } from '../native/addon';
-import type { NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions } from '../native/types';
+import type { ClusterUnit, NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions, WordSplit } from '../native/types';
 
-export type { NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions };
+export type { ClusterUnit, NormalizeForm, ShingleOptions, ShingleHashKind, ShingleHashOptions, WordSplit };
 
 export const NORMALIZE_FORMS: readonly NormalizeForm[] = ['none', 'nfc', 'nfkc', 'nfkc_casefold'];
+export const WORD_SPLITS: readonly WordSplit[] = ['whitespace', 'nonword', 'unicode'];
+export const CLUSTER_UNITS: readonly ClusterUnit[] = ['chars', 'bigrams'];
+/**
+ * The word rule of neardup's own dedup (its fast profile): Unicode word boundaries with character bigrams for
+ * scripts without spaces, the best of the rules on the held-out multilingual check (bench/RESULTS-languages.md,
+ * docs/languages.md). The drop-in profiles keep their tools' rules.
+ */
+export const NEARDUP_SPLIT: WordSplit = 'unicode';
+export const NEARDUP_CJK: ClusterUnit = 'bigrams';
 
 /**
  * The texts after the shingle stream's Unicode normalisation (the `normalize` shingle option), as strings;

@@ -11,30 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "cpu_time.h"
 #include "packed_corpus.h"
 #include "text/normalization.h"
 #include "text/shingle.h"
 
 using namespace neardup;
 
-static double CpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
-}
-
-template <typename Fn>
-static double MedianMbPerCpuSecond(double mb, int repeats, Fn&& fn) {
-  fn();  // warm: scratch grown, pages mapped
-  std::vector<double> rates;
-  for (int r = 0; r < repeats; r++) {
-    const double t0 = CpuSeconds();
-    fn();
-    rates.push_back(mb / (CpuSeconds() - t0));
-  }
-  std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
-}
 
 int main(int argc, char** argv) {
   std::vector<const char*> files;

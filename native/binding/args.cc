@@ -148,7 +148,8 @@ int GetEnum(const Napi::Object& o, const char* key, int def, std::initializer_li
 void ReadTextOptions(const Napi::Object& o, TextOptions* t, bool unicode_normalize) {
   t->unit = static_cast<TextUnit>(GetEnum(o, "unit", static_cast<int>(t->unit), {"char", "word"}));
   t->n = GetUint32(o, "n", t->n, 1, kMaxN);
-  t->split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t->split), {"whitespace", "nonword"}));
+  t->split = static_cast<WordSplit>(GetEnum(o, "split", static_cast<int>(t->split), {"whitespace", "nonword", "unicode"}));
+  t->cjk = static_cast<ClusterUnit>(GetEnum(o, "cjk", static_cast<int>(t->cjk), {"chars", "bigrams"}));
   t->lowercase = GetBool(o, "lowercase", t->lowercase);
   t->strip_punct = GetBool(o, "stripPunctuation", t->strip_punct);
   t->fold_space = GetBool(o, "foldWhitespace", t->fold_space);

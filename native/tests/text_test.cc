@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -111,6 +112,80 @@ TEST(word_shingles) {
   o.split = WordSplit::kNonWord;
   o.lowercase = true;
   EXPECT((Shingles(o, "Hello, World! It's") == std::vector<std::string>{"hello world", "world it", "it s"}));
+}
+
+// The unicode split's units, per script, against a hand-written table (docs/languages.md).
+static std::string Units(const TextOptions& base, const std::string& text) {
+  TextOptions o = base;
+  o.unit = TextUnit::kWord;
+  o.n = 1;
+  o.split = WordSplit::kUnicode;
+  std::string out;
+  for (const std::string& u : Shingles(o, text)) out += (out.empty() ? "" : "|") + u;
+  return out;
+}
+
+TEST(unicode_word_units_per_script) {
+  TextOptions o;
+  struct Case {
+    const char* text;
+    const char* chars;    // ClusterUnit::kChars
+    const char* bigrams;  // ClusterUnit::kBigrams (nullptr: same as chars)
+  };
+  const Case cases[] = {
+      // English: apostrophes and periods inside words (MidNumLet), digits with separators (MidNum), '_' joins
+      {"Don't stop: e.g. 3.14, 1,000 and a_b! end.", "Don't|stop|e.g|3.14|1,000|and|a_b|end", nullptr},
+      {"it's 'quoted' x.y. 1..2 ab:cd", "it's|quoted|x.y|1|2|ab:cd", nullptr},
+      {"can\xE2\x80\x99t", "can\xE2\x80\x99t", nullptr},  // U+2019
+      // Russian
+      {"\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82, \xD0\xBC\xD0\xB8\xD1\x80!",
+       "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82|\xD0\xBC\xD0\xB8\xD1\x80", nullptr},
+      // Hindi: vowel signs and virama (marks) stay in the word (the nonword split cut them out)
+      {"\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82\xE0\xA4\xA6\xE0\xA5\x80 \xE0\xA4\xAD\xE0\xA4\xBE\xE0\xA4\xB7\xE0\xA4\xBE",
+       "\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\x82\xE0\xA4\xA6\xE0\xA5\x80|\xE0\xA4\xAD\xE0\xA4\xBE\xE0\xA4\xB7\xE0\xA4\xBE", nullptr},
+      // Arabic with a diacritic (U+064E) and the Arabic comma (U+060C, MidNum: a separator between letters)
+      {"\xD9\x83\xD9\x8E\xD8\xAA\xD8\xA8\xD8\x8C \xD9\x82\xD9\x84\xD9\x85", "\xD9\x83\xD9\x8E\xD8\xAA\xD8\xA8|\xD9\x82\xD9\x84\xD9\x85", nullptr},
+      // Korean: spaced, Hangul syllables are letters
+      {"\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xEB\xAC\xB8\xEC\x9E\xA5", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4|\xEB\xAC\xB8\xEC\x9E\xA5", nullptr},
+      // Chinese: one unit per ideograph; bigrams overlap; punctuation (U+3002) ends a run
+      {"\xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97\xE3\x80\x82\xE5\xA5\xBD",
+       "\xE4\xB8\xAD|\xE6\x96\x87|\xE5\xAD\x97|\xE5\xA5\xBD",
+       "\xE4\xB8\xAD\xE6\x96\x87|\xE6\x96\x87\xE5\xAD\x97|\xE5\xA5\xBD"},
+      // Japanese: kana, the prolonged sound mark U+30FC, Latin and digits between
+      {"\xE3\x81\x93\xE3\x82\x8C\xE3\x83\x86\xE3\x83\xBC\xE3\x83\x97" "abc123\xE6\x97\xA5",
+       "\xE3\x81\x93|\xE3\x82\x8C|\xE3\x83\x86|\xE3\x83\xBC|\xE3\x83\x97|abc123|\xE6\x97\xA5",
+       "\xE3\x81\x93\xE3\x82\x8C|\xE3\x82\x8C\xE3\x83\x86|\xE3\x83\x86\xE3\x83\xBC|\xE3\x83\xBC\xE3\x83\x97|abc123|\xE6\x97\xA5"},
+      // Thai: a consonant keeps its marks (U+0E34, U+0E48); U+0E32 is a letter of its own
+      {"\xE0\xB8\x81\xE0\xB8\xB4\xE0\xB9\x88\xE0\xB8\x99\xE0\xB8\xB2",
+       "\xE0\xB8\x81\xE0\xB8\xB4\xE0\xB9\x88|\xE0\xB8\x99|\xE0\xB8\xB2",
+       "\xE0\xB8\x81\xE0\xB8\xB4\xE0\xB9\x88\xE0\xB8\x99|\xE0\xB8\x99\xE0\xB8\xB2"},
+      // a mark after a separator is dropped; a lone cluster is a unit in both modes
+      {"a \xCC\x81 b \xE5\xA5\xBD", "a|b|\xE5\xA5\xBD", nullptr},
+      {"", "", nullptr},
+  };
+  for (const Case& c : cases) {
+    o.cjk = ClusterUnit::kChars;
+    const std::string got = Units(o, c.text);
+    if (got != c.chars) std::fprintf(stderr, "chars: '%s' -> '%s', want '%s'\n", c.text, got.c_str(), c.chars);
+    EXPECT(got == c.chars);
+    o.cjk = ClusterUnit::kBigrams;
+    const std::string got2 = Units(o, c.text);
+    const char* want2 = c.bigrams ? c.bigrams : c.chars;
+    if (got2 != want2) std::fprintf(stderr, "bigrams: '%s' -> '%s', want '%s'\n", c.text, got2.c_str(), want2);
+    EXPECT(got2 == want2);
+  }
+  // lower-casing and stripped punctuation (which does not end a word)
+  o.cjk = ClusterUnit::kChars;
+  o.lowercase = true;
+  EXPECT(Units(o, "It's A.B") == "it's|a.b");
+  o.strip_punct = true;
+  EXPECT(Units(o, "It's A.B, c") == "its|ab|c");
+  // word 2-grams are the units joined by one space
+  TextOptions w;
+  w.unit = TextUnit::kWord;
+  w.n = 2;
+  w.split = WordSplit::kUnicode;
+  EXPECT((Shingles(w, "\xE4\xB8\xAD\xE6\x96\x87 ok") == std::vector<std::string>{"\xE4\xB8\xAD \xE6\x96\x87", "\xE6\x96\x87 ok"}));
 }
 
 TEST(hash_stream_dedupe) {

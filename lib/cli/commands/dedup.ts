@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as os from 'node:os';
 import { NeardupError, formatBytes } from '../../util/errors';
 import { DedupSession, INDEX_REPRESENTATIVE, clusterCounts, droppedDocuments, resolveDedupOptions, MIN_LIMIT_BUDGET, dedupLimits, documentTooLarge, dedupShingleDefaults, tooManyDocuments, tooManyPairs, type DedupClustering, type DedupProfile, type DedupVerify } from '../../minhash/dedup';
-import { normalizeJson, readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
+import { cjkJson, normalizeJson, readIndexMeta, type DedupIndexMeta } from '../../minhash/dedup-index';
 import { LshIndex } from '../../minhash/lsh';
 import { lockIndexFile } from '../../io/locks';
 import { killAt } from '../../util/test-hooks';
@@ -308,7 +308,7 @@ ${INPUT_USAGE}`,
       const givenShingle = Object.fromEntries(Object.entries(shingle).filter(([k]) => ({
         unit: values.unit ?? values.shingle, n: values.ngram, split: values.split, lowercase: values.lowercase ?? values['keep-case'],
         stripPunctuation: values['strip-punctuation'], foldWhitespace: values['fold-whitespace'], short: values.short,
-        normalize: values.normalize,
+        normalize: values.normalize, cjk: values.cjk,
       } as Record<string, unknown>)[k] !== undefined));
       let session: DedupSession;
       try {
@@ -467,7 +467,7 @@ ${INPUT_USAGE}`,
           version, profile: st.profile, threshold: st.threshold, num_perm: res.numPerm, b: res.b, r: res.r, seed: st.seed, banding: st.banding,
           shingle: {
             unit: sh.unit, n: sh.n, split: sh.split, lowercase: sh.lowercase, strip_punctuation: sh.stripPunctuation,
-            fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize),
+            fold_whitespace: sh.foldWhitespace, short: sh.short, ...normalizeJson(sh.normalize), ...cjkJson(sh.split, sh.cjk),
           },
           verify: st.verify, clustering: st.clustering, input_bytes: bytes, seconds: +seconds.toFixed(3), mb_per_s: +(bytes / 1e6 / Math.max(seconds, 1e-9)).toFixed(2),
           peak_rss_mb: +(process.resourceUsage().maxRSS / 1024).toFixed(1), spilled_bytes: res.spilledBytes, runs: res.runs, pair_runs: res.pairRuns,

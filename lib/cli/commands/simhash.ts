@@ -17,7 +17,7 @@ import {
 } from '../common';
 
 const PROFILES: Record<'default' | 'seomoz', ShingleOptions> = {
-  default: { unit: 'word', n: 3, split: 'nonword', lowercase: true, short: 'whole' },
+  default: { unit: 'word', n: 3, split: 'unicode', cjk: 'chars', lowercase: true, short: 'whole' },
   seomoz: { unit: 'word', n: 4, split: 'nonword', lowercase: true, short: 'none' },
 };
 

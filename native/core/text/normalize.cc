@@ -15,6 +15,7 @@ struct LowerEntry {
 };
 
 #include "text/unicode_tables.inc"
+#include "text/word_break_tables.inc"
 
 template <size_t N>
 bool InRanges(const CodeRange (&r)[N], uint32_t c) {
@@ -28,6 +29,12 @@ bool InRanges(const CodeRange (&r)[N], uint32_t c) {
 
 bool IsWordSlow(uint32_t c) { return InRanges(kWordRanges, c); }
 bool IsPunctSlow(uint32_t c) { return InRanges(kPunctRanges, c); }
+
+uint8_t WordBreakSlow(uint32_t c) {
+  if (c > 0x10ffff) return kWbOther;
+  const uint32_t block = kWordBreakStage1[c >> kWordBreakShift];
+  return kWordBreakStage2[(block << kWordBreakShift) | (c & ((1u << kWordBreakShift) - 1))];
+}
 
 size_t LowerSlow(uint32_t c, uint32_t out[3]) {
   constexpr size_t n = sizeof(kLowerMap) / sizeof(kLowerMap[0]);

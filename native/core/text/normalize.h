@@ -33,6 +33,36 @@ inline bool IsPunct(uint32_t c) {
   return IsPunctSlow(c);
 }
 
+// Word-break classes of the unicode word split (docs/languages.md; the table: tools/gen-unicode.mjs):
+// letters and numbers make words, extend characters (marks, format characters) stay with the character
+// before them, connectors (\p{Pc}) join, a MidLetter / MidNum / MidNumLet character (UAX #29) stays inside
+// a word between two letters (MidLetter, MidNumLet) or two digits (MidNum, MidNumLet), and a cluster letter
+// (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) is a unit of its own.
+enum WordBreak : uint8_t {
+  kWbOther = 0,
+  kWbLetter = 1,
+  kWbNumeric = 2,
+  kWbExtend = 3,
+  kWbConnector = 4,
+  kWbMidLetter = 5,
+  kWbMidNum = 6,
+  kWbMidNumLet = 7,
+  kWbCluster = 8,
+};
+uint8_t WordBreakSlow(uint32_t c);
+inline uint8_t WordBreakOf(uint32_t c) {
+  if (c < 0x80) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return kWbLetter;
+    if (c >= '0' && c <= '9') return kWbNumeric;
+    if (c == '_') return kWbConnector;
+    if (c == ':') return kWbMidLetter;
+    if (c == ',' || c == ';') return kWbMidNum;
+    if (c == '.' || c == '\'') return kWbMidNumLet;
+    return kWbOther;
+  }
+  return WordBreakSlow(c);
+}
+
 // Lower-cases one code point, context-free (the full mappings of String.prototype.toLowerCase and
 // Python's str.lower(), except that final sigma is not applied: U+03A3 always becomes U+03C3). Writes 1..3
 // code points to out and returns the count.

@@ -21,6 +21,10 @@ Status ValidateTextOptions(const TextOptions& o) {
     return Status(Code::kInvalidArgument, "n must be an integer from 1 to " + std::to_string(kMaxN));
   if (o.unit != TextUnit::kChar && o.unit != TextUnit::kWord)
     return Status(Code::kInvalidArgument, "unknown text unit");
+  if (static_cast<uint8_t>(o.split) > static_cast<uint8_t>(WordSplit::kUnicode))
+    return Status(Code::kInvalidArgument, "unknown word split");
+  if (static_cast<uint8_t>(o.cjk) > static_cast<uint8_t>(ClusterUnit::kBigrams))
+    return Status(Code::kInvalidArgument, "unknown cluster unit");
   if (static_cast<uint8_t>(o.normalize) > static_cast<uint8_t>(text::NormalForm::kNfkcCasefold))
     return Status(Code::kInvalidArgument, "unknown normalization form");
   return Status::Ok();
@@ -77,6 +81,8 @@ void Shingler::ResetText(const uint8_t* p, size_t len, bool valid) {
       return;
     }
     PrepareChars(p, len, normalise || !(valid || utf8::IsValid(p, len)));
+  } else if (o_.split == WordSplit::kUnicode) {
+    PrepareUnicodeWords(p, len);
   } else {
     PrepareWords(p, len);
   }
@@ -268,6 +274,30 @@ bool HasAvx512Words() {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+// One 64-byte window of either vector tokenizer: tk has a bit for each word byte, carry for a word running
+// into the window. Writes the kept bytes (word bytes, mapped; the first separator after a word, as ' '),
+// records where words start, and returns the kept separators' mask.
+__attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) inline uint64_t WordWindow(
+    __m512i v, uint64_t tk, uint64_t carry, __m512i map_lo, __m512i map_hi, char* out, size_t* w_io, uint32_t* beg,
+    size_t* units_io) {
+  const uint64_t sp = ~tk;
+  const uint64_t prev = (tk << 1) | carry;
+  const uint64_t keep = tk | (sp & prev);
+  uint64_t starts = tk & ~prev;
+  __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
+  m = _mm512_mask_mov_epi8(m, sp, _mm512_set1_epi8(' '));
+  size_t w = *w_io, units = *units_io;
+  _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
+  while (starts != 0) {
+    const uint64_t below = _blsmsk_u64(starts) >> 1;  // bits below the lowest start
+    beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
+    starts = _blsr_u64(starts);
+  }
+  *w_io = w + _mm_popcnt_u64(keep);
+  *units_io = units;
+  return sp & prev;
+}
+
 // The word tokenizer on 64 ASCII bytes at a time (no stripped characters: every byte is a separator or a
 // token character). sep[b] is 1 for separator bytes, map[b] the normalised byte, for b < 128. Kept bytes:
 // token characters, and the first separator after a token (written as ' '); a kept separator not followed
@@ -279,7 +309,6 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     uint32_t* beg, size_t* units_io, bool* in_token_io, bool* pending_io) {
   const __m512i sep_lo = _mm512_loadu_si512(sep), sep_hi = _mm512_loadu_si512(sep + 64);
   const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
-  const __m512i space = _mm512_set1_epi8(' ');
   size_t w = *w_io, units = *units_io;
   uint64_t carry = *in_token_io ? 1 : 0;
   bool pending = *pending_io;
@@ -293,22 +322,11 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
     if (_mm512_movepi8_mask(v) != 0) break;
     const uint64_t sp = _mm512_test_epi8_mask(_mm512_permutex2var_epi8(sep_lo, v, sep_hi), _mm512_set1_epi8(1));
     const uint64_t tk = ~sp;
-    const uint64_t prev = (tk << 1) | carry;
-    const uint64_t keep = tk | (sp & prev);
-    uint64_t starts = tk & ~prev;
-    __m512i m = _mm512_permutex2var_epi8(map_lo, v, map_hi);
-    m = _mm512_mask_mov_epi8(m, sp, space);
-    _mm512_storeu_si512(out + w, _mm512_maskz_compress_epi8(keep, m));
-    while (starts != 0) {
-      const uint64_t below = _blsmsk_u64(starts) >> 1;  // bits below the lowest start
-      beg[units++] = static_cast<uint32_t>(w + _mm_popcnt_u64(keep & below));
-      starts = _blsr_u64(starts);
-    }
-    w += _mm_popcnt_u64(keep);
+    const uint64_t kept_sep = WordWindow(v, tk, carry, map_lo, map_hi, out, &w, beg, &units);
     carry = tk >> 63;
     if (carry) {
       pending = false;
-    } else if ((sp & prev) != 0) {
+    } else if (kept_sep != 0) {
       pending = true;
     }
     p += 64;
@@ -320,10 +338,89 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
   return p;
 }
 
+// The unicode split on 64 ASCII bytes at a time (nothing stripped): as WordsAvx512, with word characters
+// decided in context. cls[b] (b < 128) has bit 1 for letters, 2 digits, 4 connectors, 8 MidLetter or
+// MidNumLet, 16 MidNum or MidNumLet; a mid byte is a word character between two letters (8) or two digits
+// (16), the byte after the window (ASCII, or the window is not taken) deciding for the last one. *last is
+// the scalar state (text::WordBreak of the last word character, kWbOther outside a word); the caller enters
+// only with no mid character pending and not after a cluster letter. Returns the new input position.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) const uint8_t* UnicodeWordsAvx512(
+    const uint8_t* p, const uint8_t* end, const uint8_t* cls, const uint8_t* map, char* out, size_t* w_io,
+    uint32_t* beg, size_t* units_io, uint8_t* last_io) {
+  const __m512i cls_lo = _mm512_loadu_si512(cls), cls_hi = _mm512_loadu_si512(cls + 64);
+  const __m512i map_lo = _mm512_loadu_si512(map), map_hi = _mm512_loadu_si512(map + 64);
+  size_t w = *w_io, units = *units_io;
+  const uint8_t last = *last_io;
+  const uint8_t* const start = p;
+  uint64_t carry = last != text::kWbOther ? 1 : 0;
+  uint64_t carry_l = last == text::kWbLetter ? 1 : 0, carry_d = last == text::kWbNumeric ? 1 : 0;
+  bool pending = false;
+  if (carry == 0 && units > 0) {
+    out[w++] = ' ';  // the space before the next word, taken back below if none follows
+    pending = true;
+  }
+  uint8_t last_cls = 0;  // class bits of the last word byte written (carry set)
+  while (end - p >= 64) {
+    const __m512i v = _mm512_loadu_si512(p);
+    if (_mm512_movepi8_mask(v) != 0) break;
+    const __m512i c = _mm512_permutex2var_epi8(cls_lo, v, cls_hi);
+    const uint64_t L = _mm512_test_epi8_mask(c, _mm512_set1_epi8(1)), D = _mm512_test_epi8_mask(c, _mm512_set1_epi8(2));
+    const uint64_t C = _mm512_test_epi8_mask(c, _mm512_set1_epi8(4));
+    const uint64_t ML = _mm512_test_epi8_mask(c, _mm512_set1_epi8(8)), MN = _mm512_test_epi8_mask(c, _mm512_set1_epi8(16));
+    uint64_t next_l = 0, next_d = 0;
+    if ((ML | MN) >> 63) {  // a mid byte last: the byte after the window decides
+      if (end - p == 64 || p[64] >= 0x80) break;
+      next_l = (cls[p[64]] & 1) != 0;
+      next_d = (cls[p[64]] & 2) != 0;
+    }
+    const uint64_t keep_mid = (ML & ((L << 1) | carry_l) & ((L >> 1) | (next_l << 63))) |
+                              (MN & ((D << 1) | carry_d) & ((D >> 1) | (next_d << 63)));
+    const uint64_t tk = L | D | C | keep_mid;
+    const uint64_t kept_sep = WordWindow(v, tk, carry, map_lo, map_hi, out, &w, beg, &units);
+    carry = tk >> 63;
+    if (carry) {
+      pending = false;
+      // a kept mid byte last continues the word of the byte before it
+      last_cls = (keep_mid >> 63) ? ((ML >> 63) && (L >> 62 & 1) ? 1 : 2) : cls[p[63]];
+    } else if (kept_sep != 0) {
+      pending = true;
+    }
+    carry_l = carry ? (last_cls & 1) : 0;
+    carry_d = carry ? (last_cls & 2) >> 1 : 0;
+    p += 64;
+  }
+  if (pending) w--;  // no word after the last space written: the scalar path writes it with the next word
+  if (p != start) {
+    *last_io = !carry ? text::kWbOther : (last_cls & 1) ? text::kWbLetter : (last_cls & 2) ? text::kWbNumeric : text::kWbConnector;
+  }
+  *w_io = w;
+  *units_io = units;
+  return p;
+}
+
 #pragma GCC diagnostic pop
 #endif
 
 }  // namespace
+
+// Scratch for the words of a text of len bytes: the text buffer (words joined by single spaces).
+char* Shingler::StartWords(size_t len) {
+  EnsureSize(buf_, 3 * len + 64);
+  EnsureSize(begin_, len / 2 + 2);
+  EnsureSize(end_, len / 2 + 2);
+  return &buf_[0];
+}
+
+// Word u ends one byte before word u+1 begins; the last ends at w.
+void Shingler::FinishWords(size_t units, size_t w) {
+  const uint32_t* beg = begin_.data();
+  uint32_t* fin = end_.data();
+  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
+  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
+  units_ = units;
+  base_ = buf_.data();
+  base_len_ = w;
+}
 
 // Tokens are written joined by single spaces (so token u ends one byte before token u+1 begins; the ends
 // are filled in at the end). ASCII bytes go through a 256-entry table (class and mapped byte, built from
@@ -332,10 +429,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")
 void Shingler::PrepareWords(const uint8_t* p, size_t len) {
   if (!word_table_) BuildWordTable();
   const uint8_t* end = p + len;
-  EnsureSize(buf_, 3 * len + 64);
-  EnsureSize(begin_, len / 2 + 2);
-  EnsureSize(end_, len / 2 + 2);
-  char* out = &buf_[0];
+  char* out = StartWords(len);
   uint32_t* beg = begin_.data();
   size_t w = 0, units = 0;
   bool in_token = false;
@@ -412,12 +506,173 @@ void Shingler::PrepareWords(const uint8_t* p, size_t len) {
     }
   }
   if (pending) w--;
-  uint32_t* fin = end_.data();
-  for (size_t u = 0; u + 1 < units; u++) fin[u] = beg[u + 1] - 1;
-  if (units > 0) fin[units - 1] = static_cast<uint32_t>(w);
-  units_ = units;
-  base_ = buf_.data();
-  base_len_ = w;
+  FinishWords(units, w);
+}
+
+// The unicode split (docs/languages.md). Words are written joined by single spaces, as in PrepareWords.
+// State: `last`, the class of the last character of the word in progress (kWbOther: none in progress);
+// `mid`, a MidLetter/MidNum/MidNumLet character after a letter or digit, kept only if the same kind follows;
+// in a run of clusters, where the last cluster starts (bigrams copy it into the next word). ASCII runs of
+// letters, digits and '_' and of separators are copied or skipped a run at a time.
+void Shingler::PrepareUnicodeWords(const uint8_t* p, size_t len) {
+  using namespace text;
+  const uint8_t* end = p + len;
+  char* out = StartWords(len);
+  uint32_t* beg = begin_.data();
+  size_t w = 0, units = 0;
+  uint8_t last = kWbOther, mid_class = kWbOther;
+  uint32_t mid = 0;
+  size_t run = 0, cluster_at = 0;  // clusters in the current run; where the last one starts in out
+  const bool bigrams = o_.cjk == ClusterUnit::kBigrams, lower = o_.lowercase, strip = o_.strip_punct;
+  // ASCII: 0 separator, 1 word character (letter, digit, '_'), 2 stripped, 3 the general path (Mid*).
+  if (!unicode_table_) {
+    for (uint32_t b = 0; b < 128; b++) {
+      const uint8_t k = WordBreakOf(b);
+      uascii_[b] = strip && IsPunct(b) ? 2 : (k == kWbLetter || k == kWbNumeric || k == kWbConnector) ? 1 : k == kWbOther ? 0 : 3;
+    }
+    unicode_table_ = true;
+  }
+  const uint8_t* ascii = uascii_;
+#if NEARDUP_X86_DISPATCH
+  const bool vec = !strip && len >= 64 && HasAvx512Words();
+  uint8_t cls_tab[128], map_tab[128];
+  if (vec) {
+    for (uint32_t b = 0; b < 128; b++) {
+      const uint8_t k = WordBreakOf(b);
+      cls_tab[b] = static_cast<uint8_t>((k == kWbLetter ? 1 : 0) | (k == kWbNumeric ? 2 : 0) | (k == kWbConnector ? 4 : 0) |
+                                        (k == kWbMidLetter || k == kWbMidNumLet ? 8 : 0) | (k == kWbMidNum || k == kWbMidNumLet ? 16 : 0));
+      map_tab[b] = static_cast<uint8_t>(lower && b - 'A' < 26u ? b + 32 : b);
+    }
+  }
+  const uint8_t* scalar_until = p;  // after a vector stop: scalar steps up to here
+#endif
+  auto start_word = [&]() {
+    if (units > 0) out[w++] = ' ';
+    beg[units++] = static_cast<uint32_t>(w);
+  };
+  auto append = [&](uint32_t c) {
+    if (c < 0x80) {
+      out[w++] = static_cast<char>(c);
+    } else {
+      w += utf8::Encode(c, reinterpret_cast<uint8_t*>(out + w));
+    }
+  };
+  auto feed = [&](uint32_t c) {
+    const uint8_t k = WordBreakOf(c);
+    switch (k) {
+      case kWbLetter:
+      case kWbNumeric:
+      case kWbConnector:
+        if (mid != 0) {
+          const bool letters = last == kWbLetter && k == kWbLetter && (mid_class == kWbMidLetter || mid_class == kWbMidNumLet);
+          const bool digits = last == kWbNumeric && k == kWbNumeric && (mid_class == kWbMidNum || mid_class == kWbMidNumLet);
+          if (letters || digits) {
+            append(mid);
+          } else {
+            last = kWbOther;
+          }
+          mid = 0;
+        }
+        if (last == kWbOther || last == kWbCluster) start_word();
+        append(c);
+        last = k;
+        return;
+      case kWbExtend:
+        if (mid != 0) {  // the mark of a separator
+          mid = 0;
+          last = kWbOther;
+          return;
+        }
+        if (last != kWbOther) append(c);  // else: the mark of a separator, dropped
+        return;
+      case kWbMidLetter:
+      case kWbMidNum:
+      case kWbMidNumLet:
+        if (mid == 0 && (last == kWbLetter || last == kWbNumeric)) {
+          mid = c;
+          mid_class = k;
+        } else {
+          mid = 0;
+          last = kWbOther;
+        }
+        return;
+      case kWbCluster:
+        mid = 0;
+        if (last != kWbCluster) {
+          start_word();
+          run = 1;
+        } else if (!bigrams) {
+          start_word();
+        } else if (run++ >= 2) {
+          const size_t from = cluster_at, n = w - cluster_at;
+          start_word();
+          std::memmove(out + w, out + from, n);
+          w += n;
+        }
+        cluster_at = w;
+        append(c);
+        last = kWbCluster;
+        return;
+      default:
+        mid = 0;
+        last = kWbOther;
+        return;
+    }
+  };
+  while (p < end) {
+#if NEARDUP_X86_DISPATCH
+    if (vec && p >= scalar_until && end - p >= 64 && mid == 0 && last != kWbCluster) {
+      p = UnicodeWordsAvx512(p, end, cls_tab, map_tab, out, &w, beg, &units, &last);
+      scalar_until = p + 64;
+      if (p >= end) break;
+    }
+#endif
+    const uint8_t b = *p;
+    if (b < 0x80) {
+      const uint8_t k = ascii[b];
+      if (k == 1 && mid == 0 && last != kWbCluster) {
+        if (last == kWbOther) start_word();
+        // w in a register: the lambdas take it by reference, and stores through out (char) may alias it
+        size_t ww = w;
+        uint8_t c;
+        do {
+          c = *p++;
+          out[ww++] = static_cast<char>(lower && static_cast<uint8_t>(c - 'A') < 26 ? c + 32 : c);
+        } while (p < end && *p < 0x80 && ascii[*p] == 1);
+        w = ww;
+        last = WordBreakOf(c);
+        continue;
+      }
+      if (k == 0) {
+        mid = 0;
+        last = kWbOther;
+        do {
+          p++;
+        } while (p < end && *p < 0x80 && ascii[*p] == 0);
+        continue;
+      }
+      p++;
+      if (k == 2) continue;  // stripped punctuation: dropped, does not end a word
+      feed(lower && static_cast<uint8_t>(b - 'A') < 26 ? b + 32u : b);
+      continue;
+    }
+    uint32_t c;
+    bool valid;
+    p += utf8::Decode(p, end, &c, &valid);
+    invalid_ |= !valid;
+    if (strip && IsPunct(c)) continue;
+    if (lower) {
+      uint32_t low[3];
+      const size_t n = Lower(c, low);
+      for (size_t j = 0; j < n; j++) {
+        if (strip && IsPunct(low[j])) continue;
+        feed(low[j]);
+      }
+    } else {
+      feed(c);
+    }
+  }
+  FinishWords(units, w);
 }
 
 void Shingler::Finish() {

@@ -24,6 +24,13 @@ enum class TextUnit : uint8_t { kChar = 0, kWord = 1 };
 enum class WordSplit : uint8_t {
   kWhitespace = 0,  // Python str.split(): runs of whitespace (text::IsSpace) separate tokens
   kNonWord = 1,     // re.split(r"\W+") without empty tokens: tokens are maximal runs of word characters
+  kUnicode = 2,     // Unicode word boundaries (UAX #29's word rules, text::WordBreakOf); cluster scripts: ClusterUnit
+};
+// The units of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) under
+// WordSplit::kUnicode: each letter with the marks after it (a cluster), or overlapping pairs of them.
+enum class ClusterUnit : uint8_t {
+  kChars = 0,    // each cluster is a word
+  kBigrams = 1,  // a run of clusters c1..ck gives the words c1c2, c2c3, ..., c(k-1)ck; a run of one, c1
 };
 enum class ShortText : uint8_t {
   kWhole = 0,  // fewer than n units (but at least one): one shingle of all of them
@@ -34,6 +41,7 @@ struct TextOptions {
   TextUnit unit = TextUnit::kChar;
   uint32_t n = 5;
   WordSplit split = WordSplit::kWhitespace;
+  ClusterUnit cjk = ClusterUnit::kChars;  // WordSplit::kUnicode only
   bool lowercase = false;    // text::Lower on every code point
   bool strip_punct = false;  // drop \p{P} code points
   bool fold_space = false;   // char unit: runs of whitespace -> one space, trimmed at both ends
@@ -81,6 +89,9 @@ class Shingler {
   void PrepareChars(const uint8_t* p, size_t len, bool copy);
   bool PrepareAsciiChars(const uint8_t* p, size_t len);
   void PrepareWords(const uint8_t* p, size_t len);
+  void PrepareUnicodeWords(const uint8_t* p, size_t len);
+  char* StartWords(size_t len);
+  void FinishWords(size_t units, size_t w);
   void BuildWordTable();
   void Finish();
 
@@ -102,6 +113,9 @@ class Shingler {
   bool word_table_ = false;
   uint8_t wkind_[256];
   uint8_t wmap_[256];
+  // The unicode split, ASCII bytes: 0 separator, 1 word character, 2 stripped, 3 decided in context.
+  bool unicode_table_ = false;
+  uint8_t uascii_[128];
 };
 
 // Shingle hash functions. Widths: fast64, murmur3_64 (the first 64 bits, h1, of MurmurHash3_x64_128) and
