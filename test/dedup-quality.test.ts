@@ -137,7 +137,8 @@ test('CLI: defaults and --fast in the summary; same shingle and case options as 
     for (const k of ['version', 'profile', 'threshold', 'num_perm', 'b', 'r', 'seed', 'shingle', 'verify', 'clustering', 'banding', 'spilled_bytes'])
       assert.ok(k in s, `summary has ${k}`);
     assert.equal([s.profile, s.threshold, s.num_perm, s.b, s.r, s.seed, s.verify, s.clustering], ['fast', 0.8, 128, 16, 6, '0', 'exact', 'kept']);
-    assert.equal(s.shingle, { unit: 'char', n: 5, split: 'whitespace', lowercase: true, strip_punctuation: false, fold_whitespace: false, short: 'whole' });
+    // the own profile's word rule (docs/languages.md; it only matters for --unit word)
+    assert.equal(s.shingle, { unit: 'char', n: 5, split: 'unicode', lowercase: true, strip_punctuation: false, fold_whitespace: false, short: 'whole', cjk: 'bigrams' });
     assert.ok(s.spilled_bytes > 0, 'shingle sets went to --tmp and are counted');
     assert.equal(fs.readdirSync(dir).sort(), ['f', 'in.jsonl'], 'no temporary file left');
     const f = JSON.parse(cli(dir, ['dedup', 'in.jsonl', '--fast']).stdout.toString());
