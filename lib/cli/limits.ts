@@ -27,7 +27,7 @@ export const DOCUMENT_BYTES_PER_BYTE = {
   // decontaminate: 8.6 (exact; --approx 7.6) over a tiny run's RSS, on a 58 MB one-line document of short words
   decontaminate: 10,
   // similar and passages: growth of peak RSS over a run of five small documents, per byte of one document
-  // (bench/RESULTS-memory.md, "One large document"), the worst of 50 and 100 MB of words of 3-9 letters and
+  // (docs/memory.md, "One large document"), the worst of 50 and 100 MB of words of 3-9 letters and
   // 30 MB of one-letter words (their cost is per word: the latter, the worst text, needs about twice the
   // former), rounded up; the index commands with --memory 256M (the cap bounds the build's own buffers)
   'similar build': 22,
@@ -64,6 +64,10 @@ const MIN_LIMIT_BUDGET = 64 * 2 ** 20;
 /** What a run of a few small documents holds (peak RSS of `similar build` and `passages index`: 55-62 MiB). */
 const PROCESS_BYTES = 64 * 2 ** 20;
 
+/**
+ * The per-document limit of `command` (a DocumentLimit): of `memory` (its --memory, at least 64 MiB) when
+ * given, else of the document memory; the ~64 MiB the process holds anyway come off first.
+ */
 export function memoryDocumentLimit(command: LimitedCommand | keyof typeof INDEXED_DOCUMENT_BYTES_PER_BYTE, memory: number | undefined,
   env: NodeJS.ProcessEnv = process.env): DocumentLimit {
   const factor = command in DOCUMENT_BYTES_PER_BYTE ? DOCUMENT_BYTES_PER_BYTE[command as LimitedCommand]
