@@ -67,6 +67,10 @@ test('crafted jobs fail with a clear reason and write nothing; the worker surviv
       return { ok: false, reason: (e as Error).message };
     }
   };
+  // a folder with a (never read) passages plan: the passages jobs' other fields are checked there
+  const pw = path.join(dir, 'pw');
+  fs.mkdirSync(pw);
+  fs.writeFileSync(path.join(pw, 'passages-plan.json'), '{}');
   const part = (extra: Record<string, unknown>) => ({ kind: 'similar-part', index, part: 0, parts: 2, out: path.join(index, 'pairs-0.ckp'), ...extra });
   try {
     const crafted: Array<[string, string, unknown, RegExp]> = [
@@ -86,6 +90,12 @@ test('crafted jobs fail with a clear reason and write nothing; the worker surviv
       ['a dedup stage that is none', 'task', { work: dir, stage: 'rm', shard: 0 }, /refused job: unknown dedup stage "rm"/],
       ['a dedup stage without a plan', 'task', { work: index, stage: 'signatures', shard: 0 }, /refused job: the work folder .* holds no plan\.json/],
       ['a dedup shard that is not a number', 'task', { work: dir, stage: 'signatures', shard: '0; x' }, /refused job: shard must be an integer/],
+      ['a passages part without a plan', 'task', { kind: 'passages-part', work: index, part: 0 }, /refused job: the work folder .* holds no passages-plan\.json/],
+      ['a passages part: a relative folder', 'task', { kind: 'passages-part', work: 'w', part: 0 }, /refused job: work 'w' is not an absolute path/],
+      ['a passages part: part not a number', 'task', { kind: 'passages-part', work: pw, part: 'x' }, /refused job: part must be an integer/],
+      ['a passages part: an unknown field', 'task', { kind: 'passages-part', work: pw, part: 0, out: victim }, /refused job: unknown field 'out'/],
+      ['passages lists without a plan', 'task', { kind: 'passages-lists', work: index, range: 0 }, /refused job: the work folder .* holds no passages-plan\.json/],
+      ['passages lists: range negative', 'task', { kind: 'passages-lists', work: pw, range: -1 }, /refused job: range must be an integer/],
     ];
     for (const [what, name, data, re] of crafted) {
       const r = await runJob(name, data);

@@ -118,6 +118,13 @@ function onlyKeys(d: Record<string, unknown>, keys: string[], kind: string): voi
 }
 
 /** The job's payload, checked as the CLI checks its command line (throws a refusal naming what is wrong). */
+/** The work folder of a passages job: an absolute folder holding a sharded build's plan (what it may write in). */
+function passagesWork(v: unknown): string {
+  const work = jobFolder(v, 'work');
+  if (!fs.existsSync(fileInside(work, 'passages-plan.json', 'the plan'))) refuse(`the work folder '${work}' holds no passages-plan.json`);
+  return work;
+}
+
 export function checkJob(name: unknown, data: unknown): TaskData | SimilarPartData | PassagesPartData | PassagesListsData | 'barrier' {
   if (name === 'barrier') return 'barrier';
   if (name !== 'task') refuse(`unknown job name ${JSON.stringify(name)}`);
@@ -145,12 +152,16 @@ export function checkJob(name: unknown, data: unknown): TaskData | SimilarPartDa
       const tmp = d.tmp === undefined ? undefined : jobFolder(d.tmp, 'tmp');
       return { kind: 'similar-part', index, part, parts, out, ...(memory !== undefined ? { memory } : {}), ...(tmp !== undefined ? { tmp } : {}) };
     }
-    case 'passages-part':
+    case 'passages-part': {
       onlyKeys(d, ['kind', 'work', 'part'], 'passages-part');
-      return { kind: 'passages-part', work: jobFolder(d.work, 'work'), part: jobInt(d.part, 'part', 0, 1 << 20) };
-    case 'passages-lists':
+      const work = passagesWork(d.work);
+      return { kind: 'passages-part', work, part: jobInt(d.part, 'part', 0, 1 << 20) };
+    }
+    case 'passages-lists': {
       onlyKeys(d, ['kind', 'work', 'range'], 'passages-lists');
-      return { kind: 'passages-lists', work: jobFolder(d.work, 'work'), range: jobInt(d.range, 'range', 0, 1 << 20) };
+      const work = passagesWork(d.work);
+      return { kind: 'passages-lists', work, range: jobInt(d.range, 'range', 0, 1 << 20) };
+    }
     default:
       refuse(`unknown job kind ${JSON.stringify(d.kind)}`);
   }
