@@ -252,32 +252,6 @@ test('paragraphs --load-seen F --save-seen F: a run whose F another run saved me
   assert.equal(fs.readdirSync(d).sort(), ['a.txt', 'b.txt', 'c.txt', 'seen.bin'], 'no temporary or lock file left');
 });
 
-test('similar build stopped by SIGINT or SIGTERM mid-build takes back what it wrote: a folder it made is gone, an empty one stays empty', async () => {
-  const d = newDir();
-  // about 12 MB: long enough to be stopped while its chunk files are written
-  const lines: string[] = [];
-  let x = 7;
-  for (let i = 0; i < 3000; i++) {
-    const words: string[] = [];
-    for (let j = 0; j < 700; j++) { x = (x * 1103515245 + 12345) >>> 0; words.push(`w${x % 50021}`); }
-    lines.push(JSON.stringify({ id: i, text: words.join(' ') }));
-  }
-  fs.writeFileSync(path.join(d, 'big.jsonl'), lines.join('\n') + '\n');
-  fs.mkdirSync(path.join(d, 'empty'));
-  for (const [signal, target, made] of [['SIGINT', 'new-ix', true], ['SIGTERM', 'empty', false]] as const) {
-    const ix = path.join(d, target);
-    const p = spawn(process.execPath, [MAIN, 'similar', 'build', 'big.jsonl', '--index', ix], { cwd: d, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => p.on('exit', (code) => resolve(code)));
-    // once its chunk files are being written
-    for (let i = 0; i < 1000 && !(fs.existsSync(ix) && fs.readdirSync(ix).some((n) => n.startsWith('docs-'))); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.not.ok(fs.existsSync(path.join(ix, 'MANIFEST')), `${signal}: stopped before its commit`);
-    p.kill(signal);
-    assert.is(await exited, signal === 'SIGINT' ? 130 : 143, signal);
-    if (made) assert.not.ok(fs.existsSync(ix), `${signal}: the folder it made is gone`);
-    else assert.equal(fs.readdirSync(ix).filter((n) => n !== 'LOCK'), [], `${signal}: the empty folder holds nothing of the build`);
-  }
-});
-
 // ---- 3. indexes that lack what dedup needs, or whose metadata is out of range ----
 
 /** BASE's dedup metadata with `change` applied. */

@@ -18,7 +18,6 @@ import { encodeBatch, abortable, checkSignal, throwIfAborted, BATCH_DOCS, BATCH_
 import { expectInt, expectNumber, expectString, optionsObject, expectU64 } from '../util/validate';
 import { killAt } from '../util/test-hooks';
 import { acquireLock } from '../io/locks';
-import { addCleanup } from '../io/files';
 import {
   consistentState, removeInterruptedBuild, removeUnreferenced, writeBuildTable, writeUpdateTable, DB_NAME,
 } from './chunks-db';
@@ -227,24 +226,7 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
   const created = !fs.existsSync(dir);
   fs.mkdirSync(dir, { recursive: true });
   const release = acquireLock(dir);
-  let marked = false, done = false, unwatch = () => undefined as void;
-  // A build that fails (a bad or too large document, an error) or is stopped (SIGINT, SIGTERM, SIGHUP: the
-  // CLI's signal cleanup) takes back what it wrote before its commit: its files, and the folder when it made it
-  // (a kill -9 leaves the marker for the next build to clear).
-  const takeBack = (final: boolean) => {
-    if (!marked || done || fs.existsSync(path.join(dir, 'MANIFEST'))) return;
-    try {
-      removeInterruptedBuild(dir);
-      fs.rmSync(path.join(dir, BUILD_MARKER), { force: true });
-    } catch { /* the next build clears it (the marker) */ }
-    // (a competing build is refused while the lock is held; one that probed at the same instant and waited
-    // finds the folder gone or not empty, an error, never a mixed index)
-    if (created) fs.rmSync(path.join(dir, 'LOCK'), { force: true });
-    if (final) return;
-    try {
-      fs.rmdirSync(dir);  // at a signal: the process exits now (its lock goes with it)
-    } catch { /* not empty: left for the next build */ }
-  };
+  let marked = false, done = false;
   try {
     // Checked under the lock: a build that waited for another one must not write over its index.
     if (fs.existsSync(path.join(dir, 'MANIFEST')))
@@ -254,7 +236,6 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
     if (fs.existsSync(path.join(dir, BUILD_MARKER))) removeInterruptedBuild(dir);
     fs.writeFileSync(path.join(dir, BUILD_MARKER), 'a neardup similar build is (or was, if interrupted) under way in this folder\n');
     marked = true;
-    unwatch = addCleanup(() => takeBack(false));
     const params = {
       n: o.n, bits: o.bits, seed: o.seed, split: o.split, lowercase: o.lowercase, stripPunctuation: o.stripPunctuation,
       short: o.short, k: o.k, minShared: o.minShared, minSimilarity: o.minSimilarity, parts: o.parts,
@@ -273,9 +254,18 @@ async function chunkDocuments(dir: string, documents: Iterable<ChunkDocument> | 
     });
     done = true;
   } finally {
-    unwatch();
+    // A build that fails (a bad or too large document, an error, Ctrl-C) takes back what it wrote before its
+    // commit: its files, and the folder when it made it (a kill leaves the marker for the next build to clear).
+    if (!done && marked && !fs.existsSync(path.join(dir, 'MANIFEST'))) {
+      try {
+        removeInterruptedBuild(dir);
+        fs.rmSync(path.join(dir, BUILD_MARKER), { force: true });
+      } catch { /* the next build clears it (the marker) */ }
+    }
     const remove = !done && marked && created;
-    takeBack(true);
+    // (a competing build is refused while the lock is held; one that probed at the same instant and waited
+    // finds the folder gone or not empty, an error, never a mixed index)
+    if (remove) fs.rmSync(path.join(dir, 'LOCK'), { force: true });
     release();
     if (remove) {
       try {
