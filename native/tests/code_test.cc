@@ -92,6 +92,10 @@ TEST(javascript_templates_regex) {
   std::vector<Token> t = Lex("`a\nb\n${c}`\nx", Lang::kJavaScript);
   EXPECT_EQ(t.size(), size_t(2));
   EXPECT_EQ(t[1].line, 4u);
+  // a line comment inside ${...} ends at its newline, which is counted (found by code_fuzz under libFuzzer)
+  std::vector<Token> u = Lex("`${d // c\n}`\nx", Lang::kJavaScript);
+  EXPECT_EQ(u.size(), size_t(2));
+  EXPECT_EQ(u[1].line, 3u);
   EXPECT(Lex("let x", Lang::kJavaScript)[0].kind == Kind::kKeyword);
   EXPECT(Lex("type x", Lang::kJavaScript)[0].kind == Kind::kIdentifier);
   EXPECT(Lex("type x", Lang::kTypeScript)[0].kind == Kind::kKeyword);

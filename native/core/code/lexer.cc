@@ -168,7 +168,7 @@ class Lexer {
     const size_t m = std::strlen(delim);
     while (i_ < n_) {
       if (i_ + m <= n_ && std::memcmp(s_ + i_, delim, m) == 0) {
-        i_ += m;
+        Skip(i_ + m);  // the delimiter may be (or hold) a newline: counted
         return;
       }
       Skip(i_ + 1);
