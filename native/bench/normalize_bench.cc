@@ -13,6 +13,7 @@
 
 #include "cpu_time.h"
 #include "packed_corpus.h"
+#include "shingle_rate.h"
 #include "text/normalization.h"
 #include "text/shingle.h"
 
@@ -69,20 +70,7 @@ int main(int argc, char** argv) {
         o.n = s.n;
         o.lowercase = s.lowercase;
         o.normalize = f;
-        Shingler sh(o);
-        HashDedup dd;
-        std::vector<uint64_t> buf;
-        const double rate = MedianMbPerCpuSecond(mb, repeats, [&] {
-          uint64_t acc = 0;
-          for (uint64_t i = 0; i < n; i++) {
-            sh.Reset(c.base + c.offsets[i], c.offsets[i + 1] - c.offsets[i]);
-            if (buf.size() < sh.size()) buf.resize(sh.size());
-            const size_t k = WriteShingleHashes<uint64_t>(sh, ShingleHash::kFast64, 0, false, &dd, buf.data());
-            for (size_t j = 0; j < k; j++) acc ^= buf[j];
-          }
-          sink = sink + acc;
-        });
-        std::printf("\t%.0f", rate);
+        std::printf("\t%.0f", ShingleMbPerCpuSecond(c, o, repeats, &sink));
       }
       std::printf("\n");
     }

@@ -14,6 +14,7 @@
 
 #include "cpu_time.h"
 #include "packed_corpus.h"
+#include "shingle_rate.h"
 #include "text/shingle.h"
 
 using namespace neardup;
@@ -50,8 +51,6 @@ int main(int argc, char** argv) {
   for (const char* path : files) {
     PackedCorpus c;
     if (!c.Open(path)) return 1;
-    const uint64_t n = c.count;
-    const double mb = double(c.offsets[n]) / 1e6;
     for (const Split& s : splits) {
       TextOptions o;
       o.unit = TextUnit::kWord;
@@ -61,20 +60,7 @@ int main(int argc, char** argv) {
 #ifndef WORDS_BENCH_BASE
       o.cjk = s.cjk ? ClusterUnit::kBigrams : ClusterUnit::kChars;
 #endif
-      Shingler sh(o);
-      HashDedup dd;
-      std::vector<uint64_t> buf;
-      const double rate = MedianMbPerCpuSecond(mb, repeats, [&] {
-        uint64_t acc = 0;
-        for (uint64_t i = 0; i < n; i++) {
-          sh.Reset(c.base + c.offsets[i], c.offsets[i + 1] - c.offsets[i]);
-          if (buf.size() < sh.size()) buf.resize(sh.size());
-          const size_t k = WriteShingleHashes<uint64_t>(sh, ShingleHash::kFast64, 0, false, &dd, buf.data());
-          for (size_t j = 0; j < k; j++) acc ^= buf[j];
-        }
-        sink = sink + acc;
-      });
-      std::printf("%s\t%s\t%.0f\n", path, s.name, rate);
+      std::printf("%s\t%s\t%.0f\n", path, s.name, ShingleMbPerCpuSecond(c, o, repeats, &sink));
     }
   }
   return 0;
