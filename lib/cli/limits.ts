@@ -9,9 +9,9 @@ import { UsageError } from './common';
 import { documentMemoryFromEnv } from '../io/input';
 import type { JsonlBatch } from '../io/jsonl';
 import type { DocumentBatch } from '../io/input';
-import { documentOverLimit, type DocumentLimit } from '../io/document-limits';
+import type { DocumentLimit } from '../io/document-limits';
 
-export { documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
+export { checkBatchSizes, documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
 
 /**
  * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL
@@ -96,15 +96,13 @@ function sizeOver(batch: JsonlBatch | DocumentBatch, i: number, limit: number): 
 }
 
 /** Throws ERR_NEARDUP_INVALID_INPUT naming file:line for the first document of `batch` over `limit` bytes. */
-export function checkDocumentSizes(batch: JsonlBatch | DocumentBatch, limit: number | DocumentLimit, command?: LimitedCommand): void {
+export function checkDocumentSizes(batch: JsonlBatch | DocumentBatch, limit: number, command: LimitedCommand): void {
   const count = 'packed' in batch ? batch.count : batch.raw.length;
   for (let i = 0; i < count; i++) {
-    const n = sizeOver(batch, i, typeof limit === 'number' ? limit : limit.bytes);
+    const n = sizeOver(batch, i, limit);
     if (n < 0) continue;
     const file = batch.file === '-' ? '<stdin>' : batch.file;
     const line = batch.firstLine + i;
-    if (typeof limit !== 'number') throw documentOverLimit(`${file}:${line}`, n, limit, { file, line });
-    if (command === undefined) throw new TypeError('checkDocumentSizes: a number limit needs its command');
     const f = DOCUMENT_BYTES_PER_BYTE[command];
     throw new NeardupError('ERR_NEARDUP_INVALID_INPUT',
       `${file}:${line}: a document of ${formatBytes(n)} needs about ${f} bytes of working memory per byte in ` +
