@@ -11,7 +11,7 @@ import type { JsonlBatch } from '../io/jsonl';
 import type { DocumentBatch } from '../io/input';
 import type { DocumentLimit } from '../io/document-limits';
 
-export { checkBatchSizes, documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
+export { documentOverLimit, guardLines, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
 
 /**
  * Working memory per input byte of one document: peak RSS over input bytes of a 200 MB one-line JSONL

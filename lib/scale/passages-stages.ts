@@ -16,14 +16,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NeardupError } from '../util/errors';
-import { checkInputFiles, displayName, idValue, inputSize, readDocuments, type DocumentBatch } from '../io/input';
+import { checkInputFiles, displayName, idValue, inputSize, readDocuments } from '../io/input';
 import { PassageIndex, type PartsBatch } from '../postings/passages';
 import { checkJsonCrc, jsonWithCrc } from '../io/json-crc';
 import { killPoint } from '../util/test-hooks';
 import { PostingIndex, defaultBuildMemory, memorySplit, writeIndexFile, type WindowHash } from '../postings/postings';
 import { idFieldOption, inputOptionsFrom } from '../io/documents';
 import { makeSpillDir, removeSpillDir } from '../io/files';
-import { checkBatchSizes, documentLimitFrom, lineOverLimit, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
+import { checkBatchSizes, documentLimitFrom, guardLines, maxLineBytesFor, type DocumentLimit } from '../io/document-limits';
 import { shardFiles } from './stages';
 
 /** WORK/passages-plan.json. */
@@ -79,12 +79,15 @@ const listsMeta = (work: string, r: number) => path.join(work, `lists-${r}.json`
 /** The documents of the inputs, in batches: each with its id (the --id-field value, or "NAME:LINE") and UTF-8 text. */
 export async function* readPassageDocs(files: string[], values: Record<string, unknown>, batchBytes?: number,
   onProgress?: (bytes: number, fraction?: number) => void, names?: string[],
-  guard?: { check: (batch: DocumentBatch) => void; maxLineBytes: number }): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
+  limit?: DocumentLimit): AsyncGenerator<Array<{ id: unknown; text: Buffer }>> {
   const input = inputOptionsFrom(values);
   const idField = values['id-field'] === undefined ? undefined : idFieldOption(values['id-field']);
   const nameOf = new Map(names ? files.map((f, k) => [f, names[k]]) : []);
-  for await (const b of readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress, maxLineBytes: guard?.maxLineBytes })) {
-    guard?.check(b);  // e.g. the per-document limit, before the batch goes anywhere
+  // the per-document limit: lines far over it refused as they are read (saying why), each batch's documents
+  // checked before it goes anywhere
+  const reader = readDocuments(files.length ? files : ['-'], { ...input, idField, batchBytes, onProgress, maxLineBytes: limit && maxLineBytesFor(limit) });
+  for await (const b of limit ? guardLines(reader, limit) : reader) {
+    if (limit) checkBatchSizes(b, limit);
     const out: Array<{ id: unknown; text: Buffer }> = [];
     const data = Buffer.from(b.packed.data.buffer, b.packed.data.byteOffset, b.packed.data.length);
     const name = nameOf.get(b.file) ?? displayName(b.file);
@@ -159,10 +162,8 @@ export async function runPassagesPart(work: string, i: number): Promise<Passages
     const ix = await PassageIndex.open(tmp, { seqLen: plan.seqLen, hash: plan.hash, bits: plan.bits }, true);
     try {
       if (files.length > 0) {
-        const limit = plan.documentLimit;
-        const guard = limit && { check: (b: DocumentBatch) => checkBatchSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) };
-        docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names, guard),
-          { memory, tmp: runs }).catch((e) => { throw limit ? lineOverLimit(e, limit) : e; });
+        docs = await ix.addRun(readPassageDocs(files, plan.input, memorySplit(memory).batchBytes, (b) => { read = b; }, names, plan.documentLimit),
+          { memory, tmp: runs });
       }
     } finally {
       ix.close();

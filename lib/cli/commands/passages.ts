@@ -11,7 +11,7 @@ import { checkFiles, checkOutsideWork, makeSpillDir, removeSpillDir, watchSpillF
 import { Progress } from '../progress';
 import { writeSummary } from '../summary';
 import { parseSize } from './dupi';
-import { checkBatchSizes, documentOverLimit, guardLines, lineOverLimit, maxLineBytesFor, memoryDocumentLimit, type DocumentLimit } from '../limits';
+import { documentOverLimit, memoryDocumentLimit, type DocumentLimit } from '../limits';
 
 // The pairs' lines are written into one buffer of this size, reused chunk after chunk (within the reserve of
 // extractMemory for the output).
@@ -326,12 +326,11 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     // run's by the next one); without, in DIR/postings (removed by the next writer of DIR)
     const spill = typeof r.values.tmp === 'string' ? makeSpillDir(r.values.tmp) : undefined;
     try {
-      const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; }, undefined,
-        { check: (b) => checkBatchSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) });
+      const docs = readDocs(files, r.values, memorySplit(memory).batchBytes, (bytes, f) => { read = bytes; fraction = f; }, undefined, limit);
       await ix.addRun(docs, {
         memory, tmp: spill,
         onBatch: (n) => { added = n; progress.update({ bytes: read, docs: n, fraction }); },
-      }).catch((e) => { throw lineOverLimit(e, limit); });
+      });
       committed = true;
       added = ix.size - before;
       progress.done({ bytes: read, docs: added, fraction: 1 });
@@ -373,9 +372,7 @@ async function runVerb(verb: string, rest: string[]): Promise<number> {
     try {
       const limit = memoryDocumentLimit('passages query', undefined);
       checkIndexedDocuments(dir, ix, limit);
-      const batches = readDocs(files, r.values, undefined, (b, f) => { read = b; fraction = f; }, undefined,
-        { check: (b) => checkBatchSizes(b, limit), maxLineBytes: maxLineBytesFor(limit) });
-      for await (const batch of guardLines(batches, limit)) {
+      for await (const batch of readDocs(files, r.values, undefined, (b, f) => { read = b; fraction = f; }, undefined, limit)) {
         // a few queries per call: their results (every span's text) are held until written, and one
         // query against a large index can match thousands of documents (10 GB corpus: ~10 MB of output
         // per query)
